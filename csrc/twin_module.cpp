@@ -1,0 +1,195 @@
+/**
+ * @file twin_module.cpp
+ * @brief ascend_ema_adam._twin: host tiling and the AscendC kernel on the CPU twin, for numpy
+ *        buffers. Verification interface of the kernel; users call the torch op instead.
+ */
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "apply_fused_ema_adam_tiling.h"
+#include "apply_fused_ema_adam_twin_run.h"
+
+namespace py = pybind11;
+namespace aea = apply_fused_ema_adam;
+
+namespace {
+
+aea::DataType ParseDtype(const std::string& name)
+{
+    if (name == "float32") return aea::DataType::kFloat32;
+    if (name == "float16") return aea::DataType::kFloat16;
+    if (name == "bfloat16") return aea::DataType::kBFloat16;
+    throw py::value_error("dtype must be float32, float16 or bfloat16, got '" + name + "'");
+}
+
+aea::Attrs MakeAttrs(double lr, double emaDecay, double beta1, double beta2, double eps,
+                     int64_t mode, bool biasCorrection, double weightDecay)
+{
+    aea::Attrs a;
+    a.lr = lr;
+    a.emaDecay = emaDecay;
+    a.beta1 = beta1;
+    a.beta2 = beta2;
+    a.eps = eps;
+    a.mode = mode;
+    a.biasCorrection = biasCorrection;
+    a.weightDecay = weightDecay;
+    return a;
+}
+
+py::dict TilingToDict(const aea::TilingResult& r)
+{
+    const ApplyFusedEmaAdamTilingData& t = r.data;
+    py::dict d;
+    d["tiling_key"] = r.tilingKey;
+    d["block_dim"] = r.blockDim;
+    d["workspace_size"] = r.workspaceSize;
+    d["ub_bytes_per_core"] = r.ubBytesPerCore;
+    d["lr"] = t.lr;
+    d["ema_decay"] = t.emaDecay;
+    d["beta1"] = t.beta1;
+    d["beta2"] = t.beta2;
+    d["eps"] = t.eps;
+    d["weight_decay"] = t.weightDecay;
+    d["mode"] = t.mode;
+    d["bias_correction"] = t.biasCorrection;
+    d["total_length"] = t.totalLength;
+    d["blocks_per_core"] = t.blocksPerCore;
+    d["used_core_num"] = t.usedCoreNum;
+    d["big_core_num"] = t.bigCoreNum;
+    d["align_elems"] = t.alignElems;
+    d["chunk_length"] = t.chunkLength;
+    d["buffer_num"] = t.bufferNum;
+    py::list ranges;
+    for (uint32_t core = 0; core < t.usedCoreNum; ++core) {
+        uint64_t begin = 0;
+        uint64_t end = 0;
+        aea::CoreRange(t, core, &begin, &end);
+        ranges.append(py::make_tuple(begin, end));
+    }
+    d["core_ranges"] = ranges;
+    return d;
+}
+
+py::dict CountersToDict(const twin::BlockCounters& c)
+{
+    py::dict d;
+    d["gm_read_bytes"] = c.gmReadBytes;
+    d["gm_write_bytes"] = c.gmWriteBytes;
+    d["gm_scalar_read_bytes"] = c.gmScalarReadBytes;
+    d["gm_scalar_write_bytes"] = c.gmScalarWriteBytes;
+    d["dma_calls"] = c.dmaCalls;
+    d["vector_calls"] = c.vectorCalls;
+    d["vector_elements"] = c.vectorElements;
+    d["ub_bytes_used"] = c.ubBytesUsed;
+    return d;
+}
+
+/** A writable (or, for inputs, readable) contiguous buffer of exactly `bytes` bytes. */
+void* BufferPtr(const py::buffer& obj, const char* name, size_t bytes, bool writable)
+{
+    py::buffer_info info = obj.request(writable);
+    const size_t have = static_cast<size_t>(info.size) * static_cast<size_t>(info.itemsize);
+    if (have != bytes) {
+        throw py::value_error(std::string(name) + ": expected " + std::to_string(bytes) +
+                              " bytes, got " + std::to_string(have));
+    }
+    return info.ptr;
+}
+
+py::dict Launch(const py::buffer& grad, const py::buffer& var, const py::buffer& m,
+                const py::buffer& v, const py::buffer& s, const py::buffer& step,
+                uint64_t numel, const std::string& dtype, double lr, double emaDecay,
+                double beta1, double beta2, double eps, int64_t mode, bool biasCorrection,
+                double weightDecay, const std::string& platformName, uint32_t threads)
+{
+    const aea::DataType dt = ParseDtype(dtype);
+    const aea::Platform platform = platformName == "cpu" ? aea::CpuPlatform()
+                                                         : aea::FindPlatform(platformName);
+    const aea::TilingResult tiling =
+        aea::ComputeTiling(numel, dt, MakeAttrs(lr, emaDecay, beta1, beta2, eps, mode,
+                                                biasCorrection, weightDecay), platform);
+    const size_t bytes = numel * aea::DataTypeSize(dt);
+    aea::KernelBuffers b{};
+    b.grad = BufferPtr(grad, "grad", bytes, false);
+    void* varPtr = BufferPtr(var, "var", bytes, true);
+    void* mPtr = BufferPtr(m, "m", bytes, true);
+    void* vPtr = BufferPtr(v, "v", bytes, true);
+    void* sPtr = BufferPtr(s, "s", bytes, true);
+    b.step = static_cast<const int64_t*>(BufferPtr(step, "step", sizeof(int64_t), false));
+    b.var = b.varOut = varPtr;
+    b.m = b.mOut = mPtr;
+    b.v = b.vOut = vPtr;
+    b.s = b.sOut = sPtr;
+
+    twin::LaunchResult result;
+    {
+        py::gil_scoped_release release;
+        result = aea::RunOnTwin(tiling, platform, b, threads);
+    }
+    py::dict out;
+    out["tiling"] = TilingToDict(tiling);
+    py::list blocks;
+    for (const twin::BlockCounters& c : result.blocks) {
+        blocks.append(CountersToDict(c));
+    }
+    out["blocks"] = blocks;
+    return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_twin, mod)
+{
+    mod.doc() = "ApplyFusedEmaAdam host tiling and the AscendC kernel on the CPU twin";
+
+    mod.def("platforms", [] {
+        py::list out;
+        for (const aea::Platform& p : aea::PlatformPresets()) {
+            py::dict d;
+            d["name"] = p.name;
+            d["vector_core_num"] = p.vectorCoreNum;
+            d["ub_size"] = p.ubSize;
+            d["hbm_gbps"] = p.hbmGBps;
+            out.append(d);
+        }
+        return out;
+    }, "Platform presets (name, vector cores, UB bytes per core, nominal HBM GB/s).");
+
+    mod.def("compute_tiling",
+            [](uint64_t numel, const std::string& dtype, const std::string& platform,
+               double lr, double emaDecay, double beta1, double beta2, double eps, int64_t mode,
+               bool biasCorrection, double weightDecay, uint32_t vectorCoreNum,
+               uint32_t ubSize) {
+                aea::Platform p = aea::FindPlatform(platform);
+                if (vectorCoreNum != 0) p.vectorCoreNum = vectorCoreNum;
+                if (ubSize != 0) p.ubSize = ubSize;
+                try {
+                    return TilingToDict(aea::ComputeTiling(
+                        numel, ParseDtype(dtype),
+                        MakeAttrs(lr, emaDecay, beta1, beta2, eps, mode, biasCorrection,
+                                  weightDecay), p));
+                } catch (const std::invalid_argument& e) {
+                    throw py::value_error(e.what());
+                }
+            },
+            py::arg("numel"), py::arg("dtype"), py::arg("platform") = "cpu",
+            py::arg("lr") = 1e-3, py::arg("ema_decay") = 0.9999, py::arg("beta1") = 0.9,
+            py::arg("beta2") = 0.999, py::arg("eps") = 1e-8, py::arg("mode") = 1,
+            py::arg("bias_correction") = true, py::arg("weight_decay") = 0.0,
+            py::arg("vector_core_num") = 0, py::arg("ub_size") = 0,
+            "Host tiling for numel elements (platform preset, optionally overriding its core "
+            "count or UB size).");
+
+    mod.def("launch", &Launch, py::arg("grad"), py::arg("var"), py::arg("m"), py::arg("v"),
+            py::arg("s"), py::arg("step"), py::arg("numel"), py::arg("dtype"), py::arg("lr"),
+            py::arg("ema_decay"), py::arg("beta1"), py::arg("beta2"), py::arg("eps"),
+            py::arg("mode"), py::arg("bias_correction"), py::arg("weight_decay"),
+            py::arg("platform") = "cpu", py::arg("threads") = 0,
+            "Run the kernel in place on contiguous buffers through the twin; returns the tiling "
+            "and per-block counters.");
+}

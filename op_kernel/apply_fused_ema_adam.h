@@ -1,0 +1,266 @@
+/**
+ * @file apply_fused_ema_adam.h
+ * @brief FusedEmaAdam vector kernel: Adam (L2 or decoupled decay) + EMA of the parameter in one
+ *        pass over memory. Written only against the AscendC API; the same source builds with
+ *        CANN's compiler for Atlas A2/A3 and with g++ against the CPU twin.
+ *
+ * Data flow per AI vector core:
+ *   its element range [begin, end) (whole 32-byte blocks, from the tiling) is walked in chunks;
+ *   CopyIn:  grad, var, m, v, s  GM -> VECIN queue (DataCopyPad: any start, any tail)
+ *   Compute: (16-bit: widen to fp32) -> the fp32 update -> (16-bit: narrow with RINT) -> VECOUT
+ *   CopyOut: var', m', v', s'    VECOUT queue -> GM
+ * Both queues hold bufferNum (2) buffers, so chunk i+1 loads while chunk i computes and stores.
+ * Each element is read once from each input and written once to each output (36 B/elem fp32,
+ * 18 B/elem fp16/bf16).
+ */
+#ifndef APPLY_FUSED_EMA_ADAM_H
+#define APPLY_FUSED_EMA_ADAM_H
+
+#include "kernel_operator.h"
+#include "apply_fused_ema_adam_tiling_data.h"
+
+namespace apply_fused_ema_adam {
+
+using namespace AscendC;
+
+// Slot order inside one VECIN / VECOUT buffer (each slot chunkLength elements, 32-B aligned).
+enum InSlot : uint32_t { IN_GRAD = 0, IN_VAR, IN_M, IN_V, IN_S, IN_SLOT_NUM };
+enum OutSlot : uint32_t { OUT_VAR = 0, OUT_M, OUT_V, OUT_S, OUT_SLOT_NUM };
+
+/**
+ * c = 1 - beta^step in fp32 on the scalar unit, by the binary method on (A, P) = (1 - beta^n,
+ * beta^n): doubling A = A*(2-A), P = P*P; increment A = A + P*(1-beta), P = P*beta. No step
+ * subtracts nearly equal numbers, so c keeps a few-ulp relative error even when beta^step is
+ * close to 1 (CANN evaluates 1 - Power(beta, step) and loses up to 10 bits there).
+ * Mirrored bit for bit by golden.bias_correction_f32. step <= 0 yields 0.
+ */
+__aicore__ inline float BiasCorrection(float beta, int64_t step)
+{
+    float a = 0.0f;
+    float p = 1.0f;
+    if (step <= 0) {
+        return a;
+    }
+    const float q = 1.0f - beta;
+    int32_t bit = 62;
+    while (((static_cast<uint64_t>(step) >> bit) & 1U) == 0U) {
+        --bit;
+    }
+    for (; bit >= 0; --bit) {
+        a = a * (2.0f - a);
+        p = p * p;
+        if (((static_cast<uint64_t>(step) >> bit) & 1U) != 0U) {
+            a = a + p * q;
+            p = p * beta;
+        }
+    }
+    return a;
+}
+
+/** The fp32 scalars of one launch, folded once per core (each fold rounds to fp32 like the
+ *  reference's scalar unit does). */
+struct UpdateScalars {
+    float lr;
+    float beta1;
+    float beta2;
+    float oneMinusBeta1;
+    float oneMinusBeta2;
+    float eps;
+    float weightDecay;
+    float decay;
+    float oneMinusDecay;
+    float invC1;
+    float invC2;
+    uint32_t mode;
+};
+
+/**
+ * The update on fp32 UB tensors, one vector instruction (one rounding) per line. The input
+ * tensors g, m, v double as scratch once their last read is done; p and s are only read.
+ * Op order = golden.emulate_update; keep the two in step.
+ */
+__aicore__ inline void UpdateFp32(const LocalTensor<float>& g, const LocalTensor<float>& p,
+                                  const LocalTensor<float>& m, const LocalTensor<float>& v,
+                                  const LocalTensor<float>& s, const LocalTensor<float>& pOut,
+                                  const LocalTensor<float>& mOut, const LocalTensor<float>& vOut,
+                                  const LocalTensor<float>& sOut, const UpdateScalars& k,
+                                  int32_t n)
+{
+    if (k.mode == 0U) {  // Adam + L2: g = wd*var + g (sOut is free scratch until step 8)
+        Muls(sOut, p, k.weightDecay, n);
+        Add(g, sOut, g, n);
+    }
+    Muls(mOut, m, k.beta1, n);          // a = beta1*m
+    Muls(m, g, k.oneMinusBeta1, n);     // b = (1-beta1)*g         (m is scratch from here)
+    Add(mOut, m, mOut, n);              // m' = b + a
+    Muls(m, mOut, k.invC1, n);          // m_hat = m' * (1/c1)
+    Muls(vOut, v, k.beta2, n);          // a = beta2*v
+    Mul(v, g, g, n);                    // g2 = g*g                (v is scratch from here)
+    Muls(v, v, k.oneMinusBeta2, n);     // b = g2*(1-beta2)
+    Add(vOut, v, vOut, n);              // v' = b + a
+    Muls(v, vOut, k.invC2, n);          // v_hat = v' * (1/c2)
+    Sqrt(v, v, n);                      // sqrt(v_hat)
+    Adds(v, v, k.eps, n);               // den = sqrt(v_hat) + eps
+    Div(m, m, v, n);                    // u = m_hat / den
+    if (k.mode == 1U) {                 // AdamW: u = u + wd*var
+        Muls(v, p, k.weightDecay, n);
+        Add(m, m, v, n);
+    }
+    Muls(m, m, k.lr, n);                // lr*u
+    Sub(pOut, p, m, n);                 // var' = var - lr*u
+    Muls(g, pOut, k.oneMinusDecay, n);  // t = (1-d)*var'          (g is scratch from here)
+    Muls(sOut, s, k.decay, n);          // a = d*s
+    Add(sOut, sOut, g, n);              // s' = a + t
+}
+
+/**
+ * One core's share of the update. T is the dtype of all five float tensors; the slot helpers
+ * (LoadSlot / StoreSlot) are where a mixed-precision variant (fp32 m/v/s with 16-bit var/grad)
+ * changes per-slot types, and ProcessRange is where a multi-tensor variant walks a tensor list.
+ */
+template <typename T>
+class KernelApplyFusedEmaAdam {
+public:
+    __aicore__ inline KernelApplyFusedEmaAdam() {}
+
+    __aicore__ inline void Init(GM_ADDR grad, GM_ADDR var, GM_ADDR m, GM_ADDR v, GM_ADDR s,
+                                GM_ADDR step, GM_ADDR varOut, GM_ADDR mOut, GM_ADDR vOut,
+                                GM_ADDR sOut, const ApplyFusedEmaAdamTilingData& tiling,
+                                TPipe* pipe)
+    {
+        chunk_ = tiling.chunkLength;
+        ComputeRange(tiling);
+        const uint64_t length = end_ - begin_;
+        GM_ADDR inputs[IN_SLOT_NUM] = {grad, var, m, v, s};
+        for (uint32_t i = 0; i < IN_SLOT_NUM; ++i) {
+            inGm_[i].SetGlobalBuffer(reinterpret_cast<__gm__ T*>(inputs[i]) + begin_, length);
+        }
+        GM_ADDR outputs[OUT_SLOT_NUM] = {varOut, mOut, vOut, sOut};
+        for (uint32_t i = 0; i < OUT_SLOT_NUM; ++i) {
+            outGm_[i].SetGlobalBuffer(reinterpret_cast<__gm__ T*>(outputs[i]) + begin_, length);
+        }
+        stepGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(step), 1);
+
+        pipe->InitBuffer(inQueue_, tiling.bufferNum, chunk_ * sizeof(T) * IN_SLOT_NUM);
+        pipe->InitBuffer(outQueue_, tiling.bufferNum, chunk_ * sizeof(T) * OUT_SLOT_NUM);
+        if constexpr (!IS_FP32) {
+            pipe->InitBuffer(workBuf_, chunk_ * sizeof(float) * (IN_SLOT_NUM + OUT_SLOT_NUM));
+        }
+        InitScalars(tiling);
+    }
+
+    __aicore__ inline void Process()
+    {
+        const uint64_t length = end_ - begin_;
+        for (uint64_t offset = 0; offset < length; offset += chunk_) {
+            const uint64_t left = length - offset;
+            const uint32_t count = left < chunk_ ? static_cast<uint32_t>(left) : chunk_;
+            CopyIn(offset, count);
+            Compute(count);
+            CopyOut(offset, count);
+        }
+    }
+
+private:
+    static constexpr bool IS_FP32 = sizeof(T) == sizeof(float);
+
+    /** Core i owns whole 32-byte blocks; the last bigCoreNum cores own one block more, so the
+     *  split is balanced to one block and only the final core ends on a partial block. */
+    __aicore__ inline void ComputeRange(const ApplyFusedEmaAdamTilingData& tiling)
+    {
+        const uint64_t core = static_cast<uint64_t>(GetBlockIdx());
+        const uint64_t smallCores = tiling.usedCoreNum - tiling.bigCoreNum;
+        const uint64_t extraBefore = core > smallCores ? core - smallCores : 0;
+        const uint64_t firstBlock = core * tiling.blocksPerCore + extraBefore;
+        const uint64_t blocks = tiling.blocksPerCore + (core >= smallCores ? 1 : 0);
+        const uint64_t begin = firstBlock * tiling.alignElems;
+        const uint64_t end = (firstBlock + blocks) * tiling.alignElems;
+        begin_ = begin < tiling.totalLength ? begin : tiling.totalLength;
+        end_ = end < tiling.totalLength ? end : tiling.totalLength;
+    }
+
+    __aicore__ inline void InitScalars(const ApplyFusedEmaAdamTilingData& tiling)
+    {
+        k_.lr = tiling.lr;
+        k_.beta1 = tiling.beta1;
+        k_.beta2 = tiling.beta2;
+        k_.oneMinusBeta1 = 1.0f - tiling.beta1;
+        k_.oneMinusBeta2 = 1.0f - tiling.beta2;
+        k_.eps = tiling.eps;
+        k_.weightDecay = tiling.weightDecay;
+        k_.decay = tiling.emaDecay;
+        k_.oneMinusDecay = 1.0f - tiling.emaDecay;
+        k_.mode = tiling.mode;
+        k_.invC1 = 1.0f;
+        k_.invC2 = 1.0f;
+        if (tiling.biasCorrection != 0U) {
+            const int64_t step = stepGm_.GetValue(0);  // host-written before launch: no cache sync
+            k_.invC1 = 1.0f / BiasCorrection(tiling.beta1, step);
+            k_.invC2 = 1.0f / BiasCorrection(tiling.beta2, step);
+        }
+    }
+
+    __aicore__ inline void CopyIn(uint64_t offset, uint32_t count)
+    {
+        LocalTensor<T> in = inQueue_.template AllocTensor<T>();
+        const DataCopyExtParams copy{1, static_cast<uint32_t>(count * sizeof(T)), 0, 0, 0};
+        const DataCopyPadExtParams<T> noPad{false, 0, 0, 0};
+        for (uint32_t i = 0; i < IN_SLOT_NUM; ++i) {
+            DataCopyPad(in[i * chunk_], inGm_[i][offset], copy, noPad);
+        }
+        inQueue_.EnQue(in);
+    }
+
+    __aicore__ inline void Compute(uint32_t count)
+    {
+        LocalTensor<T> in = inQueue_.template DeQue<T>();
+        LocalTensor<T> out = outQueue_.template AllocTensor<T>();
+        const int32_t n = static_cast<int32_t>(count);
+        if constexpr (IS_FP32) {
+            UpdateFp32(in[IN_GRAD * chunk_], in[IN_VAR * chunk_], in[IN_M * chunk_],
+                       in[IN_V * chunk_], in[IN_S * chunk_], out[OUT_VAR * chunk_],
+                       out[OUT_M * chunk_], out[OUT_V * chunk_], out[OUT_S * chunk_], k_, n);
+        } else {
+            // Widen exactly (CAST_NONE), update in fp32, narrow round-to-nearest-even (CAST_RINT).
+            LocalTensor<float> work = workBuf_.template Get<float>();
+            for (uint32_t i = 0; i < IN_SLOT_NUM; ++i) {
+                Cast(work[i * chunk_], in[i * chunk_], RoundMode::CAST_NONE, count);
+            }
+            const uint32_t o = IN_SLOT_NUM * chunk_;
+            UpdateFp32(work[IN_GRAD * chunk_], work[IN_VAR * chunk_], work[IN_M * chunk_],
+                       work[IN_V * chunk_], work[IN_S * chunk_], work[o + OUT_VAR * chunk_],
+                       work[o + OUT_M * chunk_], work[o + OUT_V * chunk_],
+                       work[o + OUT_S * chunk_], k_, n);
+            for (uint32_t i = 0; i < OUT_SLOT_NUM; ++i) {
+                Cast(out[i * chunk_], work[o + i * chunk_], RoundMode::CAST_RINT, count);
+            }
+        }
+        outQueue_.EnQue(out);
+        inQueue_.FreeTensor(in);
+    }
+
+    __aicore__ inline void CopyOut(uint64_t offset, uint32_t count)
+    {
+        LocalTensor<T> out = outQueue_.template DeQue<T>();
+        const DataCopyExtParams copy{1, static_cast<uint32_t>(count * sizeof(T)), 0, 0, 0};
+        for (uint32_t i = 0; i < OUT_SLOT_NUM; ++i) {
+            DataCopyPad(outGm_[i][offset], out[i * chunk_], copy);
+        }
+        outQueue_.FreeTensor(out);
+    }
+
+    TQue<QuePosition::VECIN, 1> inQueue_;
+    TQue<QuePosition::VECOUT, 1> outQueue_;
+    TBuf<TPosition::VECCALC> workBuf_;
+    GlobalTensor<T> inGm_[IN_SLOT_NUM];
+    GlobalTensor<T> outGm_[OUT_SLOT_NUM];
+    GlobalTensor<int64_t> stepGm_;
+    UpdateScalars k_{};
+    uint64_t begin_ = 0;
+    uint64_t end_ = 0;
+    uint32_t chunk_ = 0;
+};
+
+}  // namespace apply_fused_ema_adam
+
+#endif  // APPLY_FUSED_EMA_ADAM_H

@@ -1,0 +1,39 @@
+/**
+ * @file apply_fused_ema_adam_twin_run.h
+ * @brief Runs the AscendC kernel on the CPU through the twin: the CPU device's kernel launch.
+ */
+#ifndef APPLY_FUSED_EMA_ADAM_TWIN_RUN_H
+#define APPLY_FUSED_EMA_ADAM_TWIN_RUN_H
+
+#include <cstddef>
+#include <cstdint>
+
+#include "../op_host/apply_fused_ema_adam_tiling.h"
+#include "twin_launch.h"
+
+namespace apply_fused_ema_adam {
+
+/** Device (here: host) memory of one launch. Outputs may alias the inputs (the in-place call). */
+struct KernelBuffers {
+    const void* grad;
+    const void* var;
+    const void* m;
+    const void* v;
+    const void* s;
+    const int64_t* step;
+    void* varOut;
+    void* mOut;
+    void* vOut;
+    void* sOut;
+};
+
+/**
+ * Launches apply_fused_ema_adam with the tiling's block dim and key on the twin, blocks spread
+ * over `threads` host threads (0: all). Every tensor holds tiling.data.totalLength elements.
+ */
+twin::LaunchResult RunOnTwin(const TilingResult& tiling, const Platform& platform,
+                             const KernelBuffers& buffers, uint32_t threads = 0);
+
+}  // namespace apply_fused_ema_adam
+
+#endif  // APPLY_FUSED_EMA_ADAM_TWIN_RUN_H
