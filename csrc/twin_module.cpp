@@ -14,7 +14,7 @@
 #include "apply_fused_ema_adam_twin_run.h"
 
 namespace py = pybind11;
-namespace aea = apply_fused_ema_adam;
+namespace aea = ascend_ema_adam;
 
 namespace {
 

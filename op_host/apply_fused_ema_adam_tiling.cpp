@@ -12,7 +12,7 @@
 
 #include "../op_kernel/apply_fused_ema_adam_tiling_key.h"
 
-namespace apply_fused_ema_adam {
+namespace ascend_ema_adam {
 
 static_assert(std::is_trivially_copyable_v<ApplyFusedEmaAdamTilingData>,
               "the tiling struct is copied byte for byte to the device");
@@ -142,4 +142,4 @@ TilingResult ComputeTiling(uint64_t numel, DataType dtype, const Attrs& attrs,
     return r;
 }
 
-}  // namespace apply_fused_ema_adam
+}  // namespace ascend_ema_adam

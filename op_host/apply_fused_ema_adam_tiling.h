@@ -14,7 +14,7 @@
 
 #include "../op_kernel/apply_fused_ema_adam_tiling_data.h"
 
-namespace apply_fused_ema_adam {
+namespace ascend_ema_adam {
 
 enum class DataType { kFloat32, kFloat16, kBFloat16 };
 
@@ -79,6 +79,6 @@ uint32_t UbBytesPerElement(DataType dtype, uint32_t bufferNum);
 void CoreRange(const ApplyFusedEmaAdamTilingData& tiling, uint32_t core, uint64_t* begin,
                uint64_t* end);
 
-}  // namespace apply_fused_ema_adam
+}  // namespace ascend_ema_adam
 
 #endif  // APPLY_FUSED_EMA_ADAM_TILING_H

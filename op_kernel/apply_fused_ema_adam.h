@@ -19,7 +19,7 @@
 #include "kernel_operator.h"
 #include "apply_fused_ema_adam_tiling_data.h"
 
-namespace apply_fused_ema_adam {
+namespace ascend_ema_adam {
 
 using namespace AscendC;
 
@@ -261,6 +261,6 @@ private:
     uint32_t chunk_ = 0;
 };
 
-}  // namespace apply_fused_ema_adam
+}  // namespace ascend_ema_adam
 
 #endif  // APPLY_FUSED_EMA_ADAM_H

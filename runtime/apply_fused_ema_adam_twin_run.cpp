@@ -8,7 +8,7 @@ extern "C" void apply_fused_ema_adam(GM_ADDR grad, GM_ADDR var, GM_ADDR m, GM_AD
                                      GM_ADDR step, GM_ADDR varRef, GM_ADDR mRef, GM_ADDR vRef,
                                      GM_ADDR sRef, GM_ADDR workspace, GM_ADDR tiling);
 
-namespace apply_fused_ema_adam {
+namespace ascend_ema_adam {
 
 namespace {
 
@@ -44,7 +44,7 @@ twin::LaunchResult RunOnTwin(const TilingResult& tiling, const Platform& platfor
 
     return twin::Launch(&apply_fused_ema_adam, cfg, Gm(b.grad), Gm(b.var), Gm(b.m), Gm(b.v),
                         Gm(b.s), Gm(b.step), Gm(b.varOut), Gm(b.mOut), Gm(b.vOut), Gm(b.sOut),
-                        GM_ADDR{nullptr}, Gm(&tilingData));
+                        nullptr, Gm(&tilingData));
 }
 
-}  // namespace apply_fused_ema_adam
+}  // namespace ascend_ema_adam

@@ -11,7 +11,7 @@
 #include "../op_host/apply_fused_ema_adam_tiling.h"
 #include "twin_launch.h"
 
-namespace apply_fused_ema_adam {
+namespace ascend_ema_adam {
 
 /** Device (here: host) memory of one launch. Outputs may alias the inputs (the in-place call). */
 struct KernelBuffers {
@@ -34,6 +34,6 @@ struct KernelBuffers {
 twin::LaunchResult RunOnTwin(const TilingResult& tiling, const Platform& platform,
                              const KernelBuffers& buffers, uint32_t threads = 0);
 
-}  // namespace apply_fused_ema_adam
+}  // namespace ascend_ema_adam
 
 #endif  // APPLY_FUSED_EMA_ADAM_TWIN_RUN_H

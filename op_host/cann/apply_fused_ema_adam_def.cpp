@@ -20,12 +20,12 @@ enum AttrIndex : size_t {
 };
 constexpr size_t kFloatTensorNum = 5;
 
-bool ToDataType(ge::DataType dt, apply_fused_ema_adam::DataType* out)
+bool ToDataType(ge::DataType dt, ascend_ema_adam::DataType* out)
 {
     switch (dt) {
-        case ge::DT_FLOAT: *out = apply_fused_ema_adam::DataType::kFloat32; return true;
-        case ge::DT_FLOAT16: *out = apply_fused_ema_adam::DataType::kFloat16; return true;
-        case ge::DT_BF16: *out = apply_fused_ema_adam::DataType::kBFloat16; return true;
+        case ge::DT_FLOAT: *out = ascend_ema_adam::DataType::kFloat32; return true;
+        case ge::DT_FLOAT16: *out = ascend_ema_adam::DataType::kFloat16; return true;
+        case ge::DT_BF16: *out = ascend_ema_adam::DataType::kBFloat16; return true;
         default: return false;
     }
 }
@@ -37,7 +37,7 @@ namespace optiling {
 static ge::graphStatus TilingApplyFusedEmaAdam(gert::TilingContext* context)
 {
     // Same checks as the aclnn layer: one float dtype, one shape, mode 0/1.
-    apply_fused_ema_adam::DataType dtype;
+    ascend_ema_adam::DataType dtype;
     if (!ToDataType(context->GetInputDesc(INPUT_GRAD)->GetDataType(), &dtype)) {
         return ge::GRAPH_FAILED;
     }
@@ -49,7 +49,7 @@ static ge::graphStatus TilingApplyFusedEmaAdam(gert::TilingContext* context)
         }
     }
     const gert::RuntimeAttrs* attrs = context->GetAttrs();
-    apply_fused_ema_adam::Attrs a;
+    ascend_ema_adam::Attrs a;
     a.lr = *attrs->GetAttrPointer<float>(ATTR_LR);
     a.emaDecay = *attrs->GetAttrPointer<float>(ATTR_EMA_DECAY);
     a.beta1 = *attrs->GetAttrPointer<float>(ATTR_BETA1);
@@ -65,10 +65,10 @@ static ge::graphStatus TilingApplyFusedEmaAdam(gert::TilingContext* context)
     auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
     uint64_t ubSize = 0;
     platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ubSize);
-    const apply_fused_ema_adam::Platform target{"npu", platform.GetCoreNumAiv(),
+    const ascend_ema_adam::Platform target{"npu", platform.GetCoreNumAiv(),
                                                 static_cast<uint32_t>(ubSize), 0.0};
-    const apply_fused_ema_adam::TilingResult r =
-        apply_fused_ema_adam::ComputeTiling(static_cast<uint64_t>(shape.GetShapeSize()), dtype, a,
+    const ascend_ema_adam::TilingResult r =
+        ascend_ema_adam::ComputeTiling(static_cast<uint64_t>(shape.GetShapeSize()), dtype, a,
                                             target);
     if (r.blockDim == 0) {
         return ge::GRAPH_FAILED;  // empty tensors are handled before launch by the caller
