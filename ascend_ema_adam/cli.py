@@ -12,9 +12,14 @@ def main(argv: list[str] | None = None) -> int:
     check = commands.add_parser("check", help="golden-compare sweep of the kernel on the CPU twin")
     check.add_argument("--quick", action="store_true", help="fewer sizes (seconds, not minutes)")
     check.add_argument("--seed", type=int, default=None, help="random seed (default: fresh)")
+    commands.add_parser("info", help="versions found and which backend runs CPU / NPU tensors")
     args = parser.parse_args(argv)
 
     if args.command == "check":
         from . import check as check_module
         return check_module.main(quick=args.quick, seed=args.seed)
+    if args.command == "info":
+        from .info import format_info, info
+        print(format_info(info()))
+        return 0
     return 2

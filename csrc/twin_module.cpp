@@ -1,15 +1,17 @@
 /**
  * @file twin_module.cpp
- * @brief ascend_ema_adam._twin: host tiling and the AscendC kernel on the CPU twin, for numpy
- *        buffers. Verification interface of the kernel; users call the torch op instead.
+ * @brief ascend_ema_adam._twin: host tiling, the AscendC kernel on the CPU twin and the native CPU
+ *        kernel, for numpy buffers. Verification and benchmark interface; users call the torch op.
  */
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "apply_fused_ema_adam_native.h"
 #include "apply_fused_ema_adam_tiling.h"
 #include "apply_fused_ema_adam_twin_run.h"
 
@@ -141,6 +143,53 @@ py::dict Launch(const py::buffer& grad, const py::buffer& var, const py::buffer&
     return out;
 }
 
+/** The native kernel on contiguous buffers: in place, or into the optional *_out buffers. */
+py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::buffer& m,
+                      const py::buffer& v, const py::buffer& s, const py::buffer& step,
+                      uint64_t numel, const std::string& dtype, double lr, double emaDecay,
+                      double beta1, double beta2, double eps, int64_t mode, bool biasCorrection,
+                      double weightDecay, uint32_t threads, const std::string& isa,
+                      uint64_t minElemsPerThread, const std::optional<py::buffer>& varOut,
+                      const std::optional<py::buffer>& mOut, const std::optional<py::buffer>& vOut,
+                      const std::optional<py::buffer>& sOut)
+{
+    const aea::DataType dt = ParseDtype(dtype);
+    const aea::TilingResult tiling =
+        aea::ComputeTiling(numel, dt, MakeAttrs(lr, emaDecay, beta1, beta2, eps, mode,
+                                                biasCorrection, weightDecay), aea::CpuPlatform());
+    const size_t bytes = numel * aea::DataTypeSize(dt);
+    aea::KernelBuffers b{};
+    b.grad = BufferPtr(grad, "grad", bytes, false);
+    b.step = static_cast<const int64_t*>(BufferPtr(step, "step", sizeof(int64_t), false));
+    const auto inOut = [bytes](const py::buffer& in, const std::optional<py::buffer>& out,
+                               const char* name, const char* outName, const void** inPtr,
+                               void** outPtr) {
+        *inPtr = BufferPtr(in, name, bytes, !out.has_value());
+        *outPtr = out ? BufferPtr(*out, outName, bytes, true) : const_cast<void*>(*inPtr);
+    };
+    inOut(var, varOut, "var", "var_out", &b.var, &b.varOut);
+    inOut(m, mOut, "m", "m_out", &b.m, &b.mOut);
+    inOut(v, vOut, "v", "v_out", &b.v, &b.vOut);
+    inOut(s, sOut, "s", "s_out", &b.s, &b.sOut);
+
+    aea::NativeOptions options;
+    options.threads = threads;
+    options.minElemsPerThread = minElemsPerThread;
+    options.isa = isa.c_str();
+    uint32_t used = 0;
+    try {
+        py::gil_scoped_release release;
+        used = aea::RunNative(tiling, b, options);
+    } catch (const std::invalid_argument& e) {
+        throw py::value_error(e.what());
+    }
+    py::dict out;
+    out["tiling"] = TilingToDict(tiling);
+    out["isa"] = isa.empty() ? std::string(aea::NativeIsa()) : isa;
+    out["threads"] = used;
+    return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_twin, mod)
@@ -192,4 +241,52 @@ PYBIND11_MODULE(_twin, mod)
             py::arg("platform") = "cpu", py::arg("threads") = 0,
             "Run the kernel in place on contiguous buffers through the twin; returns the tiling "
             "and per-block counters.");
+
+    mod.def("launch_native", &LaunchNative, py::arg("grad"), py::arg("var"), py::arg("m"),
+            py::arg("v"), py::arg("s"), py::arg("step"), py::arg("numel"), py::arg("dtype"),
+            py::arg("lr"), py::arg("ema_decay"), py::arg("beta1"), py::arg("beta2"),
+            py::arg("eps"), py::arg("mode"), py::arg("bias_correction"), py::arg("weight_decay"),
+            py::arg("threads") = 0, py::arg("isa") = "",
+            py::arg("min_elems_per_thread") = aea::kNativeMinElemsPerThread,
+            py::arg("var_out") = py::none(), py::arg("m_out") = py::none(),
+            py::arg("v_out") = py::none(), py::arg("s_out") = py::none(),
+            "Run the native CPU kernel on contiguous buffers, in place unless *_out are given; "
+            "returns the tiling, the instruction set and the threads used.");
+
+    mod.def("native_bias_correction", &aea::NativeBiasCorrection, py::arg("beta"),
+            py::arg("step"), "c = 1 - beta^step in fp32, as the kernel computes it.");
+
+    mod.def("cpu_kernel", [] {
+        py::dict d;
+        try {
+            d["kernel"] = aea::SelectedCpuKernel() == aea::CpuKernel::kTwin ? "twin" : "native";
+            d["threads"] = aea::NativeThreads();
+        } catch (const std::invalid_argument& e) {
+            throw py::value_error(e.what());
+        }
+        d["isa"] = aea::NativeIsa();
+        return d;
+    }, "The CPU device's kernel as the environment selects it now: kernel ('native' or 'twin', "
+       "from ASCEND_EMA_ADAM_CPU_KERNEL), the native kernel's instruction set and default threads "
+       "(ASCEND_EMA_ADAM_NUM_THREADS, else every CPU of the process).");
+
+    mod.def("stream_probe",
+            [](const std::string& kind, const py::buffer& a, const py::buffer& b,
+               const py::buffer& c, float scalar, uint64_t n, uint32_t threads) {
+                if (kind != "copy" && kind != "triad") {
+                    throw py::value_error("kind must be 'copy' or 'triad', got '" + kind + "'");
+                }
+                const size_t bytes = n * sizeof(float);
+                float* pa = static_cast<float*>(BufferPtr(a, "a", bytes, true));
+                const float* pb = static_cast<const float*>(BufferPtr(b, "b", bytes, false));
+                const float* pc = static_cast<const float*>(BufferPtr(c, "c", bytes, false));
+                py::gil_scoped_release release;
+                return aea::RunStreamProbe(
+                    kind == "copy" ? aea::StreamProbe::kCopy : aea::StreamProbe::kTriad, pa, pb,
+                    pc, scalar, n, threads);
+            },
+            py::arg("kind"), py::arg("a"), py::arg("b"), py::arg("c"), py::arg("scalar"),
+            py::arg("n"), py::arg("threads") = 0,
+            "Streaming-bandwidth probe on float32 buffers (copy: a = b; triad: a = b + scalar*c), "
+            "split over threads like the native kernel; returns the threads used.");
 }

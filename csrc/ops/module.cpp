@@ -1,0 +1,25 @@
+/**
+ * @file module.cpp
+ * @brief ascend_ema_adam._C: importing it registers the torch ops (static TORCH_LIBRARY
+ *        initialisers in the linked kernel files); it also reports how it was built.
+ */
+#include <pybind11/pybind11.h>
+
+#include "apply_fused_ema_adam_tiling.h"
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(_C, mod)
+{
+    mod.doc() = "ascend_ema_adam torch ops (ascend_ema_adam::apply_fused_ema_adam_, ...)";
+    mod.def("build_info", [] {
+        const ascend_ema_adam::Platform cpu = ascend_ema_adam::CpuPlatform();
+        py::dict d;
+        d["npu_kernel"] = AEA_WITH_NPU != 0;
+        d["compiler"] = __VERSION__;
+        d["cxx11_abi"] = _GLIBCXX_USE_CXX11_ABI != 0;
+        d["cpu_threads"] = cpu.vectorCoreNum;
+        d["cpu_ub_bytes"] = cpu.ubSize;
+        return d;
+    }, "How this extension was built and the CPU device it runs on.");
+}

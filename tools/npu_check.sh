@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Compiles every NPU-only source against the real torch_npu / op-plugin / ACL headers from the
+# torch-npu wheel (unpacked, never installed) and torch's headers: syntax and types only, since
+# linking needs CANN. Usage: tools/npu_check.sh <torch_npu include dir> <python>
+set -euo pipefail
+npu_inc="$1"
+python="$2"
+torch_inc="$("$python" -c 'import torch.utils.cpp_extension as e; print(" ".join(e.include_paths()))')"
+py_inc="$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
+flags=(-std=c++20 -fsyntax-only -Wall -Werror=return-type -D_GLIBCXX_USE_CXX11_ABI=1
+       -DCURRENT_VERSION=V2R13 -isystem "$py_inc" -isystem "$npu_inc" -isystem "$npu_inc/third_party/op-plugin"
+       -isystem "$npu_inc/third_party/acl/inc" -isystem "$npu_inc/third_party/hccl/inc")
+for dir in $torch_inc; do flags+=(-isystem "$dir"); done
+sources=(csrc/ops/npu/*.cpp)
+for src in "${sources[@]}"; do
+  echo "npu-check: $src"
+  g++ "${flags[@]}" "$src"
+done
+echo "npu-check: ${#sources[@]} NPU source(s) compile against torch-npu 2.13.0 headers"
