@@ -8,15 +8,21 @@ CPP_BUILD := build/cpp
 JOBS ?= $(shell nproc)
 
 # Everything the native build reads: a change to any of these rebuilds (incrementally).
-NATIVE_SOURCES := $(shell find CMakeLists.txt pyproject.toml twin op_kernel op_host runtime csrc tests/cpp \
-                    -type f \( -name '*.cpp' -o -name '*.h' -o -name 'CMakeLists.txt' -o -name '*.toml' \) 2>/dev/null)
+NATIVE_SOURCES := $(shell find CMakeLists.txt pyproject.toml twin op_kernel op_host runtime csrc tests/cpp include \
+                    -type f \( -name '*.cpp' -o -name '*.h' -o -name 'CMakeLists.txt' -o -name '*.toml' \
+                    -o -name '*.c' -o -name '*.map' -o -name '*.cmake' \) 2>/dev/null)
+# CANN's ACL headers from the torch-npu wheel: the reference the C API headers are tested against.
+TORCH_NPU_INC := third_party/torch_npu/include
+ASAN_BUILD := build/asan
+SAMPLE_BUILD := build/aclnn_sample
 
-.PHONY: demo test check cpp python venv clean
+.PHONY: demo test check cpp python venv clean sanitize sample third_party/torch_npu
 
 demo: python
 	$(PY) -m ascend_ema_adam check
+	$(MAKE) --no-print-directory sample
 
-test: python cpp
+test: python cpp sanitize
 	AEA_CPP_BIN=$(abspath $(CPP_BUILD))/bin $(PY) -m pytest -q
 	ctest --test-dir $(CPP_BUILD) --output-on-failure -j $(JOBS)
 
@@ -39,10 +45,40 @@ $(VENV)/.python.stamp: $(VENV)/.requirements.stamp $(NATIVE_SOURCES)
 
 # C++ test programs (twin rule checks, tiling, kernel) in their own CMake build tree.
 cpp: $(CPP_BUILD)/.stamp
-$(CPP_BUILD)/.stamp: $(VENV)/.requirements.stamp $(NATIVE_SOURCES)
+$(CPP_BUILD)/.stamp: $(VENV)/.requirements.stamp $(TORCH_NPU_INC)/.stamp $(NATIVE_SOURCES)
 	PATH=$(abspath $(VENV))/bin:$$PATH cmake -S . -B $(CPP_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
 	    -DAEA_BUILD_TESTS=ON -DAEA_BUILD_PYTHON=OFF > /dev/null
 	PATH=$(abspath $(VENV))/bin:$$PATH cmake --build $(CPP_BUILD) -j $(JOBS)
+	touch $@
+
+# The aclnn sample (examples/aclnn_sample), built like a user would: against the installed package.
+sample: python
+	PATH=$(abspath $(VENV))/bin:$$PATH cmake -S examples/aclnn_sample -B $(SAMPLE_BUILD) -G Ninja \
+	    -DPython3_EXECUTABLE=$(abspath $(PY)) > /dev/null
+	PATH=$(abspath $(VENV))/bin:$$PATH cmake --build $(SAMPLE_BUILD)
+	$(SAMPLE_BUILD)/aclnn_apply_fused_ema_adam_sample
+
+# The C API tests (ctest label aclnn) under AddressSanitizer + UndefinedBehaviorSanitizer.
+SANITIZE_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+sanitize: $(ASAN_BUILD)/.stamp
+$(ASAN_BUILD)/.stamp: $(VENV)/.requirements.stamp $(TORCH_NPU_INC)/.stamp $(NATIVE_SOURCES)
+	PATH=$(abspath $(VENV))/bin:$$PATH cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DAEA_BUILD_TESTS=ON -DAEA_BUILD_PYTHON=OFF -DCMAKE_CXX_FLAGS="$(SANITIZE_FLAGS)" \
+	    -DCMAKE_C_FLAGS="$(SANITIZE_FLAGS)" > /dev/null
+	PATH=$(abspath $(VENV))/bin:$$PATH cmake --build $(ASAN_BUILD) -j $(JOBS) --target aclnn_tests
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	    ctest --test-dir $(ASAN_BUILD) -L aclnn --output-on-failure
+	touch $@
+
+# Downloads the torch-npu 2.13.0 wheel (never installed) and unpacks only its headers.
+third_party/torch_npu: $(TORCH_NPU_INC)/.stamp
+$(TORCH_NPU_INC)/.stamp: | $(VENV)/.requirements.stamp
+	rm -rf third_party/torch_npu
+	mkdir -p third_party
+	$(PY) -m pip download --quiet --no-deps --only-binary=:all: torch-npu==2.13.0 -d third_party
+	$(PY) -c 'import glob, zipfile; w = zipfile.ZipFile(glob.glob("third_party/torch_npu-2.13.0-*.whl")[0]); \
+	    w.extractall("third_party", [n for n in w.namelist() if n.startswith("torch_npu/include/")])'
+	test -f $(TORCH_NPU_INC)/third_party/acl/inc/acl/acl.h
 	touch $@
 
 clean:

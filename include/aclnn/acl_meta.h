@@ -1,0 +1,40 @@
+/**
+ * @file acl_meta.h
+ * @brief aclnn's tensor handle and status type (CANN's aclnn/acl_meta.h, the subset the CPU
+ *        runtime implements). The ACLNN_* status codes live in aclnn/opdev/op_errno.h, as in CANN.
+ */
+#ifndef ASCEND_EMA_ADAM_ACLNN_ACL_META_H
+#define ASCEND_EMA_ADAM_ACLNN_ACL_META_H
+
+#include <stdint.h>
+
+#include "acl/acl_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct aclOpExecutor aclOpExecutor;
+typedef struct aclTensor aclTensor;
+
+typedef int32_t aclnnStatus;
+
+/**
+ * Describes a view of device memory: viewDims/stride (in elements, row-major meaning) and the
+ * element offset of the view's first element from tensorData, whose storage holds
+ * prod(storageDims) elements. Returns NULL (message in aclGetRecentErrMsg) if the description is
+ * inconsistent: negative sizes, strides or offset, or a view reaching past its storage.
+ */
+ACL_FUNC_VISIBILITY aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,
+                                               aclDataType dataType, const int64_t *stride,
+                                               int64_t offset, aclFormat format,
+                                               const int64_t *storageDims, uint64_t storageDimsNum,
+                                               void *tensorData);
+/** Destroys the description (not the memory). */
+ACL_FUNC_VISIBILITY aclnnStatus aclDestroyTensor(const aclTensor *tensor);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ASCEND_EMA_ADAM_ACLNN_ACL_META_H */

@@ -1,0 +1,241 @@
+/**
+ * @file acl_tensor.cpp
+ * @brief aclCreateTensor / aclDestroyTensor: view descriptions checked for consistency at
+ *        creation, kept in a registry so that a destroyed or foreign handle is an error, not a
+ *        crash.
+ */
+#include <mutex>
+#include <unordered_set>
+
+#include "acl_internal.h"
+
+namespace ascend_ema_adam::acl {
+
+namespace {
+
+struct TensorRegistry {
+    std::mutex mu;
+    std::unordered_set<const aclTensor*> live;
+};
+
+/** Never destroyed, like the runtime state: handles may be checked during process exit. */
+TensorRegistry& Registry()
+{
+    static TensorRegistry* registry = new TensorRegistry;
+    return *registry;
+}
+
+const char* DataTypeName(aclDataType dtype)
+{
+    switch (dtype) {
+        case ACL_DT_UNDEFINED: return "ACL_DT_UNDEFINED";
+        case ACL_FLOAT: return "ACL_FLOAT";
+        case ACL_FLOAT16: return "ACL_FLOAT16";
+        case ACL_INT8: return "ACL_INT8";
+        case ACL_INT32: return "ACL_INT32";
+        case ACL_UINT8: return "ACL_UINT8";
+        case ACL_INT16: return "ACL_INT16";
+        case ACL_UINT16: return "ACL_UINT16";
+        case ACL_UINT32: return "ACL_UINT32";
+        case ACL_INT64: return "ACL_INT64";
+        case ACL_UINT64: return "ACL_UINT64";
+        case ACL_DOUBLE: return "ACL_DOUBLE";
+        case ACL_BOOL: return "ACL_BOOL";
+        case ACL_STRING: return "ACL_STRING";
+        case ACL_COMPLEX64: return "ACL_COMPLEX64";
+        case ACL_COMPLEX128: return "ACL_COMPLEX128";
+        case ACL_BF16: return "ACL_BF16";
+        case ACL_INT4: return "ACL_INT4";
+        case ACL_UINT1: return "ACL_UINT1";
+        case ACL_COMPLEX32: return "ACL_COMPLEX32";
+        case ACL_HIFLOAT8: return "ACL_HIFLOAT8";
+        case ACL_FLOAT8_E5M2: return "ACL_FLOAT8_E5M2";
+        case ACL_FLOAT8_E4M3FN: return "ACL_FLOAT8_E4M3FN";
+        case ACL_FLOAT8_E8M0: return "ACL_FLOAT8_E8M0";
+        case ACL_FLOAT6_E3M2: return "ACL_FLOAT6_E3M2";
+        case ACL_FLOAT6_E2M3: return "ACL_FLOAT6_E2M3";
+        case ACL_FLOAT4_E2M1: return "ACL_FLOAT4_E2M1";
+        case ACL_FLOAT4_E1M2: return "ACL_FLOAT4_E1M2";
+    }
+    return "unknown aclDataType";
+}
+
+const char* FormatName(aclFormat format)
+{
+    switch (format) {
+        case ACL_FORMAT_UNDEFINED: return "ACL_FORMAT_UNDEFINED";
+        case ACL_FORMAT_NCHW: return "ACL_FORMAT_NCHW";
+        case ACL_FORMAT_NHWC: return "ACL_FORMAT_NHWC";
+        case ACL_FORMAT_ND: return "ACL_FORMAT_ND";
+        case ACL_FORMAT_NC1HWC0: return "ACL_FORMAT_NC1HWC0";
+        case ACL_FORMAT_FRACTAL_Z: return "ACL_FORMAT_FRACTAL_Z";
+        case ACL_FORMAT_NC1HWC0_C04: return "ACL_FORMAT_NC1HWC0_C04";
+        case ACL_FORMAT_HWCN: return "ACL_FORMAT_HWCN";
+        case ACL_FORMAT_NDHWC: return "ACL_FORMAT_NDHWC";
+        case ACL_FORMAT_FRACTAL_NZ: return "ACL_FORMAT_FRACTAL_NZ";
+        case ACL_FORMAT_NCDHW: return "ACL_FORMAT_NCDHW";
+        case ACL_FORMAT_NDC1HWC0: return "ACL_FORMAT_NDC1HWC0";
+        case ACL_FRACTAL_Z_3D: return "ACL_FRACTAL_Z_3D";
+        case ACL_FORMAT_NC: return "ACL_FORMAT_NC";
+        case ACL_FORMAT_NCL: return "ACL_FORMAT_NCL";
+        case ACL_FORMAT_FRACTAL_NZ_C0_16: return "ACL_FORMAT_FRACTAL_NZ_C0_16";
+        case ACL_FORMAT_FRACTAL_NZ_C0_32: return "ACL_FORMAT_FRACTAL_NZ_C0_32";
+        case ACL_FORMAT_FRACTAL_NZ_C0_2: return "ACL_FORMAT_FRACTAL_NZ_C0_2";
+        case ACL_FORMAT_FRACTAL_NZ_C0_4: return "ACL_FORMAT_FRACTAL_NZ_C0_4";
+        case ACL_FORMAT_FRACTAL_NZ_C0_8: return "ACL_FORMAT_FRACTAL_NZ_C0_8";
+    }
+    return "unknown aclFormat";
+}
+
+aclTensor* Reject(std::string reason)
+{
+    AddErrorMessage("aclCreateTensor: " + std::move(reason));
+    return nullptr;
+}
+
+/** Product of dims into *out; false on a negative dim or int64 overflow. */
+bool CheckedNumel(const int64_t* dims, uint64_t n, int64_t* out)
+{
+    int64_t numel = 1;
+    for (uint64_t i = 0; i < n; ++i) {
+        if (dims[i] < 0 || __builtin_mul_overflow(numel, dims[i], &numel)) {
+            return false;
+        }
+    }
+    *out = numel;
+    return true;
+}
+
+}  // namespace
+
+int64_t Numel(const std::vector<int64_t>& dims)
+{
+    int64_t numel = 1;
+    for (int64_t d : dims) {
+        numel *= d;
+    }
+    return numel;
+}
+
+std::string ShapeToString(const std::vector<int64_t>& dims)
+{
+    std::string s = "[";
+    for (size_t i = 0; i < dims.size(); ++i) {
+        s += (i ? "," : "") + std::to_string(dims[i]);
+    }
+    return s + "]";
+}
+
+std::string DataTypeToString(aclDataType dtype)
+{
+    return std::string(DataTypeName(dtype)) + " (" + std::to_string(static_cast<int>(dtype)) + ")";
+}
+
+std::string FormatToString(aclFormat format)
+{
+    return std::string(FormatName(format)) + " (" + std::to_string(static_cast<int>(format)) + ")";
+}
+
+bool IsLiveTensor(const aclTensor* tensor)
+{
+    TensorRegistry& r = Registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    return r.live.count(tensor) != 0;
+}
+
+}  // namespace ascend_ema_adam::acl
+
+using namespace ascend_ema_adam::acl;  // the C entry points below share the helpers above
+
+extern "C" {
+
+aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType,
+                           const int64_t* stride, int64_t offset, aclFormat format,
+                           const int64_t* storageDims, uint64_t storageDimsNum, void* tensorData)
+{
+    try {
+        if (viewDimsNum > 0 && (viewDims == nullptr || stride == nullptr)) {
+            return Reject(std::string(viewDims == nullptr ? "viewDims" : "stride") +
+                          " is null but viewDimsNum is " + std::to_string(viewDimsNum));
+        }
+        if (storageDimsNum > 0 && storageDims == nullptr) {
+            return Reject("storageDims is null but storageDimsNum is " +
+                          std::to_string(storageDimsNum));
+        }
+        auto t = std::make_unique<aclTensor>();
+        t->viewDims.assign(viewDims, viewDims + viewDimsNum);
+        t->strides.assign(stride, stride + viewDimsNum);
+        t->storageDims.assign(storageDims, storageDims + storageDimsNum);
+        t->offset = offset;
+        t->dataType = dataType;
+        t->format = format;
+        t->data = tensorData;
+
+        int64_t viewNumel = 0;
+        int64_t storageNumel = 0;
+        if (!CheckedNumel(viewDims, viewDimsNum, &viewNumel)) {
+            return Reject("viewDims " + ShapeToString(t->viewDims) +
+                          " has a negative size or more than 2^63 elements");
+        }
+        if (!CheckedNumel(storageDims, storageDimsNum, &storageNumel)) {
+            return Reject("storageDims " + ShapeToString(t->storageDims) +
+                          " has a negative size or more than 2^63 elements");
+        }
+        if (offset < 0) {
+            return Reject("offset is " + std::to_string(offset) + ", expected >= 0");
+        }
+        for (int64_t s : t->strides) {
+            if (s < 0) {
+                return Reject("stride " + ShapeToString(t->strides) +
+                              " has a negative stride (not supported)");
+            }
+        }
+        if (viewNumel > 0) {
+            // The view's last element: offset + sum((size - 1) * stride) must lie in the storage.
+            int64_t last = offset;
+            for (uint64_t i = 0; i < viewDimsNum; ++i) {
+                int64_t reach = 0;
+                if (__builtin_mul_overflow(viewDims[i] - 1, stride[i], &reach) ||
+                    __builtin_add_overflow(last, reach, &last)) {
+                    return Reject("the view " + ShapeToString(t->viewDims) + " with stride " +
+                                  ShapeToString(t->strides) + " overflows int64");
+                }
+            }
+            if (last >= storageNumel) {
+                return Reject("the view " + ShapeToString(t->viewDims) + " with stride " +
+                              ShapeToString(t->strides) + " and offset " +
+                              std::to_string(offset) + " reaches element " + std::to_string(last) +
+                              ", but storageDims " + ShapeToString(t->storageDims) + " hold " +
+                              std::to_string(storageNumel) + " elements");
+            }
+        }
+        TensorRegistry& r = Registry();
+        std::lock_guard<std::mutex> lock(r.mu);
+        r.live.insert(t.get());
+        return t.release();
+    } catch (const std::exception& e) {
+        return Reject(std::string("internal error: ") + e.what());
+    }
+}
+
+aclnnStatus aclDestroyTensor(const aclTensor* tensor)
+{
+    if (tensor == nullptr) {
+        AddErrorMessage("aclDestroyTensor: tensor is null");
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    {
+        TensorRegistry& r = Registry();
+        std::lock_guard<std::mutex> lock(r.mu);
+        if (r.live.erase(tensor) == 0) {
+            AddErrorMessage(
+                "aclDestroyTensor: tensor is not a live aclTensor (already destroyed, or not from "
+                "aclCreateTensor)");
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+    }
+    delete tensor;
+    return ACLNN_SUCCESS;
+}
+
+}  // extern "C"
