@@ -16,15 +16,21 @@ TORCH_NPU_INC := third_party/torch_npu/include
 ASAN_BUILD := build/asan
 SAMPLE_BUILD := build/aclnn_sample
 
-.PHONY: demo test check cpp python venv clean sanitize sample third_party/torch_npu
+.PHONY: demo test check cpp python venv clean sanitize sample third_party/torch_npu npu-check
 
 demo: python
 	$(PY) -m ascend_ema_adam check
 	$(MAKE) --no-print-directory sample
 
-test: python cpp sanitize
+test: python cpp sanitize npu-check
 	AEA_CPP_BIN=$(abspath $(CPP_BUILD))/bin $(PY) -m pytest -q
 	ctest --test-dir $(CPP_BUILD) --output-on-failure -j $(JOBS)
+
+# The NPU-only sources compiled against the real torch_npu / op-plugin / ACL headers of the
+# torch-npu 2.13.0 wheel (downloaded and unpacked, never installed: without CANN an installed
+# torch_npu breaks `import torch`). Syntax and types only: linking needs CANN.
+npu-check: $(TORCH_NPU_INC)/.stamp $(VENV)/.requirements.stamp
+	tools/npu_check.sh $(TORCH_NPU_INC) $(PY)
 
 check: python
 	$(PY) -m ascend_ema_adam check
