@@ -29,8 +29,11 @@ test: python cpp sanitize npu-check
 # The NPU-only sources compiled against the real torch_npu / op-plugin / ACL headers of the
 # torch-npu 2.13.0 wheel (downloaded and unpacked, never installed: without CANN an installed
 # torch_npu breaks `import torch`). Syntax and types only: linking needs CANN.
-npu-check: $(TORCH_NPU_INC)/.stamp $(VENV)/.requirements.stamp
+npu-check: build/npu-check.stamp
+build/npu-check.stamp: $(TORCH_NPU_INC)/.stamp $(VENV)/.requirements.stamp tools/npu_check.sh \
+                       $(wildcard csrc/ops/npu/*.cpp)
 	tools/npu_check.sh $(TORCH_NPU_INC) $(PY)
+	mkdir -p build && touch $@
 
 check: python
 	$(PY) -m ascend_ema_adam check

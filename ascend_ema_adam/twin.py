@@ -1,8 +1,11 @@
-"""The AscendC kernel on the CPU twin, for numpy arrays (the kernel-verification interface).
+"""The AscendC kernel on the CPU twin, and the native CPU kernel, for numpy arrays.
 
 :func:`apply_fused_ema_adam` updates ``var, m, v, s`` in place exactly as the NPU kernel does,
 running the unchanged kernel source on the CPU twin, and returns the launch's tiling and the
-per-core counters (GM bytes moved, vector instructions, UB use).
+per-core counters (GM bytes moved, vector instructions, UB use): the kernel-verification interface.
+
+:func:`apply_fused_ema_adam_native` runs the same update with the native CPU kernel (one SIMD pass
+over memory on a thread pool), bit-identical to the twin; the torch op uses it on the CPU device.
 """
 
 from __future__ import annotations
@@ -30,11 +33,12 @@ def _raw(a: np.ndarray) -> np.ndarray:
     return flat.view(np.uint16) if flat.dtype.itemsize == 2 else flat
 
 
-def apply_fused_ema_adam(grad, var, m, v, s, step, hyper: Hyper = Hyper(), *,
-                         platform: str = "cpu", threads: int = 0) -> LaunchStats:
-    """Run one update in place through the twin. All five float arrays must be C-contiguous,
-    of one supported dtype and one shape; ``step`` an int64 array of one element."""
-    arrays = {"grad": grad, "var": var, "m": m, "v": v, "s": s}
+def _checked(step, read: dict, written: dict) -> np.ndarray:
+    """Checks the float arrays of one launch by name (``read`` starts with grad; ``written`` are
+    updated) and returns ``step`` as a one-element int64 array."""
+    arrays = {**read, **written}
+    grad = read["grad"]
+    count = {5: "five", 9: "nine"}[len(arrays)]
     for name, a in arrays.items():
         if not isinstance(a, np.ndarray):
             raise TypeError(f"{name} must be a numpy array, got {type(a).__name__}")
@@ -42,21 +46,66 @@ def apply_fused_ema_adam(grad, var, m, v, s, step, hyper: Hyper = Hyper(), *,
             raise TypeError(f"{name}: dtype {a.dtype} is not float32, float16 or bfloat16")
         if a.dtype != grad.dtype or a.shape != grad.shape:
             raise ValueError(f"{name} is {a.dtype}{list(a.shape)}, grad is "
-                             f"{grad.dtype}{list(grad.shape)}: all five must match")
+                             f"{grad.dtype}{list(grad.shape)}: all {count} must match")
         if not a.flags.c_contiguous:
             raise ValueError(f"{name} must be C-contiguous")
-        if name != "grad" and not a.flags.writeable:
-            raise ValueError(f"{name} must be writeable (it is updated in place)")
+        if name in written and not a.flags.writeable:
+            raise ValueError(f"{name} must be writeable (the kernel writes it)")
     step = np.asarray(step)
     if step.dtype != np.int64 or step.size != 1:
         raise TypeError(f"step must be an int64 array of one element, got {step.dtype}"
                         f"{list(step.shape)}")
+    return np.ascontiguousarray(step).reshape(-1)
+
+
+def _hyper_args(grad, hyper: Hyper) -> tuple:
+    """The launch arguments after the buffers: numel, dtype and the attributes."""
     h = hyper
-    result = _twin.launch(_raw(grad), _raw(var), _raw(m), _raw(v), _raw(s),
-                          np.ascontiguousarray(step).reshape(-1), grad.size,
-                          dtype_name(grad.dtype), h.lr, h.ema_decay, h.beta1, h.beta2, h.eps,
-                          h.mode, h.bias_correction, h.weight_decay, platform, threads)
+    return (grad.size, dtype_name(grad.dtype), h.lr, h.ema_decay, h.beta1, h.beta2, h.eps,
+            h.mode, h.bias_correction, h.weight_decay)
+
+
+def apply_fused_ema_adam(grad, var, m, v, s, step, hyper: Hyper = Hyper(), *,
+                         platform: str = "cpu", threads: int = 0) -> LaunchStats:
+    """Run one update in place through the twin. All five float arrays must be C-contiguous,
+    of one supported dtype and one shape; ``step`` an int64 array of one element."""
+    step = _checked(step, {"grad": grad}, {"var": var, "m": m, "v": v, "s": s})
+    result = _twin.launch(_raw(grad), _raw(var), _raw(m), _raw(v), _raw(s), step,
+                          *_hyper_args(grad, hyper), platform, threads)
     return LaunchStats(result["tiling"], result["blocks"])
+
+
+def apply_fused_ema_adam_native(grad, var, m, v, s, step, hyper: Hyper = Hyper(), *,
+                                threads: int = 0, isa: str = "", out=None,
+                                min_elems_per_thread: int | None = None) -> dict:
+    """Run one update with the native CPU kernel: in place, or, with ``out=(var, m, v, s)``, into
+    those arrays (the inputs are then only read). Same array rules as
+    :func:`apply_fused_ema_adam`. ``threads`` 0 uses :func:`cpu_kernel`'s default; ``isa``
+    forces a narrower instruction set ("avx2", "generic") than the best one; smaller launches
+    than ``min_elems_per_thread`` per thread use fewer threads. Returns the tiling, the
+    instruction set and the threads used."""
+    state = {"var": var, "m": m, "v": v, "s": s}
+    if out is None:
+        step = _checked(step, {"grad": grad}, state)
+        outputs = {}
+    else:
+        if len(out) != 4:
+            raise ValueError("out must be the four arrays (var, m, v, s)")
+        outputs = dict(zip(("var_out", "m_out", "v_out", "s_out"), out))
+        step = _checked(step, {"grad": grad, **state}, outputs)
+    kwargs = {name: _raw(a) for name, a in outputs.items()}
+    if min_elems_per_thread is not None:
+        kwargs["min_elems_per_thread"] = min_elems_per_thread
+    return _twin.launch_native(_raw(grad), _raw(var), _raw(m), _raw(v), _raw(s), step,
+                               *_hyper_args(grad, hyper), threads, isa, **kwargs)
+
+
+def cpu_kernel() -> dict:
+    """The CPU kernel the torch op and the aclnn API run now: ``kernel`` is "native" (default) or
+    "twin" (``ASCEND_EMA_ADAM_CPU_KERNEL=twin``); ``isa`` the native kernel's instruction set;
+    ``threads`` its default thread count (``ASCEND_EMA_ADAM_NUM_THREADS``, else every CPU the
+    process may use). Raises ValueError if either variable is invalid."""
+    return _twin.cpu_kernel()
 
 
 def compute_tiling(numel: int, dtype, hyper: Hyper = Hyper(), *, platform: str = "cpu",

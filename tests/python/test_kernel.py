@@ -3,21 +3,15 @@
 Bit-exact against the dtype-faithful emulation (tier 2) everywhere; within CANN's precision
 standard against the float64 golden (tier 1) on optimizer-like data; minimal GM traffic."""
 
-import itertools
-
-import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
+from kernel_cases import (A2, DTYPE_IDS, DTYPES, SHAPES, SIZES, assert_bit_exact,
+                          assert_cann_precision)
 
 from ascend_ema_adam import golden, twin
-from ascend_ema_adam.check import OUTPUTS, random_inputs, run_case
+from ascend_ema_adam.check import random_inputs, run_case
 from ascend_ema_adam.golden import Hyper
-
-DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
-DTYPE_IDS = ["fp32", "fp16", "bf16"]
-A2 = "Ascend910B2"  # 48 vector cores: exercises the multi-core split on the twin
-A2_CORES = 48
 
 
 def run_both(inputs, step, hyper, platform="cpu"):
@@ -30,25 +24,8 @@ def run_both(inputs, step, hyper, platform="cpu"):
     return (var, m, v, s), expected, reference, stats
 
 
-def assert_bit_exact(actual, expected):
-    for name, a, e in zip(OUTPUTS, actual, expected):
-        assert golden.bit_equal(a, e), f"{name} differs from the emulation golden"
-
-
-def assert_cann_precision(actual, reference):
-    for name, a, r in zip(OUTPUTS, actual, reference):
-        p = golden.cann_precision(a, r)
-        assert p.passed, f"{name}: {p}"
-
-
 # ------------------------------------------------------------------------------------------
 # Golden sweep over dtypes x modes x bias correction x sizes
-
-SIZES = [1, 7, 8, 9, 15, 16, 17, 33,
-         A2_CORES - 1, A2_CORES * 8 - 1, A2_CORES * 8, A2_CORES * 8 + 1,  # N < cores, k*cores+-1
-         A2_CORES * 16 * 3 + 5,                                            # 3 blocks per core
-         2728 * 2 * 3 + 11]                                                # 3 chunks per CPU core
-
 
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
@@ -77,10 +54,6 @@ def test_sweep_large(rng, dtype, mode):
 
 # ------------------------------------------------------------------------------------------
 # Ranks, steps and decays
-
-SHAPES = [(), (5,), (3, 7), (2, 3, 5), (2, 1, 3, 4), (1, 2, 3, 2, 3), (2, 2, 1, 3, 2, 2),
-          (1, 3, 1, 2, 2, 1, 3), (2, 1, 2, 1, 2, 1, 2, 3)]
-
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"rank{len(s)}")
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
