@@ -1,0 +1,385 @@
+"""FusedEmaAdamW under ZeroRedundancyOptimizer and FSDP2 (fully_shard, DTensor parameters) on
+two gloo ranks (spawned processes on 127.0.0.1), compared bit for bit with a single-process run.
+
+Both ranks train on the same batches, so the data-parallel average of their (identical)
+gradients is exact ((g + g) / 2 == g) and every difference would come from the optimizer.
+One spawn runs every scenario (it is the expensive part); the tests below read its results."""
+
+import copy
+import datetime
+import os
+import socket
+import time
+import traceback
+
+import numpy as np
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from test_optim import backward, make_batches, make_model
+
+from ascend_ema_adam.distributed import gather_full_ema_state_dict, swap_ema
+from ascend_ema_adam.optim import FusedEmaAdamW
+
+WORLD = 2
+K, M = 5, 5          # steps before the checkpoint, steps after it
+TIMEOUT_S = 150      # the whole spawn; a hang fails the tests instead of blocking the suite
+
+ZERO_KWARGS = dict(lr=0.01, ema_decay=0.95, weight_decay=0.05)
+FSDP_KWARGS = dict(lr=0.02, ema_decay=0.9, weight_decay=0.01, adam_w_mode=False)
+
+
+def zero_groups(model):
+    """Three groups with their own hyper-parameters; the unused layer (no gradients) sits in
+    group 1. ZeRO's greedy partition (largest first, to the least loaded rank) gives rank 0
+    group 0 only, so rank 0's shares of groups 1 and 2 are empty, and rank 0 is the one
+    that consolidates: its empty groups must still carry the step counters."""
+    first = [model.net[2].weight]
+    last = [model.net[4].bias]
+    rest = [p for p in model.parameters() if not any(p is q for q in first + last)]
+    return [{"params": first, "lr": 0.02},
+            {"params": rest, "betas": (0.8, 0.99), "weight_decay": 0.0},
+            {"params": last, "lr": 0.005, "ema_decay": 0.5}]
+
+
+def fsdp_model(seed):
+    """Row counts 9, 5, 1 over 2 ranks: uneven shards, and rank 1 holds an empty shard of the
+    last weight and bias."""
+    gen = torch.Generator().manual_seed(seed)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 9), torch.nn.Tanh(), torch.nn.Linear(9, 5),
+                                torch.nn.Tanh(), torch.nn.Linear(5, 1))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen) * 0.4)
+    return model
+
+
+def fsdp_batches(seed, steps):
+    gen = torch.Generator().manual_seed(seed + 2)
+    return [(torch.randn(12, 6, generator=gen), torch.randn(12, 1, generator=gen))
+            for _ in range(steps)]
+
+
+def fsdp_backward(model, batch):
+    for p in model.parameters():
+        p.grad = None
+    x, y = batch
+    torch.nn.functional.mse_loss(model(x), y).backward()
+
+
+def clone_tree(x):
+    if isinstance(x, torch.Tensor):
+        return x.detach().clone()
+    if isinstance(x, dict):
+        return {k: clone_tree(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(clone_tree(v) for v in x)
+    return x
+
+
+def full_params(model):
+    return {n: (p.full_tensor() if hasattr(p, "full_tensor") else p.detach()).clone()
+            for n, p in model.named_parameters()}
+
+
+# ------------------------------------------------------------------------------------------
+# The ranks
+
+
+def zero_scenario(rank, seed, out_dir):
+    from torch.distributed.optim import ZeroRedundancyOptimizer
+
+    res = {}
+    batches = make_batches(seed, K + M)
+    model = make_model(seed, extra=True)
+    zero = ZeroRedundancyOptimizer(zero_groups(model), optimizer_class=FusedEmaAdamW,
+                                   **ZERO_KWARGS)
+    res["local_group_sizes"] = [len(g["params"]) for g in zero.optim.param_groups]
+    for batch in batches[:K]:
+        backward(model, batch)
+        zero.step()
+    zero.consolidate_state_dict(to=0)
+    if rank == 0:
+        torch.save(zero.state_dict(), os.path.join(out_dir, "zero_optimizer.pt"))
+    model_k = copy.deepcopy(model.state_dict())
+    for batch in batches[K:]:
+        backward(model, batch)
+        zero.step()
+
+    res["params"] = full_params(model)
+    res["ema"] = gather_full_ema_state_dict(model, zero)
+    zero.consolidate_state_dict(to=0)
+    if rank == 0:
+        res["state_dict"] = clone_tree(zero.state_dict())
+    with swap_ema(zero):
+        res["swapped"] = full_params(model)
+    res["after_swap"] = full_params(model)
+    try:
+        with swap_ema(zero):
+            raise KeyError("inside")
+    except KeyError:
+        res["after_raise"] = full_params(model)
+
+    # Resume from the consolidated checkpoint, every rank loading the same file.
+    dist.barrier()
+    resumed = make_model(seed + 99, extra=True)
+    resumed.load_state_dict(model_k)
+    zero2 = ZeroRedundancyOptimizer(zero_groups(resumed), optimizer_class=FusedEmaAdamW,
+                                    **ZERO_KWARGS)
+    zero2.load_state_dict(torch.load(os.path.join(out_dir, "zero_optimizer.pt"),
+                                     weights_only=True))
+    for batch in batches[K:]:
+        backward(resumed, batch)
+        zero2.step()
+    res["resumed_params"] = full_params(resumed)
+    res["resumed_ema"] = gather_full_ema_state_dict(resumed, zero2)
+    res["resumed_num_updates"] = zero2.optim.num_updates
+    return res
+
+
+def fsdp_scenario(rank, seed, out_dir):
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+    from torch.distributed.tensor import DTensor
+
+    mesh = init_device_mesh("cpu", (WORLD,))
+
+    def shard(model):
+        for layer in model:
+            if isinstance(layer, torch.nn.Linear):
+                fully_shard(layer, mesh=mesh)
+        fully_shard(model, mesh=mesh)
+        return model
+
+    res = {}
+    batches = fsdp_batches(seed, K + M)
+    model = shard(fsdp_model(seed))
+    opt = FusedEmaAdamW(model.parameters(), **FSDP_KWARGS)
+    for batch in batches[:K]:
+        fsdp_backward(model, batch)
+        opt.step()
+    checkpoint = clone_tree(opt.state_dict())   # sharded: DTensor values
+    params_k = full_params(model)
+    for batch in batches[K:]:
+        fsdp_backward(model, batch)
+        opt.step()
+
+    layout = []
+    for p in model.parameters():
+        st = opt.state[p]
+        layout.append(dict(
+            all_dtensor=all(isinstance(t, DTensor) for t in st.values()),
+            placements_match=all(t.placements == p.placements for t in st.values()),
+            local_shape=tuple(st["ema_params"].to_local().shape),
+            full_shape=tuple(p.shape)))
+    res["layout"] = layout
+    res["step_is_plain_tensor"] = type(opt.param_groups[0]["step"]) is torch.Tensor
+    res["params"] = full_params(model)
+    res["ema"] = gather_full_ema_state_dict(model, opt)
+    res["ema_rank0_only"] = gather_full_ema_state_dict(model, opt, rank0_only=True)
+    with opt.swap_ema():
+        res["swapped"] = full_params(model)
+    res["after_swap"] = full_params(model)
+
+    resumed = fsdp_model(seed + 99)
+    resumed.load_state_dict(params_k)
+    resumed = shard(resumed)
+    opt2 = FusedEmaAdamW(resumed.parameters(), **FSDP_KWARGS)
+    opt2.load_state_dict(checkpoint)
+    for batch in batches[K:]:
+        fsdp_backward(resumed, batch)
+        opt2.step()
+    res["resumed_params"] = full_params(resumed)
+    res["resumed_ema"] = gather_full_ema_state_dict(resumed, opt2)
+    return res
+
+
+def worker(rank, port, seed, out_dir):
+    torch.set_num_threads(1)  # identical CPU kernels (and summation orders) on every process
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                            world_size=WORLD, timeout=datetime.timedelta(seconds=60))
+    try:
+        results = {"zero": zero_scenario(rank, seed, out_dir),
+                   "fsdp": fsdp_scenario(rank, seed, out_dir)}
+        torch.save(results, os.path.join(out_dir, f"rank{rank}.pt"))
+    except BaseException:
+        with open(os.path.join(out_dir, f"rank{rank}.error"), "w") as f:
+            f.write(traceback.format_exc())
+        raise
+    finally:
+        dist.destroy_process_group()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ------------------------------------------------------------------------------------------
+# Single-process references (in this process, one thread like the ranks)
+
+
+def single_process_zero(seed):
+    batches = make_batches(seed, K + M)
+    model = make_model(seed, extra=True)
+    opt = FusedEmaAdamW(zero_groups(model), **ZERO_KWARGS)
+    for batch in batches:
+        backward(model, batch)
+        opt.step()
+    return model, opt
+
+
+def single_process_fsdp(seed):
+    model = fsdp_model(seed)
+    opt = FusedEmaAdamW(model.parameters(), **FSDP_KWARGS)
+    for batch in fsdp_batches(seed, K + M):
+        fsdp_backward(model, batch)
+        opt.step()
+    return model, opt
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    seed = int(np.random.SeedSequence().entropy % 2**62)
+    print(f"distributed seed: {seed}")
+    out_dir = str(tmp_path_factory.mktemp("dist"))
+    ctx = mp.spawn(worker, args=(free_port(), seed, out_dir), nprocs=WORLD, join=False)
+    deadline = time.monotonic() + TIMEOUT_S
+    try:
+        while not ctx.join(timeout=max(0.1, deadline - time.monotonic())):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"ranks still running after {TIMEOUT_S} s (seed {seed})")
+    except BaseException as exc:
+        for proc in ctx.processes:
+            if proc.is_alive():
+                proc.kill()
+        errors = "".join(open(os.path.join(out_dir, f)).read()
+                         for f in sorted(os.listdir(out_dir)) if f.endswith(".error"))
+        raise AssertionError(f"seed {seed}: {exc}\n{errors}") from exc
+    results = [torch.load(os.path.join(out_dir, f"rank{r}.pt"), weights_only=False)
+               for r in range(WORLD)]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        zero_ref = single_process_zero(seed)
+        fsdp_ref = single_process_fsdp(seed)
+    finally:
+        torch.set_num_threads(threads)
+    return dict(seed=seed, ranks=results, zero_ref=zero_ref, fsdp_ref=fsdp_ref)
+
+
+def assert_same_dict(actual, expected, what, seed):
+    assert list(actual) == list(expected), (what, seed)
+    for name in expected:
+        a, e = actual[name], expected[name]
+        assert a.dtype == e.dtype and torch.equal(a, e), f"{what} {name} differs (seed {seed})"
+
+
+def assert_same_tree(actual, expected, where):
+    if isinstance(expected, torch.Tensor):
+        assert isinstance(actual, torch.Tensor) and actual.dtype == expected.dtype, where
+        assert torch.equal(actual.to(expected.device), expected), where
+    elif isinstance(expected, dict):
+        assert set(actual) == set(expected), (where, set(actual) ^ set(expected))
+        for k in expected:
+            assert_same_tree(actual[k], expected[k], f"{where}.{k}")
+    elif isinstance(expected, (list, tuple)):
+        assert len(actual) == len(expected), where
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_same_tree(a, e, f"{where}[{i}]")
+    else:
+        assert actual == expected, (where, actual, expected)
+
+
+# ------------------------------------------------------------------------------------------
+# ZeroRedundancyOptimizer
+
+
+def test_zero_equals_single_process(runs):
+    model, opt = runs["zero_ref"]
+    params = {n: p.detach() for n, p in model.named_parameters()}
+    ema = opt.ema_state_dict(model)
+    sizes = [r["zero"]["local_group_sizes"] for r in runs["ranks"]]
+    assert [sum(g) for g in zip(*sizes)] == [len(g["params"]) for g in opt.param_groups]
+    assert sizes == [[1, 0, 0], [0, 6, 1]]  # rank 0's shares of groups 1 and 2 are empty
+    for rank, res in enumerate(runs["ranks"]):
+        assert_same_dict(res["zero"]["params"], params, f"rank {rank} params", runs["seed"])
+        assert_same_dict(res["zero"]["ema"], ema, f"rank {rank} EMA", runs["seed"])
+    unused = [n for n in params if n.startswith("unused.")]
+    assert unused and all(torch.equal(ema[n], params[n]) for n in unused)
+
+
+def test_zero_consolidated_state_dict_gathers_ema_and_counters(runs):
+    model, opt = runs["zero_ref"]
+    expected = opt.state_dict()
+    actual = runs["ranks"][0]["zero"]["state_dict"]
+    # every parameter with a gradient has its moments and EMA, equal to the single process's
+    assert set(actual["state"]) == set(expected["state"])
+    assert all(set(st) == {"exp_avg", "exp_avg_sq", "ema_params"}
+               for st in actual["state"].values())
+    assert_same_tree(actual["state"], expected["state"], "state")
+    for a, e in zip(actual["param_groups"], expected["param_groups"], strict=True):
+        assert a["params"] == e["params"]
+        for key in ("lr", "betas", "weight_decay", "ema_decay", "num_updates", "bias_correction"):
+            assert a[key] == e[key], key
+        assert a["step"].tolist() == e["step"].tolist() == [K + M]
+
+
+def test_zero_resume_from_consolidated_checkpoint_is_bit_identical(runs):
+    for rank, res in enumerate(runs["ranks"]):
+        z = res["zero"]
+        assert_same_dict(z["resumed_params"], z["params"], f"rank {rank} params", runs["seed"])
+        assert_same_dict(z["resumed_ema"], z["ema"], f"rank {rank} EMA", runs["seed"])
+        assert z["resumed_num_updates"] == K + M  # the warm-up count came back from the file
+
+
+def test_zero_swap_ema_helper(runs):
+    for rank, res in enumerate(runs["ranks"]):
+        z = res["zero"]
+        assert_same_dict(z["swapped"], z["ema"], f"rank {rank} inside swap_ema", runs["seed"])
+        assert_same_dict(z["after_swap"], z["params"], f"rank {rank} after", runs["seed"])
+        assert_same_dict(z["after_raise"], z["params"], f"rank {rank} after raise",
+                         runs["seed"])
+
+
+# ------------------------------------------------------------------------------------------
+# FSDP2
+
+
+def test_fsdp2_equals_single_process(runs):
+    model, opt = runs["fsdp_ref"]
+    params = {n: p.detach() for n, p in model.named_parameters()}
+    ema = opt.ema_state_dict(model)
+    for rank, res in enumerate(runs["ranks"]):
+        assert_same_dict(res["fsdp"]["params"], params, f"rank {rank} params", runs["seed"])
+        assert_same_dict(res["fsdp"]["ema"], ema, f"rank {rank} EMA", runs["seed"])
+    assert runs["ranks"][1]["fsdp"]["ema_rank0_only"] == {}
+    assert_same_dict(runs["ranks"][0]["fsdp"]["ema_rank0_only"], ema, "rank0_only",
+                     runs["seed"])
+    assert not any(torch.equal(ema[n], params[n]) for n in params)
+
+
+def test_fsdp2_state_stays_sharded(runs):
+    shards = []
+    for res in runs["ranks"]:
+        layout = res["fsdp"]["layout"]
+        assert all(entry["all_dtensor"] and entry["placements_match"] for entry in layout)
+        assert res["fsdp"]["step_is_plain_tensor"]
+        shards.append([entry["local_shape"] for entry in layout])
+    full = [entry["full_shape"] for entry in runs["ranks"][0]["fsdp"]["layout"]]
+    for (a, b), shape in zip(zip(*shards), full):
+        assert a[0] + b[0] == shape[0] and a[1:] == b[1:] == shape[1:]  # split along dim 0
+        assert a[0] < shape[0] or shape[0] == 1                        # really sharded
+    assert (0, 5) in shards[1] and (0,) in shards[1]  # empty local shards are handled
+
+
+def test_fsdp2_swap_ema_and_resume(runs):
+    for rank, res in enumerate(runs["ranks"]):
+        f = res["fsdp"]
+        assert_same_dict(f["swapped"], f["ema"], f"rank {rank} inside swap_ema", runs["seed"])
+        assert_same_dict(f["after_swap"], f["params"], f"rank {rank} after", runs["seed"])
+        assert_same_dict(f["resumed_params"], f["params"], f"rank {rank} resumed params",
+                         runs["seed"])
+        assert_same_dict(f["resumed_ema"], f["ema"], f"rank {rank} resumed EMA", runs["seed"])
