@@ -18,9 +18,12 @@ SAMPLE_BUILD := build/aclnn_sample
 
 .PHONY: demo test check cpp python venv clean sanitize sample third_party/torch_npu npu-check
 
+# The main job: train a small model with FusedEmaAdamW through the kernel, then the C++ aclnn
+# sample, then the golden-compare sweep of the kernel on the CPU twin (short mode).
 demo: python
-	$(PY) -m ascend_ema_adam check
+	$(PY) -m ascend_ema_adam train-demo
 	$(MAKE) --no-print-directory sample
+	$(PY) -m ascend_ema_adam check --quick
 
 test: python cpp sanitize npu-check
 	AEA_CPP_BIN=$(abspath $(CPP_BUILD))/bin $(PY) -m pytest -q
@@ -88,6 +91,20 @@ $(TORCH_NPU_INC)/.stamp: | $(VENV)/.requirements.stamp
 	$(PY) -c 'import glob, zipfile; w = zipfile.ZipFile(glob.glob("third_party/torch_npu-2.13.0-*.whl")[0]); \
 	    w.extractall("third_party", [n for n in w.namelist() if n.startswith("torch_npu/include/")])'
 	test -f $(TORCH_NPU_INC)/third_party/acl/inc/acl/acl.h
+	touch $@
+
+# CPU benchmark, not part of `make test`: the fused op vs torch fused AdamW and DeepSpeed CPUAdam
+# (each + a lerp EMA) and a bandwidth roofline; table on stdout, JSON and PNG in build/bench.
+# Installs the bench extra once (DeepSpeed JIT-builds its CPU Adam on first use, ~1 min, cached
+# under ~/.cache/torch_extensions). BENCH_ARGS=--quick for a run under a minute.
+.PHONY: bench
+BENCH_ARGS ?=
+bench: $(VENV)/.bench.stamp
+	$(PY) -m ascend_ema_adam bench $(BENCH_ARGS)
+
+$(VENV)/.bench.stamp: $(VENV)/.python.stamp pyproject.toml
+	$(PY) -m pip install --quiet --no-build-isolation --disable-pip-version-check \
+	    -Ceditable.rebuild=false -e '.[bench]'
 	touch $@
 
 clean:

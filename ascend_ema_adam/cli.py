@@ -13,11 +13,29 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--quick", action="store_true", help="fewer sizes (seconds, not minutes)")
     check.add_argument("--seed", type=int, default=None, help="random seed (default: fresh)")
     commands.add_parser("info", help="versions found and which backend runs CPU / NPU tensors")
+    bench = commands.add_parser("bench", help="CPU benchmark: fused op vs torch / DeepSpeed")
+    bench.add_argument("--quick", action="store_true", help="fewer cases (under a minute)")
+    bench.add_argument("--out", default="build/bench", help="directory for bench.json, bench.png")
+    bench.add_argument("--threads", type=int, nargs="+", help="thread counts (default: 1, all)")
+    bench.add_argument("--repeats", type=int, help="interleaved rounds per case")
+    demo = commands.add_parser("train-demo",
+                               help="train a small CNN on sklearn digits with FusedEmaAdamW")
+    demo.add_argument("--epochs", type=int, default=15, help="epochs (default: 15)")
+    demo.add_argument("--out", default=None,
+                      help="PNG of the curves (default: build/demo/train_demo.png)")
+    demo.add_argument("--seed", type=int, default=0, help="data split and init seed")
     args = parser.parse_args(argv)
 
     if args.command == "check":
         from . import check as check_module
         return check_module.main(quick=args.quick, seed=args.seed)
+    if args.command == "bench":
+        from . import bench as bench_module
+        return bench_module.main(quick=args.quick, out_dir=args.out, threads=args.threads,
+                                 repeats=args.repeats)
+    if args.command == "train-demo":
+        from . import train_demo
+        return train_demo.main(epochs=args.epochs, out=args.out, seed=args.seed)
     if args.command == "info":
         from .info import format_info, info
         print(format_info(info()))

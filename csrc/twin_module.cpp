@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "apply_fused_ema_adam_native.h"
 #include "apply_fused_ema_adam_tiling.h"
@@ -143,6 +144,17 @@ py::dict Launch(const py::buffer& grad, const py::buffer& var, const py::buffer&
     return out;
 }
 
+aea::StreamProbe ParseProbe(const std::string& kind)
+{
+    if (kind == "copy") return aea::StreamProbe::kCopy;
+    if (kind == "copy_nt") return aea::StreamProbe::kCopyNt;
+    if (kind == "triad") return aea::StreamProbe::kTriad;
+    if (kind == "triad_nt") return aea::StreamProbe::kTriadNt;
+    if (kind == "update") return aea::StreamProbe::kUpdate;
+    throw py::value_error("kind must be copy, copy_nt, triad, triad_nt or update, got '" + kind +
+                          "'");
+}
+
 /** The native kernel on contiguous buffers: in place, or into the optional *_out buffers. */
 py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::buffer& m,
                       const py::buffer& v, const py::buffer& s, const py::buffer& step,
@@ -270,23 +282,39 @@ PYBIND11_MODULE(_twin, mod)
        "from ASCEND_EMA_ADAM_CPU_KERNEL), the native kernel's instruction set and default threads "
        "(ASCEND_EMA_ADAM_NUM_THREADS, else every CPU of the process).");
 
+    mod.def("cpu_kernel_name", [] {
+        try {
+            if (aea::SelectedCpuKernel() == aea::CpuKernel::kTwin) {
+                return std::string("twin (the AscendC kernel on the CPU twin)");
+            }
+            return "native (" + std::string(aea::NativeIsa()) + ", " +
+                   std::to_string(aea::NativeThreads()) + " threads)";
+        } catch (const std::invalid_argument& e) {
+            return std::string("none: ") + e.what();
+        }
+    }, "cpu_kernel() in one line, for `info` (an invalid environment is described, not raised).");
+
     mod.def("stream_probe",
-            [](const std::string& kind, const py::buffer& a, const py::buffer& b,
-               const py::buffer& c, float scalar, uint64_t n, uint32_t threads) {
-                if (kind != "copy" && kind != "triad") {
-                    throw py::value_error("kind must be 'copy' or 'triad', got '" + kind + "'");
+            [](const std::string& kind, const std::vector<py::buffer>& arrays, float scalar,
+               uint64_t n, uint32_t threads) {
+                const aea::StreamProbe k = ParseProbe(kind);
+                if (arrays.size() != static_cast<size_t>(aea::StreamProbeArrays(k))) {
+                    throw py::value_error(kind + " needs " +
+                                          std::to_string(aea::StreamProbeArrays(k)) + " arrays");
                 }
-                const size_t bytes = n * sizeof(float);
-                float* pa = static_cast<float*>(BufferPtr(a, "a", bytes, true));
-                const float* pb = static_cast<const float*>(BufferPtr(b, "b", bytes, false));
-                const float* pc = static_cast<const float*>(BufferPtr(c, "c", bytes, false));
+                std::vector<float*> ptrs;
+                for (size_t i = 0; i < arrays.size(); ++i) {
+                    const std::string name = "arrays[" + std::to_string(i) + "]";
+                    ptrs.push_back(static_cast<float*>(
+                        BufferPtr(arrays[i], name.c_str(), n * sizeof(float), true)));
+                }
                 py::gil_scoped_release release;
-                return aea::RunStreamProbe(
-                    kind == "copy" ? aea::StreamProbe::kCopy : aea::StreamProbe::kTriad, pa, pb,
-                    pc, scalar, n, threads);
+                return aea::RunStreamProbe(k, ptrs.data(), scalar, n, threads);
             },
-            py::arg("kind"), py::arg("a"), py::arg("b"), py::arg("c"), py::arg("scalar"),
-            py::arg("n"), py::arg("threads") = 0,
-            "Streaming-bandwidth probe on float32 buffers (copy: a = b; triad: a = b + scalar*c), "
-            "split over threads like the native kernel; returns the threads used.");
+            py::arg("kind"), py::arg("arrays"), py::arg("scalar"), py::arg("n"),
+            py::arg("threads") = 0,
+            "Streaming-bandwidth probe on float32 buffers of n elements, split over threads like "
+            "the native kernel: copy (a0 = a1; 8 B/elem), triad (a0 = a1 + scalar*a2; 12 B/elem), "
+            "their _nt variants storing around the caches; update (ak += a0 for k = 1..4 in "
+            "place: the kernel's 36 B/elem pattern). Returns the threads used.");
 }

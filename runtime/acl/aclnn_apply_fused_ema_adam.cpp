@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "acl_internal.h"
+#include "apply_fused_ema_adam_native.h"
 #include "apply_fused_ema_adam_tiling.h"
 #include "apply_fused_ema_adam_twin_run.h"
 
@@ -55,6 +56,8 @@ struct ApplyFusedEmaAdamExecutor final : aclOpExecutor {
     View views[kFloatTensors];
     const int64_t* step = nullptr;
     uint32_t elemBytes = 0;
+    CpuKernel kernel = CpuKernel::kNative;  // from the environment at phase 1
+    uint32_t threads = 0;                   // the native kernel's
 };
 
 aclnnStatus Reject(aclnnStatus status, const std::string& message)
@@ -387,12 +390,19 @@ void CopyView(const View& view, uint32_t elemBytes, char* packed, bool toPacked)
 }
 
 /**
- * The CPU device's kernel launch for one executor: the one place a CPU kernel is chosen. Today
- * the AscendC kernel runs unchanged through the twin.
+ * The CPU device's kernel launch for one executor: the one place a CPU kernel is chosen. The
+ * native kernel by default; the AscendC kernel, unchanged, through the twin with
+ * ASCEND_EMA_ADAM_CPU_KERNEL=twin. Both give the same bits.
  */
 void RunCpuKernel(const ApplyFusedEmaAdamExecutor& e, const KernelBuffers& buffers)
 {
-    RunOnTwin(e.tiling, e.platform, buffers);
+    if (e.kernel == CpuKernel::kTwin) {
+        RunOnTwin(e.tiling, e.platform, buffers);
+        return;
+    }
+    NativeOptions options;
+    options.threads = e.threads;
+    RunNative(e.tiling, buffers, options);
 }
 
 /** Phase 2's work, in stream order: stage strided views in, run the kernel, scatter results. */
@@ -429,6 +439,12 @@ aclnnStatus GetWorkspaceSize(Tensors tensors, const Attrs& attrs, uint64_t* work
         return status;
     }
     auto e = std::make_unique<ApplyFusedEmaAdamExecutor>();
+    try {  // read at every call, so a process (or a test) can switch kernels
+        e->kernel = SelectedCpuKernel();
+        e->threads = e->kernel == CpuKernel::kNative ? NativeThreads() : 0;
+    } catch (const std::invalid_argument& ex) {
+        return Reject(ACLNN_ERR_RUNTIME_ERROR, ex.what());
+    }
     const aclDataType dtype = tensors[kGrad]->dataType;
     const uint64_t numel = static_cast<uint64_t>(Numel(tensors[kGrad]->viewDims));
     e->platform = CpuPlatform();

@@ -76,10 +76,11 @@ def test_steps_decays_betas(rng, dtype, betas, decay, step):
     actual, expected, reference, _ = run_both(inputs, step, hyper, platform=A2)
     assert_bit_exact(actual, expected)
     assert_cann_precision(actual, reference)
+    # Equal as numbers (a -0 input plus the +0 term gives +0, as IEEE says).
     if decay == 1.0:  # s' = 1*s + 0*var' = s
-        assert golden.bit_equal(actual[3], inputs[4])
+        assert np.array_equal(actual[3].astype(np.float32), inputs[4].astype(np.float32))
     if decay == 0.0:  # s' = 0*s + 1*var' = var'
-        assert golden.bit_equal(actual[3], actual[0])
+        assert np.array_equal(actual[3].astype(np.float32), actual[0].astype(np.float32))
 
 
 def test_step_zero_with_bias_correction_divides_by_zero(rng):

@@ -1,0 +1,32 @@
+"""Cases and assertions shared by the kernel suites: the AscendC kernel on the twin
+(test_kernel.py) and the native CPU kernel (test_native_kernel.py) run the same sweep."""
+
+import ml_dtypes
+import numpy as np
+
+from ascend_ema_adam import golden
+from ascend_ema_adam.check import OUTPUTS
+
+DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
+DTYPE_IDS = ["fp32", "fp16", "bf16"]
+A2 = "Ascend910B2"  # 48 vector cores: exercises the multi-core split on the twin
+A2_CORES = 48
+
+SIZES = [1, 7, 8, 9, 15, 16, 17, 33,
+         A2_CORES - 1, A2_CORES * 8 - 1, A2_CORES * 8, A2_CORES * 8 + 1,  # N < cores, k*cores+-1
+         A2_CORES * 16 * 3 + 5,                                            # 3 blocks per core
+         2728 * 2 * 3 + 11]                                                # 3 chunks per CPU core
+
+SHAPES = [(), (5,), (3, 7), (2, 3, 5), (2, 1, 3, 4), (1, 2, 3, 2, 3), (2, 2, 1, 3, 2, 2),
+          (1, 3, 1, 2, 2, 1, 3), (2, 1, 2, 1, 2, 1, 2, 3)]
+
+
+def assert_bit_exact(actual, expected, what="the emulation golden"):
+    for name, a, e in zip(OUTPUTS, actual, expected):
+        assert golden.bit_equal(a, e), f"{name} differs from {what}"
+
+
+def assert_cann_precision(actual, reference):
+    for name, a, r in zip(OUTPUTS, actual, reference):
+        p = golden.cann_precision(a, r)
+        assert p.passed, f"{name}: {p}"
