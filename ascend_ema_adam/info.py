@@ -55,7 +55,7 @@ def info() -> dict:
         result["build"] = build
         result["cpu_tensor_backend"] = (
             "aclnnApplyFusedEmaAdam on the CPU device (libascend_ema_adam_acl), kernel: "
-            + getattr(_twin, "cpu_kernel_name", lambda: "twin")())
+            + _twin.cpu_kernel_name())
         result["npu_tensor_backend"] = (
             "EXEC_NPU_CMD(aclnnApplyFusedEmaAdam): CANN op-API (custom package or built-in)"
             if build["npu_kernel"] else
