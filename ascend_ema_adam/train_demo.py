@@ -10,6 +10,7 @@ scikit-learn: nothing is downloaded.
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 DEFAULT_OUT = os.path.join("build", "demo", "train_demo.png")
@@ -171,7 +172,9 @@ def _train(epochs, out, seed, batch_size, lr, ema_decay, start) -> int:
 
     history, spot = [], None
     gen = torch.Generator().manual_seed(seed)
-    bar = tqdm(total=epochs * steps_per_epoch, unit="step", dynamic_ncols=True, leave=False)
+    # A live bar on a terminal; in a log it would be thousands of carriage-return updates.
+    bar = tqdm(total=epochs * steps_per_epoch, unit="step", dynamic_ncols=True, leave=False,
+               mininterval=0.25, disable=not sys.stderr.isatty())
     for epoch in range(1, epochs + 1):
         model.train()
         order = torch.randperm(len(x_train), generator=gen)
