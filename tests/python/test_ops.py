@@ -240,7 +240,7 @@ def test_torch_compile_fullgraph_matches_eager(rng):
     shapes = [(33,), (8, 5), (2, 3, 4)]
     state = [make_state(rng, shape, torch.float32) for shape in shapes]
     eager = [[t.clone() for t in group] for group in state]
-    compiled_fn = torch.compile(_optimizer_step, fullgraph=True, backend="aot_eager")
+    compiled_fn = torch.compile(_optimizer_step, fullgraph=True)
     for step in (1, 2, 3):
         step_t = torch.tensor([step], dtype=torch.int64)
         compiled_fn(*[[g[i] for g in state] for i in (1, 0, 2, 3, 4)], step_t)
