@@ -29,21 +29,6 @@ aea::DataType ParseDtype(const std::string& name)
     throw py::value_error("dtype must be float32, float16 or bfloat16, got '" + name + "'");
 }
 
-aea::Attrs MakeAttrs(double lr, double emaDecay, double beta1, double beta2, double eps,
-                     int64_t mode, bool biasCorrection, double weightDecay)
-{
-    aea::Attrs a;
-    a.lr = lr;
-    a.emaDecay = emaDecay;
-    a.beta1 = beta1;
-    a.beta2 = beta2;
-    a.eps = eps;
-    a.mode = mode;
-    a.biasCorrection = biasCorrection;
-    a.weightDecay = weightDecay;
-    return a;
-}
-
 py::dict TilingToDict(const aea::TilingResult& r)
 {
     const ApplyFusedEmaAdamTilingData& t = r.data;
@@ -111,11 +96,10 @@ py::dict Launch(const py::buffer& grad, const py::buffer& var, const py::buffer&
                 double weightDecay, const std::string& platformName, uint32_t threads)
 {
     const aea::DataType dt = ParseDtype(dtype);
-    const aea::Platform platform = platformName == "cpu" ? aea::CpuPlatform()
-                                                         : aea::FindPlatform(platformName);
+    const aea::Platform platform = aea::FindPlatform(platformName);
     const aea::TilingResult tiling =
-        aea::ComputeTiling(numel, dt, MakeAttrs(lr, emaDecay, beta1, beta2, eps, mode,
-                                                biasCorrection, weightDecay), platform);
+        aea::ComputeTiling(numel, dt, aea::Attrs{lr, emaDecay, beta1, beta2, eps, mode,
+                                                biasCorrection, weightDecay}, platform);
     const size_t bytes = numel * aea::DataTypeSize(dt);
     aea::KernelBuffers b{};
     b.grad = BufferPtr(grad, "grad", bytes, false);
@@ -167,8 +151,8 @@ py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::b
 {
     const aea::DataType dt = ParseDtype(dtype);
     const aea::TilingResult tiling =
-        aea::ComputeTiling(numel, dt, MakeAttrs(lr, emaDecay, beta1, beta2, eps, mode,
-                                                biasCorrection, weightDecay), aea::CpuPlatform());
+        aea::ComputeTiling(numel, dt, aea::Attrs{lr, emaDecay, beta1, beta2, eps, mode,
+                                                biasCorrection, weightDecay}, aea::CpuPlatform());
     const size_t bytes = numel * aea::DataTypeSize(dt);
     aea::KernelBuffers b{};
     b.grad = BufferPtr(grad, "grad", bytes, false);
@@ -232,8 +216,8 @@ PYBIND11_MODULE(_twin, mod)
                 try {
                     return TilingToDict(aea::ComputeTiling(
                         numel, ParseDtype(dtype),
-                        MakeAttrs(lr, emaDecay, beta1, beta2, eps, mode, biasCorrection,
-                                  weightDecay), p));
+                        aea::Attrs{lr, emaDecay, beta1, beta2, eps, mode, biasCorrection,
+                                  weightDecay}, p));
                 } catch (const std::invalid_argument& e) {
                     throw py::value_error(e.what());
                 }

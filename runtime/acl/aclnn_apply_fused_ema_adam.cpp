@@ -534,15 +534,8 @@ aclnnStatus aclnnApplyFusedEmaAdamGetWorkspaceSize(
     namespace acl = ascend_ema_adam::acl;
     return acl::Guarded(acl::kPhase1, [&] {
         const aclTensor* const tensors[acl::kTensorArgs] = {grad, varRef, mRef, vRef, sRef, step};
-        ascend_ema_adam::Attrs attrs;
-        attrs.lr = lr;
-        attrs.emaDecay = emaDecay;
-        attrs.beta1 = beta1;
-        attrs.beta2 = beta2;
-        attrs.eps = eps;
-        attrs.mode = mode;
-        attrs.biasCorrection = biasCorrection;
-        attrs.weightDecay = weightDecay;
+        const ascend_ema_adam::Attrs attrs{lr, emaDecay, beta1, beta2, eps, mode, biasCorrection,
+                                           weightDecay};
         return acl::GetWorkspaceSize(tensors, attrs, workspaceSize, executor);
     });
 }
