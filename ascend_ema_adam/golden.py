@@ -184,6 +184,14 @@ def check_entry_dtypes(grad, var, m, v, s, max_v=None, copy=None) -> None:
                         f"{', '.join(str(d) for d in dict.fromkeys(grad_ok))}")
 
 
+def amsgrad_max(max_v, v_new):
+    """AMSGrad's running maximum as every kernel computes it: ``max_v > v' ? max_v : v'``
+    (AscendC's and x86's vector max). A NaN v' propagates (as in torch.maximum); a NaN already
+    stored in max_v is replaced by the next v' (torch would keep it; the case needs a NaN
+    gradient first, which has already made var and the moments NaN)."""
+    return np.where(max_v > v_new, max_v, v_new)
+
+
 def _skips(extras: Extras) -> bool:
     return extras.found_inf is not None and np.float32(extras.found_inf) != 0
 
@@ -198,7 +206,7 @@ def emulate_entry(grad, var, m, v, s, step, h: Hyper = Hyper(), extras: Extras =
         0. found_inf nonzero: nothing is written
         1. g = widen(grad);  maximize: g = -g;  grad_scale: g = g / scale
         2. the single op's steps 1-5 (see the module docstring), except that with max_v:
-           max_v' = max(max_v, v') (NaN propagates) and v_hat = max_v' * (1/c2)
+           max_v' = max_v > v' ? max_v : v'  and  v_hat = max_v' * (1/c2)
         3. the single op's steps 6-8; copy = narrow(var')
     The EMA follows the unrounded fp32 var' (the master's, with a model copy)."""
     check_entry_dtypes(grad, var, m, v, s, max_v, copy)
@@ -229,7 +237,7 @@ def emulate_entry(grad, var, m, v, s, step, h: Hyper = Hyper(), extras: Extras =
         v_new = ((g * g) * one_minus_b2) + (b2 * v32)
         max_new = None
         if max_v is not None:
-            max_new = np.maximum(np.asarray(max_v).astype(f32), v_new)
+            max_new = amsgrad_max(np.asarray(max_v).astype(f32), v_new)
             v_hat = max_new * inv_c2
         else:
             v_hat = v_new * inv_c2
@@ -279,7 +287,7 @@ def reference_entry(grad, var, m, v, s, step, h: Hyper = Hyper(), extras: Extras
             g = g + wd * p
         m_new = b1 * m64 + (1.0 - b1) * g
         v_new = b2 * v64 + (1.0 - b2) * g * g
-        max_new = None if max_v is None else np.maximum(np.asarray(max_v).astype(f64), v_new)
+        max_new = None if max_v is None else amsgrad_max(np.asarray(max_v).astype(f64), v_new)
         u = (m_new / c1) / (np.sqrt((v_new if max_new is None else max_new) / c2) + eps)
         if h.mode == 1:
             u = u + wd * p

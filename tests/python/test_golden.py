@@ -240,10 +240,12 @@ def test_amsgrad_keeps_the_running_maximum(rng):
     out = golden.emulate_entry(*arrays.values(), np.array([9], np.int64), Hyper(), **extra)
     assert np.array_equal(out.max_v, np.maximum(extra["max_v"], out.v))
     assert (out.max_v > out.v).any() and (out.max_v == out.v).any()
-    # NaN in v' propagates into max_v (as torch.maximum does).
+    # A NaN v' propagates into max_v (as torch.maximum does); a NaN stored maximum is replaced.
     arrays["grad"][0] = np.nan
+    extra["max_v"][1] = np.nan
     out = golden.emulate_entry(*arrays.values(), np.array([9], np.int64), Hyper(), **extra)
     assert np.isnan(out.max_v[0])
+    assert out.max_v[1] == out.v[1] and np.isfinite(out.max_v[1])
 
 
 def test_model_copy_is_the_rounded_master(rng):
