@@ -68,6 +68,27 @@ struct Probe {
     uint32_t shapeSize = kUnchecked;
 };
 
+// GetSize() if size, GetDataPtr(0 .. pointers-1), GetDesc(0 .. descs-1); Init checks against `checked`'s length
+// and count when given.
+Probe Calls(bool size, uint32_t pointers, uint32_t descs, const twin::EncodedList* checked = nullptr) {
+    Probe p;
+    p.size = size;
+    p.pointers = pointers;
+    p.descs = descs;
+    if (checked != nullptr) {
+        p.length = checked->Length();
+        p.shapeSize = checked->Count();
+    }
+    return p;
+}
+
+Probe Checked(uint32_t length, uint32_t shapeSize) {
+    Probe p;
+    p.length = length;
+    p.shapeSize = shapeSize;
+    return p;
+}
+
 struct Decoded {
     uint32_t size = 0;
     std::vector<uint64_t> pointers;
@@ -129,14 +150,7 @@ TWIN_CASE(ok_framework_layout_one_rank) {
         for (const uint32_t n : {1u, 2u, Draw(3, 64)}) {
             const std::vector<twin::ListEntry> entries = FakeEntries(Ranks(n, rank));
             twin::EncodedList list = twin::EncodeList(entries);
-            Probe probe;
-            probe.size = n == 1;
-            probe.pointers = probe.descs = n;
-            if (n % 2 == 1) {
-                probe.length = list.Length();
-                probe.shapeSize = list.Count();
-            }
-            const Decoded d = Decode(list, probe);
+            const Decoded d = Decode(list, Calls(n == 1, n, n, n % 2 == 1 ? &list : nullptr));
             ExpectDecoded("framework", entries, d, n);
             if (n == 1) Expect(d.size == 1, "framework rank %u: GetSize() = %u", rank, d.size);
         }
@@ -150,12 +164,7 @@ TWIN_CASE(ok_indexed_layout) {
         for (const uint32_t n : {1u, 2u, Draw(3, 64)}) {
             const std::vector<twin::ListEntry> entries = FakeEntries(Ranks(n, rank));
             twin::EncodedList list = twin::EncodeList(entries, twin::ListLayout::kIndexed);
-            Probe probe;
-            probe.size = true;
-            probe.pointers = probe.descs = n;
-            probe.length = list.Length();
-            probe.shapeSize = list.Count();
-            const Decoded d = Decode(list, probe);
+            const Decoded d = Decode(list, Calls(true, n, n, &list));
             ExpectDecoded("indexed", entries, d, n);
             Expect(d.size == n, "indexed rank %u: GetSize() = %u, want %u", rank, d.size, n);
         }
@@ -168,12 +177,7 @@ TWIN_CASE(ok_pointers_only_layout) {
     for (const uint32_t n : {1u, 2u, Draw(3, 300)}) {
         const std::vector<twin::ListEntry> entries = FakeEntries(Ranks(n, 0));
         twin::EncodedList list = twin::EncodeList(entries, twin::ListLayout::kPointersOnly);
-        Probe probe;
-        probe.size = true;
-        probe.pointers = n;
-        probe.length = list.Length();
-        probe.shapeSize = list.Count();
-        const Decoded d = Decode(list, probe);
+        const Decoded d = Decode(list, Calls(true, n, 0, &list));
         ExpectDecoded("pointers-only", entries, d, 0);
         Expect(d.size == n, "pointers-only: GetSize() = %u, want %u", d.size, n);
     }
@@ -195,12 +199,7 @@ TWIN_CASE(ok_framework_layout_mixed_ranks) {
         const size_t rank0 = entries[0].shape.size();
         while (rank0 != 0 && run < n && entries[run].shape.size() == rank0 && entries[run].data != nullptr) ++run;
         twin::EncodedList list = twin::EncodeList(entries);
-        Probe probe;
-        probe.pointers = n;
-        probe.descs = run;
-        probe.length = list.Length();
-        probe.shapeSize = list.Count();
-        ExpectDecoded("framework mixed", entries, Decode(list, probe), run);
+        ExpectDecoded("framework mixed", entries, Decode(list, Calls(false, n, run, &list)), run);
     }
     return Verdict();
 }
@@ -210,9 +209,7 @@ TWIN_CASE(ok_empty_tensor_with_null_pointer) {
     std::vector<twin::ListEntry> entries = FakeEntries(Ranks(3, 2));
     entries[1] = {nullptr, {0, 7}};
     twin::EncodedList list = twin::EncodeList(entries);
-    Probe probe;
-    probe.pointers = probe.descs = 3;
-    ExpectDecoded("empty tensor", entries, Decode(list, probe), 3);
+    ExpectDecoded("empty tensor", entries, Decode(list, Calls(false, 3, 3)), 3);
     return Verdict();
 }
 
@@ -229,10 +226,8 @@ TWIN_CASE(ok_descriptor_reads_are_scalar_traffic) {
         const uint32_t n = Draw(1, 40);
         const std::vector<twin::ListEntry> entries = FakeEntries(Ranks(n, l.rank));
         twin::EncodedList list = twin::EncodeList(entries, l.layout);
-        Probe probe;
-        probe.size = l.layout != twin::ListLayout::kFramework || n == 1;
-        probe.pointers = Draw(0, n);
-        probe.descs = l.rank == 0 ? 0 : Draw(0, n);
+        const Probe probe = Calls(l.layout != twin::ListLayout::kFramework || n == 1, Draw(0, n),
+                                  l.rank == 0 ? 0 : Draw(0, n));
         twin::BlockCounters c;
         Decode(list, probe, &c);
         const uint64_t want = 8 * (l.initWords + probe.pointers + uint64_t{probe.descs} * (1 + l.rank));
@@ -401,22 +396,23 @@ TWIN_CASE(ok_encoded_words) {
 
 // ---- abort: GM_BOUNDS ---------------------------------------------------------------------------------------
 
-int LaunchProbe(twin::EncodedList& list, const Probe& probe, std::vector<twin::GmRegion> regions) {
+// Runs k_decode on a list that must make it abort; the list's own region is registered unless regions are given.
+int ProbeAbort(twin::EncodedList list, const Probe& probe, const std::vector<twin::GmRegion>* regions = nullptr) {
     Decoded out;
-    twin::Launch(k_decode, Config(1, std::move(regions)), list.Addr(), &probe, &out);
+    twin::Launch(k_decode, Config(1, regions != nullptr ? *regions : std::vector<twin::GmRegion>{list.Region()}),
+                 list.Addr(), &probe, &out);
     return ExpectedAbort();
 }
 
 TWIN_CASE(abort_GM_BOUNDS_list_not_registered) {
-    twin::EncodedList list = twin::EncodeList(FakeEntries(Ranks(3, 2)));
-    return LaunchProbe(list, Probe{}, {});
+    const std::vector<twin::GmRegion> none;
+    return ProbeAbort(twin::EncodeList(FakeEntries(Ranks(3, 2))), Probe{}, &none);
 }
 
 TWIN_CASE(abort_GM_BOUNDS_list_pointers_not_registered) {
     twin::EncodedList list = twin::EncodeList(FakeEntries(Ranks(3, 2)));
-    Probe probe;
-    probe.pointers = 1;
-    return LaunchProbe(list, probe, {{list.Words().data(), list.Words()[0]}});  // the descriptors only
+    const std::vector<twin::GmRegion> descriptors = {{list.Words().data(), list.Words()[0]}};
+    return ProbeAbort(list, Calls(false, 1, 0), &descriptors);
 }
 
 // GetDataObj().GetSize() is sizeof(T) x elements (upstream): copying that many elements runs off the tensor.
@@ -444,20 +440,17 @@ TWIN_CASE(abort_GM_BOUNDS_get_data_obj_size_is_bytes) {
 // ---- abort: LIST_LAYOUT -------------------------------------------------------------------------------------
 
 TWIN_CASE(abort_LIST_LAYOUT_null_list) {
-    Probe probe;
+    const Probe probe;
     Decoded out;
     twin::Launch(k_decode, Config(1), nullptr, &probe, &out);
     return ExpectedAbort();
 }
 
-TWIN_CASE(abort_LIST_LAYOUT_empty_list) {
-    twin::EncodedList list = twin::EncodeList({});
-    return LaunchProbe(list, Probe{}, {list.Region()});
-}
+TWIN_CASE(abort_LIST_LAYOUT_empty_list) { return ProbeAbort(twin::EncodeList({}), Probe{}); }
 
 TWIN_CASE(abort_LIST_LAYOUT_misaligned_list) {
     std::vector<uint64_t> words(8);
-    Probe probe;
+    const Probe probe;
     Decoded out;
     twin::Launch(k_decode, Config(1, {Region(words)}), Gm(words) + 4, &probe, &out);
     return ExpectedAbort();
@@ -469,43 +462,28 @@ TWIN_CASE(abort_LIST_LAYOUT_descriptor_overruns_pointers) {
     twin::EncodedList list = twin::EncodeList(entries);
     std::vector<uint64_t> words = list.Words();
     words[4] = (uint64_t{1} << 32) | 9;  // tensor 1's header
-    twin::EncodedList corrupt(words, list.Count());
-    return LaunchProbe(corrupt, Probe{}, {corrupt.Region()});
+    return ProbeAbort(twin::EncodedList(words, list.Count()), Probe{});
 }
 
 // ---- abort: LIST_LENGTH -------------------------------------------------------------------------------------
 
 TWIN_CASE(abort_LIST_LENGTH_shape_size) {
     twin::EncodedList list = twin::EncodeList(FakeEntries(Ranks(4, 3)), twin::ListLayout::kIndexed);
-    Probe probe;
-    probe.length = list.Length();
-    probe.shapeSize = list.Count() + 1;
-    return LaunchProbe(list, probe, {list.Region()});
+    return ProbeAbort(list, Checked(list.Length(), list.Count() + 1));
 }
 
 TWIN_CASE(abort_LIST_LENGTH_length) {
     twin::EncodedList list = twin::EncodeList(FakeEntries(Ranks(4, 3)));
-    Probe probe;
-    probe.length = list.Length() - 8;
-    probe.shapeSize = list.Count();
-    return LaunchProbe(list, probe, {list.Region()});
+    return ProbeAbort(list, Checked(list.Length() - 8, list.Count()));
 }
 
 // ---- abort: LIST_INDEX --------------------------------------------------------------------------------------
 
 TWIN_CASE(abort_LIST_INDEX_get_data_ptr) {
-    twin::EncodedList list = twin::EncodeList(FakeEntries(Ranks(5, 0)), twin::ListLayout::kPointersOnly);
-    Probe probe;
-    probe.pointers = 6;
-    return LaunchProbe(list, probe, {list.Region()});
+    return ProbeAbort(twin::EncodeList(FakeEntries(Ranks(5, 0)), twin::ListLayout::kPointersOnly), Calls(false, 6, 0));
 }
 
-TWIN_CASE(abort_LIST_INDEX_get_desc) {
-    twin::EncodedList list = twin::EncodeList(FakeEntries(Ranks(5, 2)));
-    Probe probe;
-    probe.descs = 6;
-    return LaunchProbe(list, probe, {list.Region()});
-}
+TWIN_CASE(abort_LIST_INDEX_get_desc) { return ProbeAbort(twin::EncodeList(FakeEntries(Ranks(5, 2))), Calls(false, 0, 6)); }
 
 __global__ __aicore__ void k_shape_past_rank(GM_ADDR list) {
     ListTensorDesc xList(reinterpret_cast<__gm__ void*>(list));
@@ -536,37 +514,22 @@ TWIN_CASE(abort_LIST_INDEX_uninitialised_list) {
 
 // CANN's launcher writes 1 in every header: GetSize() would be 1 on the device for these 3 tensors.
 TWIN_CASE(abort_LIST_COUNT_framework_list) {
-    twin::EncodedList list = twin::EncodeList(FakeEntries(Ranks(3, 1)));
-    Probe probe;
-    probe.size = true;
-    return LaunchProbe(list, probe, {list.Region()});
+    return ProbeAbort(twin::EncodeList(FakeEntries(Ranks(3, 1))), Calls(true, 0, 0));
 }
 
 // ---- abort: LIST_SHAPE --------------------------------------------------------------------------------------
 
 TWIN_CASE(abort_LIST_SHAPE_no_shape_info) {
-    twin::EncodedList list = twin::EncodeList(FakeEntries(Ranks(3, 0)), twin::ListLayout::kPointersOnly);
-    Probe probe;
-    probe.descs = 1;
-    return LaunchProbe(list, probe, {list.Region()});
+    return ProbeAbort(twin::EncodeList(FakeEntries(Ranks(3, 0)), twin::ListLayout::kPointersOnly), Calls(false, 0, 1));
 }
 
-// Tensor 0 has rank 0: the decoder sees a list without shape info.
+// Tensor 0 has rank 0: the decoder sees a list without shape info (the pointers still decode).
 TWIN_CASE(abort_LIST_SHAPE_framework_rank0_first) {
-    twin::EncodedList list = twin::EncodeList(FakeEntries({0, 2, 2}));
-    Probe probe;
-    probe.pointers = 3;  // fine
-    probe.descs = 1;
-    return LaunchProbe(list, probe, {list.Region()});
+    return ProbeAbort(twin::EncodeList(FakeEntries({0, 2, 2})), Calls(false, 3, 1));
 }
 
 // Ranks 2, 1, 2: GetDesc(0) is right, GetDesc(1) would read tensor 1's header as a dim on the device.
-TWIN_CASE(abort_LIST_SHAPE_mixed_ranks) {
-    twin::EncodedList list = twin::EncodeList(FakeEntries({2, 1, 2}));
-    Probe probe;
-    probe.descs = 2;
-    return LaunchProbe(list, probe, {list.Region()});
-}
+TWIN_CASE(abort_LIST_SHAPE_mixed_ranks) { return ProbeAbort(twin::EncodeList(FakeEntries({2, 1, 2})), Calls(false, 0, 2)); }
 
 __global__ __aicore__ void k_desc_without_shape_buffer(GM_ADDR list) {
     ListTensorDesc xList(reinterpret_cast<__gm__ void*>(list));
@@ -595,10 +558,7 @@ TWIN_CASE(abort_LIST_SHAPE_null_shape_buffer) {
 TWIN_CASE(abort_LIST_NULL_tensor_without_data) {
     std::vector<twin::ListEntry> entries = FakeEntries(Ranks(3, 2));
     entries[1] = {nullptr, {3, 4}};  // 12 elements and no data
-    twin::EncodedList list = twin::EncodeList(entries);
-    Probe probe;
-    probe.descs = 2;
-    return LaunchProbe(list, probe, {list.Region()});
+    return ProbeAbort(twin::EncodeList(entries), Calls(false, 0, 2));
 }
 
 // ---- abort: BLOCK -------------------------------------------------------------------------------------------
