@@ -14,7 +14,7 @@
  *   CANN's launcher (opbase RtsArg::AppendDevicePtrArg, ge KernelTaskInfo): high half 1 in every header,
  *   each tensor its own rank, e.g. shapes [4, 5] and [7]:
  *     | 48 | 1<<32|2 | 4 | 5 | 1<<32|1 | 7 | ptr0 | ptr1 |
- *   asc-devkit's tests and docs: high half = tensor index, one rank for the whole list:
+ *   asc-devkit's tests and docs: high half = tensor index, one rank for the whole list, e.g. [4, 5] and [7, 1]:
  *     | 56 | 0<<32|2 | 4 | 5 | 1<<32|2 | 7 | 1 | ptr0 | ptr1 |
  *   No shape info (the decoder's second form): the count in the header's high half, rank 0, then 0xffffffff:
  *     | 24 | n<<32|0 | 0xffffffff | ptr0 | ... | ptr(n-1) |
@@ -35,12 +35,17 @@
  * The twin decodes the same way and returns what the device returns, but also walks the descriptors once at
  * Init (not counted as traffic) to learn how many tensors the list really holds and how many leading ones
  * share tensor 0's rank. Every call then checks against that truth, so a kernel that works on the device with
- * CANN's lists runs here, and one that would read wrong words there aborts here:
+ * CANN's lists runs here, and one that would read wrong words there aborts here. That is where the twin departs
+ * from CPU-debug, whose decode assert rejects every CANN launcher list of two or more tensors (its count is 1):
+ * the twin checks the walk instead, and checks indexes, shapeSize and length against the real tensor count
+ * (the decoder's count on every layout CPU-debug accepts); and it allows a null data pointer for a tensor
+ * without elements (CPU-debug asserts on any null pointer GetDesc hands out; the device does not care).
+ * The rules:
  *   GM_BOUNDS    a descriptor word the decoder reads (or the descriptor area the twin walks) is outside the
  *                launch's registered GM regions; data reached through a pointer goes through the usual
  *                GlobalTensor checks
  *   LIST_LAYOUT  Init on a null or misaligned address, or on bytes that are not a tensor list (ptrOffset not a
- *                multiple of 8, an empty list, descriptors that overrun or fall short of the pointer array)
+ *                multiple of 8, an empty list, descriptors that run past the pointer array)
  *   LIST_LENGTH  length and shapeSize both given and the list does not hold shapeSize tensors in length bytes
  *   LIST_INDEX   GetDataPtr/GetDesc index >= the number of tensors; TensorDesc::GetShape(i) with i >= GetDim()
  *   LIST_COUNT   GetSize() on a list whose headers do not carry its tensor count (the device returns another
@@ -48,7 +53,7 @@
  *   LIST_SHAPE   GetDesc on a list without shape info (or whose tensor 0 has rank 0); GetDesc before
  *                SetShapeAddr; SetShapeAddr(nullptr); GetDesc(i) when tensors 0..i do not all have tensor 0's
  *                rank (the device would copy another tensor's words)
- *   LIST_NULL    GetDesc of an entry whose data pointer is null (an absent tensor)
+ *   LIST_NULL    GetDesc of a tensor with elements whose data pointer is null
  * The shape buffer given to SetShapeAddr must hold GetDim() words; its size is the caller's business (the
  * twin cannot see it, nor can the device).
  *
