@@ -8,31 +8,18 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../op_host/apply_fused_ema_adam_tiling.h"
+#include "apply_fused_ema_adam_buffers.h"
+#include "apply_fused_ema_adam_tiling.h"
 #include "twin_launch.h"
 
 namespace ascend_ema_adam {
-
-/** Device (here: host) memory of one launch. Outputs may alias the inputs (the in-place call). */
-struct KernelBuffers {
-    const void* grad;
-    const void* var;
-    const void* m;
-    const void* v;
-    const void* s;
-    const int64_t* step;
-    void* varOut;
-    void* mOut;
-    void* vOut;
-    void* sOut;
-};
 
 /**
  * Launches apply_fused_ema_adam with the tiling's block dim and key on the twin, blocks spread
  * over `threads` host threads (0: all). Every tensor holds tiling.data.totalLength elements.
  */
 twin::LaunchResult RunOnTwin(const TilingResult& tiling, const Platform& platform,
-                             const KernelBuffers& buffers, uint32_t threads = 0);
+                             const ApplyFusedEmaAdamBuffers& buffers, uint32_t threads = 0);
 
 }  // namespace ascend_ema_adam
 

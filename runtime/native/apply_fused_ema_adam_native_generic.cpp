@@ -1,16 +1,12 @@
 /**
- * @file native_update_generic.cpp
- * @brief The native kernel's loops in portable C++, one element at a time: the fallback on CPUs
- *        (or architectures) without AVX2.
+ * @file apply_fused_ema_adam_native_generic.cpp
+ * @brief ApplyFusedEmaAdam's native loop in portable C++, one element at a time: the fallback on
+ *        CPUs (or architectures) without AVX2.
  */
-#include "native_update_impl.h"
+#include "apply_fused_ema_adam_native_impl.h"
 
 namespace ascend_ema_adam::native {
 
-const IsaKernels* GenericKernels()
-{
-    static const IsaKernels kernels{"generic", &UpdateRange<Scalar>, &ProbeRange<Scalar>};
-    return &kernels;
-}
+ApplyFusedEmaAdamLoop ApplyFusedEmaAdamGeneric() { return &UpdateRange<Scalar>; }
 
 }  // namespace ascend_ema_adam::native

@@ -1,48 +1,27 @@
 /**
- * @file native_update_impl.h
- * @brief The native kernel's update, written once over a vector backend `A` and instantiated by each
- *        ISA translation unit (native_update_<isa>.cpp). Everything here has internal linkage, so
- *        the AVX-512 copy of a helper can never be picked by the linker for the generic build.
- *
- * A backend provides: V (a vector of kLanes floats); Set1, Add, Sub, Mul, Div, Sqrt (one IEEE
- * rounding each, lane by lane); LoadFloat, Stream (a store that bypasses the caches, to an address
- * aligned to the vector) and StreamFence for the bandwidth probes; and memory policies that move a Pack of kVecs vectors: Full<T>
- * (kVecs * kLanes elements of storage type T) and, if kMaskedTail, Part (n <= kLanes elements, any
- * T). A policy may assign elements to lanes in any order, as long as Store inverts Load's order:
- * the update is elementwise. Narrowing is round to nearest even; widening is exact. This file is compiled with -ffp-contract=off and without fast-math, and
- * the backends call one intrinsic per operation, so the arithmetic is the AscendC kernel's, operation
- * for operation. Only compiler builtins are used (no inline library functions): a library inline
- * compiled here with AVX-512 could otherwise be merged into, and run by, the generic code.
+ * @file apply_fused_ema_adam_native_impl.h
+ * @brief ApplyFusedEmaAdam's native loops, written once over a vector backend `A` (native_simd.h)
+ *        and instantiated by each ISA translation unit (apply_fused_ema_adam_native_<isa>.cpp).
+ *        Compiled with -ffp-contract=off and without fast-math, one backend call per operation:
+ *        the arithmetic is the AscendC kernel's, operation for operation. Internal linkage only
+ *        (see native_simd.h).
  */
-#ifndef ASCEND_EMA_ADAM_NATIVE_UPDATE_IMPL_H
-#define ASCEND_EMA_ADAM_NATIVE_UPDATE_IMPL_H
+#ifndef ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM_NATIVE_IMPL_H
+#define ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM_NATIVE_IMPL_H
 
 #include <cstdint>
 
-#include "native_kernel.h"
+#include "apply_fused_ema_adam_native_kernel.h"
+#include "native_simd.h"
 
 namespace ascend_ema_adam::native {
 namespace {
-
-/** 16-bit storage formats (the bit pattern only). */
-struct F16 {
-    uint16_t bits;
-};
-struct Bf16 {
-    uint16_t bits;
-};
-
-/** kVecs vectors moved by one load or store of a memory policy. */
-template <class V, int kVecs>
-struct Pack {
-    V v[kVecs];
-};
 
 /** The launch scalars broadcast once per range. */
 template <class A>
 struct Consts {
     using V = typename A::V;
-    explicit Consts(const Scalars& k)
+    explicit Consts(const UpdateScalars& k)
         : lr(A::Set1(k.lr)), beta1(A::Set1(k.beta1)), beta2(A::Set1(k.beta2)),
           oneMinusBeta1(A::Set1(k.oneMinusBeta1)), oneMinusBeta2(A::Set1(k.oneMinusBeta2)),
           eps(A::Set1(k.eps)), weightDecay(A::Set1(k.weightDecay)), decay(A::Set1(k.decay)),
@@ -112,68 +91,9 @@ inline void Step(const Consts<A>& c, const Tensors<T>& t, uint64_t i, const Mem&
     mem.Store(t.sOut + i, sOut);
 }
 
-/**
- * Portable backend: one element at a time (the generic build, and the tails of backends without
- * masked memory access). F16 uses the compiler's _Float16, whose conversions round to nearest even.
- */
-struct Scalar {
-    using V = float;
-    static constexpr uint64_t kLanes = 1;
-    static constexpr bool kMaskedTail = false;
-    static V Set1(float x) { return x; }
-    static V Add(V a, V b) { return a + b; }
-    static V Sub(V a, V b) { return a - b; }
-    static V Mul(V a, V b) { return a * b; }
-    static V Div(V a, V b) { return a / b; }
-    static V Sqrt(V a) { return __builtin_sqrtf(a); }
-    static V LoadFloat(const float* x) { return *x; }
-    static void Stream(float* x, V y) { *x = y; }
-    static void StreamFence() {}
-
-    using P = Pack<V, 1>;
-
-    template <class T>
-    struct Full {
-        static constexpr int kVecs = 1;
-        static P Load(const T* x) { return {{Widen(*x)}}; }
-        static void Store(T* x, const P& y) { *x = Narrow(y.v[0], x); }
-    };
-
-    static V Widen(float x) { return x; }
-    static float Narrow(V y, const float*) { return y; }
-    static V Widen(Bf16 x)
-    {
-        const uint32_t bits = static_cast<uint32_t>(x.bits) << 16;
-        float f;
-        __builtin_memcpy(&f, &bits, sizeof f);
-        return f;
-    }
-    static Bf16 Narrow(V y, const Bf16*)
-    {
-        uint32_t bits;
-        __builtin_memcpy(&bits, &y, sizeof bits);
-        const bool nan = (bits & 0x7fffffffU) > 0x7f800000U;
-        return {static_cast<uint16_t>(nan ? (bits >> 16) | 0x0040U  // quiet the NaN
-                                          : (bits + 0x7fffU + ((bits >> 16) & 1U)) >> 16)};
-    }
-    static V Widen(F16 x)
-    {
-        _Float16 h;
-        __builtin_memcpy(&h, &x.bits, sizeof h);
-        return static_cast<float>(h);
-    }
-    static F16 Narrow(V y, const F16*)
-    {
-        const _Float16 h = static_cast<_Float16>(y);
-        F16 x;
-        __builtin_memcpy(&x.bits, &h, sizeof h);
-        return x;
-    }
-};
-
 /** The elements of [begin, end) one at a time (a vector backend's tail without masking). */
 template <uint32_t kMode, class T>
-inline void ScalarLoop(const Scalars& k, const Tensors<T>& t, uint64_t begin, uint64_t end)
+inline void ScalarLoop(const UpdateScalars& k, const Tensors<T>& t, uint64_t begin, uint64_t end)
 {
     const Consts<Scalar> c(k);
     for (uint64_t i = begin; i < end; ++i) {
@@ -183,7 +103,7 @@ inline void ScalarLoop(const Scalars& k, const Tensors<T>& t, uint64_t begin, ui
 
 /** Whole packs, then the tail: masked vectors if the backend can, else one element at a time. */
 template <class A, uint32_t kMode, class T>
-inline void VectorLoop(const Scalars& k, const Tensors<T>& t, uint64_t begin, uint64_t end)
+inline void VectorLoop(const UpdateScalars& k, const Tensors<T>& t, uint64_t begin, uint64_t end)
 {
     using Full = typename A::template Full<T>;
     constexpr uint64_t kStep = Full::kVecs * A::kLanes;
@@ -203,7 +123,7 @@ inline void VectorLoop(const Scalars& k, const Tensors<T>& t, uint64_t begin, ui
 }
 
 template <class A, class T>
-inline void UpdateTyped(const Job& job, uint64_t begin, uint64_t end)
+inline void UpdateTyped(const ApplyFusedEmaAdamJob& job, uint64_t begin, uint64_t end)
 {
     const Tensors<T> t{static_cast<const T*>(job.in[0]), static_cast<const T*>(job.in[1]),
                        static_cast<const T*>(job.in[2]), static_cast<const T*>(job.in[3]),
@@ -217,83 +137,19 @@ inline void UpdateTyped(const Job& job, uint64_t begin, uint64_t end)
     }
 }
 
-/** IsaKernels::update for backend A. */
+/** The ApplyFusedEmaAdamLoop of backend A. */
 template <class A>
-void UpdateRange(const Job& job, uint64_t begin, uint64_t end)
+void UpdateRange(const ApplyFusedEmaAdamJob& job, uint64_t begin, uint64_t end)
 {
     switch (job.dtype) {
-        case Dtype::kFloat32: UpdateTyped<A, float>(job, begin, end); break;
-        case Dtype::kFloat16: UpdateTyped<A, F16>(job, begin, end); break;
-        case Dtype::kBFloat16: UpdateTyped<A, Bf16>(job, begin, end); break;
-    }
-}
-
-/** Element(s) i of the copy or triad probe (fp32). */
-template <class A>
-inline typename A::V ProbeValue(const ProbeJob& job, typename A::V scalar, uint64_t i)
-{
-    const typename A::V b = A::LoadFloat(job.x[1] + i);
-    return job.kind == Probe::kCopy ? b : A::Add(b, A::Mul(scalar, A::LoadFloat(job.x[2] + i)));
-}
-
-/** The update probe: the kernel's access pattern (five loads, four in-place stores) with one add
- *  per output instead of the update's arithmetic. */
-template <class A, class Mem>
-inline void UpdatePatternStep(const ProbeJob& job, uint64_t i, const Mem& mem)
-{
-    const auto g = mem.Load(job.x[0] + i);
-    for (int t = 1; t < 5; ++t) {
-        auto y = mem.Load(job.x[t] + i);
-        for (int k = 0; k < Mem::kVecs; ++k) {
-            y.v[k] = A::Add(y.v[k], g.v[k]);
-        }
-        mem.Store(job.x[t] + i, y);
-    }
-}
-
-/**
- * IsaKernels::probe for backend A. With streamingStores, copy and triad store around the caches
- * (A::Stream) once the destination is aligned, so it is not read first (write-allocate): what a
- * large copy can reach. Cached stores are what a copy that fits in the caches can reach. The
- * update probe stores like the kernel (in place, through the caches).
- */
-template <class A>
-void ProbeRange(const ProbeJob& job, uint64_t begin, uint64_t end)
-{
-    uint64_t i = begin;
-    if (job.kind == Probe::kUpdate) {
-        using Full = typename A::template Full<float>;
-        for (; i + A::kLanes <= end; i += A::kLanes) {
-            UpdatePatternStep<A>(job, i, Full{});
-        }
-        for (; i < end; ++i) {
-            UpdatePatternStep<Scalar>(job, i, Scalar::Full<float>{});
-        }
-        return;
-    }
-    constexpr uint64_t kAlign = A::kLanes * sizeof(float);
-    const typename A::V scalar = A::Set1(job.scalar);
-    float* a = job.x[0];
-    for (; i < end && reinterpret_cast<uintptr_t>(a + i) % kAlign != 0; ++i) {
-        a[i] = ProbeValue<Scalar>(job, job.scalar, i);
-    }
-    if (job.streamingStores) {
-        for (; i + A::kLanes <= end; i += A::kLanes) {
-            A::Stream(a + i, ProbeValue<A>(job, scalar, i));
-        }
-        A::StreamFence();
-    } else {
-        using Full = typename A::template Full<float>;
-        for (; i + A::kLanes <= end; i += A::kLanes) {
-            Full::Store(a + i, {{ProbeValue<A>(job, scalar, i)}});
-        }
-    }
-    for (; i < end; ++i) {
-        a[i] = ProbeValue<Scalar>(job, job.scalar, i);
+        case DataType::kFloat32: UpdateTyped<A, float>(job, begin, end); break;
+        case DataType::kFloat16: UpdateTyped<A, F16>(job, begin, end); break;
+        case DataType::kBFloat16: UpdateTyped<A, Bf16>(job, begin, end); break;
+        case DataType::kInt64: break;  // no kernel: the driver never builds such a job
     }
 }
 
 }  // namespace
 }  // namespace ascend_ema_adam::native
 
-#endif  // ASCEND_EMA_ADAM_NATIVE_UPDATE_IMPL_H
+#endif  // ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM_NATIVE_IMPL_H
