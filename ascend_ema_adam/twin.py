@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _twin
-from .golden import SUPPORTED_DTYPES, Hyper, dtype_name
+from ._dtypes import NUMPY_FLOAT_DTYPES
+from .golden import Hyper, dtype_name
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ def _checked(step, read: dict, written: dict) -> np.ndarray:
     for name, a in arrays.items():
         if not isinstance(a, np.ndarray):
             raise TypeError(f"{name} must be a numpy array, got {type(a).__name__}")
-        if a.dtype not in SUPPORTED_DTYPES:
+        if a.dtype not in NUMPY_FLOAT_DTYPES:
             raise TypeError(f"{name}: dtype {a.dtype} is not float32, float16 or bfloat16")
         if a.dtype != grad.dtype or a.shape != grad.shape:
             raise ValueError(f"{name} is {a.dtype}{list(a.shape)}, grad is "
