@@ -197,6 +197,7 @@ def test_queued_steps_on_one_stream(acl, stream, rng):
     ("beta2 1", ACLNN_ERR_PARAM_INVALID, "beta2 is 1 (1 in fp32), expected 0 <= beta2 < 1"),
     ("mixed dtypes", ACLNN_ERR_PARAM_INVALID, "sRef has dtype ACL_FLOAT16 (1) but grad has ACL_FLOAT (0)"),
     ("nan eps", ACLNN_ERR_PARAM_INVALID, "eps is nan, expected a finite value"),
+    ("step 0", ACLNN_ERR_PARAM_INVALID, "step is 0, expected step >= 1 when biasCorrection is true"),
 ])
 def test_errors(acl, rng, case, status, message):
     arrays = list(random_inputs(rng, (4, 6), np.float32))
@@ -208,6 +209,8 @@ def test_errors(acl, rng, case, status, message):
         step = np.array([3.0], np.float32)
     elif case == "two steps":
         step = np.array([3, 4], np.int64)
+    elif case == "step 0":
+        step = np.array([0], np.int64)
     elif case == "beta2 1":
         hyper = Hyper(beta2=1.0)
     elif case == "mixed dtypes":
