@@ -290,6 +290,19 @@ inline int RunOnce(const OptimizerTensors& ts, const Hyper& h, aclrtStream strea
     return aclrtSynchronizeStream(stream);
 }
 
+/** main() of a program whose cases need aclInit and device 0: runs them in between. */
+inline int RunCasesOnDevice(int argc, char** argv)
+{
+    if (aclInit(nullptr) != ACL_SUCCESS || aclrtSetDevice(0) != ACL_SUCCESS) {
+        std::fprintf(stderr, "setup failed: %s\n", aclGetRecentErrMsg());
+        return 1;
+    }
+    const int rc = RunCases(argc, argv);
+    aclrtResetDevice(0);
+    aclFinalize();
+    return rc;
+}
+
 /** The recent error message, or "" (clears it). */
 inline std::string RecentError()
 {

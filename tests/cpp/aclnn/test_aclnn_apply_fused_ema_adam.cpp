@@ -619,12 +619,5 @@ AEA_CASE(finalize_frees_pending_executors)
 
 int main(int argc, char** argv)
 {
-    if (aclInit(nullptr) != ACL_SUCCESS || aclrtSetDevice(0) != ACL_SUCCESS) {
-        std::fprintf(stderr, "setup failed: %s\n", aclGetRecentErrMsg());
-        return 1;
-    }
-    const int rc = RunCases(argc, argv);
-    aclrtResetDevice(0);
-    aclFinalize();
-    return rc;
+    return RunCasesOnDevice(argc, argv);
 }

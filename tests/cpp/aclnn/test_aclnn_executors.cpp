@@ -99,12 +99,5 @@ AEA_CASE(reused_executor_is_refused)
 
 int main(int argc, char** argv)
 {
-    if (aclInit(nullptr) != ACL_SUCCESS || aclrtSetDevice(0) != ACL_SUCCESS) {
-        std::fprintf(stderr, "setup failed: %s\n", aclGetRecentErrMsg());
-        return 1;
-    }
-    const int rc = RunCases(argc, argv);
-    aclrtResetDevice(0);
-    aclFinalize();
-    return rc;
+    return RunCasesOnDevice(argc, argv);
 }
