@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _twin
-from ._dtypes import NUMPY_FLOAT_DTYPES
+from ._dtypes import FLOAT_DTYPES, NUMPY_FLOAT_DTYPES
 from .golden import Hyper, dtype_name
 
 
@@ -45,7 +45,8 @@ def _checked(step, read: dict, written: dict) -> np.ndarray:
         if not isinstance(a, np.ndarray):
             raise TypeError(f"{name} must be a numpy array, got {type(a).__name__}")
         if a.dtype not in NUMPY_FLOAT_DTYPES:
-            raise TypeError(f"{name}: dtype {a.dtype} is not float32, float16 or bfloat16")
+            raise TypeError(f"{name}: dtype {a.dtype} is not "
+                            f"{', '.join(d.name for d in FLOAT_DTYPES)}")
         if a.dtype != grad.dtype or a.shape != grad.shape:
             raise ValueError(f"{name} is {a.dtype}{list(a.shape)}, grad is "
                              f"{grad.dtype}{list(grad.shape)}: all {count} must match")

@@ -51,6 +51,7 @@ def draw_seed(config, what: str) -> int:
     return seed
 
 
+@pytest.hookimpl(tryfirst=True)  # before the fixtures are set up
 def pytest_runtest_setup(item):
     """Seeds the global generators for the test (numpy, random, torch if loaded)."""
     seed = draw_seed(item.config, "random")

@@ -14,6 +14,7 @@ import pytest
 
 import ascend_ema_adam
 from ascend_ema_adam import golden
+from ascend_ema_adam._dtypes import FLOAT_DTYPES
 from ascend_ema_adam.check import OUTPUTS, random_inputs
 from ascend_ema_adam.golden import Hyper
 
@@ -22,8 +23,8 @@ ACL_FORMAT_ND = 2
 ACLNN_SUCCESS, ACLNN_ERR_PARAM_NULLPTR, ACLNN_ERR_PARAM_INVALID = 0, 161001, 161002
 ACL_DTYPE = {np.dtype(np.float32): ACL_FLOAT, np.dtype(np.float16): ACL_FLOAT16,
              np.dtype(ml_dtypes.bfloat16): ACL_BF16, np.dtype(np.int64): ACL_INT64}
-DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
-DTYPE_IDS = ["fp32", "fp16", "bf16"]
+DTYPES = [d.numpy for d in FLOAT_DTYPES]
+DTYPE_IDS = [d.short for d in FLOAT_DTYPES]
 
 c_int64_p = ctypes.POINTER(ctypes.c_int64)
 
