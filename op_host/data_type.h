@@ -19,7 +19,7 @@ struct DataTypeInfo {
     DataType type;
     const char* name;  // numpy/torch spelling: the Python layer's key and _twin's dtype argument
     uint32_t size;     // bytes per element
-    int32_t cannCode;  // its aclDataType value, which ge::DataType shares (ACL_FLOAT = DT_FLOAT = 0)
+    int32_t cannCode;  // its aclDataType value, shared by ge::DataType (ACL_FLOAT = DT_FLOAT = 0)
     bool isFloat;      // one of the updated tensors' dtypes (the kernels' instantiations)
 };
 
@@ -43,7 +43,10 @@ constexpr bool DataTypeTableIsIndexedByEnum()
 }
 static_assert(DataTypeTableIsIndexedByEnum(), "kDataTypes must list the enum in order");
 
-constexpr const DataTypeInfo& InfoOf(DataType dtype) { return kDataTypes[static_cast<uint32_t>(dtype)]; }
+constexpr const DataTypeInfo& InfoOf(DataType dtype)
+{
+    return kDataTypes[static_cast<uint32_t>(dtype)];
+}
 constexpr uint32_t DataTypeSize(DataType dtype) { return InfoOf(dtype).size; }
 constexpr const char* DataTypeName(DataType dtype) { return InfoOf(dtype).name; }
 constexpr int32_t CannCodeOf(DataType dtype) { return InfoOf(dtype).cannCode; }

@@ -65,7 +65,8 @@ BlockSplit SplitBlocks(uint64_t blocks, uint32_t cores);
  * each fit ubBytes, capped at capElems (a multiple of alignElems: small work allocates less UB).
  * 0 if not even one block fits.
  */
-uint32_t ChunkElems(uint32_t ubBytes, uint32_t bytesPerElem, uint32_t alignElems, uint64_t capElems);
+uint32_t ChunkElems(uint32_t ubBytes, uint32_t bytesPerElem, uint32_t alignElems,
+                    uint64_t capElems);
 
 }  // namespace ascend_ema_adam
 

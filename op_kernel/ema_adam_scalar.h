@@ -3,7 +3,8 @@
  * @brief The scalar code every EMA-Adam kernel runs once per launch, written once: the bias
  *        correction, the folding of the launch scalars and a core's element range. Plain C++ on
  *        __aicore__ inline functions: the AscendC kernels include it directly, host code (tiling,
- *        the native CPU kernel) through op_host/kernel_scalar_host.h, which defines __aicore__ away.
+ *        the native CPU kernel) through op_host/kernel_scalar_host.h, which defines __aicore__
+ *        away.
  *        golden.bias_correction_f32 and golden.emulate_update mirror it in numpy.
  */
 #ifndef ASCEND_EMA_ADAM_EMA_ADAM_SCALAR_H

@@ -65,4 +65,6 @@ if [[ $status -ne 0 ]]; then
   echo "cann-host-check: FAILED" >&2
   exit 1
 fi
-echo "cann-host-check: op_host/cann/ compiles against metadef $(git -C "$metadef" rev-parse --short HEAD 2>/dev/null || echo '(not a git checkout)') and asc-devkit $(git -C "$devkit" rev-parse --short HEAD 2>/dev/null || echo '(not a git checkout)')"
+revision() { git -C "$1" rev-parse --short HEAD 2>/dev/null || echo "(not a git checkout)"; }
+echo "cann-host-check: op_host/cann/ compiles against metadef $(revision "$metadef")" \
+     "and asc-devkit $(revision "$devkit")"

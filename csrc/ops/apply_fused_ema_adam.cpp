@@ -68,8 +68,9 @@ TORCH_LIBRARY_FRAGMENT(ascend_ema_adam, m)
 
 TORCH_LIBRARY_IMPL(ascend_ema_adam, Autograd, m)
 {
+    using ascend_ema_adam::ops::InplaceUpdateAutograd;
     m.impl("apply_fused_ema_adam_",
-           torch::CppFunction::makeFromBoxedFunction<&ascend_ema_adam::ops::InplaceUpdateAutograd>());
+           torch::CppFunction::makeFromBoxedFunction<&InplaceUpdateAutograd>());
 }
 
 // Reached when autograd is already below (e.g. inside another op's kernel): bumps versions.

@@ -37,10 +37,14 @@ namespace {
 namespace aea = ascend_ema_adam;
 
 // Our dtype codes are aclDataType's; ge::DataType uses the same values for every dtype we accept.
-static_assert(static_cast<int32_t>(ge::DT_FLOAT) == aea::CannCodeOf(aea::DataType::kFloat32) &&
-                  static_cast<int32_t>(ge::DT_FLOAT16) == aea::CannCodeOf(aea::DataType::kFloat16) &&
-                  static_cast<int32_t>(ge::DT_BF16) == aea::CannCodeOf(aea::DataType::kBFloat16) &&
-                  static_cast<int32_t>(ge::DT_INT64) == aea::CannCodeOf(aea::DataType::kInt64),
+constexpr bool SameCode(ge::DataType ge, aea::DataType ours)
+{
+    return static_cast<int32_t>(ge) == aea::CannCodeOf(ours);
+}
+static_assert(SameCode(ge::DT_FLOAT, aea::DataType::kFloat32) &&
+                  SameCode(ge::DT_FLOAT16, aea::DataType::kFloat16) &&
+                  SameCode(ge::DT_BF16, aea::DataType::kBFloat16) &&
+                  SameCode(ge::DT_INT64, aea::DataType::kInt64),
               "ge::DataType and aclDataType disagree on a dtype the operator accepts");
 
 // Inputs in OpDef order are the aclnn tensors in signature order (kGrad ... kStep).
@@ -102,9 +106,12 @@ bool ReadAttrs(const gert::TilingContext* context, aea::Attrs* out)
     float lr = 0.0F, emaDecay = 0.0F, beta1 = 0.0F, beta2 = 0.0F, eps = 0.0F, weightDecay = 0.0F;
     int64_t mode = 0;
     bool biasCorrection = false;
-    if (!ReadAttr(context, attrs, ATTR_LR, &lr) || !ReadAttr(context, attrs, ATTR_EMA_DECAY, &emaDecay) ||
-        !ReadAttr(context, attrs, ATTR_BETA1, &beta1) || !ReadAttr(context, attrs, ATTR_BETA2, &beta2) ||
-        !ReadAttr(context, attrs, ATTR_EPS, &eps) || !ReadAttr(context, attrs, ATTR_MODE, &mode) ||
+    if (!ReadAttr(context, attrs, ATTR_LR, &lr) ||
+        !ReadAttr(context, attrs, ATTR_EMA_DECAY, &emaDecay) ||
+        !ReadAttr(context, attrs, ATTR_BETA1, &beta1) ||
+        !ReadAttr(context, attrs, ATTR_BETA2, &beta2) ||
+        !ReadAttr(context, attrs, ATTR_EPS, &eps) ||
+        !ReadAttr(context, attrs, ATTR_MODE, &mode) ||
         !ReadAttr(context, attrs, ATTR_BIAS_CORRECTION, &biasCorrection) ||
         !ReadAttr(context, attrs, ATTR_WEIGHT_DECAY, &weightDecay)) {
         return false;
@@ -127,8 +134,9 @@ bool ReadPlatform(const gert::TilingContext* context, aea::Platform* out, size_t
     platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ubSize);
     const uint32_t cores = platform.GetCoreNumAiv();
     if (cores == 0 || ubSize == 0 || ubSize > UINT32_MAX) {
-        OP_LOGE(NodeName(context), "the platform reports %u vector cores and %llu UB bytes per core",
-                cores, static_cast<unsigned long long>(ubSize));
+        OP_LOGE(NodeName(context),
+                "the platform reports %u vector cores and %llu UB bytes per core", cores,
+                static_cast<unsigned long long>(ubSize));
         return false;
     }
     *out = aea::Platform{"npu", cores, static_cast<uint32_t>(ubSize), 0.0};
@@ -178,7 +186,8 @@ static ge::graphStatus TilingApplyFusedEmaAdam(gert::TilingContext* context)
         return ge::GRAPH_FAILED;
     }
     if (r.blockDim == 0) {
-        OP_LOGE(NodeName(context), "the tensors are empty (0 elements): there is nothing to launch");
+        OP_LOGE(NodeName(context),
+                "the tensors are empty (0 elements): there is nothing to launch");
         return ge::GRAPH_FAILED;
     }
     ApplyFusedEmaAdamTilingData* tiling = context->GetTilingData<ApplyFusedEmaAdamTilingData>();
@@ -255,7 +264,8 @@ public:
             .DataType({ge::DT_INT64, ge::DT_INT64, ge::DT_INT64}).Format(nd).UnknownShapeFormat(nd)
             .AutoContiguous();
         for (const char* out : {"var", "m", "v", "s"}) {
-            this->Output(out).ParamType(REQUIRED).DataType(floats).Format(nd).UnknownShapeFormat(nd);
+            this->Output(out).ParamType(REQUIRED).DataType(floats).Format(nd)
+                .UnknownShapeFormat(nd);
         }
         this->Attr("lr").AttrType(OPTIONAL).Float(1e-3f);
         this->Attr("ema_decay").AttrType(OPTIONAL).Float(0.9999f);

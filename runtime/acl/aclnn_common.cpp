@@ -48,7 +48,8 @@ aclnnStatus CheckLiveTensor(const char* api, const char* name, const aclTensor* 
 aclnnStatus CheckNdFormat(const char* api, const char* name, const aclTensor* t)
 {
     const aclFormat f = t->format;
-    if (f == ACL_FORMAT_ND || f == ACL_FORMAT_NCL || f == ACL_FORMAT_NCHW || f == ACL_FORMAT_NCDHW) {
+    if (f == ACL_FORMAT_ND || f == ACL_FORMAT_NCL || f == ACL_FORMAT_NCHW ||
+        f == ACL_FORMAT_NCDHW) {
         return ACLNN_SUCCESS;
     }
     return Reject(api, ACLNN_ERR_PARAM_INVALID,

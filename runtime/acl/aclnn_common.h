@@ -23,7 +23,7 @@ aclnnStatus Reject(const char* api, aclnnStatus status, const std::string& messa
 /** A refusal of the shared validation (op_host) as ACLNN_ERR_PARAM_INVALID; success if empty. */
 aclnnStatus RejectIf(const char* api, const Refusal& refusal);
 
-/** No exception crosses the C boundary: bad_alloc and any other exception become ACLNN_ERR_INNER. */
+/** No exception crosses the C boundary: bad_alloc and any other exception are ACLNN_ERR_INNER. */
 template <class F>
 aclnnStatus Guarded(const char* api, F&& body)
 {

@@ -1,8 +1,9 @@
 /**
  * @file native_simd_avx2.h
- * @brief The AVX2 + F16C backend: 8 fp32 lanes per instruction, tails left to the portable backend.
- *        Defines AEA_NATIVE_HAVE_AVX2 (and the backend) only in a translation unit compiled with those
- *        extensions; the kernels call it only when the CPU reports them (BestIsa).
+ * @brief The AVX2 + F16C backend: 8 fp32 lanes per instruction, tails left to the
+ *        portable backend.
+ *        Defines AEA_NATIVE_HAVE_AVX2 (and the backend) only in a translation unit compiled with
+ *        those extensions; the kernels call it only when the CPU reports them (BestIsa).
  */
 #ifndef ASCEND_EMA_ADAM_NATIVE_SIMD_AVX2_H
 #define ASCEND_EMA_ADAM_NATIVE_SIMD_AVX2_H

@@ -1,8 +1,9 @@
 /**
  * @file native_simd_avx512.h
- * @brief The AVX-512 (F, BW, VL) + F16C backend: 16 fp32 lanes per instruction, masked tails.
- *        Defines AEA_NATIVE_HAVE_AVX512 (and the backend) only in a translation unit compiled with those
- *        extensions; the kernels call it only when the CPU reports them (BestIsa).
+ * @brief The AVX-512 (F, BW, VL) + F16C backend: 16 fp32 lanes per instruction,
+ *        masked tails.
+ *        Defines AEA_NATIVE_HAVE_AVX512 (and the backend) only in a translation unit compiled with
+ *        those extensions; the kernels call it only when the CPU reports them (BestIsa).
  */
 #ifndef ASCEND_EMA_ADAM_NATIVE_SIMD_AVX512_H
 #define ASCEND_EMA_ADAM_NATIVE_SIMD_AVX512_H

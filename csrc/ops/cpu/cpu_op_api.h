@@ -28,7 +28,8 @@ namespace ascend_ema_adam::ops {
 void* CpuOpApiSymbol(const char* name);
 
 /** A typed function of the CPU op-API library, looked up once per call site:
- *      static const auto phase1 = CpuOpApiFunction<decltype(&aclnnXGetWorkspaceSize)>("aclnnX..."); */
+ *      static const auto phase1 =
+ *          CpuOpApiFunction<decltype(&aclnnXGetWorkspaceSize)>("aclnnXGetWorkspaceSize"); */
 template <class F>
 F CpuOpApiFunction(const char* name)
 {
