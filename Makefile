@@ -32,9 +32,12 @@ test: python cpp sanitize npu-check
 # The NPU-only sources compiled against the real torch_npu / op-plugin / ACL headers of the
 # torch-npu 2.13.0 wheel (downloaded and unpacked, never installed: without CANN an installed
 # torch_npu breaks `import torch`). Syntax and types only: linking needs CANN.
+# Then op_host/cann/ against CANN's registration headers, when CANN_METADEF_DIR and
+# ASC_DEVKIT_DIR name checkouts of hicann/metadef and asc-devkit (it says SKIPPED otherwise).
 npu-check: build/npu-check.stamp
+	@tools/cann_host_check.sh
 build/npu-check.stamp: $(TORCH_NPU_INC)/.stamp $(VENV)/.requirements.stamp tools/npu_check.sh \
-                       $(wildcard csrc/ops/npu/*.cpp)
+                       $(wildcard csrc/ops/npu/*.cpp csrc/ops/*.h)
 	tools/npu_check.sh $(TORCH_NPU_INC) $(PY)
 	mkdir -p build && touch $@
 

@@ -31,16 +31,15 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 
 from . import golden, twin
+from ._dtypes import by_name
 
 HYPER = golden.Hyper(lr=1e-3, ema_decay=0.9999, beta1=0.9, beta2=0.999, eps=1e-8, mode=1,
                      bias_correction=True, weight_decay=0.01)
 NPU_PLATFORM = "Ascend910B2"
 TARGET_NUMEL = 2**24  # the targets' case: 16.8M elements
-NP_DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
 
 
 @dataclass(frozen=True)
@@ -56,7 +55,7 @@ class Case:
 
     @property
     def itemsize(self) -> int:
-        return 4 if self.dtype == "float32" else 2
+        return by_name(self.dtype).itemsize
 
     @property
     def fused_bytes(self) -> int:
@@ -215,7 +214,7 @@ def probes(total: int, threads: int, torch) -> dict:
 
 def gm_traffic(case: Case) -> dict:
     """The twin's GM byte counters for one tensor of the case (all tensors are alike)."""
-    arrays = [np.full(case.numel, 0.01, dtype=NP_DTYPES[case.dtype]) for _ in range(5)]
+    arrays = [np.full(case.numel, 0.01, dtype=by_name(case.dtype).numpy) for _ in range(5)]
     stats = twin.apply_fused_ema_adam(*arrays, np.array([10], np.int64), HYPER)
     moved = stats.total("gm_read_bytes") + stats.total("gm_write_bytes")
     minimum = 9 * case.itemsize * case.numel
@@ -227,7 +226,8 @@ def npu_model(case: Case) -> dict:
     range at an equal share of the nominal HBM bandwidth, so the busiest core sets the time.
     Launch overhead is not modelled."""
     preset = next(p for p in twin.platforms() if p["name"] == NPU_PLATFORM)
-    tiling = twin.compute_tiling(case.numel, NP_DTYPES[case.dtype], HYPER, platform=NPU_PLATFORM)
+    tiling = twin.compute_tiling(case.numel, by_name(case.dtype).numpy, HYPER,
+                                 platform=NPU_PLATFORM)
     per_core = [(e - b) * 9 * case.itemsize for b, e in tiling["core_ranges"]]
     busiest = max(per_core)
     mean = sum(per_core) / len(per_core)
@@ -442,7 +442,7 @@ def _chart(report: dict, path: Path) -> Path | None:
                     label=f"roofline (copy probe), {t} thr")
         ax.set_xscale("log", base=2)
         ax.set_xlabel("elements (one tensor)")
-        ax.set_ylabel(f"effective GB/s ({9 * (4 if dtype == 'float32' else 2)} B/elem)")
+        ax.set_ylabel(f"effective GB/s ({9 * by_name(dtype).itemsize} B/elem)")
         ax.set_title(f"Adam + EMA step, {dtype}")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)

@@ -12,13 +12,13 @@ import sys
 import time
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
 from . import golden, twin
+from ._dtypes import NUMPY_FLOAT_DTYPES
 from .golden import Hyper
 
-DTYPES = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+DTYPES = NUMPY_FLOAT_DTYPES
 OUTPUTS = ("var", "m", "v", "s")
 
 #: Sizes of the full sweep: tails around one 32-byte block, fewer elements than cores, and

@@ -33,7 +33,9 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-SUPPORTED_DTYPES = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+from ._dtypes import NUMPY_FLOAT_DTYPES, by_numpy
+
+SUPPORTED_DTYPES = NUMPY_FLOAT_DTYPES
 
 #: CANN single-benchmark precision thresholds on the mean relative error (MERE);
 #: the max relative error (MARE) must stay below 10x the same value.
@@ -59,8 +61,8 @@ class Hyper:
 
 
 def dtype_name(dtype) -> str:
-    return {np.dtype(np.float32): "float32", np.dtype(np.float16): "float16",
-            np.dtype(ml_dtypes.bfloat16): "bfloat16"}[np.dtype(dtype)]
+    """"float32", "float16" or "bfloat16" (the dtype table's name)."""
+    return by_numpy(dtype).name
 
 
 def _f32(x: float) -> np.float32:

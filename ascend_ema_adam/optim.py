@@ -40,11 +40,12 @@ import torch
 from torch import Tensor
 from torch.optim.optimizer import Optimizer
 
+from ._dtypes import torch_float_dtypes
 from .ops import npu_apply_fused_ema_adamw
 
 __all__ = ["FusedEmaAdamW", "fused_ema_adamw"]
 
-_VALID_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+_VALID_DTYPES = torch_float_dtypes()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -55,17 +55,10 @@ def _spot_check(optimizer):
     (same step number, warmed-up decay and group hyper-parameters). Returns (ok, tensors,
     elements, step)."""
     import numpy as np
-    import torch
 
     from . import golden
+    from ._dtypes import to_numpy as as_numpy
     from .golden import Hyper
-
-    def as_numpy(t):
-        t = t.detach().contiguous()
-        if t.dtype == torch.bfloat16:
-            import ml_dtypes
-            return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16).copy()
-        return t.numpy().copy()
 
     n = optimizer.num_updates + 1
     decay = min(optimizer.ema_decay, (1 + n) / (10 + n)) if n > 0 else optimizer.ema_decay

@@ -10,12 +10,14 @@ over memory on a thread pool), bit-identical to the twin; the torch op uses it o
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import _twin
-from .golden import SUPPORTED_DTYPES, Hyper, dtype_name
+from ._dtypes import FLOAT_DTYPES, NUMPY_FLOAT_DTYPES
+from .golden import Hyper, dtype_name
 
 
 @dataclass(frozen=True)
@@ -42,8 +44,9 @@ def _checked(step, read: dict, written: dict) -> np.ndarray:
     for name, a in arrays.items():
         if not isinstance(a, np.ndarray):
             raise TypeError(f"{name} must be a numpy array, got {type(a).__name__}")
-        if a.dtype not in SUPPORTED_DTYPES:
-            raise TypeError(f"{name}: dtype {a.dtype} is not float32, float16 or bfloat16")
+        if a.dtype not in NUMPY_FLOAT_DTYPES:
+            raise TypeError(f"{name}: dtype {a.dtype} is not "
+                            f"{', '.join(d.name for d in FLOAT_DTYPES)}")
         if a.dtype != grad.dtype or a.shape != grad.shape:
             raise ValueError(f"{name} is {a.dtype}{list(a.shape)}, grad is "
                              f"{grad.dtype}{list(grad.shape)}: all {count} must match")
@@ -58,11 +61,17 @@ def _checked(step, read: dict, written: dict) -> np.ndarray:
     return np.ascontiguousarray(step).reshape(-1)
 
 
+def _attrs(hyper: Hyper):
+    """The C++ attributes, set field by field by name."""
+    attrs = _twin.Attrs()
+    for field in dataclasses.fields(Hyper):
+        setattr(attrs, field.name, getattr(hyper, field.name))
+    return attrs
+
+
 def _hyper_args(grad, hyper: Hyper) -> tuple:
     """The launch arguments after the buffers: numel, dtype and the attributes."""
-    h = hyper
-    return (grad.size, dtype_name(grad.dtype), h.lr, h.ema_decay, h.beta1, h.beta2, h.eps,
-            h.mode, h.bias_correction, h.weight_decay)
+    return grad.size, dtype_name(grad.dtype), _attrs(hyper)
 
 
 def apply_fused_ema_adam(grad, var, m, v, s, step, hyper: Hyper = Hyper(), *,
@@ -112,9 +121,7 @@ def compute_tiling(numel: int, dtype, hyper: Hyper = Hyper(), *, platform: str =
                    vector_core_num: int = 0, ub_size: int = 0) -> dict:
     """Host tiling for ``numel`` elements on a platform preset (optionally overriding the
     preset's vector core count or UB size)."""
-    h = hyper
-    return _twin.compute_tiling(numel, dtype_name(dtype), platform, h.lr, h.ema_decay, h.beta1,
-                                h.beta2, h.eps, h.mode, h.bias_correction, h.weight_decay,
+    return _twin.compute_tiling(numel, dtype_name(dtype), platform, _attrs(hyper),
                                 vector_core_num, ub_size)
 
 

@@ -15,18 +15,26 @@
 #include "apply_fused_ema_adam_native.h"
 #include "apply_fused_ema_adam_tiling.h"
 #include "apply_fused_ema_adam_twin_run.h"
+#include "cpu_kernel.h"
+#include "native_stream_probe.h"
 
 namespace py = pybind11;
 namespace aea = ascend_ema_adam;
 
 namespace {
 
+/** A float dtype of the C++ table by name ("float32"). */
 aea::DataType ParseDtype(const std::string& name)
 {
-    if (name == "float32") return aea::DataType::kFloat32;
-    if (name == "float16") return aea::DataType::kFloat16;
-    if (name == "bfloat16") return aea::DataType::kBFloat16;
-    throw py::value_error("dtype must be float32, float16 or bfloat16, got '" + name + "'");
+    const aea::DataTypeInfo* info = aea::FindDataTypeByName(name.c_str());
+    if (info != nullptr && info->isFloat) {
+        return info->type;
+    }
+    std::string names;
+    for (const aea::DataTypeInfo& entry : aea::kDataTypes) {
+        names += entry.isFloat ? (names.empty() ? "" : ", ") + std::string(entry.name) : "";
+    }
+    throw py::value_error("dtype must be one of " + names + ", got '" + name + "'");
 }
 
 py::dict TilingToDict(const aea::TilingResult& r)
@@ -37,14 +45,14 @@ py::dict TilingToDict(const aea::TilingResult& r)
     d["block_dim"] = r.blockDim;
     d["workspace_size"] = r.workspaceSize;
     d["ub_bytes_per_core"] = r.ubBytesPerCore;
-    d["lr"] = t.lr;
-    d["ema_decay"] = t.emaDecay;
-    d["beta1"] = t.beta1;
-    d["beta2"] = t.beta2;
-    d["eps"] = t.eps;
-    d["weight_decay"] = t.weightDecay;
-    d["mode"] = t.mode;
-    d["bias_correction"] = t.biasCorrection;
+    d["lr"] = t.hyper.lr;
+    d["ema_decay"] = t.hyper.emaDecay;
+    d["beta1"] = t.hyper.beta1;
+    d["beta2"] = t.hyper.beta2;
+    d["eps"] = t.hyper.eps;
+    d["weight_decay"] = t.hyper.weightDecay;
+    d["mode"] = t.hyper.mode;
+    d["bias_correction"] = t.hyper.biasCorrection;
     d["total_length"] = t.totalLength;
     d["blocks_per_core"] = t.blocksPerCore;
     d["used_core_num"] = t.usedCoreNum;
@@ -54,10 +62,8 @@ py::dict TilingToDict(const aea::TilingResult& r)
     d["buffer_num"] = t.bufferNum;
     py::list ranges;
     for (uint32_t core = 0; core < t.usedCoreNum; ++core) {
-        uint64_t begin = 0;
-        uint64_t end = 0;
-        aea::CoreRange(t, core, &begin, &end);
-        ranges.append(py::make_tuple(begin, end));
+        const aea::ElementRange range = aea::CoreRange(t, core);
+        ranges.append(py::make_tuple(range.begin, range.end));
     }
     d["core_ranges"] = ranges;
     return d;
@@ -91,17 +97,14 @@ void* BufferPtr(const py::buffer& obj, const char* name, size_t bytes, bool writ
 
 py::dict Launch(const py::buffer& grad, const py::buffer& var, const py::buffer& m,
                 const py::buffer& v, const py::buffer& s, const py::buffer& step,
-                uint64_t numel, const std::string& dtype, double lr, double emaDecay,
-                double beta1, double beta2, double eps, int64_t mode, bool biasCorrection,
-                double weightDecay, const std::string& platformName, uint32_t threads)
+                uint64_t numel, const std::string& dtype, const aea::Attrs& attrs,
+                const std::string& platformName, uint32_t threads)
 {
     const aea::DataType dt = ParseDtype(dtype);
     const aea::Platform platform = aea::FindPlatform(platformName);
-    const aea::TilingResult tiling =
-        aea::ComputeTiling(numel, dt, aea::Attrs{lr, emaDecay, beta1, beta2, eps, mode,
-                                                biasCorrection, weightDecay}, platform);
+    const aea::TilingResult tiling = aea::ComputeTiling(numel, dt, attrs, platform);
     const size_t bytes = numel * aea::DataTypeSize(dt);
-    aea::KernelBuffers b{};
+    aea::ApplyFusedEmaAdamBuffers b{};
     b.grad = BufferPtr(grad, "grad", bytes, false);
     void* varPtr = BufferPtr(var, "var", bytes, true);
     void* mPtr = BufferPtr(m, "m", bytes, true);
@@ -142,19 +145,16 @@ aea::StreamProbe ParseProbe(const std::string& kind)
 /** The native kernel on contiguous buffers: in place, or into the optional *_out buffers. */
 py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::buffer& m,
                       const py::buffer& v, const py::buffer& s, const py::buffer& step,
-                      uint64_t numel, const std::string& dtype, double lr, double emaDecay,
-                      double beta1, double beta2, double eps, int64_t mode, bool biasCorrection,
-                      double weightDecay, uint32_t threads, const std::string& isa,
+                      uint64_t numel, const std::string& dtype, const aea::Attrs& attrs,
+                      uint32_t threads, const std::string& isa,
                       uint64_t minElemsPerThread, const std::optional<py::buffer>& varOut,
                       const std::optional<py::buffer>& mOut, const std::optional<py::buffer>& vOut,
                       const std::optional<py::buffer>& sOut)
 {
     const aea::DataType dt = ParseDtype(dtype);
-    const aea::TilingResult tiling =
-        aea::ComputeTiling(numel, dt, aea::Attrs{lr, emaDecay, beta1, beta2, eps, mode,
-                                                biasCorrection, weightDecay}, aea::CpuPlatform());
+    const aea::TilingResult tiling = aea::ComputeTiling(numel, dt, attrs, aea::CpuPlatform());
     const size_t bytes = numel * aea::DataTypeSize(dt);
-    aea::KernelBuffers b{};
+    aea::ApplyFusedEmaAdamBuffers b{};
     b.grad = BufferPtr(grad, "grad", bytes, false);
     b.step = static_cast<const int64_t*>(BufferPtr(step, "step", sizeof(int64_t), false));
     const auto inOut = [bytes](const py::buffer& in, const std::optional<py::buffer>& out,
@@ -205,52 +205,68 @@ PYBIND11_MODULE(_twin, mod)
         return out;
     }, "Platform presets (name, vector cores, UB bytes per core, nominal HBM GB/s).");
 
+    py::class_<aea::Attrs>(mod, "Attrs",
+                           "The operator's attributes, set by name (CANN's defaults).")
+        .def(py::init<>())
+        .def_readwrite("lr", &aea::Attrs::lr)
+        .def_readwrite("ema_decay", &aea::Attrs::emaDecay)
+        .def_readwrite("beta1", &aea::Attrs::beta1)
+        .def_readwrite("beta2", &aea::Attrs::beta2)
+        .def_readwrite("eps", &aea::Attrs::eps)
+        .def_readwrite("mode", &aea::Attrs::mode)
+        .def_readwrite("bias_correction", &aea::Attrs::biasCorrection)
+        .def_readwrite("weight_decay", &aea::Attrs::weightDecay);
+
+    mod.def("data_types", [] {
+        py::list out;
+        for (const aea::DataTypeInfo& info : aea::kDataTypes) {
+            py::dict d;
+            d["name"] = info.name;
+            d["size"] = info.size;
+            d["cann_code"] = info.cannCode;
+            d["is_float"] = info.isFloat;
+            out.append(d);
+        }
+        return out;
+    }, "The C++ dtype table (op_host/data_type.h): name, size, CANN code, float or not.");
+
     mod.def("compute_tiling",
             [](uint64_t numel, const std::string& dtype, const std::string& platform,
-               double lr, double emaDecay, double beta1, double beta2, double eps, int64_t mode,
-               bool biasCorrection, double weightDecay, uint32_t vectorCoreNum,
-               uint32_t ubSize) {
+               const aea::Attrs& attrs, uint32_t vectorCoreNum, uint32_t ubSize) {
                 aea::Platform p = aea::FindPlatform(platform);
                 if (vectorCoreNum != 0) p.vectorCoreNum = vectorCoreNum;
                 if (ubSize != 0) p.ubSize = ubSize;
                 try {
-                    return TilingToDict(aea::ComputeTiling(
-                        numel, ParseDtype(dtype),
-                        aea::Attrs{lr, emaDecay, beta1, beta2, eps, mode, biasCorrection,
-                                  weightDecay}, p));
+                    return TilingToDict(aea::ComputeTiling(numel, ParseDtype(dtype), attrs, p));
                 } catch (const std::invalid_argument& e) {
                     throw py::value_error(e.what());
                 }
             },
             py::arg("numel"), py::arg("dtype"), py::arg("platform") = "cpu",
-            py::arg("lr") = 1e-3, py::arg("ema_decay") = 0.9999, py::arg("beta1") = 0.9,
-            py::arg("beta2") = 0.999, py::arg("eps") = 1e-8, py::arg("mode") = 1,
-            py::arg("bias_correction") = true, py::arg("weight_decay") = 0.0,
-            py::arg("vector_core_num") = 0, py::arg("ub_size") = 0,
+            py::arg("attrs") = aea::Attrs(), py::arg("vector_core_num") = 0,
+            py::arg("ub_size") = 0,
             "Host tiling for numel elements (platform preset, optionally overriding its core "
             "count or UB size).");
 
     mod.def("launch", &Launch, py::arg("grad"), py::arg("var"), py::arg("m"), py::arg("v"),
-            py::arg("s"), py::arg("step"), py::arg("numel"), py::arg("dtype"), py::arg("lr"),
-            py::arg("ema_decay"), py::arg("beta1"), py::arg("beta2"), py::arg("eps"),
-            py::arg("mode"), py::arg("bias_correction"), py::arg("weight_decay"),
+            py::arg("s"), py::arg("step"), py::arg("numel"), py::arg("dtype"), py::arg("attrs"),
             py::arg("platform") = "cpu", py::arg("threads") = 0,
             "Run the kernel in place on contiguous buffers through the twin; returns the tiling "
             "and per-block counters.");
 
     mod.def("launch_native", &LaunchNative, py::arg("grad"), py::arg("var"), py::arg("m"),
             py::arg("v"), py::arg("s"), py::arg("step"), py::arg("numel"), py::arg("dtype"),
-            py::arg("lr"), py::arg("ema_decay"), py::arg("beta1"), py::arg("beta2"),
-            py::arg("eps"), py::arg("mode"), py::arg("bias_correction"), py::arg("weight_decay"),
-            py::arg("threads") = 0, py::arg("isa") = "",
+            py::arg("attrs"), py::arg("threads") = 0, py::arg("isa") = "",
             py::arg("min_elems_per_thread") = aea::kNativeMinElemsPerThread,
             py::arg("var_out") = py::none(), py::arg("m_out") = py::none(),
             py::arg("v_out") = py::none(), py::arg("s_out") = py::none(),
             "Run the native CPU kernel on contiguous buffers, in place unless *_out are given; "
             "returns the tiling, the instruction set and the threads used.");
 
-    mod.def("native_bias_correction", &aea::NativeBiasCorrection, py::arg("beta"),
-            py::arg("step"), "c = 1 - beta^step in fp32, as the kernel computes it.");
+    mod.def("native_bias_correction", [](float beta, int64_t step) {
+        return aea::BiasCorrection(beta, step);
+    }, py::arg("beta"), py::arg("step"),
+    "c = 1 - beta^step in fp32: the kernel's own BiasCorrection, compiled for the host.");
 
     mod.def("cpu_kernel", [] {
         py::dict d;

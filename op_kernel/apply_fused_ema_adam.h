@@ -18,6 +18,7 @@
 
 #include "kernel_operator.h"
 #include "apply_fused_ema_adam_tiling_data.h"
+#include "ema_adam_scalar.h"
 
 namespace ascend_ema_adam {
 
@@ -26,53 +27,6 @@ using namespace AscendC;
 // Slot order inside one VECIN / VECOUT buffer (each slot chunkLength elements, 32-B aligned).
 enum InSlot : uint32_t { IN_GRAD = 0, IN_VAR, IN_M, IN_V, IN_S, IN_SLOT_NUM };
 enum OutSlot : uint32_t { OUT_VAR = 0, OUT_M, OUT_V, OUT_S, OUT_SLOT_NUM };
-
-/**
- * c = 1 - beta^step in fp32 on the scalar unit, by the binary method on (A, P) = (1 - beta^n,
- * beta^n): doubling A = A*(2-A), P = P*P; increment A = A + P*(1-beta), P = P*beta. No step
- * subtracts nearly equal numbers, so c keeps a few-ulp relative error even when beta^step is
- * close to 1 (CANN evaluates 1 - Power(beta, step) and loses up to 10 bits there).
- * Mirrored bit for bit by golden.bias_correction_f32. step <= 0 yields 0.
- */
-__aicore__ inline float BiasCorrection(float beta, int64_t step)
-{
-    float a = 0.0f;
-    float p = 1.0f;
-    if (step <= 0) {
-        return a;
-    }
-    const float q = 1.0f - beta;
-    int32_t bit = 62;
-    while (((static_cast<uint64_t>(step) >> bit) & 1U) == 0U) {
-        --bit;
-    }
-    for (; bit >= 0; --bit) {
-        a = a * (2.0f - a);
-        p = p * p;
-        if (((static_cast<uint64_t>(step) >> bit) & 1U) != 0U) {
-            a = a + p * q;
-            p = p * beta;
-        }
-    }
-    return a;
-}
-
-/** The fp32 scalars of one launch, folded once per core (each fold rounds to fp32 like the
- *  reference's scalar unit does). */
-struct UpdateScalars {
-    float lr;
-    float beta1;
-    float beta2;
-    float oneMinusBeta1;
-    float oneMinusBeta2;
-    float eps;
-    float weightDecay;
-    float decay;
-    float oneMinusDecay;
-    float invC1;
-    float invC2;
-    uint32_t mode;
-};
 
 /**
  * The update on fp32 UB tensors, one vector instruction (one rounding) per line. The input
@@ -114,9 +68,8 @@ __aicore__ inline void UpdateFp32(const LocalTensor<float>& g, const LocalTensor
 }
 
 /**
- * One core's share of the update. T is the dtype of all five float tensors; the slot helpers
- * (LoadSlot / StoreSlot) are where a mixed-precision variant (fp32 m/v/s with 16-bit var/grad)
- * changes per-slot types, and ProcessRange is where a multi-tensor variant walks a tensor list.
+ * One core's share of the update. T is the dtype of all five float tensors. CopyIn / CopyOut move
+ * the slots of one chunk; Process walks the core's element range in chunks.
  */
 template <typename T>
 class KernelApplyFusedEmaAdam {
@@ -129,7 +82,12 @@ public:
                                 TPipe* pipe)
     {
         chunk_ = tiling.chunkLength;
-        ComputeRange(tiling);
+        const ElementRange range = CoreElementRange(tiling.totalLength, tiling.blocksPerCore,
+                                                    tiling.usedCoreNum, tiling.bigCoreNum,
+                                                    tiling.alignElems,
+                                                    static_cast<uint32_t>(GetBlockIdx()));
+        begin_ = range.begin;
+        end_ = range.end;
         const uint64_t length = end_ - begin_;
         GM_ADDR inputs[IN_SLOT_NUM] = {grad, var, m, v, s};
         for (uint32_t i = 0; i < IN_SLOT_NUM; ++i) {
@@ -146,7 +104,9 @@ public:
         if constexpr (!IS_FP32) {
             pipe->InitBuffer(workBuf_, chunk_ * sizeof(float) * (IN_SLOT_NUM + OUT_SLOT_NUM));
         }
-        InitScalars(tiling);
+        // step is read only when it is used; it is host-written before launch: no cache sync.
+        const int64_t stepValue = tiling.hyper.biasCorrection != 0U ? stepGm_.GetValue(0) : 0;
+        k_ = FoldScalars(tiling.hyper, stepValue);
     }
 
     __aicore__ inline void Process()
@@ -163,42 +123,6 @@ public:
 
 private:
     static constexpr bool IS_FP32 = sizeof(T) == sizeof(float);
-
-    /** Core i owns whole 32-byte blocks; the last bigCoreNum cores own one block more, so the
-     *  split is balanced to one block and only the final core ends on a partial block. */
-    __aicore__ inline void ComputeRange(const ApplyFusedEmaAdamTilingData& tiling)
-    {
-        const uint64_t core = static_cast<uint64_t>(GetBlockIdx());
-        const uint64_t smallCores = tiling.usedCoreNum - tiling.bigCoreNum;
-        const uint64_t extraBefore = core > smallCores ? core - smallCores : 0;
-        const uint64_t firstBlock = core * tiling.blocksPerCore + extraBefore;
-        const uint64_t blocks = tiling.blocksPerCore + (core >= smallCores ? 1 : 0);
-        const uint64_t begin = firstBlock * tiling.alignElems;
-        const uint64_t end = (firstBlock + blocks) * tiling.alignElems;
-        begin_ = begin < tiling.totalLength ? begin : tiling.totalLength;
-        end_ = end < tiling.totalLength ? end : tiling.totalLength;
-    }
-
-    __aicore__ inline void InitScalars(const ApplyFusedEmaAdamTilingData& tiling)
-    {
-        k_.lr = tiling.lr;
-        k_.beta1 = tiling.beta1;
-        k_.beta2 = tiling.beta2;
-        k_.oneMinusBeta1 = 1.0f - tiling.beta1;
-        k_.oneMinusBeta2 = 1.0f - tiling.beta2;
-        k_.eps = tiling.eps;
-        k_.weightDecay = tiling.weightDecay;
-        k_.decay = tiling.emaDecay;
-        k_.oneMinusDecay = 1.0f - tiling.emaDecay;
-        k_.mode = tiling.mode;
-        k_.invC1 = 1.0f;
-        k_.invC2 = 1.0f;
-        if (tiling.biasCorrection != 0U) {
-            const int64_t step = stepGm_.GetValue(0);  // host-written before launch: no cache sync
-            k_.invC1 = 1.0f / BiasCorrection(tiling.beta1, step);
-            k_.invC2 = 1.0f / BiasCorrection(tiling.beta2, step);
-        }
-    }
 
     __aicore__ inline void CopyIn(uint64_t offset, uint32_t count)
     {

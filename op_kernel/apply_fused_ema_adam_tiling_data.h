@@ -10,16 +10,11 @@
 
 #include <cstdint>
 
+#include "ema_adam_params.h"
+
 struct ApplyFusedEmaAdamTilingData {
-    // Hyper-parameters, narrowed to fp32 on the host (the operator contract).
-    float lr;
-    float emaDecay;
-    float beta1;
-    float beta2;
-    float eps;
-    float weightDecay;
-    uint32_t mode;            // 0: Adam + L2 (decay added to the gradient); 1: AdamW (decoupled)
-    uint32_t biasCorrection;  // 0 or 1
+    // lr, emaDecay, beta1, beta2, eps, weightDecay, mode, biasCorrection (32 bytes)
+    ascend_ema_adam::EmaAdamHyperParams hyper;
 
     // Work split. Elements are grouped into 32-byte blocks (alignElems elements each);
     // core i owns whole blocks [firstBlock(i), firstBlock(i+1)), the last block may be partial.

@@ -20,7 +20,7 @@ GM_ADDR Gm(const void* p)
 }  // namespace
 
 twin::LaunchResult RunOnTwin(const TilingResult& tiling, const Platform& platform,
-                             const KernelBuffers& b, uint32_t threads)
+                             const ApplyFusedEmaAdamBuffers& b, uint32_t threads)
 {
     if (tiling.blockDim == 0) {
         return {};

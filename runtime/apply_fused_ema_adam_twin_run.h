@@ -1,6 +1,7 @@
 /**
  * @file apply_fused_ema_adam_twin_run.h
- * @brief Runs the AscendC kernel on the CPU through the twin: the CPU device's kernel launch.
+ * @brief Runs the AscendC kernel on the CPU through the twin: the CPU device's verification
+ *        kernel (ASCEND_EMA_ADAM_CPU_KERNEL=twin) and _twin's kernel-fidelity path.
  */
 #ifndef APPLY_FUSED_EMA_ADAM_TWIN_RUN_H
 #define APPLY_FUSED_EMA_ADAM_TWIN_RUN_H
@@ -8,31 +9,18 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../op_host/apply_fused_ema_adam_tiling.h"
+#include "apply_fused_ema_adam_buffers.h"
+#include "apply_fused_ema_adam_tiling.h"
 #include "twin_launch.h"
 
 namespace ascend_ema_adam {
-
-/** Device (here: host) memory of one launch. Outputs may alias the inputs (the in-place call). */
-struct KernelBuffers {
-    const void* grad;
-    const void* var;
-    const void* m;
-    const void* v;
-    const void* s;
-    const int64_t* step;
-    void* varOut;
-    void* mOut;
-    void* vOut;
-    void* sOut;
-};
 
 /**
  * Launches apply_fused_ema_adam with the tiling's block dim and key on the twin, blocks spread
  * over `threads` host threads (0: all). Every tensor holds tiling.data.totalLength elements.
  */
 twin::LaunchResult RunOnTwin(const TilingResult& tiling, const Platform& platform,
-                             const KernelBuffers& buffers, uint32_t threads = 0);
+                             const ApplyFusedEmaAdamBuffers& buffers, uint32_t threads = 0);
 
 }  // namespace ascend_ema_adam
 

@@ -5,7 +5,7 @@
  */
 #include <pybind11/pybind11.h>
 
-#include "apply_fused_ema_adam_tiling.h"
+#include "platform.h"
 
 namespace py = pybind11;
 

@@ -1,33 +1,147 @@
 /**
  * @file apply_fused_ema_adam_def.cpp
- * @brief CANN registration of ApplyFusedEmaAdam: OpDef, tiling adapter, infershape.
- *        Built only inside a CANN custom-op project (see build.sh); the tiling itself is the
- *        project's pure ComputeTiling, so the NPU and the CPU twin run identical tilings.
+ * @brief CANN registration of ApplyFusedEmaAdam: OpDef, tiling adapter, infershape. Built only
+ *        inside a CANN custom-op project (see build.sh); type-checked against CANN's registration
+ *        headers by tools/cann_host_check.sh.
+ *
+ * The tiling adapter reads the call from the gert context, refuses it with the CPU aclnn layer's
+ * own validation (CheckApplyFusedEmaAdam: dtypes, shapes, step, attributes, with the same
+ * messages) and tiles with the same ComputeTiling, so the NPU and the CPU twin run identical
+ * tilings. What it cannot check, the NPU path does not: memory overlap and null data addresses
+ * need the tensors (CANN's generated aclnn layer checks nulls and formats), and step's value is
+ * device memory this function cannot read (docs/ACLNN.md, "The NPU path").
  */
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
 
 #include "register/op_def_registry.h"
 #include "tiling/platform/platform_ascendc.h"
 
+#include "apply_fused_ema_adam_check.h"
 #include "apply_fused_ema_adam_tiling.h"
+
+// CANN's OP_LOGE (ops-nn's log/log.h, over the toolkit's closed dlog library) is not among the
+// public headers a custom-op project builds against; CANN's own custom-op samples define a local
+// macro the same way. This one writes "[ERROR] OP(<node>): <reason>" to stderr.
+#ifndef OP_LOGE
+#define OP_LOGE(nodeName, fmt, ...) \
+    std::fprintf(stderr, "[ERROR] OP(%s): " fmt "\n", (nodeName), ##__VA_ARGS__)
+#endif
 
 namespace {
 
-enum InputIndex : size_t { INPUT_GRAD = 0, INPUT_VAR, INPUT_M, INPUT_V, INPUT_S, INPUT_STEP };
+namespace aea = ascend_ema_adam;
+
+// Our dtype codes are aclDataType's; ge::DataType uses the same values for every dtype we accept.
+constexpr bool SameCode(ge::DataType ge, aea::DataType ours)
+{
+    return static_cast<int32_t>(ge) == aea::CannCodeOf(ours);
+}
+static_assert(SameCode(ge::DT_FLOAT, aea::DataType::kFloat32) &&
+                  SameCode(ge::DT_FLOAT16, aea::DataType::kFloat16) &&
+                  SameCode(ge::DT_BF16, aea::DataType::kBFloat16) &&
+                  SameCode(ge::DT_INT64, aea::DataType::kInt64),
+              "ge::DataType and aclDataType disagree on a dtype the operator accepts");
+
+// Inputs in OpDef order are the aclnn tensors in signature order (kGrad ... kStep).
 enum AttrIndex : size_t {
     ATTR_LR = 0, ATTR_EMA_DECAY, ATTR_BETA1, ATTR_BETA2, ATTR_EPS, ATTR_MODE,
-    ATTR_BIAS_CORRECTION, ATTR_WEIGHT_DECAY
+    ATTR_BIAS_CORRECTION, ATTR_WEIGHT_DECAY, ATTR_COUNT
 };
-constexpr size_t kFloatTensorNum = 5;
+constexpr const char* kAttrNames[ATTR_COUNT] = {
+    "lr", "ema_decay", "beta1", "beta2", "eps", "mode", "bias_correction", "weight_decay"};
+constexpr size_t kOutputNum = 4;  // var, m, v, s: the refs of inputs INPUT 1..4
 
-bool ToDataType(ge::DataType dt, ascend_ema_adam::DataType* out)
+const char* NodeName(const gert::TilingContext* context)
 {
-    switch (dt) {
-        case ge::DT_FLOAT: *out = ascend_ema_adam::DataType::kFloat32; return true;
-        case ge::DT_FLOAT16: *out = ascend_ema_adam::DataType::kFloat16; return true;
-        case ge::DT_BF16: *out = ascend_ema_adam::DataType::kBFloat16; return true;
-        default: return false;
+    const char* name = context->GetNodeName();
+    return name != nullptr ? name : "ApplyFusedEmaAdam";
+}
+
+/** The storage shape of input `index` (what the kernel walks), or false if CANN gave none. */
+bool ReadInput(const gert::TilingContext* context, size_t index, int32_t* dtype,
+               std::vector<int64_t>* dims)
+{
+    const gert::CompileTimeTensorDesc* desc = context->GetInputDesc(index);
+    const gert::StorageShape* shape = context->GetInputShape(index);
+    if (desc == nullptr || shape == nullptr) {
+        OP_LOGE(NodeName(context), "input %s has no %s", aea::kApplyFusedEmaAdamTensorNames[index],
+                desc == nullptr ? "tensor description" : "shape");
+        return false;
     }
+    *dtype = static_cast<int32_t>(desc->GetDataType());
+    const gert::Shape& storage = shape->GetStorageShape();
+    dims->clear();
+    for (size_t d = 0; d < storage.GetDimNum(); ++d) {
+        dims->push_back(storage.GetDim(d));
+    }
+    return true;
+}
+
+/** Attribute `index` of type T, or false (logged) if CANN gave none. */
+template <class T>
+bool ReadAttr(const gert::TilingContext* context, const gert::RuntimeAttrs* attrs, size_t index,
+              T* value)
+{
+    const T* pointer = attrs->GetAttrPointer<T>(index);
+    if (pointer == nullptr) {
+        OP_LOGE(NodeName(context), "attribute %s is missing", kAttrNames[index]);
+        return false;
+    }
+    *value = *pointer;
+    return true;
+}
+
+bool ReadAttrs(const gert::TilingContext* context, aea::Attrs* out)
+{
+    const gert::RuntimeAttrs* attrs = context->GetAttrs();
+    if (attrs == nullptr) {
+        OP_LOGE(NodeName(context), "the attributes are missing");
+        return false;
+    }
+    float lr = 0.0F, emaDecay = 0.0F, beta1 = 0.0F, beta2 = 0.0F, eps = 0.0F, weightDecay = 0.0F;
+    int64_t mode = 0;
+    bool biasCorrection = false;
+    if (!ReadAttr(context, attrs, ATTR_LR, &lr) ||
+        !ReadAttr(context, attrs, ATTR_EMA_DECAY, &emaDecay) ||
+        !ReadAttr(context, attrs, ATTR_BETA1, &beta1) ||
+        !ReadAttr(context, attrs, ATTR_BETA2, &beta2) ||
+        !ReadAttr(context, attrs, ATTR_EPS, &eps) ||
+        !ReadAttr(context, attrs, ATTR_MODE, &mode) ||
+        !ReadAttr(context, attrs, ATTR_BIAS_CORRECTION, &biasCorrection) ||
+        !ReadAttr(context, attrs, ATTR_WEIGHT_DECAY, &weightDecay)) {
+        return false;
+    }
+    out->SetLr(lr).SetEmaDecay(emaDecay).SetBeta1(beta1).SetBeta2(beta2).SetEps(eps).SetMode(mode)
+        .SetBiasCorrection(biasCorrection).SetWeightDecay(weightDecay);
+    return true;
+}
+
+/** The vector cores and UB of the SoC the op is compiled for, and AscendC's system workspace. */
+bool ReadPlatform(const gert::TilingContext* context, aea::Platform* out, size_t* systemWorkspace)
+{
+    fe::PlatFormInfos* info = context->GetPlatformInfo();
+    if (info == nullptr) {
+        OP_LOGE(NodeName(context), "the platform information is missing");
+        return false;
+    }
+    const platform_ascendc::PlatformAscendC platform(info);
+    uint64_t ubSize = 0;
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ubSize);
+    const uint32_t cores = platform.GetCoreNumAiv();
+    if (cores == 0 || ubSize == 0 || ubSize > UINT32_MAX) {
+        OP_LOGE(NodeName(context),
+                "the platform reports %u vector cores and %llu UB bytes per core", cores,
+                static_cast<unsigned long long>(ubSize));
+        return false;
+    }
+    *out = aea::Platform{"npu", cores, static_cast<uint32_t>(ubSize), 0.0};
+    *systemWorkspace = platform.GetLibApiWorkSpaceSize();
+    return true;
 }
 
 }  // namespace
@@ -36,49 +150,60 @@ namespace optiling {
 
 static ge::graphStatus TilingApplyFusedEmaAdam(gert::TilingContext* context)
 {
-    // Same checks as the aclnn layer: one float dtype, one shape, mode 0/1.
-    ascend_ema_adam::DataType dtype;
-    if (!ToDataType(context->GetInputDesc(INPUT_GRAD)->GetDataType(), &dtype)) {
-        return ge::GRAPH_FAILED;
-    }
-    const gert::Shape& shape = context->GetInputShape(INPUT_GRAD)->GetStorageShape();
-    for (size_t i = 1; i < kFloatTensorNum; ++i) {
-        if (context->GetInputDesc(i)->GetDataType() != context->GetInputDesc(INPUT_GRAD)->GetDataType() ||
-            !(context->GetInputShape(i)->GetStorageShape() == shape)) {
+    int32_t dtypes[aea::kApplyFusedEmaAdamTensors] = {};
+    std::vector<int64_t> shapes[aea::kApplyFusedEmaAdamTensors];
+    for (size_t i = 0; i < aea::kApplyFusedEmaAdamTensors; ++i) {
+        if (!ReadInput(context, i, &dtypes[i], &shapes[i])) {
             return ge::GRAPH_FAILED;
         }
     }
-    const gert::RuntimeAttrs* attrs = context->GetAttrs();
-    ascend_ema_adam::Attrs a;
-    a.lr = *attrs->GetAttrPointer<float>(ATTR_LR);
-    a.emaDecay = *attrs->GetAttrPointer<float>(ATTR_EMA_DECAY);
-    a.beta1 = *attrs->GetAttrPointer<float>(ATTR_BETA1);
-    a.beta2 = *attrs->GetAttrPointer<float>(ATTR_BETA2);
-    a.eps = *attrs->GetAttrPointer<float>(ATTR_EPS);
-    a.mode = *attrs->GetAttrPointer<int64_t>(ATTR_MODE);
-    a.biasCorrection = *attrs->GetAttrPointer<bool>(ATTR_BIAS_CORRECTION);
-    a.weightDecay = *attrs->GetAttrPointer<float>(ATTR_WEIGHT_DECAY);
-    if (a.mode != 0 && a.mode != 1) {
+    aea::Attrs attrs;
+    aea::Platform platform;
+    size_t systemWorkspace = 0;
+    if (!ReadAttrs(context, &attrs) || !ReadPlatform(context, &platform, &systemWorkspace)) {
         return ge::GRAPH_FAILED;
     }
-
-    auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
-    uint64_t ubSize = 0;
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ubSize);
-    const ascend_ema_adam::Platform target{"npu", platform.GetCoreNumAiv(),
-                                                static_cast<uint32_t>(ubSize), 0.0};
-    const ascend_ema_adam::TilingResult r =
-        ascend_ema_adam::ComputeTiling(static_cast<uint64_t>(shape.GetShapeSize()), dtype, a,
-                                            target);
+    aea::TilingResult r;
+    try {
+        const char* const* names = aea::kApplyFusedEmaAdamTensorNames;
+        const aea::ApplyFusedEmaAdamTensorArgs args = {
+            {names[aea::kGrad], dtypes[aea::kGrad], shapes[aea::kGrad]},
+            {names[aea::kVar], dtypes[aea::kVar], shapes[aea::kVar]},
+            {names[aea::kM], dtypes[aea::kM], shapes[aea::kM]},
+            {names[aea::kV], dtypes[aea::kV], shapes[aea::kV]},
+            {names[aea::kS], dtypes[aea::kS], shapes[aea::kS]},
+            {names[aea::kStep], dtypes[aea::kStep], shapes[aea::kStep]}};
+        const aea::Refusal refusal = aea::CheckApplyFusedEmaAdam(args, attrs);
+        if (!refusal.empty()) {
+            OP_LOGE(NodeName(context), "%s", refusal.c_str());
+            return ge::GRAPH_FAILED;
+        }
+        const aea::DataType dtype = aea::FindDataTypeByCode(dtypes[aea::kGrad])->type;  // checked
+        r = aea::ComputeTiling(static_cast<uint64_t>(aea::Numel(shapes[aea::kGrad])), dtype,
+                               attrs, platform);
+    } catch (const std::exception& e) {  // no exception crosses into CANN
+        OP_LOGE(NodeName(context), "tiling failed: %s", e.what());
+        return ge::GRAPH_FAILED;
+    }
     if (r.blockDim == 0) {
-        return ge::GRAPH_FAILED;  // empty tensors are handled before launch by the caller
+        OP_LOGE(NodeName(context),
+                "the tensors are empty (0 elements): there is nothing to launch");
+        return ge::GRAPH_FAILED;
     }
     ApplyFusedEmaAdamTilingData* tiling = context->GetTilingData<ApplyFusedEmaAdamTilingData>();
-    std::memcpy(tiling, &r.data, sizeof(r.data));
-    context->SetBlockDim(r.blockDim);
-    context->SetTilingKey(r.tilingKey);
     size_t* workspaces = context->GetWorkspaceSizes(1);
-    workspaces[0] = platform.GetLibApiWorkSpaceSize() + r.workspaceSize;
+    if (tiling == nullptr || workspaces == nullptr) {
+        OP_LOGE(NodeName(context), "no room for the %zu-byte tiling data or the workspace size",
+                sizeof(ApplyFusedEmaAdamTilingData));
+        return ge::GRAPH_FAILED;
+    }
+    std::memcpy(tiling, &r.data, sizeof(r.data));
+    workspaces[0] = systemWorkspace + r.workspaceSize;
+    if (context->SetBlockDim(r.blockDim) != ge::GRAPH_SUCCESS ||
+        context->SetTilingKey(r.tilingKey) != ge::GRAPH_SUCCESS) {
+        OP_LOGE(NodeName(context), "could not set the block dim or the tiling key");
+        return ge::GRAPH_FAILED;
+    }
     return ge::GRAPH_SUCCESS;
 }
 
@@ -88,16 +213,24 @@ namespace ge {
 
 static graphStatus InferShapeApplyFusedEmaAdam(gert::InferShapeContext* context)
 {
-    for (size_t out = 0; out < 4; ++out) {  // var, m, v, s keep their input shapes
-        *context->GetOutputShape(out) = *context->GetInputShape(INPUT_VAR + out);
+    for (size_t out = 0; out < kOutputNum; ++out) {  // var, m, v, s keep their input shapes
+        const gert::Shape* in = context->GetInputShape(aea::kVar + out);
+        gert::Shape* shape = context->GetOutputShape(out);
+        if (in == nullptr || shape == nullptr) {
+            return GRAPH_FAILED;
+        }
+        *shape = *in;
     }
     return GRAPH_SUCCESS;
 }
 
 static graphStatus InferDataTypeApplyFusedEmaAdam(gert::InferDataTypeContext* context)
 {
-    for (size_t out = 0; out < 4; ++out) {
-        context->SetOutputDataType(out, context->GetInputDataType(INPUT_VAR + out));
+    for (size_t out = 0; out < kOutputNum; ++out) {
+        if (context->SetOutputDataType(out, context->GetInputDataType(aea::kVar + out)) !=
+            GRAPH_SUCCESS) {
+            return GRAPH_FAILED;
+        }
     }
     return GRAPH_SUCCESS;
 }
@@ -106,6 +239,17 @@ static graphStatus InferDataTypeApplyFusedEmaAdam(gert::InferDataTypeContext* co
 
 namespace ops {
 
+/**
+ * Every input is AutoContiguous, as in CANN's own ApplyFusedEmaAdam: torch_npu's EXEC_NPU_CMD
+ * passes each tensor as its view (sizes, strides, storage offset), and with AutoContiguous the
+ * generated aclnn layer copies strided inputs to contiguous ones (aclnnContiguous) and the updated
+ * var/m/v/s back into their views (aclnnViewCopy), so strided views are updated in place, as on
+ * the CPU device. Without it, the generated layer's contiguity check refuses them (the
+ * IgnoreContiguous documentation: "the framework ignores the non-contiguous check").
+ * step is not ValueDepend: that would make the generated aclnn API take step as a host
+ * aclIntArray instead of CANN's aclTensor, and reading a device step at tiling time needs a
+ * device-to-host copy per call.
+ */
 class ApplyFusedEmaAdam : public OpDef {
 public:
     explicit ApplyFusedEmaAdam(const char* name) : OpDef(name)
@@ -113,12 +257,15 @@ public:
         const std::vector<ge::DataType> floats = {ge::DT_FLOAT, ge::DT_FLOAT16, ge::DT_BF16};
         const std::vector<ge::Format> nd = {ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND};
         for (const char* in : {"grad", "var", "m", "v", "s"}) {
-            this->Input(in).ParamType(REQUIRED).DataType(floats).Format(nd).UnknownShapeFormat(nd);
+            this->Input(in).ParamType(REQUIRED).DataType(floats).Format(nd).UnknownShapeFormat(nd)
+                .AutoContiguous();
         }
         this->Input("step").ParamType(REQUIRED)
-            .DataType({ge::DT_INT64, ge::DT_INT64, ge::DT_INT64}).Format(nd).UnknownShapeFormat(nd);
+            .DataType({ge::DT_INT64, ge::DT_INT64, ge::DT_INT64}).Format(nd).UnknownShapeFormat(nd)
+            .AutoContiguous();
         for (const char* out : {"var", "m", "v", "s"}) {
-            this->Output(out).ParamType(REQUIRED).DataType(floats).Format(nd).UnknownShapeFormat(nd);
+            this->Output(out).ParamType(REQUIRED).DataType(floats).Format(nd)
+                .UnknownShapeFormat(nd);
         }
         this->Attr("lr").AttrType(OPTIONAL).Float(1e-3f);
         this->Attr("ema_decay").AttrType(OPTIONAL).Float(0.9999f);

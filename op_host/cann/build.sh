@@ -16,10 +16,10 @@ rm -rf "$project"
 "$ASCEND_HOME_PATH/python/site-packages/bin/msopgen" gen -i "$here/apply_fused_ema_adam.json" \
     -c "$soc" -lan cpp -out "$project"
 
-# op_host: our registration replaces the generated stub; the pure tiling joins it.
+# op_host: our registration replaces the generated stub; the pure host code joins it (platform,
+# shared validation, tiling: the same sources the CPU runtime is built from).
 cp "$here/apply_fused_ema_adam_def.cpp" "$project/op_host/apply_fused_ema_adam.cpp"
-cp "$repo/op_host/apply_fused_ema_adam_tiling.h" "$repo/op_host/apply_fused_ema_adam_tiling.cpp" \
-   "$project/op_host/"
+cp "$repo"/op_host/*.h "$repo"/op_host/*.cpp "$project/op_host/"
 # op_kernel: exactly the kernel sources the twin verifies.
 cp "$repo"/op_kernel/*.cpp "$repo"/op_kernel/*.h "$project/op_kernel/"
 

@@ -2,6 +2,8 @@
  * @file acl_internal.h
  * @brief Shared state of the CPU ACL runtime (not installed): the aclTensor and aclOpExecutor
  *        objects, the thread-local error messages, the executor registry and stream submission.
+ *        What an operator's aclnn file builds on is in aclnn_common.h (phases, checks) and
+ *        acl_view.h (views, overlap, staging).
  */
 #ifndef ASCEND_EMA_ADAM_ACL_INTERNAL_H
 #define ASCEND_EMA_ADAM_ACL_INTERNAL_H
@@ -15,6 +17,18 @@
 #include "acl/acl.h"
 #include "aclnn/acl_meta.h"
 #include "aclnn/opdev/op_errno.h"
+#include "validation.h"
+
+namespace ascend_ema_adam::acl {
+
+/** An aclnn operator's identity: its op type and the names of its two phases (the messages). */
+struct AclnnOp {
+    const char* type;    // "ApplyFusedEmaAdam"
+    const char* phase1;  // "aclnnApplyFusedEmaAdamGetWorkspaceSize"
+    const char* phase2;  // "aclnnApplyFusedEmaAdam"
+};
+
+}  // namespace ascend_ema_adam::acl
 
 /** A view of device (here: host) memory, as aclCreateTensor described it. */
 struct aclTensor {
@@ -27,10 +41,22 @@ struct aclTensor {
     void* data = nullptr;
 };
 
-/** Base of every operator's executor: what phase 2 checks before running it. */
+/**
+ * Base of every operator's executor: phase 1 of `op` creates it, phase 2 of the same operator
+ * takes it once (TakeExecutor refuses an executor of another operator) and queues Execute.
+ */
 struct aclOpExecutor {
+    explicit aclOpExecutor(const ascend_ema_adam::acl::AclnnOp& creator) : op(creator) {}
     virtual ~aclOpExecutor() = default;
-    uint64_t workspaceSize = 0;  // bytes phase 2 must be given
+    aclOpExecutor(const aclOpExecutor&) = delete;
+    aclOpExecutor& operator=(const aclOpExecutor&) = delete;
+
+    /** Phase 2's work, on the stream: `workspace` holds at least workspaceSize bytes. */
+    virtual void Execute(char* workspace) const = 0;
+
+    const ascend_ema_adam::acl::AclnnOp& op;  // compared by address
+    uint64_t workspaceSize = 0;               // bytes phase 2 must be given
+    bool empty = false;                       // nothing to run: phase 2 queues nothing
 };
 
 namespace ascend_ema_adam::acl {
@@ -38,10 +64,8 @@ namespace ascend_ema_adam::acl {
 /** Appends a message for the calling thread's next aclGetRecentErrMsg. */
 void AddErrorMessage(std::string message);
 
-/** Element count of a shape (the caller has checked it does not overflow). */
-int64_t Numel(const std::vector<int64_t>& dims);
-/** "[2,3,4]" */
-std::string ShapeToString(const std::vector<int64_t>& dims);
+using ascend_ema_adam::Numel;          // op_host/validation.h
+using ascend_ema_adam::ShapeToString;  // op_host/validation.h
 /** "ACL_FLOAT16 (1)" */
 std::string DataTypeToString(aclDataType dtype);
 /** "ACL_FORMAT_NCHW (0)" */
@@ -53,11 +77,12 @@ bool IsLiveTensor(const aclTensor* tensor);
 /** Keeps `executor` alive until phase 2 takes it or aclFinalize frees it. */
 aclOpExecutor* RegisterExecutor(std::unique_ptr<aclOpExecutor> executor);
 /**
- * Hands over a registered executor for phase 2 of `api`, after checking the workspace against
- * it; returns ACLNN_SUCCESS or the status to return (message set). A rejected workspace leaves
- * the executor registered, so the caller may retry with a correct one.
+ * Hands over a registered executor for phase 2 of `op`, after checking that `op`'s phase 1
+ * created it and the workspace against it; returns ACLNN_SUCCESS or the status to return (message
+ * set). An executor of another operator, or a rejected workspace, leaves the executor registered,
+ * so the caller may retry with the right phase 2 or a correct workspace.
  */
-aclnnStatus TakeExecutor(const char* api, aclOpExecutor* executor, const void* workspace,
+aclnnStatus TakeExecutor(const AclnnOp& op, aclOpExecutor* executor, const void* workspace,
                          uint64_t workspaceSize, std::unique_ptr<aclOpExecutor>* taken);
 
 /** True if `stream` is the default stream (NULL) or a live stream from aclrtCreateStream. */

@@ -184,9 +184,10 @@ aclOpExecutor* RegisterExecutor(std::unique_ptr<aclOpExecutor> executor)
     return handle;
 }
 
-aclnnStatus TakeExecutor(const char* api, aclOpExecutor* executor, const void* workspace,
+aclnnStatus TakeExecutor(const AclnnOp& op, aclOpExecutor* executor, const void* workspace,
                          uint64_t workspaceSize, std::unique_ptr<aclOpExecutor>* taken)
 {
+    const char* api = op.phase2;
     Runtime& rt = State();
     std::lock_guard<std::mutex> lock(rt.mu);
     auto it = rt.executors.find(executor);
@@ -194,6 +195,13 @@ aclnnStatus TakeExecutor(const char* api, aclOpExecutor* executor, const void* w
         AddErrorMessage(std::string(api) +
                         ": executor is not a live executor: it was already run (an executor is "
                         "single-use), freed by aclFinalize, or never returned by phase 1");
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    const AclnnOp& creator = it->second->op;
+    if (&creator != &op) {
+        AddErrorMessage(std::string(api) + ": executor was created by " + creator.phase1 +
+                        ", not by " + op.phase1 + "; run it with " + creator.phase2 +
+                        " (it stays valid for that)");
         return ACLNN_ERR_PARAM_INVALID;
     }
     const uint64_t required = it->second->workspaceSize;

@@ -25,41 +25,6 @@ TensorRegistry& Registry()
     return *registry;
 }
 
-const char* DataTypeName(aclDataType dtype)
-{
-    switch (dtype) {
-        case ACL_DT_UNDEFINED: return "ACL_DT_UNDEFINED";
-        case ACL_FLOAT: return "ACL_FLOAT";
-        case ACL_FLOAT16: return "ACL_FLOAT16";
-        case ACL_INT8: return "ACL_INT8";
-        case ACL_INT32: return "ACL_INT32";
-        case ACL_UINT8: return "ACL_UINT8";
-        case ACL_INT16: return "ACL_INT16";
-        case ACL_UINT16: return "ACL_UINT16";
-        case ACL_UINT32: return "ACL_UINT32";
-        case ACL_INT64: return "ACL_INT64";
-        case ACL_UINT64: return "ACL_UINT64";
-        case ACL_DOUBLE: return "ACL_DOUBLE";
-        case ACL_BOOL: return "ACL_BOOL";
-        case ACL_STRING: return "ACL_STRING";
-        case ACL_COMPLEX64: return "ACL_COMPLEX64";
-        case ACL_COMPLEX128: return "ACL_COMPLEX128";
-        case ACL_BF16: return "ACL_BF16";
-        case ACL_INT4: return "ACL_INT4";
-        case ACL_UINT1: return "ACL_UINT1";
-        case ACL_COMPLEX32: return "ACL_COMPLEX32";
-        case ACL_HIFLOAT8: return "ACL_HIFLOAT8";
-        case ACL_FLOAT8_E5M2: return "ACL_FLOAT8_E5M2";
-        case ACL_FLOAT8_E4M3FN: return "ACL_FLOAT8_E4M3FN";
-        case ACL_FLOAT8_E8M0: return "ACL_FLOAT8_E8M0";
-        case ACL_FLOAT6_E3M2: return "ACL_FLOAT6_E3M2";
-        case ACL_FLOAT6_E2M3: return "ACL_FLOAT6_E2M3";
-        case ACL_FLOAT4_E2M1: return "ACL_FLOAT4_E2M1";
-        case ACL_FLOAT4_E1M2: return "ACL_FLOAT4_E1M2";
-    }
-    return "unknown aclDataType";
-}
-
 const char* FormatName(aclFormat format)
 {
     switch (format) {
@@ -108,27 +73,9 @@ bool CheckedNumel(const int64_t* dims, uint64_t n, int64_t* out)
 
 }  // namespace
 
-int64_t Numel(const std::vector<int64_t>& dims)
-{
-    int64_t numel = 1;
-    for (int64_t d : dims) {
-        numel *= d;
-    }
-    return numel;
-}
-
-std::string ShapeToString(const std::vector<int64_t>& dims)
-{
-    std::string s = "[";
-    for (size_t i = 0; i < dims.size(); ++i) {
-        s += (i ? "," : "") + std::to_string(dims[i]);
-    }
-    return s + "]";
-}
-
 std::string DataTypeToString(aclDataType dtype)
 {
-    return std::string(DataTypeName(dtype)) + " (" + std::to_string(static_cast<int>(dtype)) + ")";
+    return DescribeDtype(static_cast<int32_t>(dtype));
 }
 
 std::string FormatToString(aclFormat format)

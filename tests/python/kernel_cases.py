@@ -1,14 +1,12 @@
 """Cases and assertions shared by the kernel suites: the AscendC kernel on the twin
 (test_kernel.py) and the native CPU kernel (test_native_kernel.py) run the same sweep."""
 
-import ml_dtypes
-import numpy as np
-
 from ascend_ema_adam import golden
+from ascend_ema_adam._dtypes import FLOAT_DTYPES
 from ascend_ema_adam.check import OUTPUTS
 
-DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
-DTYPE_IDS = ["fp32", "fp16", "bf16"]
+DTYPES = [d.numpy for d in FLOAT_DTYPES]
+DTYPE_IDS = [d.short for d in FLOAT_DTYPES]
 A2 = "Ascend910B2"  # 48 vector cores: exercises the multi-core split on the twin
 A2_CORES = 48
 

@@ -14,6 +14,7 @@ import pytest
 
 import ascend_ema_adam
 from ascend_ema_adam import golden
+from ascend_ema_adam._dtypes import FLOAT_DTYPES
 from ascend_ema_adam.check import OUTPUTS, random_inputs
 from ascend_ema_adam.golden import Hyper
 
@@ -22,8 +23,8 @@ ACL_FORMAT_ND = 2
 ACLNN_SUCCESS, ACLNN_ERR_PARAM_NULLPTR, ACLNN_ERR_PARAM_INVALID = 0, 161001, 161002
 ACL_DTYPE = {np.dtype(np.float32): ACL_FLOAT, np.dtype(np.float16): ACL_FLOAT16,
              np.dtype(ml_dtypes.bfloat16): ACL_BF16, np.dtype(np.int64): ACL_INT64}
-DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
-DTYPE_IDS = ["fp32", "fp16", "bf16"]
+DTYPES = [d.numpy for d in FLOAT_DTYPES]
+DTYPE_IDS = [d.short for d in FLOAT_DTYPES]
 
 c_int64_p = ctypes.POINTER(ctypes.c_int64)
 
@@ -197,6 +198,7 @@ def test_queued_steps_on_one_stream(acl, stream, rng):
     ("beta2 1", ACLNN_ERR_PARAM_INVALID, "beta2 is 1 (1 in fp32), expected 0 <= beta2 < 1"),
     ("mixed dtypes", ACLNN_ERR_PARAM_INVALID, "sRef has dtype ACL_FLOAT16 (1) but grad has ACL_FLOAT (0)"),
     ("nan eps", ACLNN_ERR_PARAM_INVALID, "eps is nan, expected a finite value"),
+    ("step 0", ACLNN_ERR_PARAM_INVALID, "step is 0, expected step >= 1 when biasCorrection is true"),
 ])
 def test_errors(acl, rng, case, status, message):
     arrays = list(random_inputs(rng, (4, 6), np.float32))
@@ -208,6 +210,8 @@ def test_errors(acl, rng, case, status, message):
         step = np.array([3.0], np.float32)
     elif case == "two steps":
         step = np.array([3, 4], np.int64)
+    elif case == "step 0":
+        step = np.array([0], np.int64)
     elif case == "beta2 1":
         hyper = Hyper(beta2=1.0)
     elif case == "mixed dtypes":

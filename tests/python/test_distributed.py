@@ -12,7 +12,6 @@ import socket
 import time
 import traceback
 
-import numpy as np
 import pytest
 import torch
 import torch.distributed as dist
@@ -241,9 +240,8 @@ def single_process_fsdp(seed):
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    seed = int(np.random.SeedSequence().entropy % 2**62)
-    print(f"distributed seed: {seed}")
+def runs(tmp_path_factory, new_seed):
+    seed = new_seed("distributed")
     out_dir = str(tmp_path_factory.mktemp("dist"))
     ctx = mp.spawn(worker, args=(free_port(), seed, out_dir), nprocs=WORLD, join=False)
     deadline = time.monotonic() + TIMEOUT_S

@@ -11,16 +11,16 @@ import re
 import numpy as np
 import pytest
 import torch
-from test_ops import to_numpy
 
 import ascend_ema_adam
 import ascend_ema_adam.optim as optim_module
 from ascend_ema_adam import golden
+from ascend_ema_adam._dtypes import FLOAT_DTYPES, to_numpy
 from ascend_ema_adam.golden import Hyper
 from ascend_ema_adam.optim import FusedEmaAdamW
 
-TORCH_DTYPES = [torch.float32, torch.bfloat16, torch.float16]
-DTYPE_IDS = ["fp32", "bf16", "fp16"]
+TORCH_DTYPES = [d.torch for d in FLOAT_DTYPES]
+DTYPE_IDS = [d.short for d in FLOAT_DTYPES]
 MANTISSA_BITS = {torch.float32: 23, torch.bfloat16: 7, torch.float16: 10}
 
 
@@ -318,7 +318,8 @@ def test_defaults_and_positional_order_match_mindspeed():
                         bias_correction=False)
     assert opt.num_updates == -1 and opt.adam_w_mode == 0 and opt.set_grad_none is False
     assert opt.param_groups[0]["bias_correction"] is False
-    with pytest.raises(TypeError):  # the switches are keyword-only, as in MindSpeed
+    # the switches are keyword-only, as in MindSpeed
+    with pytest.raises(TypeError, match=r"positional arguments but 9 were given"):
         FusedEmaAdamW([p], 1e-3, 1e-8, (0.9, 0.999), 1e-2, 0.9999, False, False)
     assert ascend_ema_adam.FusedEmaAdamW is FusedEmaAdamW
 

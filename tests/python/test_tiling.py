@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from ascend_ema_adam import twin
+from ascend_ema_adam import _twin, golden, twin
+from ascend_ema_adam._dtypes import FLOAT_DTYPES
 from ascend_ema_adam.golden import Hyper
 
-DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
+DTYPES = [d.numpy for d in FLOAT_DTYPES]
 PRESETS = [p["name"] for p in twin.platforms()]
 KEYS = {np.dtype(np.float32): 102, np.dtype(np.float16): 101, np.dtype(ml_dtypes.bfloat16): 100}
 
@@ -100,3 +101,15 @@ def test_platform_too_small_is_an_error():
         twin.compute_tiling(100, np.float32, platform="Ascend910B2", ub_size=64)
     with pytest.raises(ValueError, match="unknown platform"):
         twin.compute_tiling(100, np.float32, platform="Ascend310P")
+
+
+def test_dtype_tables_agree():
+    """The Python dtype table (_dtypes.py) is the C++ one (op_host/data_type.h), and the golden's
+    per-dtype precision constants cover exactly its dtypes."""
+    cpp = [(d["name"], d["size"]) for d in _twin.data_types() if d["is_float"]]
+    assert cpp == [(d.name, d.itemsize) for d in FLOAT_DTYPES]
+    assert [d["name"] for d in _twin.data_types() if not d["is_float"]] == ["int64"]
+    numpy_dtypes = {d.numpy for d in FLOAT_DTYPES}
+    assert set(golden.MERE_THRESHOLD) == set(golden.SMALL_VALUE) == numpy_dtypes
+    with pytest.raises(ValueError, match="dtype must be one of float32, float16, bfloat16"):
+        _twin.compute_tiling(10, "float64")

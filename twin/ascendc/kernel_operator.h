@@ -14,6 +14,7 @@
 
 #include "twin_context.h"
 #include "twin_datacopy.h"
+#include "twin_list_tensor.h"
 #include "twin_pipe.h"
 #include "twin_tensor.h"
 #include "twin_types.h"

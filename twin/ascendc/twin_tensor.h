@@ -71,6 +71,7 @@ public:
         addr_ = buffer;
         origin_ = buffer;
         size_ = bufferSize;
+        originBytes_ = bufferSize * sizeof(T);
     }
     void SetGlobalBuffer(__gm__ T* buffer) { SetGlobalBuffer(buffer, 0); }
 
@@ -102,11 +103,13 @@ public:
 
 private:
     friend struct twin::detail::TensorAccess;
-    uint64_t OriginBytes() const { return size_ * sizeof(T); }
+    uint64_t OriginBytes() const { return originBytes_; }
 
     __gm__ T* addr_ = nullptr;
     __gm__ T* origin_ = nullptr;  // start given to SetGlobalBuffer: the range size_ refers to
     uint64_t size_ = 0;
+    uint64_t originBytes_ = 0;    // bytes from origin_ the bounds checks allow: size_ * sizeof(T), except for
+                                  // TensorDesc::GetDataObj, whose size_ is upstream's byte count
 };
 
 template <class T>
@@ -215,6 +218,16 @@ struct TensorAccess {
     static const T* Origin(const AscendC::GlobalTensor<T>& g) { return g.origin_; }
     template <class T>
     static uint64_t OriginBytes(const AscendC::GlobalTensor<T>& g) { return g.OriginBytes(); }
+    // A GlobalTensor whose GetSize() reports `size` while its bounds checks use `bytes` from buffer.
+    template <class T>
+    static void SetListBuffer(AscendC::GlobalTensor<T>& g, T* buffer, uint64_t size, uint64_t bytes, const char* call) {
+        BlockContext& ctx = Block(call);
+        if (buffer != nullptr) CheckGm(ctx, call, nullptr, 0, buffer, bytes);
+        g.addr_ = buffer;
+        g.origin_ = buffer;
+        g.size_ = size;
+        g.originBytes_ = bytes;
+    }
 };
 
 // UB_RANGE / UB_ALIGN / QUE_HAZARD on one LocalTensor operand that must hold needElems elements.

@@ -8,7 +8,12 @@
  */
 #include <torch/library.h>
 
+#include <type_traits>
+
+#include "../apply_fused_ema_adam.h"
 #include "op_plugin/utils/op_api_common.h"
+
+namespace ascend_ema_adam::ops {
 
 namespace {
 
@@ -21,9 +26,14 @@ void ApplyFusedEmaAdamNpu(const at::Tensor& grad, const at::Tensor& var, const a
                  eps, mode, biasCorrection, weightDecay);
 }
 
+static_assert(std::is_same_v<decltype(ApplyFusedEmaAdamNpu), decltype(ApplyFusedEmaAdamInplace)>,
+              "the NPU kernel must have the op's signature");
+
 }  // namespace
+
+}  // namespace ascend_ema_adam::ops
 
 TORCH_LIBRARY_IMPL(ascend_ema_adam, PrivateUse1, m)
 {
-    m.impl("apply_fused_ema_adam_", &ApplyFusedEmaAdamNpu);
+    m.impl("apply_fused_ema_adam_", &ascend_ema_adam::ops::ApplyFusedEmaAdamNpu);
 }

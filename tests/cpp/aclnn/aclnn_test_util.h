@@ -1,7 +1,8 @@
 /**
  * @file aclnn_test_util.h
- * @brief Shared by the C API tests: a minimal case harness, random tensors in aclrtMalloc memory
- *        (contiguous or strided views with gaps), and one-call helpers for the two phases.
+ * @brief Shared by the C API tests: random tensors in aclrtMalloc memory (contiguous or strided
+ *        views with gaps) and one-call helpers for the two phases; the case harness is
+ *        tests/cpp/test_harness.h.
  */
 #ifndef ASCEND_EMA_ADAM_ACLNN_TEST_UTIL_H
 #define ASCEND_EMA_ADAM_ACLNN_TEST_UTIL_H
@@ -10,6 +11,7 @@
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -19,94 +21,27 @@
 #include "acl/acl.h"
 #include "aclnn/opdev/op_errno.h"
 #include "aclnnop/aclnn_apply_fused_ema_adam.h"
+#include "../apply_fused_ema_adam_bad_inputs.h"  // Hyper
+#include "../test_harness.h"
 
 namespace aea_test {
 
-// ---- harness -----------------------------------------------------------------------------------
-
-struct Case {
-    const char* name;
-    void (*run)();
-};
-
-inline std::vector<Case>& Cases()
-{
-    static std::vector<Case> cases;
-    return cases;
-}
-
-inline bool Register(const char* name, void (*run)())
-{
-    Cases().push_back({name, run});
-    return true;
-}
-
-inline int& CaseFailures()
-{
-    static int failures = 0;
-    return failures;
-}
-
-inline void Fail(const char* file, int line, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-inline void Fail(const char* file, int line, const char* fmt, ...)
-{
-    ++CaseFailures();
-    std::fprintf(stderr, "  %s:%d: ", file, line);
-    va_list args;
-    va_start(args, fmt);
-    std::vfprintf(stderr, fmt, args);
-    va_end(args);
-    std::fprintf(stderr, "\n");
-}
-
-#define AEA_CASE(name)                                                    \
-    static void name();                                                   \
-    static const bool name##_registered = aea_test::Register(#name, name); \
-    static void name()
-
-#define EXPECT(cond)                                                   \
-    do {                                                               \
-        if (!(cond)) aea_test::Fail(__FILE__, __LINE__, "%s", #cond); \
-    } while (0)
-
-#define EXPECT_MSG(cond, ...)                                            \
-    do {                                                                 \
-        if (!(cond)) aea_test::Fail(__FILE__, __LINE__, __VA_ARGS__);    \
-    } while (0)
-
-/** Runs every case (or those named on the command line); one line per case, then a summary. */
-inline int RunCases(int argc, char** argv)
-{
-    int passed = 0;
-    int failed = 0;
-    for (const Case& c : Cases()) {
-        bool selected = argc < 2;
-        for (int i = 1; i < argc; ++i) {
-            selected = selected || std::strcmp(argv[i], c.name) == 0;
-        }
-        if (!selected) {
-            continue;
-        }
-        CaseFailures() = 0;
-        c.run();
-        const bool ok = CaseFailures() == 0;
-        std::printf("%-56s %s\n", c.name, ok ? "ok" : "FAILED");
-        std::fflush(stdout);
-        (ok ? passed : failed)++;
-    }
-    std::printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 && passed > 0 ? 0 : 1;
-}
-
 // ---- random data --------------------------------------------------------------------------------
 
-/** One generator per thread, freshly seeded; the seed is printed so a failure can be replayed. */
+/**
+ * One generator per thread, freshly seeded, or from AEA_TEST_SEED when set (a replay); the seed is
+ * printed so a failure can be replayed.
+ */
 inline std::mt19937_64& Rng()
 {
     thread_local std::mt19937_64 rng = [] {
-        const uint64_t seed = (static_cast<uint64_t>(std::random_device{}()) << 32) ^
-                              std::random_device{}();
-        std::printf("rng seed %llu\n", static_cast<unsigned long long>(seed));
+        const char* replay = std::getenv("AEA_TEST_SEED");
+        const uint64_t seed = replay != nullptr && *replay != '\0'
+                                  ? std::strtoull(replay, nullptr, 10)
+                                  : (static_cast<uint64_t>(std::random_device{}()) << 32) ^
+                                        std::random_device{}();
+        std::printf("rng seed %llu (replay: AEA_TEST_SEED=%llu)\n",
+                    static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
         return std::mt19937_64(seed);
     }();
     return rng;
@@ -259,6 +194,9 @@ inline void MakeTensor(TestTensor* t, aclDataType dtype, const std::vector<int64
         std::fprintf(stderr, "aclrtMalloc failed: %s\n", aclGetRecentErrMsg());
         std::abort();
     }
+    if (t->storageBytes > 0) {
+        std::memset(t->data, 0, t->storageBytes);  // dtypes StoreAs does not fill are all zeros
+    }
     for (size_t i = 0; i < static_cast<size_t>(storageNumel); ++i) {
         uint8_t* p = static_cast<uint8_t*>(t->data) + i * es;
         if (dtype == ACL_INT64) {
@@ -281,17 +219,6 @@ inline void MakeTensor(TestTensor* t, aclDataType dtype, const std::vector<int64
         std::abort();
     }
 }
-
-struct Hyper {
-    double lr = 1e-3;
-    double emaDecay = 0.999;
-    double beta1 = 0.9;
-    double beta2 = 0.999;
-    double eps = 1e-8;
-    int64_t mode = 1;
-    bool biasCorrection = true;
-    double weightDecay = 0.01;
-};
 
 /** The six tensors of one call: grad, var, m, v, s (one dtype and shape) and an int64 step. */
 struct OptimizerTensors {
@@ -363,16 +290,24 @@ inline int RunOnce(const OptimizerTensors& ts, const Hyper& h, aclrtStream strea
     return aclrtSynchronizeStream(stream);
 }
 
+/** main() of a program whose cases need aclInit and device 0: runs them in between. */
+inline int RunCasesOnDevice(int argc, char** argv)
+{
+    if (aclInit(nullptr) != ACL_SUCCESS || aclrtSetDevice(0) != ACL_SUCCESS) {
+        std::fprintf(stderr, "setup failed: %s\n", aclGetRecentErrMsg());
+        return 1;
+    }
+    const int rc = RunCases(argc, argv);
+    aclrtResetDevice(0);
+    aclFinalize();
+    return rc;
+}
+
 /** The recent error message, or "" (clears it). */
 inline std::string RecentError()
 {
     const char* msg = aclGetRecentErrMsg();
     return msg != nullptr ? msg : "";
-}
-
-inline bool Contains(const std::string& haystack, const std::string& needle)
-{
-    return haystack.find(needle) != std::string::npos;
 }
 
 }  // namespace aea_test

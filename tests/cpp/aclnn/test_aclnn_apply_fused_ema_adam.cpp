@@ -8,23 +8,22 @@
 //
 // Numbers are checked by comparing runs of this API with each other (bit for bit) and with the
 // inputs; tests/python/test_aclnn_ctypes.py holds the same API to the numpy golden.
+#include <limits>
 #include <memory>
 #include <thread>
 
+#include "../apply_fused_ema_adam_bad_inputs.h"
 #include "aclnn_test_util.h"
 
 using namespace aea_test;
 
 namespace {
 
-constexpr int kGrad = 0, kVar = 1, kM = 2, kV = 3, kS = 4, kStep = 5;
-const char* const kNames[6] = {"grad", "varRef", "mRef", "vRef", "sRef", "step"};
-const std::vector<int64_t> kShape = {2, 4};
-
-/** A valid fp32 [2,4] call that a table row breaks in one way. */
+/** A row's call: tensors built from its CallSpec (fresh aclrtMalloc storage each), then broken by
+ *  its AclnnBreaks. */
 struct BadCall {
     OptimizerTensors ts;
-    const aclTensor* args[6];
+    const aclTensor* args[kTensors];
     Hyper h;
     uint64_t workspaceSize = 0xABCD;                                   // sentinel
     aclOpExecutor* executor = reinterpret_cast<aclOpExecutor*>(0x1234);  // sentinel, never used
@@ -33,10 +32,15 @@ struct BadCall {
     std::vector<aclTensor*> aliases;
     std::vector<void*> buffers;
 
-    BadCall()
+    explicit BadCall(const CallSpec& spec) : h(spec.h)
     {
-        ts.Make(ACL_FLOAT, kShape, Layout::kContiguous);
-        for (int i = 0; i < 6; ++i) args[i] = ts.t[i].handle;
+        for (int i = 0; i < kTensors; ++i) {
+            MakeTensor(&ts.t[i], spec.dtype[i], spec.shape[i], Layout::kContiguous, i);
+            args[i] = ts.t[i].handle;
+        }
+        if (spec.dtype[kStep] == ACL_INT64 && ts.t[kStep].Numel() > 0) {
+            std::memcpy(ts.t[kStep].data, &spec.stepValue, sizeof(spec.stepValue));
+        }
     }
 
     ~BadCall()
@@ -82,6 +86,43 @@ struct BadCall {
         return p;
     }
 
+    /** What only this layer can see (every kind: -Wswitch holds the switch complete). */
+    void Apply(const AclnnBreak& b)
+    {
+        const aclDataType dtype = ts.t[b.a < 0 ? 0 : b.a].dtype;
+        switch (b.kind) {
+            case AclnnBreak::kNullTensor: args[b.a] = nullptr; break;
+            case AclnnBreak::kNullWorkspaceSize: workspaceSizeArg = nullptr; break;
+            case AclnnBreak::kNullExecutor: executorArg = nullptr; break;
+            case AclnnBreak::kNullData: NullDataAlias(b.a); break;
+            case AclnnBreak::kDestroyed:
+                aclDestroyTensor(Alias(b.a, dtype, ts.t[b.a].shape, ts.t[b.a].strides));
+                aliases.pop_back();
+                break;
+            case AclnnBreak::kFormat:
+                Alias(b.a, dtype, ts.t[b.a].shape, ts.t[b.a].strides, 0, b.format);
+                break;
+            case AclnnBreak::kBroadcast: Alias(b.a, dtype, kShape, {0, 1}); break;
+            case AclnnBreak::kRowsOverlap: Alias(b.a, dtype, kShape, {2, 1}); break;
+            case AclnnBreak::kSameHandle: args[b.a] = args[b.b]; break;
+            case AclnnBreak::kHalfOverlap: {
+                void* shared = Buffer(12);
+                Alias(b.a, ACL_FLOAT, kShape, {4, 1}, 0, ACL_FORMAT_ND, shared, {12});
+                Alias(b.b, ACL_FLOAT, kShape, {4, 1}, 4, ACL_FORMAT_ND, shared, {12});
+                break;
+            }
+            case AclnnBreak::kInterleaved: {
+                void* shared = Buffer(16);
+                Alias(b.a, ACL_FLOAT, kShape, {8, 2}, 0, ACL_FORMAT_ND, shared, {16});
+                Alias(b.b, ACL_FLOAT, kShape, {8, 2}, 1, ACL_FORMAT_ND, shared, {16});
+                break;
+            }
+            case AclnnBreak::kStepInsideVar:
+                Alias(kStep, ACL_INT64, {1}, {1}, 1, ACL_FORMAT_ND, ts.t[kVar].data, {4});
+                break;
+        }
+    }
+
     aclnnStatus Invoke()
     {
         return aclnnApplyFusedEmaAdamGetWorkspaceSize(
@@ -92,207 +133,16 @@ struct BadCall {
     }
 };
 
-struct BadInput {
-    std::string name;
-    std::function<void(BadCall&)> breakIt;
-    aclnnStatus status;
-    std::string message;  // a substring of aclGetRecentErrMsg()
-};
-
-std::vector<BadInput> BadInputs()
-{
-    const double inf = INFINITY;
-    const double nan = NAN;
-    std::vector<BadInput> rows;
-    for (int i = 0; i < 6; ++i) {
-        rows.push_back({std::string("null ") + kNames[i], [i](BadCall& c) { c.args[i] = nullptr; },
-                        ACLNN_ERR_PARAM_NULLPTR, std::string(kNames[i]) + " is null"});
-    }
-    rows.push_back({"null workspaceSize", [](BadCall& c) { c.workspaceSizeArg = nullptr; },
-                    ACLNN_ERR_PARAM_NULLPTR, "workspaceSize is null"});
-    rows.push_back({"null executor", [](BadCall& c) { c.executorArg = nullptr; },
-                    ACLNN_ERR_PARAM_NULLPTR, "executor is null"});
-    rows.push_back({"null data address", [](BadCall& c) { c.NullDataAlias(kM); },
-                    ACLNN_ERR_PARAM_NULLPTR, "mRef has 8 elements but a null data address"});
-    rows.push_back({"destroyed tensor",
-                    [](BadCall& c) {
-                        aclTensor* a = c.Alias(kV, ACL_FLOAT, kShape, {4, 1});
-                        aclDestroyTensor(a);
-                        c.aliases.pop_back();
-                    },
-                    ACLNN_ERR_PARAM_INVALID, "vRef is not a live aclTensor"});
-    // dtypes
-    rows.push_back({"grad fp64", [](BadCall& c) { c.Alias(kGrad, ACL_DOUBLE, kShape, {4, 1}); },
-                    ACLNN_ERR_PARAM_INVALID,
-                    "grad has dtype ACL_DOUBLE (11), expected ACL_FLOAT, ACL_FLOAT16 or ACL_BF16"});
-    rows.push_back({"grad int32", [](BadCall& c) { c.Alias(kGrad, ACL_INT32, kShape, {4, 1}); },
-                    ACLNN_ERR_PARAM_INVALID, "grad has dtype ACL_INT32 (3)"});
-    for (int i = kVar; i <= kS; ++i) {
-        rows.push_back({std::string(kNames[i]) + " fp16, grad fp32",
-                        [i](BadCall& c) { c.Alias(i, ACL_FLOAT16, kShape, {4, 1}); },
-                        ACLNN_ERR_PARAM_INVALID,
-                        std::string(kNames[i]) +
-                            " has dtype ACL_FLOAT16 (1) but grad has ACL_FLOAT (0)"});
-    }
-    rows.push_back({"varRef bf16, all others fp16",
-                    [](BadCall& c) {
-                        for (int i : {kGrad, kM, kV, kS}) c.Alias(i, ACL_FLOAT16, kShape, {4, 1});
-                        c.Alias(kVar, ACL_BF16, kShape, {4, 1});
-                    },
-                    ACLNN_ERR_PARAM_INVALID, "varRef has dtype ACL_BF16 (27) but grad has ACL_FLOAT16 (1)"});
-    rows.push_back({"step fp32", [](BadCall& c) { c.Alias(kStep, ACL_FLOAT, {1}, {1}); },
-                    ACLNN_ERR_PARAM_INVALID, "step has dtype ACL_FLOAT (0), expected ACL_INT64"});
-    rows.push_back({"step int32", [](BadCall& c) { c.Alias(kStep, ACL_INT32, {1}, {1}); },
-                    ACLNN_ERR_PARAM_INVALID, "step has dtype ACL_INT32 (3), expected ACL_INT64"});
-    // shapes and step
-    for (int i = kVar; i <= kS; ++i) {
-        rows.push_back({std::string(kNames[i]) + " [4,2], grad [2,4]",
-                        [i](BadCall& c) { c.Alias(i, ACL_FLOAT, {4, 2}, {2, 1}); },
-                        ACLNN_ERR_PARAM_INVALID,
-                        std::string(kNames[i]) + " has shape [4,2] but grad has shape [2,4]"});
-    }
-    rows.push_back({"varRef [8], grad [2,4]", [](BadCall& c) { c.Alias(kVar, ACL_FLOAT, {8}, {1}); },
-                    ACLNN_ERR_PARAM_INVALID, "varRef has shape [8] but grad has shape [2,4]"});
-    rows.push_back({"step [2,2] (the reference sample's step)",
-                    [](BadCall& c) {
-                        c.Alias(kStep, ACL_INT64, {2, 2}, {2, 1}, 0, ACL_FORMAT_ND, c.Buffer(8), {4});
-                    },
-                    ACLNN_ERR_PARAM_INVALID,
-                    "step has shape [2,2] (4 elements), expected exactly one element"});
-    rows.push_back({"step [0]", [](BadCall& c) { c.Alias(kStep, ACL_INT64, {0}, {1}); },
-                    ACLNN_ERR_PARAM_INVALID, "step has shape [0] (0 elements)"});
-    // attributes
-    rows.push_back({"mode 2", [](BadCall& c) { c.h.mode = 2; }, ACLNN_ERR_PARAM_INVALID,
-                    "mode is 2, expected 0 (Adam, L2 weight decay) or 1 (AdamW"});
-    rows.push_back({"mode -1", [](BadCall& c) { c.h.mode = -1; }, ACLNN_ERR_PARAM_INVALID,
-                    "mode is -1"});
-    const struct {
-        const char* name;
-        double Hyper::*field;
-    } floats[] = {{"lr", &Hyper::lr},       {"emaDecay", &Hyper::emaDecay},
-                  {"beta1", &Hyper::beta1}, {"beta2", &Hyper::beta2},
-                  {"eps", &Hyper::eps},     {"weightDecay", &Hyper::weightDecay}};
-    for (const auto& f : floats) {
-        for (double bad : {inf, -inf, nan}) {
-            const std::string shown = std::isnan(bad) ? "nan" : bad > 0 ? "inf" : "-inf";
-            rows.push_back({std::string(f.name) + " " + shown,
-                            [f, bad](BadCall& c) { c.h.*(f.field) = bad; }, ACLNN_ERR_PARAM_INVALID,
-                            std::string(f.name) + " is " + shown + ", expected a finite value"});
-        }
-    }
-    rows.push_back({"lr 1e300 (overflows fp32)", [](BadCall& c) { c.h.lr = 1e300; },
-                    ACLNN_ERR_PARAM_INVALID,
-                    "lr is 1e+300, expected a finite value (it overflows fp32"});
-    rows.push_back({"weightDecay -1e39 (overflows fp32)", [](BadCall& c) { c.h.weightDecay = -1e39; },
-                    ACLNN_ERR_PARAM_INVALID, "weightDecay is -1e+39, expected a finite value"});
-    rows.push_back({"beta1 1", [](BadCall& c) { c.h.beta1 = 1.0; }, ACLNN_ERR_PARAM_INVALID,
-                    "beta1 is 1 (1 in fp32), expected 0 <= beta1 < 1"});
-    rows.push_back({"beta1 -0.1", [](BadCall& c) { c.h.beta1 = -0.1; }, ACLNN_ERR_PARAM_INVALID,
-                    "beta1 is -0.1"});
-    rows.push_back({"beta1 0.9999999999 (1 in fp32)", [](BadCall& c) { c.h.beta1 = 0.9999999999; },
-                    ACLNN_ERR_PARAM_INVALID, "beta1 is 0.9999999999 (1 in fp32), expected 0 <= beta1 < 1"});
-    rows.push_back({"beta2 1.5", [](BadCall& c) { c.h.beta2 = 1.5; }, ACLNN_ERR_PARAM_INVALID,
-                    "beta2 is 1.5 (1.5 in fp32), expected 0 <= beta2 < 1"});
-    rows.push_back({"beta2 -1e-3", [](BadCall& c) { c.h.beta2 = -1e-3; }, ACLNN_ERR_PARAM_INVALID,
-                    "expected 0 <= beta2 < 1"});
-    rows.push_back({"emaDecay 1.01", [](BadCall& c) { c.h.emaDecay = 1.01; }, ACLNN_ERR_PARAM_INVALID,
-                    "emaDecay is 1.01 (1.01 in fp32), expected 0 <= emaDecay <= 1"});
-    rows.push_back({"emaDecay -0.5", [](BadCall& c) { c.h.emaDecay = -0.5; }, ACLNN_ERR_PARAM_INVALID,
-                    "expected 0 <= emaDecay <= 1"});
-    rows.push_back({"eps -1e-8", [](BadCall& c) { c.h.eps = -1e-8; }, ACLNN_ERR_PARAM_INVALID,
-                    "eps is -1e-08 (-1e-08 in fp32), expected eps >= 0"});
-    // formats
-    for (int i = 0; i < 6; ++i) {
-        rows.push_back({std::string(kNames[i]) + " NC1HWC0",
-                        [i](BadCall& c) {
-                            if (i == kStep) {
-                                c.Alias(i, ACL_INT64, {1}, {1}, 0, ACL_FORMAT_NC1HWC0);
-                            } else {
-                                c.Alias(i, ACL_FLOAT, kShape, {4, 1}, 0, ACL_FORMAT_NC1HWC0);
-                            }
-                        },
-                        ACLNN_ERR_PARAM_INVALID,
-                        std::string(kNames[i]) + " has format ACL_FORMAT_NC1HWC0 (3), expected ACL_FORMAT_ND"});
-    }
-    rows.push_back({"grad FRACTAL_NZ",
-                    [](BadCall& c) { c.Alias(kGrad, ACL_FLOAT, kShape, {4, 1}, 0, ACL_FORMAT_FRACTAL_NZ); },
-                    ACLNN_ERR_PARAM_INVALID, "grad has format ACL_FORMAT_FRACTAL_NZ (29)"});
-    rows.push_back({"sRef NHWC",
-                    [](BadCall& c) { c.Alias(kS, ACL_FLOAT, kShape, {4, 1}, 0, ACL_FORMAT_NHWC); },
-                    ACLNN_ERR_PARAM_INVALID, "sRef has format ACL_FORMAT_NHWC (1)"});
-    // memory layout of the updated tensors
-    rows.push_back({"varRef broadcast (stride 0)",
-                    [](BadCall& c) { c.Alias(kVar, ACL_FLOAT, kShape, {0, 1}); },
-                    ACLNN_ERR_PARAM_INVALID,
-                    "varRef (shape [2,4], stride [0,1]) addresses some elements more than once"});
-    rows.push_back({"sRef rows overlap (stride 2 < 4)",
-                    [](BadCall& c) { c.Alias(kS, ACL_FLOAT, kShape, {2, 1}); },
-                    ACLNN_ERR_PARAM_INVALID, "sRef (shape [2,4], stride [2,1]) addresses some elements"});
-    rows.push_back({"vRef is mRef", [](BadCall& c) { c.args[kV] = c.args[kM]; },
-                    ACLNN_ERR_PARAM_INVALID, "mRef and vRef overlap in memory"});
-    rows.push_back({"mRef and vRef half overlap",
-                    [](BadCall& c) {
-                        void* shared = c.Buffer(12);
-                        c.Alias(kM, ACL_FLOAT, kShape, {4, 1}, 0, ACL_FORMAT_ND, shared, {12});
-                        c.Alias(kV, ACL_FLOAT, kShape, {4, 1}, 4, ACL_FORMAT_ND, shared, {12});
-                    },
-                    ACLNN_ERR_PARAM_INVALID, "mRef and vRef overlap in memory"});
-    rows.push_back({"varRef and mRef interleaved (conservatively refused)",
-                    [](BadCall& c) {
-                        void* shared = c.Buffer(16);
-                        c.Alias(kVar, ACL_FLOAT, kShape, {8, 2}, 0, ACL_FORMAT_ND, shared, {16});
-                        c.Alias(kM, ACL_FLOAT, kShape, {8, 2}, 1, ACL_FORMAT_ND, shared, {16});
-                    },
-                    ACLNN_ERR_PARAM_INVALID, "varRef and mRef overlap in memory"});
-    rows.push_back({"grad is sRef", [](BadCall& c) { c.args[kGrad] = c.args[kS]; },
-                    ACLNN_ERR_PARAM_INVALID, "sRef and grad overlap in memory"});
-    rows.push_back({"step inside varRef",
-                    [](BadCall& c) {
-                        c.Alias(kStep, ACL_INT64, {1}, {1}, 1, ACL_FORMAT_ND, c.ts.t[kVar].data, {4});
-                    },
-                    ACLNN_ERR_PARAM_INVALID, "varRef and step overlap in memory"});
-    // the fixed order: nulls, dtypes, shapes/step, attributes, formats, memory
-    rows.push_back({"order: null before dtype",
-                    [](BadCall& c) {
-                        c.Alias(kM, ACL_FLOAT16, kShape, {4, 1});
-                        c.args[kS] = nullptr;
-                    },
-                    ACLNN_ERR_PARAM_NULLPTR, "sRef is null"});
-    rows.push_back({"order: dtype before shape",
-                    [](BadCall& c) {
-                        c.Alias(kV, ACL_FLOAT, {8}, {1});
-                        c.Alias(kStep, ACL_FLOAT, {1}, {1});
-                    },
-                    ACLNN_ERR_PARAM_INVALID, "step has dtype ACL_FLOAT (0)"});
-    rows.push_back({"order: shape before attribute",
-                    [](BadCall& c) {
-                        c.Alias(kV, ACL_FLOAT, {8}, {1});
-                        c.h.mode = 3;
-                    },
-                    ACLNN_ERR_PARAM_INVALID, "vRef has shape [8]"});
-    rows.push_back({"order: attribute before format",
-                    [](BadCall& c) {
-                        c.Alias(kGrad, ACL_FLOAT, kShape, {4, 1}, 0, ACL_FORMAT_NC1HWC0);
-                        c.h.eps = -1.0;
-                    },
-                    ACLNN_ERR_PARAM_INVALID, "eps is -1"});
-    rows.push_back({"order: format before memory",
-                    [](BadCall& c) {
-                        c.Alias(kGrad, ACL_FLOAT, kShape, {4, 1}, 0, ACL_FORMAT_NC1HWC0);
-                        c.args[kV] = c.args[kM];
-                    },
-                    ACLNN_ERR_PARAM_INVALID, "grad has format"});
-    return rows;
-}
-
 /** Every row: exact status and message; tensors, workspace size and executor untouched. */
 AEA_CASE(bad_input_table)
 {
     const std::vector<BadInput> rows = BadInputs();
     for (const BadInput& row : rows) {
-        BadCall call;
+        CallSpec spec;
+        row.describe(spec);
+        BadCall call(spec);
         const auto before = call.ts.Snapshot();
-        row.breakIt(call);
+        for (const AclnnBreak& b : row.aclnnOnly) call.Apply(b);
         RecentError();  // only the call's own message below
         const aclnnStatus status = call.Invoke();
         const std::string message = RecentError();
@@ -313,11 +163,33 @@ AEA_CASE(bad_input_table)
 /** The table's base call is valid: every rejection above is due to the row's change. */
 AEA_CASE(bad_input_table_base_call_is_valid)
 {
-    BadCall call;
+    BadCall call{CallSpec()};
     call.executor = nullptr;
     EXPECT(call.Invoke() == ACLNN_SUCCESS);
     EXPECT(call.workspaceSize == 0 && call.executor != nullptr);
     EXPECT(aclnnApplyFusedEmaAdam(nullptr, 0, call.executor, nullptr) == ACLNN_SUCCESS);
+}
+
+/** Without bias correction step is not used (c1 = c2 = 1): steps below 1 are accepted and give
+ *  the bits of step 1. */
+AEA_CASE(any_step_without_bias_correction)
+{
+    Hyper h;
+    h.biasCorrection = false;
+    OptimizerTensors base;
+    base.Make(ACL_FLOAT, {40}, Layout::kContiguous);
+    OptimizerTensors one;
+    one.CopyOf(base, Layout::kContiguous);
+    one.SetStep(1);
+    EXPECT(RunOnce(one, h, nullptr) == ACLNN_SUCCESS);
+    for (int64_t step : {int64_t{0}, int64_t{-7}, std::numeric_limits<int64_t>::min()}) {
+        OptimizerTensors ts;
+        ts.CopyOf(base, Layout::kContiguous);
+        ts.SetStep(step);
+        EXPECT_MSG(RunOnce(ts, h, nullptr) == ACLNN_SUCCESS, "step %lld: %s",
+                   static_cast<long long>(step), RecentError().c_str());
+        for (int i = kVar; i <= kS; ++i) EXPECT(ts.t[i].Packed() == one.t[i].Packed());
+    }
 }
 
 bool MostDiffer(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, size_t elemBytes)
@@ -747,12 +619,5 @@ AEA_CASE(finalize_frees_pending_executors)
 
 int main(int argc, char** argv)
 {
-    if (aclInit(nullptr) != ACL_SUCCESS || aclrtSetDevice(0) != ACL_SUCCESS) {
-        std::fprintf(stderr, "setup failed: %s\n", aclGetRecentErrMsg());
-        return 1;
-    }
-    const int rc = RunCases(argc, argv);
-    aclrtResetDevice(0);
-    aclFinalize();
-    return rc;
+    return RunCasesOnDevice(argc, argv);
 }

@@ -1,15 +1,21 @@
 /**
- * @file native_update_avx512.cpp
- * @brief The native kernel's loops with AVX-512 (F, BW, VL) and F16C: 16 fp32 lanes per
- *        instruction, masked loads and stores for the tail. Compiled with those extensions enabled;
- *        the driver calls it only when the CPU reports them.
+ * @file native_simd_avx512.h
+ * @brief The AVX-512 (F, BW, VL) + F16C backend: 16 fp32 lanes per instruction,
+ *        masked tails.
+ *        Defines AEA_NATIVE_HAVE_AVX512 (and the backend) only in a translation unit compiled with
+ *        those extensions; the kernels call it only when the CPU reports them (BestIsa).
  */
+#ifndef ASCEND_EMA_ADAM_NATIVE_SIMD_AVX512_H
+#define ASCEND_EMA_ADAM_NATIVE_SIMD_AVX512_H
+
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
     defined(__F16C__)
 
 #include <immintrin.h>
 
-#include "native_update_impl.h"
+#include "native_simd.h"
+
+#define AEA_NATIVE_HAVE_AVX512 1
 
 namespace ascend_ema_adam::native {
 namespace {
@@ -96,19 +102,7 @@ struct Avx512::Full<Bf16> {
 };
 
 }  // namespace
-
-const IsaKernels* Avx512Kernels()
-{
-    static const IsaKernels kernels{"avx512", &UpdateRange<Avx512>, &ProbeRange<Avx512>};
-    return &kernels;
-}
-
 }  // namespace ascend_ema_adam::native
 
-#else
-
-#include "native_kernel.h"
-
-const ascend_ema_adam::native::IsaKernels* ascend_ema_adam::native::Avx512Kernels() { return nullptr; }
-
 #endif
+#endif  // ASCEND_EMA_ADAM_NATIVE_SIMD_AVX512_H

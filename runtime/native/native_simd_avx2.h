@@ -1,14 +1,20 @@
 /**
- * @file native_update_avx2.cpp
- * @brief The native kernel's loops with AVX2 and F16C: 8 fp32 lanes per instruction, tails one
- *        element at a time. Compiled with those extensions enabled; the driver calls it only when
- *        the CPU reports them.
+ * @file native_simd_avx2.h
+ * @brief The AVX2 + F16C backend: 8 fp32 lanes per instruction, tails left to the
+ *        portable backend.
+ *        Defines AEA_NATIVE_HAVE_AVX2 (and the backend) only in a translation unit compiled with
+ *        those extensions; the kernels call it only when the CPU reports them (BestIsa).
  */
+#ifndef ASCEND_EMA_ADAM_NATIVE_SIMD_AVX2_H
+#define ASCEND_EMA_ADAM_NATIVE_SIMD_AVX2_H
+
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__F16C__)
 
 #include <immintrin.h>
 
-#include "native_update_impl.h"
+#include "native_simd.h"
+
+#define AEA_NATIVE_HAVE_AVX2 1
 
 namespace ascend_ema_adam::native {
 namespace {
@@ -79,19 +85,7 @@ struct Avx2::Full<Bf16> {
 };
 
 }  // namespace
-
-const IsaKernels* Avx2Kernels()
-{
-    static const IsaKernels kernels{"avx2", &UpdateRange<Avx2>, &ProbeRange<Avx2>};
-    return &kernels;
-}
-
 }  // namespace ascend_ema_adam::native
 
-#else
-
-#include "native_kernel.h"
-
-const ascend_ema_adam::native::IsaKernels* ascend_ema_adam::native::Avx2Kernels() { return nullptr; }
-
 #endif
+#endif  // ASCEND_EMA_ADAM_NATIVE_SIMD_AVX2_H

@@ -1,0 +1,117 @@
+/**
+ * @file cpu_op_api.cpp
+ * @brief The CPU op-API library and the aclnn calls every CPU kernel makes (see the header).
+ */
+#include "cpu_op_api.h"
+
+#include <ATen/ops/empty.h>
+#include <c10/util/Exception.h>
+#include <dlfcn.h>
+
+#include <string>
+#include <vector>
+
+namespace ascend_ema_adam::ops {
+
+namespace {
+
+/** lib/libascend_ema_adam_acl.so next to this module, opened once. */
+void* CpuOpApiLibrary()
+{
+    static void* const handle = [] {
+        Dl_info self{};
+        TORCH_CHECK(dladdr(reinterpret_cast<void*>(&CpuOpApiLibrary), &self) != 0 &&
+                        self.dli_fname,
+                    "ascend_ema_adam: cannot locate the _C module");
+        std::string path(self.dli_fname);
+        path = path.substr(0, path.find_last_of('/')) + "/lib/libascend_ema_adam_acl.so";
+        void* opened = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+        TORCH_CHECK(opened != nullptr, "ascend_ema_adam: cannot load ", path, ": ", dlerror());
+        return opened;
+    }();
+    return handle;
+}
+
+struct CommonApi {
+    decltype(&aclCreateTensor) createTensor;
+    decltype(&aclDestroyTensor) destroyTensor;
+    decltype(&aclGetRecentErrMsg) recentErrMsg;
+};
+
+const CommonApi& Common()
+{
+    static const CommonApi api{
+        CpuOpApiFunction<decltype(&aclCreateTensor)>("aclCreateTensor"),
+        CpuOpApiFunction<decltype(&aclDestroyTensor)>("aclDestroyTensor"),
+        CpuOpApiFunction<decltype(&aclGetRecentErrMsg)>("aclGetRecentErrMsg")};
+    return api;
+}
+
+void CheckStatus(const char* api, aclnnStatus status)
+{
+    TORCH_CHECK(status == ACLNN_SUCCESS, "call ", api, " failed (aclnn status ", status,
+                "), detail: ", Common().recentErrMsg());
+}
+
+}  // namespace
+
+void* CpuOpApiSymbol(const char* name)
+{
+    void* sym = dlsym(CpuOpApiLibrary(), name);
+    TORCH_CHECK(sym != nullptr, "ascend_ema_adam: ", name, " not found in the CPU ACL library");
+    return sym;
+}
+
+aclDataType ToAclDataType(at::ScalarType type)
+{
+    switch (type) {
+        case at::kFloat: return ACL_FLOAT;
+        case at::kHalf: return ACL_FLOAT16;
+        case at::kBFloat16: return ACL_BF16;
+        case at::kLong: return ACL_INT64;
+        case at::kDouble: return ACL_DOUBLE;
+        case at::kInt: return ACL_INT32;
+        default: return ACL_DT_UNDEFINED;  // rejected by phase 1 with the argument's name
+    }
+}
+
+void AclTensorDeleter::operator()(aclTensor* t) const
+{
+    Common().destroyTensor(t);
+}
+
+AclTensorPtr ToAclTensor(const at::Tensor& t, bool mutated)
+{
+    const std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
+    const std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
+    const int64_t storageElems = static_cast<int64_t>(t.storage().nbytes() / t.itemsize());
+    void* data = mutated ? t.storage().mutable_data() : const_cast<void*>(t.storage().data());
+    return AclTensorPtr(Common().createTensor(sizes.data(), sizes.size(),
+                                              ToAclDataType(t.scalar_type()), strides.data(),
+                                              t.storage_offset(), ACL_FORMAT_ND, &storageElems, 1,
+                                              data));
+}
+
+void CheckAllOnCpu(const char* op,
+                   std::initializer_list<std::pair<const char*, const at::Tensor*>> tensors)
+{
+    for (const auto& [name, tensor] : tensors) {
+        TORCH_CHECK(tensor->device().is_cpu(), op, ": ", name, " is on ", tensor->device(),
+                    ", expected all tensors on cpu");
+    }
+}
+
+void RunAclnn(const char* api, AclnnPhase2 phase2,
+              const std::function<aclnnStatus(uint64_t*, aclOpExecutor**)>& phase1)
+{
+    uint64_t workspaceSize = 0;
+    aclOpExecutor* executor = nullptr;
+    CheckStatus(api, phase1(&workspaceSize, &executor));
+    const at::Tensor workspace = at::empty({static_cast<int64_t>(workspaceSize)},
+                                           at::TensorOptions().dtype(at::kByte));
+    // The null stream is the CPU device's synchronous default stream: done when this returns.
+    CheckStatus(api, phase2(workspaceSize > 0 ? workspace.data_ptr() : nullptr, workspaceSize,
+                            executor, nullptr));
+}
+
+}  // namespace ascend_ema_adam::ops

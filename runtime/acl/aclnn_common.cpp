@@ -1,0 +1,109 @@
+/**
+ * @file aclnn_common.cpp
+ * @brief Rejections, tensor checks and phase 2 shared by every operator (see the header).
+ */
+#include "aclnn_common.h"
+
+#include <memory>
+
+#include "acl_view.h"
+
+namespace ascend_ema_adam::acl {
+
+aclnnStatus Reject(const char* api, aclnnStatus status, const std::string& message)
+{
+    AddErrorMessage(std::string(api) + ": " + message);
+    return status;
+}
+
+aclnnStatus RejectIf(const char* api, const Refusal& refusal)
+{
+    return refusal.empty() ? ACLNN_SUCCESS : Reject(api, ACLNN_ERR_PARAM_INVALID, refusal);
+}
+
+aclnnStatus CheckNotNull(const char* api, const char* name, const void* pointer)
+{
+    return pointer != nullptr
+               ? ACLNN_SUCCESS
+               : Reject(api, ACLNN_ERR_PARAM_NULLPTR, std::string(name) + " is null");
+}
+
+aclnnStatus CheckLiveTensor(const char* api, const char* name, const aclTensor* t)
+{
+    if (!IsLiveTensor(t)) {
+        return Reject(api, ACLNN_ERR_PARAM_INVALID,
+                      std::string(name) +
+                          " is not a live aclTensor (already destroyed, or not from "
+                          "aclCreateTensor)");
+    }
+    const int64_t numel = Numel(t->viewDims);
+    if (t->data == nullptr && numel > 0) {
+        return Reject(api, ACLNN_ERR_PARAM_NULLPTR,
+                      std::string(name) + " has " + std::to_string(numel) +
+                          " elements but a null data address");
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus CheckNdFormat(const char* api, const char* name, const aclTensor* t)
+{
+    const aclFormat f = t->format;
+    if (f == ACL_FORMAT_ND || f == ACL_FORMAT_NCL || f == ACL_FORMAT_NCHW ||
+        f == ACL_FORMAT_NCDHW) {
+        return ACLNN_SUCCESS;
+    }
+    return Reject(api, ACLNN_ERR_PARAM_INVALID,
+                  std::string(name) + " has format " + FormatToString(f) +
+                      ", expected ACL_FORMAT_ND (NCL, NCHW and NCDHW are accepted as ND)");
+}
+
+aclnnStatus CheckDistinctElements(const char* api, const char* name, const aclTensor* t)
+{
+    if (HasDistinctElements(t)) {
+        return ACLNN_SUCCESS;
+    }
+    return Reject(api, ACLNN_ERR_PARAM_INVALID,
+                  std::string(name) + " (shape " + ShapeToString(t->viewDims) + ", stride " +
+                      ShapeToString(t->strides) +
+                      ") addresses some elements more than once; an updated tensor must not");
+}
+
+aclnnStatus CheckNoOverlap(const char* api, const char* name, const aclTensor* t,
+                           const char* otherName, const aclTensor* other)
+{
+    if (!Overlap(t, other)) {
+        return ACLNN_SUCCESS;
+    }
+    return Reject(api, ACLNN_ERR_PARAM_INVALID,
+                  std::string(name) + " and " + otherName +
+                      " overlap in memory; an updated tensor must not overlap any other tensor "
+                      "of the call");
+}
+
+aclnnStatus RunPhase2(const AclnnOp& op, void* workspace, uint64_t workspaceSize,
+                      aclOpExecutor* executor, aclrtStream stream)
+{
+    if (executor == nullptr) {
+        return Reject(op.phase2, ACLNN_ERR_PARAM_NULLPTR, "executor is null");
+    }
+    if (!IsValidStream(stream)) {
+        return Reject(op.phase2, ACLNN_ERR_PARAM_INVALID,
+                      "stream is not a live stream (not from aclrtCreateStream, or destroyed)");
+    }
+    std::unique_ptr<aclOpExecutor> taken;
+    const aclnnStatus status = TakeExecutor(op, executor, workspace, workspaceSize, &taken);
+    if (status != ACLNN_SUCCESS) {
+        return status;
+    }
+    std::shared_ptr<const aclOpExecutor> e(std::move(taken));
+    if (e->empty) {
+        return ACLNN_SUCCESS;  // nothing to queue
+    }
+    char* ws = static_cast<char*>(workspace);
+    if (SubmitToStream(stream, [e, ws] { e->Execute(ws); }) != ACL_SUCCESS) {
+        return Reject(op.phase2, ACLNN_ERR_RUNTIME_ERROR, "could not run on the stream");
+    }
+    return ACLNN_SUCCESS;
+}
+
+}  // namespace ascend_ema_adam::acl

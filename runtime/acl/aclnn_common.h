@@ -1,0 +1,73 @@
+/**
+ * @file aclnn_common.h
+ * @brief What every operator's two-phase aclnn API on the CPU device is built from: rejections
+ *        with their message, the C boundary, the checks that need the tensors themselves (null,
+ *        live, format, memory layout), and phase 2 for any executor. An operator's aclnn file
+ *        adds its phase 1 (validation order, tiling, its executor) on top.
+ */
+#ifndef ASCEND_EMA_ADAM_ACLNN_COMMON_H
+#define ASCEND_EMA_ADAM_ACLNN_COMMON_H
+
+#include <exception>
+#include <new>
+#include <string>
+
+#include "acl_internal.h"
+#include "validation.h"
+
+namespace ascend_ema_adam::acl {
+
+/** Leaves "<api>: <message>" for the calling thread's aclGetRecentErrMsg; returns `status`. */
+aclnnStatus Reject(const char* api, aclnnStatus status, const std::string& message);
+
+/** A refusal of the shared validation (op_host) as ACLNN_ERR_PARAM_INVALID; success if empty. */
+aclnnStatus RejectIf(const char* api, const Refusal& refusal);
+
+/** No exception crosses the C boundary: bad_alloc and any other exception are ACLNN_ERR_INNER. */
+template <class F>
+aclnnStatus Guarded(const char* api, F&& body)
+{
+    try {
+        return body();
+    } catch (const std::bad_alloc&) {
+        return Reject(api, ACLNN_ERR_INNER, "out of host memory");
+    } catch (const std::exception& ex) {
+        return Reject(api, ACLNN_ERR_INNER, std::string("internal error: ") + ex.what());
+    }
+}
+
+/** What the shared validation sees of a (live) tensor argument. */
+inline TensorArg ArgOf(const char* name, const aclTensor* t)
+{
+    return {name, static_cast<int32_t>(t->dataType), t->viewDims};
+}
+
+// ---- checks that need the aclTensor (each returns ACLNN_SUCCESS or rejects with its message) --
+
+/** `name` is not null (ACLNN_ERR_PARAM_NULLPTR). */
+aclnnStatus CheckNotNull(const char* api, const char* name, const void* pointer);
+/** A live handle from aclCreateTensor, and a data address if it has elements. */
+aclnnStatus CheckLiveTensor(const char* api, const char* name, const aclTensor* t);
+/** ND, or a layout tag torch_npu and MindSpeed put on ND tensors of rank 3/4/5 (NCL, NCHW,
+ *  NCDHW): all describe row-major memory. Private NPU layouts (NC1HWC0, FRACTAL_NZ, ...) do not. */
+aclnnStatus CheckNdFormat(const char* api, const char* name, const aclTensor* t);
+/** An updated tensor addresses each of its elements once. */
+aclnnStatus CheckDistinctElements(const char* api, const char* name, const aclTensor* t);
+/** An updated tensor `name` shares no memory with `other` (conservative, see Overlap). */
+aclnnStatus CheckNoOverlap(const char* api, const char* name, const aclTensor* t,
+                           const char* otherName, const aclTensor* other);
+
+// ---- phase 2 -----------------------------------------------------------------------------------
+
+/**
+ * Phase 2 of `op` for any operator: refuses a null executor (161001), a stream that is not live,
+ * an executor that is not live or was created by another operator's phase 1, a workspace smaller
+ * than phase 1 asked for (161002, the executor stays usable); then queues executor->Execute on the
+ * stream and returns. An empty executor succeeds without queueing anything.
+ */
+aclnnStatus RunPhase2(const AclnnOp& op, void* workspace, uint64_t workspaceSize,
+                      aclOpExecutor* executor, aclrtStream stream);
+
+}  // namespace ascend_ema_adam::acl
+
+#endif  // ASCEND_EMA_ADAM_ACLNN_COMMON_H

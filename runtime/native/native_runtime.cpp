@@ -1,0 +1,97 @@
+/**
+ * @file native_runtime.cpp
+ * @brief Thread count and instruction-set choice of the native kernels (see the header).
+ */
+#include "native_runtime.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace ascend_ema_adam {
+
+namespace {
+
+constexpr const char* kIsaNames[kIsaCount] = {"avx512", "avx2", "generic"};
+
+uint32_t ProcessCpusCached()
+{
+    static const uint32_t cpus = native::ProcessCpus();
+    return cpus;
+}
+
+}  // namespace
+
+uint32_t NativeThreads()
+{
+    const uint32_t cpus = ProcessCpusCached();
+    const char* env = std::getenv("ASCEND_EMA_ADAM_NUM_THREADS");
+    if (env == nullptr || *env == '\0') {
+        return cpus;
+    }
+    char* rest = nullptr;
+    errno = 0;
+    const unsigned long long value = std::strtoull(env, &rest, 10);
+    if (errno != 0 || *rest != '\0' || value == 0 || *env == '-') {
+        throw std::invalid_argument(std::string("ASCEND_EMA_ADAM_NUM_THREADS is '") + env +
+                                    "', expected a positive integer");
+    }
+    return value < cpus ? static_cast<uint32_t>(value) : cpus;
+}
+
+uint32_t NativeThreadsFor(uint64_t n, uint32_t requested, uint64_t minElemsPerThread)
+{
+    uint64_t threads = requested != 0 ? requested : NativeThreads();
+    const uint64_t useful = minElemsPerThread != 0 ? n / minElemsPerThread : n;
+    threads = threads < useful ? threads : useful;
+    return threads > 1U ? static_cast<uint32_t>(threads) : 1U;
+}
+
+const char* IsaName(Isa isa)
+{
+    return kIsaNames[static_cast<uint32_t>(isa)];
+}
+
+Isa BestIsa()
+{
+    static const Isa best = [] {
+#if defined(__x86_64__)
+        __builtin_cpu_init();
+        const bool f16c = __builtin_cpu_supports("f16c");
+        if (f16c && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+            __builtin_cpu_supports("avx512vl")) {
+            return Isa::kAvx512;
+        }
+        if (f16c && __builtin_cpu_supports("avx2")) {
+            return Isa::kAvx2;
+        }
+#endif
+        return Isa::kGeneric;
+    }();
+    return best;
+}
+
+const char* NativeIsa()
+{
+    return IsaName(BestIsa());
+}
+
+Isa ResolveIsa(const char* name)
+{
+    const Isa best = BestIsa();
+    if (name == nullptr || *name == '\0') {
+        return best;
+    }
+    for (uint32_t i = static_cast<uint32_t>(best); i < kIsaCount; ++i) {
+        if (std::strcmp(kIsaNames[i], name) == 0) {
+            return static_cast<Isa>(i);
+        }
+    }
+    throw std::invalid_argument(std::string("native kernel: instruction set '") + name +
+                                "' is unknown or not supported by this CPU (best: " +
+                                IsaName(best) + ")");
+}
+
+}  // namespace ascend_ema_adam

@@ -1,0 +1,101 @@
+/**
+ * @file native_simd.h
+ * @brief The vector backends the native CPU kernels are written over, and the portable one.
+ *
+ * A backend A provides: V (a vector of kLanes floats); Set1, Add, Sub, Mul, Div, Sqrt (one IEEE
+ * rounding each, lane by lane); LoadFloat, Stream (a store that bypasses the caches, to an address
+ * aligned to the vector) and StreamFence; and memory policies that move a Pack of kVecs vectors:
+ * Full<T> (kVecs * kLanes elements of storage type T: float, F16, Bf16) and, if kMaskedTail, Part
+ * (n <= kLanes elements, any T). A policy may assign elements to lanes in any order, as long as
+ * Store inverts Load's order (the kernels are elementwise). Narrowing rounds to nearest even;
+ * widening is exact. native_simd_avx2.h and native_simd_avx512.h hold the x86 backends.
+ *
+ * Everything here has internal linkage and uses only compiler builtins (no inline library
+ * functions): each ISA translation unit compiles its own copy with its own instruction set, and
+ * the linker can never hand the AVX-512 copy of a helper to the generic build.
+ */
+#ifndef ASCEND_EMA_ADAM_NATIVE_SIMD_H
+#define ASCEND_EMA_ADAM_NATIVE_SIMD_H
+
+#include <cstdint>
+
+namespace ascend_ema_adam::native {
+namespace {
+
+/** 16-bit storage formats (the bit pattern only). */
+struct F16 {
+    uint16_t bits;
+};
+struct Bf16 {
+    uint16_t bits;
+};
+
+/** kVecs vectors moved by one load or store of a memory policy. */
+template <class V, int kVecs>
+struct Pack {
+    V v[kVecs];
+};
+
+/**
+ * Portable backend: one element at a time (the generic build, and the tails of backends without
+ * masked memory access). F16 uses the compiler's _Float16, whose conversions round to nearest even.
+ */
+struct Scalar {
+    using V = float;
+    static constexpr uint64_t kLanes = 1;
+    static constexpr bool kMaskedTail = false;
+    static V Set1(float x) { return x; }
+    static V Add(V a, V b) { return a + b; }
+    static V Sub(V a, V b) { return a - b; }
+    static V Mul(V a, V b) { return a * b; }
+    static V Div(V a, V b) { return a / b; }
+    static V Sqrt(V a) { return __builtin_sqrtf(a); }
+    static V LoadFloat(const float* x) { return *x; }
+    static void Stream(float* x, V y) { *x = y; }
+    static void StreamFence() {}
+
+    using P = Pack<V, 1>;
+
+    template <class T>
+    struct Full {
+        static constexpr int kVecs = 1;
+        static P Load(const T* x) { return {{Widen(*x)}}; }
+        static void Store(T* x, const P& y) { *x = Narrow(y.v[0], x); }
+    };
+
+    static V Widen(float x) { return x; }
+    static float Narrow(V y, const float*) { return y; }
+    static V Widen(Bf16 x)
+    {
+        const uint32_t bits = static_cast<uint32_t>(x.bits) << 16;
+        float f;
+        __builtin_memcpy(&f, &bits, sizeof f);
+        return f;
+    }
+    static Bf16 Narrow(V y, const Bf16*)
+    {
+        uint32_t bits;
+        __builtin_memcpy(&bits, &y, sizeof bits);
+        const bool nan = (bits & 0x7fffffffU) > 0x7f800000U;
+        return {static_cast<uint16_t>(nan ? (bits >> 16) | 0x0040U  // quiet the NaN
+                                          : (bits + 0x7fffU + ((bits >> 16) & 1U)) >> 16)};
+    }
+    static V Widen(F16 x)
+    {
+        _Float16 h;
+        __builtin_memcpy(&h, &x.bits, sizeof h);
+        return static_cast<float>(h);
+    }
+    static F16 Narrow(V y, const F16*)
+    {
+        const _Float16 h = static_cast<_Float16>(y);
+        F16 x;
+        __builtin_memcpy(&x.bits, &h, sizeof h);
+        return x;
+    }
+};
+
+}  // namespace
+}  // namespace ascend_ema_adam::native
+
+#endif  // ASCEND_EMA_ADAM_NATIVE_SIMD_H
