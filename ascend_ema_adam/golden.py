@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-from ._dtypes import NUMPY_FLOAT_DTYPES, by_numpy
+from ._dtypes import NUMPY_FLOAT_DTYPES, by_name, by_numpy
 
 SUPPORTED_DTYPES = NUMPY_FLOAT_DTYPES
 
@@ -152,9 +152,9 @@ class Outputs:
         return (self.var, self.m, self.v, self.s, self.max_v, self.copy)
 
 
-FP32 = np.dtype(np.float32)
+FP32 = by_name("float32").numpy
 #: dtypes a model copy may have (the 16-bit weights written from an fp32 master).
-COPY_DTYPES = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+COPY_DTYPES = tuple(d for d in NUMPY_FLOAT_DTYPES if d.itemsize == 2)
 
 
 def check_entry_dtypes(grad, var, m, v, s, max_v=None, copy=None) -> None:
