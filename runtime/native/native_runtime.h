@@ -88,6 +88,13 @@ uint32_t Parallel(uint64_t n, uint32_t threads, const Body& body)
     return native::ThreadPool::Get().Run(threads, task, &ctx);
 }
 
+/** How one launch of a native kernel runs (every op's native kernel takes it). */
+struct NativeOptions {
+    uint32_t threads = 0;  // 0: NativeThreads()
+    uint64_t minElemsPerThread = kNativeMinElemsPerThread;  // smaller launches use fewer threads
+    const char* isa = nullptr;  // nullptr: NativeIsa(); else a narrower one the CPU supports
+};
+
 }  // namespace ascend_ema_adam
 
 #endif  // ASCEND_EMA_ADAM_NATIVE_RUNTIME_H
