@@ -41,6 +41,11 @@ struct aclTensor {
     void* data = nullptr;
 };
 
+/** A list of tensors, as aclCreateTensorList made it: it owns them (aclDestroyTensorList). */
+struct aclTensorList {
+    std::vector<const aclTensor*> tensors;  // entries may be null (phase 1 names them)
+};
+
 /**
  * Base of every operator's executor: phase 1 of `op` creates it, phase 2 of the same operator
  * takes it once (TakeExecutor refuses an executor of another operator) and queues Execute.
@@ -73,6 +78,11 @@ std::string FormatToString(aclFormat format);
 
 /** True while `tensor` was created by aclCreateTensor and not yet destroyed. */
 bool IsLiveTensor(const aclTensor* tensor);
+/** The index of the first of `n` tensors that is not live (null counts as not live), or n: one
+ *  registry look-up for a whole list. */
+size_t FirstDeadTensor(const aclTensor* const* tensors, size_t n);
+/** True while `list` was created by aclCreateTensorList and not yet destroyed. */
+bool IsLiveTensorList(const aclTensorList* list);
 
 /** Keeps `executor` alive until phase 2 takes it or aclFinalize frees it. */
 aclOpExecutor* RegisterExecutor(std::unique_ptr<aclOpExecutor> executor);

@@ -1,8 +1,8 @@
 /**
  * @file acl_tensor.cpp
- * @brief aclCreateTensor / aclDestroyTensor: view descriptions checked for consistency at
- *        creation, kept in a registry so that a destroyed or foreign handle is an error, not a
- *        crash.
+ * @brief aclCreateTensor / aclDestroyTensor and aclCreateTensorList / aclDestroyTensorList: view
+ *        descriptions checked for consistency at creation, tensors and lists kept in a registry so
+ *        that a destroyed or foreign handle is an error, not a crash.
  */
 #include <mutex>
 #include <unordered_set>
@@ -16,6 +16,7 @@ namespace {
 struct TensorRegistry {
     std::mutex mu;
     std::unordered_set<const aclTensor*> live;
+    std::unordered_set<const aclTensorList*> liveLists;
 };
 
 /** Never destroyed, like the runtime state: handles may be checked during process exit. */
@@ -88,6 +89,25 @@ bool IsLiveTensor(const aclTensor* tensor)
     TensorRegistry& r = Registry();
     std::lock_guard<std::mutex> lock(r.mu);
     return r.live.count(tensor) != 0;
+}
+
+size_t FirstDeadTensor(const aclTensor* const* tensors, size_t n)
+{
+    TensorRegistry& r = Registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (size_t i = 0; i < n; ++i) {
+        if (r.live.count(tensors[i]) == 0) {
+            return i;
+        }
+    }
+    return n;
+}
+
+bool IsLiveTensorList(const aclTensorList* list)
+{
+    TensorRegistry& r = Registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    return r.liveLists.count(list) != 0;
 }
 
 }  // namespace ascend_ema_adam::acl
@@ -182,6 +202,67 @@ aclnnStatus aclDestroyTensor(const aclTensor* tensor)
         }
     }
     delete tensor;
+    return ACLNN_SUCCESS;
+}
+
+aclTensorList* aclCreateTensorList(const aclTensor* const* value, uint64_t size)
+{
+    try {
+        if (value == nullptr && size > 0) {
+            AddErrorMessage("aclCreateTensorList: value is null but size is " +
+                            std::to_string(size));
+            return nullptr;
+        }
+        auto list = std::make_unique<aclTensorList>();
+        list->tensors.assign(value, value + size);
+        TensorRegistry& r = Registry();
+        std::lock_guard<std::mutex> lock(r.mu);
+        r.liveLists.insert(list.get());
+        return list.release();
+    } catch (const std::exception& e) {
+        AddErrorMessage(std::string("aclCreateTensorList: internal error: ") + e.what());
+        return nullptr;
+    }
+}
+
+aclnnStatus aclDestroyTensorList(const aclTensorList* array)
+{
+    if (array == nullptr) {
+        AddErrorMessage("aclDestroyTensorList: array is null");
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    size_t firstDead = array->tensors.size();
+    std::vector<const aclTensor*> owned;  // the live entries, each once
+    {
+        TensorRegistry& r = Registry();
+        std::lock_guard<std::mutex> lock(r.mu);
+        if (r.liveLists.erase(array) == 0) {
+            AddErrorMessage(
+                "aclDestroyTensorList: array is not a live aclTensorList (already destroyed, or "
+                "not from aclCreateTensorList)");
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        owned.reserve(array->tensors.size());
+        for (size_t i = 0; i < array->tensors.size(); ++i) {
+            const aclTensor* t = array->tensors[i];
+            if (r.live.erase(t) != 0) {
+                owned.push_back(t);
+            } else if (t != nullptr && firstDead == array->tensors.size()) {
+                firstDead = i;
+            }
+        }
+    }
+    for (const aclTensor* t : owned) {
+        delete t;
+    }
+    const size_t size = array->tensors.size();
+    delete array;
+    if (firstDead != size) {
+        AddErrorMessage("aclDestroyTensorList: entry " + std::to_string(firstDead) +
+                        " was not a live aclTensor (destroyed on its own, or held twice); the "
+                        "list and its live tensors are destroyed");
+        return ACLNN_ERR_PARAM_INVALID;
+    }
     return ACLNN_SUCCESS;
 }
 

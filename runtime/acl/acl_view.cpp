@@ -97,8 +97,8 @@ bool IsContiguous(const std::vector<int64_t>& sizes, const std::vector<int64_t>&
 
 bool HasDistinctElements(const aclTensor* t)
 {
-    if (Numel(t->viewDims) == 0) {
-        return true;
+    if (IsContiguous(t->viewDims, t->strides) || Numel(t->viewDims) == 0) {
+        return true;  // the common case, without the sort below
     }
     std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of dims that repeat
     for (size_t i = 0; i < t->viewDims.size(); ++i) {
@@ -122,6 +122,46 @@ bool Overlap(const aclTensor* a, const aclTensor* b)
     const auto [aBegin, aEnd] = ByteRange(a);
     const auto [bBegin, bEnd] = ByteRange(b);
     return aBegin != aEnd && bBegin != bEnd && aBegin < bEnd && bBegin < aEnd;
+}
+
+MemorySpan SpanOf(const aclTensor* t, uint64_t owner, bool updated)
+{
+    const auto [begin, end] = ByteRange(t);
+    MemorySpan span;
+    span.begin = begin;
+    span.end = end;
+    span.owner = owner;
+    span.updated = updated;
+    return span;
+}
+
+bool FindUpdatedOverlap(std::vector<MemorySpan>* spans, uint64_t* first, uint64_t* second)
+{
+    std::sort(spans->begin(), spans->end(),
+              [](const MemorySpan& a, const MemorySpan& b) { return a.begin < b.begin; });
+    // Every span seen before x starts at or before x.begin, so it intersects x exactly when it
+    // ends after x.begin: the furthest-reaching earlier span (of any kind, or updated) decides.
+    const MemorySpan* reachAny = nullptr;
+    const MemorySpan* reachUpdated = nullptr;
+    for (const MemorySpan& x : *spans) {
+        if (x.begin == x.end) {
+            continue;
+        }
+        const MemorySpan* hit = x.updated ? reachAny : reachUpdated;
+        if (hit != nullptr && x.begin < hit->end) {
+            const bool xFirst = !hit->updated || (x.updated && x.owner < hit->owner);
+            *first = xFirst ? x.owner : hit->owner;
+            *second = xFirst ? hit->owner : x.owner;
+            return true;
+        }
+        if (reachAny == nullptr || x.end > reachAny->end) {
+            reachAny = &x;
+        }
+        if (x.updated && (reachUpdated == nullptr || x.end > reachUpdated->end)) {
+            reachUpdated = &x;
+        }
+    }
+    return false;
 }
 
 View MakeView(const aclTensor* t, uint64_t* workspaceBytes)

@@ -45,11 +45,16 @@ aclnnStatus CheckLiveTensor(const char* api, const char* name, const aclTensor* 
     return ACLNN_SUCCESS;
 }
 
+bool IsNdEquivalent(aclFormat f)
+{
+    return f == ACL_FORMAT_ND || f == ACL_FORMAT_NCL || f == ACL_FORMAT_NCHW ||
+           f == ACL_FORMAT_NCDHW;
+}
+
 aclnnStatus CheckNdFormat(const char* api, const char* name, const aclTensor* t)
 {
     const aclFormat f = t->format;
-    if (f == ACL_FORMAT_ND || f == ACL_FORMAT_NCL || f == ACL_FORMAT_NCHW ||
-        f == ACL_FORMAT_NCDHW) {
+    if (IsNdEquivalent(f)) {
         return ACLNN_SUCCESS;
     }
     return Reject(api, ACLNN_ERR_PARAM_INVALID,

@@ -50,6 +50,8 @@ aclnnStatus CheckNotNull(const char* api, const char* name, const void* pointer)
 aclnnStatus CheckLiveTensor(const char* api, const char* name, const aclTensor* t);
 /** ND, or a layout tag torch_npu and MindSpeed put on ND tensors of rank 3/4/5 (NCL, NCHW,
  *  NCDHW): all describe row-major memory. Private NPU layouts (NC1HWC0, FRACTAL_NZ, ...) do not. */
+bool IsNdEquivalent(aclFormat format);
+/** IsNdEquivalent(t's format), or ACLNN_ERR_PARAM_INVALID naming the format. */
 aclnnStatus CheckNdFormat(const char* api, const char* name, const aclTensor* t);
 /** An updated tensor addresses each of its elements once. */
 aclnnStatus CheckDistinctElements(const char* api, const char* name, const aclTensor* t);
