@@ -30,7 +30,8 @@ struct AclnnOp {
 
 }  // namespace ascend_ema_adam::acl
 
-/** A view of device (here: host) memory, as aclCreateTensor described it. */
+/** A view of device (here: host) memory, as aclCreateTensor described it. The objects live in
+ *  acl_tensor.cpp's pool and are recycled by aclDestroyTensor (see there). */
 struct aclTensor {
     std::vector<int64_t> viewDims;
     std::vector<int64_t> strides;      // elements, one per view dim
@@ -39,6 +40,7 @@ struct aclTensor {
     aclFormat format = ACL_FORMAT_UNDEFINED;
     std::vector<int64_t> storageDims;
     void* data = nullptr;
+    bool live = false;                 // the pool's: handed out and not yet destroyed
 };
 
 /** A list of tensors, as aclCreateTensorList made it: it owns them (aclDestroyTensorList). */

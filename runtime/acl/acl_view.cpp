@@ -65,6 +65,41 @@ void CopyView(const View& view, char* packed, bool toPacked)
     }
 }
 
+/**
+ * Sorts spans by start, cheaply when they come in a few ascending runs: the tensors of one list
+ * often lie in address order (parameters and gradients in a framework's flat buffers, or
+ * allocated one after the other), so the runs are merged (O(n log runs)); many runs get a plain
+ * sort.
+ */
+void SortByStart(std::vector<MemorySpan>* spans)
+{
+    const auto byStart = [](const MemorySpan& a, const MemorySpan& b) { return a.begin < b.begin; };
+    constexpr size_t kMaxRuns = 64;
+    std::vector<size_t> bounds = {0};  // the runs are [bounds[k], bounds[k + 1])
+    for (size_t i = 1; i < spans->size() && bounds.size() <= kMaxRuns; ++i) {
+        if ((*spans)[i].begin < (*spans)[i - 1].begin) {
+            bounds.push_back(i);
+        }
+    }
+    if (bounds.size() > kMaxRuns) {
+        std::sort(spans->begin(), spans->end(), byStart);
+        return;
+    }
+    bounds.push_back(spans->size());
+    while (bounds.size() > 2) {  // merge neighbouring runs until one is left
+        std::vector<size_t> merged = {0};
+        for (size_t k = 0; k + 2 < bounds.size(); k += 2) {
+            std::inplace_merge(spans->begin() + bounds[k], spans->begin() + bounds[k + 1],
+                               spans->begin() + bounds[k + 2], byStart);
+            merged.push_back(bounds[k + 2]);
+        }
+        if (bounds.size() % 2 == 0) {  // an odd number of runs: the last one stays as it is
+            merged.push_back(bounds.back());
+        }
+        bounds.swap(merged);
+    }
+}
+
 }  // namespace
 
 uint32_t ElemBytes(aclDataType dtype)
@@ -137,8 +172,7 @@ MemorySpan SpanOf(const aclTensor* t, uint64_t owner, bool updated)
 
 bool FindUpdatedOverlap(std::vector<MemorySpan>* spans, uint64_t* first, uint64_t* second)
 {
-    std::sort(spans->begin(), spans->end(),
-              [](const MemorySpan& a, const MemorySpan& b) { return a.begin < b.begin; });
+    SortByStart(spans);
     // Every span seen before x starts at or before x.begin, so it intersects x exactly when it
     // ends after x.begin: the furthest-reaching earlier span (of any kind, or updated) decides.
     const MemorySpan* reachAny = nullptr;
