@@ -78,12 +78,13 @@ def _local(t: Tensor) -> Tensor:
     return t
 
 
-def _layout_error(param: Tensor, other: Tensor, what: str) -> str | None:
+def _layout_error(param: Tensor, other: Tensor, what: str, dtensor) -> str | None:
     """A DTensor parameter needs its gradient and state sharded the same way (each rank updates
-    exactly the elements it holds)."""
-    dtensor = _dtensor_type()
-    p_is = dtensor is not None and isinstance(param, dtensor)
-    o_is = dtensor is not None and isinstance(other, dtensor)
+    exactly the elements it holds). ``dtensor``: :func:`_dtensor_type`'s answer."""
+    if dtensor is None:
+        return None
+    p_is = isinstance(param, dtensor)
+    o_is = isinstance(other, dtensor)
     if p_is != o_is:
         return (f"the parameter is {'a' if p_is else 'not a'} DTensor but {what} is "
                 f"{'a' if o_is else 'not a'} DTensor")
@@ -172,9 +173,9 @@ def _check_implementation(foreach, fused) -> None:
         raise TypeError(f"fused must be None or True, got {fused!r}")
 
 
-def _tensor_error(param: Tensor, t: Tensor, what: str) -> str | None:
+def _tensor_error(param: Tensor, t: Tensor, what: str, dtensor) -> str | None:
     """``t`` (the gradient or a state tensor) must match the parameter: the kernel updates five
-    tensors of one dtype, shape and device."""
+    tensors of one dtype, shape and device (and, for DTensors, one sharding)."""
     if t.dtype != param.dtype:
         return (f"{what} has dtype {t.dtype}, the parameter {param.dtype}: the kernel updates "
                 f"the parameter, its gradient and its state in one dtype")
@@ -182,7 +183,7 @@ def _tensor_error(param: Tensor, t: Tensor, what: str) -> str | None:
         return f"{what} has shape {list(t.shape)}, the parameter {list(param.shape)}"
     if t.device != param.device:
         return f"{what} is on {t.device}, the parameter on {param.device}"
-    return _layout_error(param, t, what)
+    return _layout_error(param, t, what, dtensor)
 
 
 def _step_number(value, where: str) -> int:
@@ -204,7 +205,7 @@ def _scalar_dtype() -> torch.dtype:
 
 def _host_step(number: float) -> Tensor:
     """A per-parameter step as torch stores it (not capturable, not fused): 0-d CPU float."""
-    return torch.tensor(float(number), dtype=_scalar_dtype())
+    return torch.scalar_tensor(float(number), dtype=_scalar_dtype())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -276,12 +277,13 @@ class _Bucket:
         self.params, self.grads, self.exp_avgs, self.exp_avg_sqs, self.ema_params = (
             [], [], [], [], [])
 
-    def add(self, item: _Item) -> None:
+    def add(self, item: _Item, dtensor) -> None:
+        """``dtensor``: :func:`_dtensor_type`'s answer (None: no DTensor can exist)."""
         st = item.state
         for target, t in ((self.params, item.param), (self.grads, item.grad),
                           (self.exp_avgs, st["exp_avg"]), (self.exp_avg_sqs, st["exp_avg_sq"]),
                           (self.ema_params, st["ema_params"])):
-            target.append(_local(t))
+            target.append(t.to_local() if dtensor is not None and isinstance(t, dtensor) else t)
 
 
 class FusedEmaAdamW(Optimizer):
@@ -432,7 +434,9 @@ class FusedEmaAdamW(Optimizer):
 
     @torch.no_grad()
     def _update(self) -> None:
-        plan = [self._checked_group(i, group) for i, group in enumerate(self.param_groups)]
+        dtensor = _dtensor_type()
+        plan = [self._checked_group(i, group, dtensor)
+                for i, group in enumerate(self.param_groups)]
 
         for _, _, items in plan:
             for item in items:
@@ -441,9 +445,9 @@ class FusedEmaAdamW(Optimizer):
         device_steps: dict[tuple[torch.device, int], Tensor] = {}
         for i, group, items in plan:
             if self.step_scope == "group":
-                buckets = self._advance_group_step(i, group, items)
+                buckets = self._advance_group_step(i, group, items, dtensor)
             else:
-                buckets = self._advance_param_steps(i, group, items, device_steps)
+                buckets = self._advance_param_steps(i, group, items, device_steps, dtensor)
             self._launch(group, buckets)
         if not torch.compiler.is_compiling():
             self._device_steps = device_steps
@@ -463,7 +467,8 @@ class FusedEmaAdamW(Optimizer):
         n = max(self.num_updates, 0) + 1
         return any((1 + n) / (10 + n) < group["ema_decay"] for group in self.param_groups)
 
-    def _checked_group(self, i: int, group: dict[str, Any]) -> tuple[int, dict, list[_Item]]:
+    def _checked_group(self, i: int, group: dict[str, Any],
+                       dtensor) -> tuple[int, dict, list[_Item]]:
         """Check group ``i`` and its parameters with a gradient; read only."""
         _check_hyperparameters(group, f"param_groups[{i}]: ")
         compiling = torch.compiler.is_compiling()
@@ -479,11 +484,11 @@ class FusedEmaAdamW(Optimizer):
             if grad.is_sparse:
                 raise RuntimeError('AdamW does not support sparse gradients')
             where = f"param_groups[{i}]['params'][{j}]: "
-            error = _tensor_error(p, grad, "the gradient")
+            error = _tensor_error(p, grad, "the gradient", dtensor)
             state = self.state[p] if p in self.state else {}
             for key in _STATE_KEYS:
                 if error is None and key in state:
-                    error = _tensor_error(p, state[key], f"state '{key}'")
+                    error = _tensor_error(p, state[key], f"state '{key}'", dtensor)
             if error is not None:
                 raise RuntimeError(where + error)
             step = self._param_step_before(i, group, state, where) if per_param else None
@@ -532,7 +537,7 @@ class FusedEmaAdamW(Optimizer):
         self._known_group_steps[i] = (step, value)
         return value
 
-    def _advance_group_step(self, i: int, group: dict[str, Any], items: list[_Item]):
+    def _advance_group_step(self, i: int, group: dict[str, Any], items: list[_Item], dtensor):
         """Increment (or create) the group's int64 step on the group's device: every group
         counts, with or without gradients (MindSpeed), empty ones too, so ZeroRedundancyOptimizer's
         per-rank partitions of a group keep equal counters.
@@ -556,7 +561,7 @@ class FusedEmaAdamW(Optimizer):
             key = (item.param.device, item.param.dtype)
             if key not in buckets:
                 buckets[key] = _Bucket(group["step"])
-            buckets[key].add(item)
+            buckets[key].add(item, dtensor)
         return list(buckets.values())
 
     def _param_step_before(self, i: int, group: dict[str, Any], state: dict, where: str) -> int:
@@ -569,7 +574,7 @@ class FusedEmaAdamW(Optimizer):
         return 0
 
     def _advance_param_steps(self, i: int, group: dict[str, Any], items: list[_Item],
-                             device_steps: dict) -> list[_Bucket]:
+                             device_steps: dict, dtensor) -> list[_Bucket]:
         """Each parameter's own step, incremented out of place and kept on the host (as torch
         does without ``capturable``); one bucket per (device, dtype, step value), normally one
         per device and dtype. The op's int64 [1] device step of each value is made once per
@@ -585,17 +590,17 @@ class FusedEmaAdamW(Optimizer):
                 item.state["step"] = new
                 device = _local(item.param).device
                 buckets.append(_Bucket(new.to(torch.int64).reshape(1).to(device)))
-                buckets[-1].add(item)
+                buckets[-1].add(item, dtensor)
             return buckets
         buckets: dict[tuple[torch.device, torch.dtype, int], _Bucket] = {}
         for item in items:
             value = item.step + 1
             item.state["step"] = _host_step(value)
-            device = _local(item.param).device
+            device = item.param.device if dtensor is None else _local(item.param).device
             key = (device, item.param.dtype, value)
             if key not in buckets:
                 buckets[key] = _Bucket(self._device_step(device, value, device_steps))
-            buckets[key].add(item)
+            buckets[key].add(item, dtensor)
         return list(buckets.values())
 
     def _device_step(self, device: torch.device, value: int, device_steps: dict) -> Tensor:
