@@ -434,6 +434,7 @@ class FusedEmaAdamW(Optimizer):
 
     @torch.no_grad()
     def _update(self) -> None:
+        """Check every group (read only), then create missing state, count, and launch."""
         dtensor = _dtensor_type()
         plan = [self._checked_group(i, group, dtensor)
                 for i, group in enumerate(self.param_groups)]
@@ -455,10 +456,13 @@ class FusedEmaAdamW(Optimizer):
     # Under torch.compile every float the op receives is a constant of the graph: the warm-up
     # decay, new every step, would recompile the caller each step until dynamo gave up on it.
     # While it changes, the update runs eagerly (one graph break at the call of step()).
-    _update_outside_graph = torch.compiler.disable(
-        _update, reason="FusedEmaAdamW: the EMA warm-up decay changes every step, so the update "
-        "runs outside the graph until it reaches ema_decay (use_num_updates=False for a full "
-        "graph)")
+    try:
+        _update_outside_graph = torch.compiler.disable(
+            _update, reason="FusedEmaAdamW: the EMA warm-up decay changes every step, so the "
+            "update runs outside the graph until it reaches ema_decay (use_num_updates=False for "
+            "a full graph)")
+    except TypeError:  # torch before 2.8: no reason
+        _update_outside_graph = torch.compiler.disable(_update)
 
     def _warmup_varies(self) -> bool:
         """The next step's warm-up decay is below some group's decay: it changes every step."""
