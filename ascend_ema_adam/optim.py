@@ -846,7 +846,7 @@ class FusedEmaAdamW(Optimizer):
                     f"param_groups[{i}] have different steps ({min(steps.values())} to "
                     f"{max(steps.values())}); the group continues from the largest, so the "
                     f"others are bias-corrected as if they were older. step_scope='param' keeps "
-                    f"each parameter's step.", stacklevel=4)
+                    f"each parameter's step.", stacklevel=5)
             group["step"] = max(steps.values())
         if group.get("step") is not None:
             # MindSpeed's and ours: an int64 [1] tensor on the group's device
