@@ -769,9 +769,13 @@ class FusedEmaAdamW(Optimizer):
             _check_variants(group.get("amsgrad", False), group.get("maximize", False))
         self._warn_on_weight_decay_mode(groups)
         foreach = [g["foreach"] for g in self.param_groups]
+        self._load_warnings = []
         super().load_state_dict(state_dict)
         for group, value in zip(self.param_groups, foreach):
             group["foreach"] = value
+        for message in self._load_warnings:
+            warnings.warn(message, stacklevel=2)
+        del self._load_warnings
 
     def _warn_on_weight_decay_mode(self, groups: list[dict[str, Any]]) -> None:
         mine = bool(self.adam_w_mode)
@@ -814,11 +818,13 @@ class FusedEmaAdamW(Optimizer):
             group["decoupled_weight_decay"] = bool(self.adam_w_mode)
             for key in _TORCH_ONLY_KEYS:
                 group.pop(key, None)
-            self._normalize_loaded_group(i, group)
+            # load_state_dict warns its caller; unpickling has nobody to warn
+            self._normalize_loaded_group(i, group, self.__dict__.get("_load_warnings", []))
         n = self.num_updates
         self.num_updates = -1 if not self.use_num_updates else max(n, 0)
 
-    def _normalize_loaded_group(self, i: int, group: dict[str, Any]) -> None:
+    def _normalize_loaded_group(self, i: int, group: dict[str, Any],
+                                warnings_out: list[str]) -> None:
         """A loaded group in this optimizer's step layout (read back from the device once), and
         the EMA from the parameter when the checkpoint has none (torch's)."""
         steps = {}
@@ -841,12 +847,12 @@ class FusedEmaAdamW(Optimizer):
             del self.state[p]["step"]
         if group.get("step") is None and steps:
             if len(set(steps.values())) > 1:
-                warnings.warn(
+                warnings_out.append(
                     f"FusedEmaAdamW(step_scope='group'): the checkpoint's parameters in "
                     f"param_groups[{i}] have different steps ({min(steps.values())} to "
                     f"{max(steps.values())}); the group continues from the largest, so the "
                     f"others are bias-corrected as if they were older. step_scope='param' keeps "
-                    f"each parameter's step.", stacklevel=5)
+                    f"each parameter's step.")
             group["step"] = max(steps.values())
         if group.get("step") is not None:
             # MindSpeed's and ours: an int64 [1] tensor on the group's device
