@@ -269,8 +269,12 @@ def reference_entry(grad, var, m, v, s, step, h: Hyper = Hyper(), extras: Extras
                     max_v=None, copy=None) -> Outputs:
     """Tier 1 for one entry of the list operator: float64 math (hyper-parameters and the grad
     scale narrowed to fp32 first, powers exact). Returns float64 arrays; ``copy`` is the float64
-    var' (what a correctly rounded copy approximates). When nothing is written, the inputs."""
-    check_entry_dtypes(grad, var, m, v, s, max_v, copy)
+    var' (what a correctly rounded copy approximates). When nothing is written, the inputs.
+    float64 inputs are accepted as they are (a float64 trajectory carries its own float64 state);
+    otherwise the dtypes follow :func:`check_entry_dtypes`."""
+    given = [np.asarray(x) for x in (grad, var, m, v, s, max_v, copy) if x is not None]
+    if all(x.dtype != np.float64 for x in given):
+        check_entry_dtypes(grad, var, m, v, s, max_v, copy)
     if _skips(extras):
         return Outputs(var, m, v, s, max_v, copy)
     f64 = np.float64
