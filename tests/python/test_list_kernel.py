@@ -314,3 +314,20 @@ def test_wrapper_rejects_bad_input(rng):
         twin.apply_fused_ema_adam_list(*args, np.array([1.0]))
     for x, y in zip(args, before):  # a refused call writes nothing
         assert all(a.tobytes() == b.tobytes() for a, b in zip(x, y))
+
+
+def test_check_command_has_passing_list_rows():
+    """`python -m ascend_ema_adam check --quick` sweeps the list kernel too: a row per dtype
+    combination and option set, every one bit-exact, within precision and at minimal traffic."""
+    import io
+
+    from ascend_ema_adam import check
+
+    out = io.StringIO()
+    assert check.main(quick=True, out=out) == 0
+    text = out.getvalue()
+    assert "ApplyFusedEmaAdamList" in text
+    rows = [line for line in text.splitlines()
+            if line.startswith(tuple(c.name + " " for c in COMBOS))]
+    assert len(rows) == 2 * len(COMBOS) and all(line.endswith("PASS") for line in rows)
+    assert f"{2 * len(COMBOS)}/{2 * len(COMBOS)} PASS" in text
