@@ -44,13 +44,10 @@ def random_inputs(rng: np.random.Generator, shape, dtype, grad_scale: float | No
 
 
 @dataclass(frozen=True)
-class CaseResult:
-    dtype: np.dtype
-    hyper: Hyper
-    numel: int
-    step: int
-    cores: int
-    chunks: int
+class Verdict:
+    """What a case of either operator is judged by: bit-exactness with the emulation per output,
+    CANN's precision against the float64 golden per output, GM traffic against its minimum."""
+
     bit_exact: dict[str, bool]
     precision: dict[str, golden.Precision]
     gm_bytes: int
@@ -61,6 +58,27 @@ class CaseResult:
     def passed(self) -> bool:
         return (all(self.bit_exact.values()) and all(p.passed for p in self.precision.values())
                 and self.gm_bytes == self.gm_bytes_min)
+
+    def columns(self) -> str:
+        """The table's verdict columns: MERE/thr, MARE/thr, GM bytes, result."""
+        mere = max(p.mere / p.threshold for p in self.precision.values())
+        mare = max(p.mare / (10 * p.threshold) for p in self.precision.values())
+        traffic = ("min" if self.gm_bytes == self.gm_bytes_min
+                   else f"{self.gm_bytes / self.gm_bytes_min:.2f}x")
+        return f"{mere:>9.3f}{mare:>9.3f}{traffic:>10}  {'PASS' if self.passed else 'FAIL'}"
+
+    def exact_column(self) -> str:
+        return " ".join(f"{n}{'=' if ok else 'X'}" for n, ok in self.bit_exact.items())
+
+
+@dataclass(frozen=True, kw_only=True)
+class CaseResult(Verdict):
+    dtype: np.dtype
+    hyper: Hyper
+    numel: int
+    step: int
+    cores: int
+    chunks: int
 
 
 def run_case(rng: np.random.Generator, dtype, hyper: Hyper, shape, step: int,
@@ -165,24 +183,14 @@ def list_traffic_per_element(combo: ListCombo, amsgrad: bool) -> tuple[int, int]
     return g + p + states, written
 
 
-@dataclass(frozen=True)
-class ListCaseResult:
+@dataclass(frozen=True, kw_only=True)
+class ListCaseResult(Verdict):
     combo: ListCombo
     hyper: Hyper
     extras: golden.Extras
     amsgrad: bool
     sizes: tuple
     stats: twin.LaunchStats
-    bit_exact: dict[str, bool]
-    precision: dict[str, golden.Precision]
-    gm_bytes: int
-    gm_bytes_min: int
-    seconds: float
-
-    @property
-    def passed(self) -> bool:
-        return (all(self.bit_exact.values()) and all(p.passed for p in self.precision.values())
-                and self.gm_bytes == self.gm_bytes_min)
 
 
 def run_list_case(rng: np.random.Generator, combo: ListCombo, hyper: Hyper,
@@ -254,13 +262,8 @@ LIST_HEADER = (f"{'param/state/grad[/copy]':<34}{'options':<19}{'mode':>4}{'core
 def format_list_row(r: ListCaseResult) -> str:
     label = next(name for name, ams, ex in LIST_OPTIONS
                  if ams == r.amsgrad and ex == r.extras)
-    exact = " ".join(f"{n}{'=' if ok else 'X'}" for n, ok in r.bit_exact.items())
-    mere = max(p.mere / p.threshold for p in r.precision.values())
-    mare = max(p.mare / (10 * p.threshold) for p in r.precision.values())
-    traffic = "min" if r.gm_bytes == r.gm_bytes_min else f"{r.gm_bytes / r.gm_bytes_min:.2f}x"
     return (f"{r.combo.name:<34}{label:<19}{r.hyper.mode:>4}{r.stats.tiling['block_dim']:>6}  "
-            f"{exact:<40}{mere:>9.3f}{mare:>9.3f}{traffic:>10}  "
-            f"{'PASS' if r.passed else 'FAIL'}")
+            f"{r.exact_column():<40}{r.columns()}")
 
 
 HEADER = (f"{'dtype':<9}{'mode':>5}{'bias':>6}{'numel':>10}{'cores':>6}{'chunks':>7}  "
@@ -268,13 +271,8 @@ HEADER = (f"{'dtype':<9}{'mode':>5}{'bias':>6}{'numel':>10}{'cores':>6}{'chunks'
 
 
 def format_row(r: CaseResult) -> str:
-    exact = " ".join(f"{n}{'=' if ok else 'X'}" for n, ok in r.bit_exact.items())
-    mere = max(p.mere / p.threshold for p in r.precision.values())
-    mare = max(p.mare / (10 * p.threshold) for p in r.precision.values())
-    traffic = "min" if r.gm_bytes == r.gm_bytes_min else f"{r.gm_bytes / r.gm_bytes_min:.2f}x"
     return (f"{golden.dtype_name(r.dtype):<9}{r.hyper.mode:>5}{str(r.hyper.bias_correction):>6}"
-            f"{r.numel:>10}{r.cores:>6}{r.chunks:>7}  {exact:<24}{mere:>9.3f}{mare:>9.3f}"
-            f"{traffic:>10}  {'PASS' if r.passed else 'FAIL'}")
+            f"{r.numel:>10}{r.cores:>6}{r.chunks:>7}  {r.exact_column():<24}{r.columns()}")
 
 
 def main(quick: bool = False, seed: int | None = None, out=sys.stdout) -> int:

@@ -39,22 +39,31 @@ aea::DataType ParseDtype(const std::string& name)
     throw py::value_error("dtype must be one of " + names + ", got '" + name + "'");
 }
 
-py::dict TilingToDict(const aea::TilingResult& r)
+/** What every operator's tiling result holds: key, launch size, UB and the fp32 attributes. */
+template <class Result>
+py::dict LaunchToDict(const Result& r)
 {
-    const ApplyFusedEmaAdamTilingData& t = r.data;
+    const ascend_ema_adam::EmaAdamHyperParams& h = r.data.hyper;
     py::dict d;
     d["tiling_key"] = r.tilingKey;
     d["block_dim"] = r.blockDim;
     d["workspace_size"] = r.workspaceSize;
     d["ub_bytes_per_core"] = r.ubBytesPerCore;
-    d["lr"] = t.hyper.lr;
-    d["ema_decay"] = t.hyper.emaDecay;
-    d["beta1"] = t.hyper.beta1;
-    d["beta2"] = t.hyper.beta2;
-    d["eps"] = t.hyper.eps;
-    d["weight_decay"] = t.hyper.weightDecay;
-    d["mode"] = t.hyper.mode;
-    d["bias_correction"] = t.hyper.biasCorrection;
+    d["lr"] = h.lr;
+    d["ema_decay"] = h.emaDecay;
+    d["beta1"] = h.beta1;
+    d["beta2"] = h.beta2;
+    d["eps"] = h.eps;
+    d["weight_decay"] = h.weightDecay;
+    d["mode"] = h.mode;
+    d["bias_correction"] = h.biasCorrection;
+    return d;
+}
+
+py::dict TilingToDict(const aea::TilingResult& r)
+{
+    const ApplyFusedEmaAdamTilingData& t = r.data;
+    py::dict d = LaunchToDict(r);
     d["total_length"] = t.totalLength;
     d["blocks_per_core"] = t.blocksPerCore;
     d["used_core_num"] = t.usedCoreNum;
@@ -165,20 +174,8 @@ py::dict ListDtypesToDict(const aea::ListDtypes& d)
 py::dict ListTilingToDict(const aea::ListTilingResult& r, const std::vector<uint64_t>& numels)
 {
     const ApplyFusedEmaAdamListTilingData& t = r.data;
-    py::dict d;
-    d["tiling_key"] = r.tilingKey;
+    py::dict d = LaunchToDict(r);
     d["dtypes"] = ListDtypesToDict(r.dtypes);
-    d["block_dim"] = r.blockDim;
-    d["workspace_size"] = r.workspaceSize;
-    d["ub_bytes_per_core"] = r.ubBytesPerCore;
-    d["lr"] = t.hyper.lr;
-    d["ema_decay"] = t.hyper.emaDecay;
-    d["beta1"] = t.hyper.beta1;
-    d["beta2"] = t.hyper.beta2;
-    d["eps"] = t.hyper.eps;
-    d["weight_decay"] = t.hyper.weightDecay;
-    d["mode"] = t.hyper.mode;
-    d["bias_correction"] = t.hyper.biasCorrection;
     d["maximize"] = t.maximize;
     d["amsgrad"] = t.amsgrad;
     d["has_grad_scale"] = t.hasGradScale;
