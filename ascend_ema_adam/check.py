@@ -275,6 +275,20 @@ def format_row(r: CaseResult) -> str:
             f"{r.numel:>10}{r.cores:>6}{r.chunks:>7}  {r.exact_column():<24}{r.columns()}")
 
 
+def print_table(header: str, results, format_result, out) -> int:
+    """Prints a row per result as it comes and the pass count; returns the failures."""
+    print(header, file=out)
+    rows = failures = 0
+    seconds = 0.0
+    for result in results:
+        print(format_result(result), file=out, flush=True)
+        rows += 1
+        failures += not result.passed
+        seconds += result.seconds
+    print(f"\n{rows - failures}/{rows} PASS ({seconds:.1f} s in the kernel)", file=out)
+    return failures
+
+
 def main(quick: bool = False, seed: int | None = None, out=sys.stdout) -> int:
     sizes = QUICK_SIZES if quick else FULL_SIZES
     print("ApplyFusedEmaAdam: AscendC kernel on the CPU twin vs the golden models", file=out)
@@ -284,15 +298,7 @@ def main(quick: bool = False, seed: int | None = None, out=sys.stdout) -> int:
           "as a fraction of CANN's threshold (pass < 1)", file=out)
     print("  GM bytes: DMA traffic counted by the twin vs the minimum 9 x numel x itemsize\n",
           file=out)
-    print(HEADER, file=out)
-    failures = 0
-    total_seconds = 0.0
-    for result in sweep(sizes, seed):
-        print(format_row(result), file=out, flush=True)
-        failures += not result.passed
-        total_seconds += result.seconds
-    rows = len(DTYPES) * 4 * len(sizes)
-    print(f"\n{rows - failures}/{rows} PASS ({total_seconds:.1f} s in the kernel)", file=out)
+    failures = print_table(HEADER, sweep(sizes, seed), format_row, out)
 
     list_sizes = LIST_QUICK_SIZES if quick else LIST_FULL_SIZES
     print(f"\nApplyFusedEmaAdamList: the list kernel on the CPU twin vs the golden models, one "
@@ -300,15 +306,5 @@ def main(quick: bool = False, seed: int | None = None, out=sys.stdout) -> int:
           "elements", file=out)
     print("  GM bytes: vs the minimum (each input read once, each output written once, model "
           "copies never read)\n", file=out)
-    print(LIST_HEADER, file=out)
-    list_failures = 0
-    list_seconds = 0.0
-    list_rows = 0
-    for result in list_sweep(list_sizes, seed):
-        print(format_list_row(result), file=out, flush=True)
-        list_failures += not result.passed
-        list_seconds += result.seconds
-        list_rows += 1
-    print(f"\n{list_rows - list_failures}/{list_rows} PASS ({list_seconds:.1f} s in the kernel)",
-          file=out)
+    list_failures = print_table(LIST_HEADER, list_sweep(list_sizes, seed), format_list_row, out)
     return 1 if failures or list_failures else 0
