@@ -52,6 +52,8 @@ template <class A>
 struct SameType<A, A> {
     static constexpr bool value = true;
 };
+template <class T>
+constexpr bool kIsFp32 = SameType<T, float>::value;
 template <bool B, class T, class F>
 struct Conditional {
     using type = T;
@@ -191,12 +193,6 @@ private:
     using CopyT = typename Conditional<HAS_COPY, C, half>::type;  // half: never used without copies
     static constexpr uint32_t kMaxRank = 8;  // the API layer accepts rank <= 8 (lists are 1-D)
 
-    template <typename T>
-    static constexpr bool IsFp32()
-    {
-        return SameType<T, float>::value;
-    }
-
     /** Byte offsets of the slots in the queue buffers and the number of fp32 work slots. */
     __aicore__ inline void InitLayout()
     {
@@ -231,11 +227,12 @@ private:
         outBytes_ = at;
 
         const uint32_t stateSlots = options_.amsgrad ? 4U : 3U;
-        workSlots_ = (IsFp32<G>() ? 0U : 1U) + (IsFp32<P>() ? 0U : 2U) +
-                     (IsFp32<S>() ? 0U : 2U * stateSlots);
+        workSlots_ = (kIsFp32<G> ? 0U : 1U) + (kIsFp32<P> ? 0U : 2U) +
+                     (kIsFp32<S> ? 0U : 2U * stateSlots);
     }
 
-    /** Elements of entry `tensor` (the product of its descriptor's dims; 1-D lists: dim 0). */
+    /** Elements of entry `tensor`: the product of its vars descriptor's dims (GetShape(0) of the
+     *  1-D lists every launcher hands the kernel; GetDesc writes GetDim() <= kMaxRank words). */
     __aicore__ inline uint64_t Numel(uint32_t tensor)
     {
         uint64_t shape[kMaxRank];
@@ -272,9 +269,10 @@ private:
         }
     }
 
+    /** The slot `byteOffset` bytes into a queue buffer, as a tensor of its own dtype. */
     template <typename T>
-    __aicore__ static inline LocalTensor<T> Slot(const LocalTensor<uint8_t>& buffer,
-                                                 uint32_t byteOffset)
+    __aicore__ inline LocalTensor<T> Slot(const LocalTensor<uint8_t>& buffer,
+                                          uint32_t byteOffset) const
     {
         return buffer[byteOffset].template ReinterpretCast<T>();
     }
@@ -315,7 +313,7 @@ private:
     __aicore__ inline LocalTensor<float> Widen(const LocalTensor<uint8_t>& in, uint32_t byteOffset,
                                                uint32_t* workSlot, uint32_t count)
     {
-        if constexpr (IsFp32<T>()) {
+        if constexpr (kIsFp32<T>) {
             return Slot<float>(in, byteOffset);
         } else {
             LocalTensor<float> wide = work_[(*workSlot)++ * chunk_];
@@ -330,7 +328,7 @@ private:
     __aicore__ inline LocalTensor<float> Result(const LocalTensor<uint8_t>& out,
                                                 uint32_t byteOffset, uint32_t* workSlot)
     {
-        if constexpr (IsFp32<T>()) {
+        if constexpr (kIsFp32<T>) {
             return Slot<float>(out, byteOffset);
         } else {
             return work_[(*workSlot)++ * chunk_];
@@ -341,7 +339,7 @@ private:
     __aicore__ inline void Narrow(const LocalTensor<uint8_t>& out, uint32_t byteOffset,
                                   const LocalTensor<float>& result, uint32_t count)
     {
-        if constexpr (!IsFp32<T>()) {
+        if constexpr (!kIsFp32<T>) {
             Cast(Slot<T>(out, byteOffset), result, RoundMode::CAST_RINT, count);
         }
     }
