@@ -33,6 +33,7 @@
 #define APPLY_FUSED_EMA_ADAM_LIST_H
 
 #include "kernel_operator.h"
+#include "kernel_operator_list_tensor_intf.h"  // ListTensorDesc: kernel_operator.h does not reach it
 #include "apply_fused_ema_adam_list_tiling_data.h"
 #include "ema_adam_scalar.h"
 #include "ema_adam_update.h"
