@@ -21,7 +21,7 @@ SAMPLE_BUILD := build/aclnn_sample
 # The main job: train a small model with FusedEmaAdamW through the kernel, then the C++ aclnn
 # sample, then the golden-compare sweep of the kernel on the CPU twin (short mode).
 demo: python
-	$(PY) -m ascend_ema_adam train-demo
+	$(PY) -m ascend_ema_adam train-demo --out build/demo/train_demo.png
 	$(MAKE) --no-print-directory sample
 	$(PY) -m ascend_ema_adam check --quick
 
@@ -103,7 +103,7 @@ $(TORCH_NPU_INC)/.stamp: | $(VENV)/.requirements.stamp
 .PHONY: bench
 BENCH_ARGS ?=
 bench: $(VENV)/.bench.stamp
-	$(PY) -m ascend_ema_adam bench $(BENCH_ARGS)
+	$(PY) -m ascend_ema_adam bench --out build/bench $(BENCH_ARGS)
 
 $(VENV)/.bench.stamp: $(VENV)/.python.stamp pyproject.toml
 	$(PY) -m pip install --quiet --no-build-isolation --disable-pip-version-check \

@@ -35,6 +35,7 @@ import numpy as np
 
 from . import golden, twin
 from ._dtypes import by_name
+from .cli import BENCH_OUT
 
 HYPER = golden.Hyper(lr=1e-3, ema_decay=0.9999, beta1=0.9, beta2=0.999, eps=1e-8, mode=1,
                      bias_correction=True, weight_decay=0.01)
@@ -246,8 +247,17 @@ def _fmt_time(s: float) -> str:
     return f"{s * 1e3:9.3f} ms" if s >= 1e-3 else f"{s * 1e6:9.1f} us"
 
 
-def run(quick: bool = False, out_dir: str = "build/bench", threads: list[int] | None = None,
-        repeats: int | None = None, seed: int = 0, out=sys.stdout) -> dict:
+def output_dir(out_dir: str, out=sys.stdout) -> Path:
+    """The output directory, created and announced before the (long) run."""
+    path = Path(out_dir).resolve()
+    path.mkdir(parents=True, exist_ok=True)
+    print(f"  output directory: {path}", file=out)
+    return path
+
+
+def run(quick: bool = False, out_dir: str = BENCH_OUT,
+        threads: list[int] | None = None, repeats: int | None = None, seed: int = 0,
+        out=sys.stdout) -> dict:
     import torch
 
     cpus = len(os.sched_getaffinity(0))
@@ -258,6 +268,7 @@ def run(quick: bool = False, out_dir: str = "build/bench", threads: list[int] | 
     rng = random.Random(seed)
     print("ascend-ema-adam bench: fused op vs torch fused AdamW + lerp vs DeepSpeed CPUAdam + "
           "lerp", file=out)
+    path = output_dir(out_dir, out)
     deepspeed_cls, deepspeed_note = _deepspeed()
     env = {"cpu": _cpu_name(), "cpus": cpus, "python": platform.python_version(),
            "torch": torch.__version__, "deepspeed": deepspeed_note,
@@ -289,8 +300,6 @@ def run(quick: bool = False, out_dir: str = "build/bench", threads: list[int] | 
     report = {"environment": env, "results": results, "gm_traffic": traffic, "npu_model": model,
               "op_overhead_us": overhead, "targets": _targets(results, overhead, cpus)}
     _print_summary(report, out)
-    path = Path(out_dir)
-    path.mkdir(parents=True, exist_ok=True)
     (path / "bench.json").write_text(json.dumps(report, indent=1, default=_json_default))
     chart = _chart(report, path / "bench.png")
     print(f"\nwrote {path / 'bench.json'}" + (f" and {chart}" if chart else
@@ -462,8 +471,8 @@ def _cpu_name() -> str:
     return platform.processor() or "unknown"
 
 
-def main(quick: bool = False, out_dir: str = "build/bench", threads: list[int] | None = None,
-         repeats: int | None = None) -> int:
+def main(quick: bool = False, out_dir: str = BENCH_OUT,
+         threads: list[int] | None = None, repeats: int | None = None) -> int:
     """Runs the benchmark; 0 once the report is written (missed targets are reported, not an
     error: timings depend on the machine and on what else runs on it)."""
     run(quick=quick, out_dir=out_dir, threads=threads, repeats=repeats)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+#: Where ``bench`` writes by default: a directory named after the tool, under the current one.
+BENCH_OUT = "ascend-ema-adam-bench"
 
-def main(argv: list[str] | None = None) -> int:
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m ascend_ema_adam",
                                      description="FusedEmaAdam for Ascend: tools")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -15,16 +18,22 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("info", help="versions found and which backend runs CPU / NPU tensors")
     bench = commands.add_parser("bench", help="CPU benchmark: fused op vs torch / DeepSpeed")
     bench.add_argument("--quick", action="store_true", help="fewer cases (under a minute)")
-    bench.add_argument("--out", default="build/bench", help="directory for bench.json, bench.png")
+    bench.add_argument("--out", default=BENCH_OUT,
+                       help=f"directory for bench.json, bench.png (default: ./{BENCH_OUT})")
     bench.add_argument("--threads", type=int, nargs="+", help="thread counts (default: 1, all)")
     bench.add_argument("--repeats", type=int, help="interleaved rounds per case")
     demo = commands.add_parser("train-demo",
-                               help="train a small CNN on sklearn digits with FusedEmaAdamW")
+                               help="train a small CNN on sklearn digits with FusedEmaAdamW "
+                                    "(needs the demo extra)")
     demo.add_argument("--epochs", type=int, default=15, help="epochs (default: 15)")
     demo.add_argument("--out", default=None,
-                      help="PNG of the curves (default: build/demo/train_demo.png)")
+                      help="PNG of the curves (default: ./ascend-ema-adam-demo/train_demo.png)")
     demo.add_argument("--seed", type=int, default=0, help="data split and init seed")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
 
     if args.command == "check":
         from . import check as check_module

@@ -24,7 +24,7 @@ import torch
 import torch.distributed as dist
 from torch import Tensor
 
-from .optim import FusedEmaAdamW, _dtensor_type, _local
+from .optim import FusedEmaAdamW, _checked_stash_device, _dtensor_type, _weights_swapped
 
 __all__ = ["gather_full_ema_state_dict", "swap_ema", "local_optimizer"]
 
@@ -124,23 +124,15 @@ def gather_full_ema_state_dict(model: torch.nn.Module, optimizer, *, cpu_offload
 def swap_ema(optimizer, stash_device: str | torch.device = "cpu"):
     """Like :meth:`FusedEmaAdamW.swap_ema`, for a ZeroRedundancyOptimizer too: inside, every
     rank's parameters hold the EMA weights (broadcast from the owners); on exit, also on an
-    exception, each rank gets its own weights back. For a plain FusedEmaAdamW (FSDP2 included:
-    each rank swaps its shards) it is ``optimizer.swap_ema()``."""
+    exception or a failure half-way through the swap, each rank gets its own weights back. For a
+    plain FusedEmaAdamW (FSDP2 included: each rank swaps its shards) it is
+    ``optimizer.swap_ema()``."""
     if not _is_zero(optimizer):
         with local_optimizer(optimizer).swap_ema(stash_device) as inner:
             yield inner
         return
-    stash = []
-    try:
-        with torch.no_grad():
-            emas = _zero_ema_tensors(optimizer)
-            for p, ema in emas.items():
-                local = _local(p)
-                stash.append((local, local.detach().to(stash_device, copy=True)))
-                local.copy_(ema)
-            del emas
+    _checked_stash_device(stash_device)  # before the collective: every rank fails alike
+    emas = _zero_ema_tensors(optimizer)
+    # popped one by one: each broadcast copy is freed once it is in its parameter
+    with _weights_swapped((emas.popitem() for _ in range(len(emas))), stash_device):
         yield local_optimizer(optimizer)
-    finally:
-        with torch.no_grad():
-            for local, saved in stash:
-                local.copy_(saved)

@@ -194,7 +194,8 @@ def amsgrad_max(max_v, v_new):
     return np.where(max_v > v_new, max_v, v_new)
 
 
-def _skips(extras: Extras) -> bool:
+def writes_nothing(extras: Extras) -> bool:
+    """True when found_inf is given and nonzero (NaN included): the launch writes nothing."""
     return extras.found_inf is not None and np.float32(extras.found_inf) != 0
 
 
@@ -212,7 +213,7 @@ def emulate_entry(grad, var, m, v, s, step, h: Hyper = Hyper(), extras: Extras =
         3. the single op's steps 6-8; copy = narrow(var')
     The EMA follows the unrounded fp32 var' (the master's, with a model copy)."""
     check_entry_dtypes(grad, var, m, v, s, max_v, copy)
-    if _skips(extras):
+    if writes_nothing(extras):
         return Outputs(var, m, v, s, max_v, copy)
     f32 = np.float32
     lr, d, b1, b2, eps, wd = (_f32(x) for x in (h.lr, h.ema_decay, h.beta1, h.beta2, h.eps,
@@ -269,9 +270,13 @@ def reference_entry(grad, var, m, v, s, step, h: Hyper = Hyper(), extras: Extras
                     max_v=None, copy=None) -> Outputs:
     """Tier 1 for one entry of the list operator: float64 math (hyper-parameters and the grad
     scale narrowed to fp32 first, powers exact). Returns float64 arrays; ``copy`` is the float64
-    var' (what a correctly rounded copy approximates). When nothing is written, the inputs."""
-    check_entry_dtypes(grad, var, m, v, s, max_v, copy)
-    if _skips(extras):
+    var' (what a correctly rounded copy approximates). When nothing is written, the inputs.
+    float64 inputs are accepted as they are (a float64 trajectory carries its own float64 state);
+    otherwise the dtypes follow :func:`check_entry_dtypes`."""
+    given = [np.asarray(x) for x in (grad, var, m, v, s, max_v, copy) if x is not None]
+    if all(x.dtype != np.float64 for x in given):
+        check_entry_dtypes(grad, var, m, v, s, max_v, copy)
+    if writes_nothing(extras):
         return Outputs(var, m, v, s, max_v, copy)
     f64 = np.float64
     lr, d, b1, b2, eps, wd = (f64(_f32(x)) for x in (h.lr, h.ema_decay, h.beta1, h.beta2, h.eps,

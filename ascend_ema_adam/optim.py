@@ -1,15 +1,17 @@
 r"""FusedEmaAdamW: Adam/AdamW and an EMA of the weights in one fused kernel per parameter.
 
 A drop-in for MindSpeed's ``FusedEmaAdamW`` (``mindspeed/core/optimizer/fused_ema_adamw``): the
-same constructor, errors, state layout and EMA helpers, running every update through
+same constructor, errors and EMA helpers, running every update through
 :func:`ascend_ema_adam.ops.npu_apply_fused_ema_adamw` (CPU tensors on this package's CPU device,
-NPU tensors through CANN's ``aclnnApplyFusedEmaAdam``). On top of MindSpeed it adds
-:meth:`FusedEmaAdamW.swap_ema`, :meth:`FusedEmaAdamW.ema_state_dict`, checkpoints that carry the
-EMA warm-up counter and decay, loading of plain ``torch.optim.AdamW`` checkpoints, and DTensor
-(FSDP2) parameters. ``docs/OPTIMIZER.md`` is the user guide.
+NPU tensors through CANN's ``aclnnApplyFusedEmaAdam``). On top of MindSpeed it adds torch's
+per-parameter steps (``step_scope="param"``, the default; ``"group"`` is MindSpeed's layout, bit
+for bit), checkpoints that load into and from ``torch.optim.AdamW`` and carry the EMA warm-up,
+:meth:`FusedEmaAdamW.swap_ema`, :meth:`FusedEmaAdamW.ema_state_dict`, DTensor (FSDP2)
+parameters and ``torch.compile``. ``docs/OPTIMIZER.md`` is the user guide.
 
 Per step, for every group and every parameter :math:`\theta` with a gradient :math:`g`
-(:math:`t` the group's step, :math:`n` the optimizer's update counter):
+(:math:`t` the parameter's own step, or its group's with ``step_scope="group"``; :math:`n` the
+optimizer's update counter):
 
 .. math::
     \begin{aligned}
@@ -32,8 +34,9 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
+import warnings
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import torch
@@ -46,6 +49,15 @@ from .ops import npu_apply_fused_ema_adamw
 __all__ = ["FusedEmaAdamW", "fused_ema_adamw"]
 
 _VALID_DTYPES = torch_float_dtypes()
+_STEP_SCOPES = ("param", "group")
+_STATE_KEYS = ("exp_avg", "exp_avg_sq", "ema_params")
+# torch's implementation switches that mean nothing here (and would move a reloading torch
+# optimizer's steps to the device); dropped from loaded checkpoints.
+_TORCH_ONLY_KEYS = ("fused", "capturable")
+# A double narrowed to fp32 (round to nearest even) is inf from 2^128 - 2^103 on, and 1.0 from
+# 1 - 2^-25 on: a beta of 1 makes the bias correction 1 - 1^t = 0.
+_FP32_OVERFLOW = 2.0**128 - 2.0**103
+_FP32_ROUNDS_TO_ONE = 1.0 - 2.0**-25
 
 
 # ---------------------------------------------------------------------------------------------
@@ -67,18 +79,19 @@ def _local(t: Tensor) -> Tensor:
     return t
 
 
-def _check_same_layout(param: Tensor, other: Tensor, what: str) -> None:
+def _layout_error(param: Tensor, other: Tensor, what: str, dtensor) -> str | None:
     """A DTensor parameter needs its gradient and state sharded the same way (each rank updates
-    exactly the elements it holds)."""
-    dtensor = _dtensor_type()
-    p_is = dtensor is not None and isinstance(param, dtensor)
-    o_is = dtensor is not None and isinstance(other, dtensor)
+    exactly the elements it holds). ``dtensor``: :func:`_dtensor_type`'s answer."""
+    if dtensor is None:
+        return None
+    p_is = isinstance(param, dtensor)
+    o_is = isinstance(other, dtensor)
     if p_is != o_is:
-        raise RuntimeError(f"FusedEmaAdamW: the parameter is {'a' if p_is else 'not a'} DTensor "
-                           f"but its {what} is {'a' if o_is else 'not a'} DTensor")
+        return (f"the parameter is {'a' if p_is else 'not a'} DTensor but {what} is "
+                f"{'a' if o_is else 'not a'} DTensor")
     if p_is and (other.placements != param.placements or other.device_mesh != param.device_mesh):
-        raise RuntimeError(f"FusedEmaAdamW: {what} placements {other.placements} differ from the "
-                           f"parameter's {param.placements}")
+        return f"{what} has placements {other.placements}, the parameter {param.placements}"
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -104,22 +117,42 @@ def fused_ema_adamw(grad: list[Tensor], var: list[Tensor], m: list[Tensor], v: l
 
 
 # ---------------------------------------------------------------------------------------------
+# Validation: everything a step needs is checked before its first write
 
 
-def _validate_hyperparameters(lr, eps, betas, weight_decay, ema_decay) -> None:
-    """MindSpeed's checks and texts, in its order; ``ema_decay`` is an addition."""
+def _hyperparameter_error(lr, eps, betas, weight_decay, ema_decay) -> str | None:
+    """MindSpeed's checks and texts, in its order; then this package's additions: ema_decay in
+    [0, 1], and every value finite and usable once narrowed to fp32 (the kernel's precision)."""
     if not 0.0 <= lr:
-        raise ValueError("Invalid learning rate: {}".format(lr))
+        return "Invalid learning rate: {}".format(lr)
     if not 0.0 <= eps:
-        raise ValueError("Invalid epsilon value: {}".format(eps))
+        return "Invalid epsilon value: {}".format(eps)
     if not 0.0 <= betas[0] < 1.0:
-        raise ValueError("Invalid beta parameter at index 0: {}".format(betas[0]))
+        return "Invalid beta parameter at index 0: {}".format(betas[0])
     if not 0.0 <= betas[1] < 1.0:
-        raise ValueError("Invalid beta parameter at index 1: {}".format(betas[1]))
+        return "Invalid beta parameter at index 1: {}".format(betas[1])
     if not 0.0 <= weight_decay:
-        raise ValueError("Invalid weight_decay value: {}".format(weight_decay))
+        return "Invalid weight_decay value: {}".format(weight_decay)
     if not 0.0 <= ema_decay <= 1.0:
-        raise ValueError("Invalid ema_decay value: {}".format(ema_decay))
+        return "Invalid ema_decay value: {}".format(ema_decay)
+    for text, value in (("Invalid learning rate", lr), ("Invalid epsilon value", eps),
+                        ("Invalid weight_decay value", weight_decay)):
+        if not math.isfinite(value):
+            return f"{text}: {value} (not a finite number)"
+        if value >= _FP32_OVERFLOW:
+            return f"{text}: {value} (overflows fp32, the kernel's precision)"
+    for i in (0, 1):
+        if betas[i] >= _FP32_ROUNDS_TO_ONE:
+            return (f"Invalid beta parameter at index {i}: {betas[i]} (1 in fp32, the kernel's "
+                    f"precision: the bias correction 1 - beta**step would be 0)")
+    return None
+
+
+def _check_hyperparameters(group: dict[str, Any], where: str = "") -> None:
+    error = _hyperparameter_error(group["lr"], group["eps"], group["betas"],
+                                  group["weight_decay"], group["ema_decay"])
+    if error is not None:
+        raise ValueError(where + error)
 
 
 def _check_variants(amsgrad, maximize) -> None:
@@ -129,14 +162,140 @@ def _check_variants(amsgrad, maximize) -> None:
         raise RuntimeError('ema_adamw does not support the maximize variant.')
 
 
+def _check_implementation(foreach, fused) -> None:
+    """torch's ``foreach``/``fused`` keywords, with their meaning here."""
+    if foreach is not None and not isinstance(foreach, bool):
+        raise TypeError(f"foreach must be None, True or False, got {foreach!r}")
+    if fused is False:
+        raise ValueError("fused=False: FusedEmaAdamW is always fused (one kernel updates the "
+                         "parameter, both moments and the EMA); use torch.optim.AdamW for an "
+                         "unfused optimizer")
+    if fused is not None and fused is not True:
+        raise TypeError(f"fused must be None or True, got {fused!r}")
+
+
+def _tensor_error(param: Tensor, t: Tensor, what: str, dtensor) -> str | None:
+    """``t`` (the gradient or a state tensor) must match the parameter: the kernel updates five
+    tensors of one dtype, shape and device (and, for DTensors, one sharding)."""
+    if t.dtype != param.dtype:
+        return (f"{what} has dtype {t.dtype}, the parameter {param.dtype}: the kernel updates "
+                f"the parameter, its gradient and its state in one dtype")
+    if t.shape != param.shape:
+        return f"{what} has shape {list(t.shape)}, the parameter {list(param.shape)}"
+    if t.device != param.device:
+        return f"{what} is on {t.device}, the parameter on {param.device}"
+    return _layout_error(param, t, what, dtensor)
+
+
+def _step_number(value, where: str) -> int:
+    """The value of a step (a number or a one-element tensor; a device tensor is read once):
+    a whole number >= 0, the updates taken so far."""
+    if isinstance(value, Tensor) and value.numel() != 1:
+        raise ValueError(f"{where} holds {value.numel()} numbers, expected one")
+    number = float(value)
+    if not (math.isfinite(number) and number >= 0 and number == int(number)):
+        raise ValueError(f"{where} is {number:g}; a step is a whole number >= 0 (the updates "
+                         f"taken so far: the next update uses step + 1)")
+    return int(number)
+
+
+def _scalar_dtype() -> torch.dtype:
+    """The dtype torch stores per-parameter steps in (``torch.optim.optimizer``'s rule)."""
+    return torch.float64 if torch.get_default_dtype() == torch.float64 else torch.float32
+
+
+def _host_step(number: float) -> Tensor:
+    """A per-parameter step as torch stores it (not capturable, not fused): 0-d CPU float."""
+    return torch.scalar_tensor(float(number), dtype=_scalar_dtype())
+
+
+# ---------------------------------------------------------------------------------------------
+# Swapping weights in and out (the EMA helpers)
+
+
+def _checked_stash_device(stash_device) -> torch.device:
+    device = torch.device(stash_device)  # RuntimeError for an unknown device string
+    if device.type == "meta":
+        raise ValueError(f"stash_device={stash_device!r}: a meta tensor cannot hold the training "
+                         f"weights (it has no data); use 'cpu' or the parameters' device")
+    return device
+
+
+@contextlib.contextmanager
+def _weights_swapped(pairs: Iterable[tuple[Tensor, Tensor]], stash_device):
+    """Inside, each parameter of ``pairs`` holds its replacement's values; its own values come
+    back on exit: after the body, after an exception in it, and after a failure half-way
+    through the swap itself. The stash device is checked before anything is touched."""
+    device = _checked_stash_device(stash_device)
+    stash = []
+    try:
+        with torch.no_grad():
+            for param, replacement in pairs:
+                local = _local(param)
+                stash.append((local, local.detach().to(device, copy=True)))
+                local.copy_(_local(replacement))
+            param = replacement = None  # the caller may be freeing the replacements as it goes
+        yield
+    finally:
+        _copy_back(stash)
+
+
+@torch.no_grad()
+def _copy_back(stash: list[tuple[Tensor, Tensor]]) -> None:
+    """Every stashed value back, even when one copy fails (the first error is raised after)."""
+    error = None
+    for local, saved in stash:
+        try:
+            local.copy_(saved)
+        except Exception as e:  # noqa: BLE001 - keep restoring the others first
+            error = error or e
+    if error is not None:
+        raise error
+
+
+# ---------------------------------------------------------------------------------------------
+# The step's work, bucketed for the launches
+
+
+class _Item:
+    """One parameter with a gradient, as checked before the step: its state and (per-parameter
+    steps, eager) the host value of its step before this update."""
+
+    __slots__ = ("param", "grad", "state", "step")
+
+    def __init__(self, param: Tensor, grad: Tensor, state: dict, step: int | None):
+        self.param, self.grad, self.state, self.step = param, grad, state, step
+
+
+class _Bucket:
+    """Parameters that share one launch: one device, one dtype, one step tensor (the future
+    multi-tensor op takes exactly these lists)."""
+
+    __slots__ = ("step", "params", "grads", "exp_avgs", "exp_avg_sqs", "ema_params")
+
+    def __init__(self, step: Tensor):
+        self.step = step
+        self.params, self.grads, self.exp_avgs, self.exp_avg_sqs, self.ema_params = (
+            [], [], [], [], [])
+
+    def add(self, item: _Item, dtensor) -> None:
+        """``dtensor``: :func:`_dtensor_type`'s answer (None: no DTensor can exist)."""
+        st = item.state
+        for target, t in ((self.params, item.param), (self.grads, item.grad),
+                          (self.exp_avgs, st["exp_avg"]), (self.exp_avg_sqs, st["exp_avg_sq"]),
+                          (self.ema_params, st["ema_params"])):
+            target.append(t.to_local() if dtensor is not None and isinstance(t, dtensor) else t)
+
+
 class FusedEmaAdamW(Optimizer):
     r"""Adam/AdamW with an exponential moving average of the weights, one fused kernel call per
     parameter (a drop-in for MindSpeed's ``FusedEmaAdamW``).
 
     Args:
-        params: iterable of parameters, dicts defining parameter groups, or named parameters.
-            DTensor parameters (FSDP2 ``fully_shard``) are updated shard by shard, and their
-            state stays sharded.
+        params: iterable of parameters, dicts defining parameter groups, or named parameters
+            (``named_parameters(remove_duplicate=False)`` keeps tied weights' other names for
+            :meth:`ema_state_dict`). DTensor parameters (FSDP2 ``fully_shard``) are updated
+            shard by shard, and their state stays sharded.
         lr (float): learning rate (default: 1e-3).
         eps (float): added to the denominator after the square root (default: 1e-8).
         betas (tuple[float, float]): coefficients of the first and second moments
@@ -153,26 +312,52 @@ class FusedEmaAdamW(Optimizer):
             L2 decay added to the gradient (mode 0) (default: True).
         set_grad_none (bool): :meth:`zero_grad` sets gradients to None; False zeroes them
             (default: True).
+        step_scope (str): ``"param"`` (default): each parameter counts its own updates, as
+            torch's optimizers do (``state[p]["step"]``), so a parameter that first gets a
+            gradient late starts its bias correction at 1. ``"group"``: MindSpeed's one step per
+            group (``param_groups[i]["step"]``), counted also when no parameter has a gradient;
+            bit-compatible with MindSpeed.
+        foreach (bool | None): torch's keyword. None/True: the multi-tensor launch, False: one
+            launch per parameter; both run the per-parameter launch for now (default: None).
+        fused (bool | None): torch's keyword: this optimizer is always fused; ``False`` raises
+            ``ValueError`` (default: None).
 
     State, per parameter: ``exp_avg``, ``exp_avg_sq`` (zeros) and ``ema_params`` (a clone of
-    the parameter), created at the parameter's first step, in the parameter's dtype. Per group:
-    ``step`` (int64 tensor of one element on the group's device, incremented before each
-    update), ``num_updates`` (the warm-up counter, -1 without warm-up) and ``ema_decay``.
+    the parameter), created at the parameter's first step, in the parameter's dtype, and
+    (``step_scope="param"``) ``step``, a 0-d float32 CPU tensor like torch's. Per group:
+    ``num_updates`` (the warm-up counter, -1 without warm-up), ``ema_decay``, ``foreach``,
+    ``decoupled_weight_decay`` (mirrors ``adam_w_mode`` for torch's loaders) and
+    (``step_scope="group"``) ``step``, an int64 tensor of one element on the group's device.
     Parameters without a gradient are skipped; their state (and EMA) is untouched.
     """
 
     def __init__(self, params, lr=1e-3, eps=1e-8, betas=(0.9, 0.999), weight_decay=1e-2,
                  ema_decay=0.9999, amsgrad=False, *, maximize=False, use_num_updates=True,
-                 bias_correction=True, adam_w_mode=True, set_grad_none=True):
+                 bias_correction=True, adam_w_mode=True, set_grad_none=True, step_scope="param",
+                 foreach=None, fused=None):
         _check_variants(amsgrad, maximize)
-        _validate_hyperparameters(lr, eps, betas, weight_decay, ema_decay)
+        error = _hyperparameter_error(lr, eps, betas, weight_decay, ema_decay)
+        if error is not None:
+            raise ValueError(error)
+        _check_implementation(foreach, fused)
+        if step_scope not in _STEP_SCOPES:
+            raise ValueError(f"step_scope must be 'param' or 'group', got {step_scope!r}")
         self.use_num_updates = bool(use_num_updates)
-        defaults = dict(lr=lr, bias_correction=bias_correction, betas=betas, eps=eps,
-                        weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
-                        ema_decay=ema_decay)
-        super().__init__(params, defaults)
         self.adam_w_mode = 1 if adam_w_mode else 0
         self.set_grad_none = set_grad_none
+        self.step_scope = step_scope
+        self._reset_caches()
+        defaults = dict(lr=lr, bias_correction=bias_correction, betas=betas, eps=eps,
+                        weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
+                        ema_decay=ema_decay, foreach=foreach)
+        super().__init__(params, defaults)
+
+    def _reset_caches(self) -> None:
+        # Host values of the group steps this optimizer wrote (group index -> (tensor, value)),
+        # and the int64 device steps of the last update ((device, value) -> tensor): neither is
+        # ever read back from the device.
+        self._known_group_steps: dict[int, tuple[Tensor, int]] = {}
+        self._device_steps: dict[tuple[torch.device, int], Tensor] = {}
 
     # -- optimizer-wide EMA settings (MindSpeed attributes), stored in every param group so
     # -- that checkpoints and ZeroRedundancyOptimizer (which syncs group keys) carry them
@@ -206,16 +391,21 @@ class FusedEmaAdamW(Optimizer):
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group (torch semantics); its own hyper-parameters are validated like the
-        constructor's, and it joins the optimizer's current warm-up count."""
+        constructor's, and it joins the optimizer's current warm-up count. Named parameters
+        listed twice (tied weights from ``named_parameters(remove_duplicate=False)``) are kept
+        once, their other names in the group's ``param_aliases``."""
         if isinstance(param_group, dict):
             merged = {**self.defaults, **param_group}
             _check_variants(merged["amsgrad"], merged["maximize"])
-            _validate_hyperparameters(merged["lr"], merged["eps"], merged["betas"],
-                                      merged["weight_decay"], merged["ema_decay"])
+            _check_hyperparameters(merged)
+            _check_implementation(merged["foreach"], None)
+            _merge_tied_names(param_group)
         current = (self.param_groups[0].get("num_updates", self._initial_num_updates)
                    if self.param_groups else self._initial_num_updates)
         super().add_param_group(param_group)
-        self.param_groups[-1].setdefault("num_updates", current)
+        group = self.param_groups[-1]
+        group.setdefault("num_updates", current)
+        group["decoupled_weight_decay"] = bool(self.adam_w_mode)
 
     # -- gradients
 
@@ -226,91 +416,234 @@ class FusedEmaAdamW(Optimizer):
             set_to_none = self.set_grad_none
         super().zero_grad(set_to_none=set_to_none)
 
-    # -- the step
+    # -- the step: check everything, then write
 
-    @staticmethod
-    def _check_group(group: dict[str, Any]) -> None:
-        """MindSpeed's step-time checks (its texts), for one group's params with a gradient."""
-        for p in group["params"]:
-            if p.grad is None:
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; returns the closure's loss.
+
+        Every group and parameter is checked first (hyper-parameters, dtypes, shapes, devices,
+        state, steps): a step that raises has changed nothing."""
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        if torch.compiler.is_compiling() and self._warmup_varies():
+            self._update_outside_graph()
+        else:
+            self._update()
+        return loss
+
+    @torch.no_grad()
+    def _update(self) -> None:
+        """Check every group (read only), then create missing state, count, and launch."""
+        dtensor = _dtensor_type()
+        plan = [self._checked_group(i, group, dtensor)
+                for i, group in enumerate(self.param_groups)]
+
+        for _, _, items in plan:
+            for item in items:
+                self._complete_state(item)
+        self._advance_num_updates()
+        device_steps: dict[tuple[torch.device, int], Tensor] = {}
+        for i, group, items in plan:
+            if self.step_scope == "group":
+                buckets = self._advance_group_step(i, group, items, dtensor)
+            else:
+                buckets = self._advance_param_steps(i, group, items, device_steps, dtensor)
+            self._launch(group, buckets)
+        if not torch.compiler.is_compiling():
+            self._device_steps = device_steps
+
+    # Under torch.compile every float the op receives is a constant of the graph: the warm-up
+    # decay, new every step, would recompile the caller each step until dynamo gave up on it.
+    # While it changes, the update runs eagerly (one graph break at the call of step()).
+    try:
+        _update_outside_graph = torch.compiler.disable(
+            _update, reason="FusedEmaAdamW: the EMA warm-up decay changes every step, so the "
+            "update runs outside the graph until it reaches ema_decay (use_num_updates=False for "
+            "a full graph)")
+    except TypeError:  # torch before 2.8: no reason
+        _update_outside_graph = torch.compiler.disable(_update)
+
+    def _warmup_varies(self) -> bool:
+        """The next step's warm-up decay is below some group's decay: it changes every step."""
+        if not self.use_num_updates:
+            return False
+        n = max(self.num_updates, 0) + 1
+        return any((1 + n) / (10 + n) < group["ema_decay"] for group in self.param_groups)
+
+    def _checked_group(self, i: int, group: dict[str, Any],
+                       dtensor) -> tuple[int, dict, list[_Item]]:
+        """Check group ``i`` and its parameters with a gradient; read only."""
+        _check_hyperparameters(group, f"param_groups[{i}]: ")
+        compiling = torch.compiler.is_compiling()
+        per_param = self.step_scope == "param" and not compiling
+        items = []
+        for j, p in enumerate(group["params"]):
+            grad = p.grad
+            if grad is None:
                 continue
+            # MindSpeed's two checks and texts first
             if p.dtype not in _VALID_DTYPES:
                 raise RuntimeError('ema_adamw only support fp32, fp16, bf16.')
-            if p.grad.is_sparse:
+            if grad.is_sparse:
                 raise RuntimeError('AdamW does not support sparse gradients')
-            _check_same_layout(p, p.grad, "gradient")
+            where = f"param_groups[{i}]['params'][{j}]: "
+            error = _tensor_error(p, grad, "the gradient", dtensor)
+            state = self.state[p] if p in self.state else {}
+            for key in _STATE_KEYS:
+                if error is None and key in state:
+                    error = _tensor_error(p, state[key], f"state '{key}'", dtensor)
+            if error is not None:
+                raise RuntimeError(where + error)
+            step = self._param_step_before(i, group, state, where) if per_param else None
+            items.append(_Item(p, grad, state, step))
+        if self.step_scope == "group" and not compiling:
+            self._group_step_before(i, group)
+        return i, group, items
 
-    def _init_group(self, group: dict[str, Any]):
-        """Create missing state and return the local tensors (params, grads, exp_avgs,
-        exp_avg_sqs, ema_params) of the group's params with a gradient."""
-        lists = ([], [], [], [], [])
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            # Key by key, so partially loaded states (a ZeRO load of a torch AdamW checkpoint)
-            # are completed rather than rejected.
-            if "exp_avg" not in state:
-                state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-            if "exp_avg_sq" not in state:
-                state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-            if "ema_params" not in state:
-                state["ema_params"] = p.detach().clone()
-            for target, t in zip(lists, (p, p.grad, state["exp_avg"], state["exp_avg_sq"],
-                                         state["ema_params"])):
-                if t is not p:
-                    _check_same_layout(p, t, "state")
-                target.append(_local(t))
-        return lists
+    def _complete_state(self, item: _Item) -> None:
+        """Create the missing state, key by key (a partially loaded state, e.g. a ZeRO load of
+        a torch AdamW checkpoint, is completed rather than rejected)."""
+        p, state = item.param, item.state
+        if not state:
+            state = item.state = self.state[p]
+        if "exp_avg" not in state:
+            state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+        if "exp_avg_sq" not in state:
+            state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+        if "ema_params" not in state:
+            state["ema_params"] = p.detach().clone()
 
-    def _advance_step(self, group: dict[str, Any]) -> Tensor:
-        """Increment (or create at 1) the group's int64 step on the group's device.
+    def _advance_num_updates(self) -> None:
+        """The optimizer-wide warm-up counter (MindSpeed's), once per step. The constructor's
+        ``use_num_updates`` decides whether it counts, whatever a loaded group says."""
+        if self.use_num_updates:
+            self.num_updates = max(self.num_updates, 0) + 1
+        else:
+            self.num_updates = -1
+
+    # -- steps: per group (MindSpeed) or per parameter (torch)
+
+    def _group_step_before(self, i: int, group: dict[str, Any]) -> int:
+        """The group's step before this update, checked, without reading the device: the value
+        this optimizer wrote last, else read once (a checkpoint, an assignment, a ZeRO sync)."""
+        step = group.get("step")
+        if step is None:  # fresh, or per-parameter steps from a checkpoint (ZeRO loads)
+            steps = [_step_number(self.state[p]["step"], f"param_groups[{i}]['params'][{j}]: "
+                                  f"state 'step'")
+                     for j, p in enumerate(group["params"])
+                     if p in self.state and "step" in self.state[p]]
+            return max(steps, default=0)
+        known = self._known_group_steps.get(i)
+        if known is not None and known[0] is step:
+            return known[1]
+        value = _step_number(step, f"param_groups[{i}]: step")
+        self._known_group_steps[i] = (step, value)
+        return value
+
+    def _advance_group_step(self, i: int, group: dict[str, Any], items: list[_Item], dtensor):
+        """Increment (or create) the group's int64 step on the group's device: every group
+        counts, with or without gradients (MindSpeed), empty ones too, so ZeroRedundancyOptimizer's
+        per-rank partitions of a group keep equal counters.
 
         Out of place: a step tensor shared with a state dict (ZeroRedundancyOptimizer's load
         shares the caller's tensors) or saved earlier never changes behind the caller's back."""
         device = _local(group["params"][0]).device if group["params"] else torch.device("cpu")
         step = group.get("step")
+        before = None if torch.compiler.is_compiling() else self._group_step_before(i, group)
         if step is None:
-            group["step"] = torch.tensor([1], dtype=torch.int64, device=device)
+            group["step"] = torch.tensor([1 + (before or 0)], dtype=torch.int64, device=device)
+            for p in group["params"]:  # per-parameter steps of a loaded checkpoint, now merged
+                if p in self.state:
+                    self.state[p].pop("step", None)
         else:
             group["step"] = step.to(device) + 1
-        return group["step"]
+        if before is not None:
+            self._known_group_steps[i] = (group["step"], before + 1)
+        buckets: dict[tuple[torch.device, torch.dtype], _Bucket] = {}
+        for item in items:
+            key = (item.param.device, item.param.dtype)
+            if key not in buckets:
+                buckets[key] = _Bucket(group["step"])
+            buckets[key].add(item, dtensor)
+        return list(buckets.values())
 
-    @torch.no_grad()
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; returns the closure's loss."""
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
+    def _param_step_before(self, i: int, group: dict[str, Any], state: dict, where: str) -> int:
+        """A parameter's step before this update, on the host: its own, else (a group-step
+        checkpoint synced in by ZeroRedundancyOptimizer) its group's, else 0 (first update)."""
+        if "step" in state:
+            return _step_number(state["step"], where + "state 'step'")
+        if "step" in group and "exp_avg" in state:
+            return _step_number(group["step"], f"param_groups[{i}]: step")
+        return 0
 
-        for group in self.param_groups:  # every check before anything changes
-            self._check_group(group)
-        work = [(group, self._init_group(group)) for group in self.param_groups]
+    def _advance_param_steps(self, i: int, group: dict[str, Any], items: list[_Item],
+                             device_steps: dict, dtensor) -> list[_Bucket]:
+        """Each parameter's own step, incremented out of place and kept on the host (as torch
+        does without ``capturable``); one bucket per (device, dtype, step value), normally one
+        per device and dtype. The op's int64 [1] device step of each value is made once per
+        update, from the previous update's (one device op) when it can be: nothing is read
+        back from the device."""
+        if "step" in group:  # a group-step checkpoint synced in by ZeroRedundancyOptimizer
+            self._split_group_step(i, group)
+        if torch.compiler.is_compiling():  # step values are unknown while tracing
+            buckets = []
+            for item in items:
+                old = item.state.get("step")
+                new = (old if old is not None else torch.zeros((), dtype=_scalar_dtype())) + 1
+                item.state["step"] = new
+                device = _local(item.param).device
+                buckets.append(_Bucket(new.to(torch.int64).reshape(1).to(device)))
+                buckets[-1].add(item, dtensor)
+            return buckets
+        buckets: dict[tuple[torch.device, torch.dtype, int], _Bucket] = {}
+        for item in items:
+            value = item.step + 1
+            item.state["step"] = _host_step(value)
+            device = item.param.device if dtensor is None else _local(item.param).device
+            key = (device, item.param.dtype, value)
+            if key not in buckets:
+                buckets[key] = _Bucket(self._device_step(device, value, device_steps))
+            buckets[key].add(item, dtensor)
+        return list(buckets.values())
 
-        # The warm-up decay, once per step from the optimizer-wide counter (MindSpeed).
-        warmup = None
+    def _device_step(self, device: torch.device, value: int, device_steps: dict) -> Tensor:
+        step = device_steps.get((device, value))
+        if step is None:
+            previous = self._device_steps.get((device, value - 1))
+            if previous is not None:
+                step = previous + 1
+            else:
+                step = torch.tensor([value], dtype=torch.int64, device=device)
+            device_steps[(device, value)] = step
+        return step
+
+    def _split_group_step(self, i: int, group: dict[str, Any]) -> None:
+        """Per-parameter steps from a group step (a MindSpeed-layout checkpoint): every
+        parameter with state takes the group's value."""
+        value = _step_number(group.pop("step"), f"param_groups[{i}]: step")
+        for p in group["params"]:
+            state = self.state.get(p)
+            if state and "exp_avg" in state and "step" not in state:
+                state["step"] = _host_step(value)
+
+    # -- the launches
+
+    def _launch(self, group: dict[str, Any], buckets: list[_Bucket]) -> None:
+        """One ``fused_ema_adamw`` call per bucket with the group's hyper-parameters and this
+        step's EMA decay, computed once per step from the optimizer-wide counter (MindSpeed)."""
+        ema_decay = group.get("ema_decay", self.defaults["ema_decay"])
         n = self.num_updates
         if n >= 0:
-            n += 1
-            warmup = (1 + n) / (10 + n)
-        self.num_updates = n
-
-        for group, (params, grads, exp_avgs, exp_avg_sqs, ema_params) in work:
-            # Every group counts the step, with or without gradients (MindSpeed); groups with
-            # no parameters too, so ZeroRedundancyOptimizer's partitions keep equal counters.
-            step = self._advance_step(group)
-            if not params:
-                continue
-            ema_decay = group.get("ema_decay", self.defaults["ema_decay"])
-            if warmup is not None:
-                ema_decay = min(ema_decay, warmup)
-            beta1, beta2 = group["betas"]
-            fused_ema_adamw(grads, params, exp_avgs, exp_avg_sqs, ema_params, step,
-                            float(group["lr"]), float(ema_decay), float(beta1), float(beta2),
-                            float(group["eps"]), self.adam_w_mode, bool(group["bias_correction"]),
-                            float(group["weight_decay"]))
-        return loss
+            ema_decay = min(ema_decay, (1 + n) / (10 + n))
+        beta1, beta2 = group["betas"]
+        hyper = (float(group["lr"]), float(ema_decay), float(beta1), float(beta2),
+                 float(group["eps"]), self.adam_w_mode, bool(group["bias_correction"]),
+                 float(group["weight_decay"]))
+        for b in buckets:
+            fused_ema_adamw(b.grads, b.params, b.exp_avgs, b.exp_avg_sqs, b.ema_params, b.step,
+                            *hyper)
 
     # -- EMA access (MindSpeed) and additions
 
@@ -343,49 +676,46 @@ class FusedEmaAdamW(Optimizer):
     @torch.no_grad()
     def restore(self, parameters=None) -> None:
         """Copy the weights stashed by :meth:`store` back and drop the stash."""
+        stash = getattr(self, "collected_params_group", None)
+        if stash is None:
+            raise RuntimeError("FusedEmaAdamW.restore() without a preceding store(): no weights "
+                               "are stashed (each store() is restored once)")
         if parameters is None:
             parameters = self.param_groups
-        for stash, params in zip(self.collected_params_group, self._group_params(parameters),
-                                 strict=True):
-            for saved, p in zip(stash, params, strict=True):
+        for saved_group, params in zip(stash, self._group_params(parameters), strict=True):
+            for saved, p in zip(saved_group, params, strict=True):
                 _local(p).copy_(saved)
         del self.collected_params_group
 
     @contextlib.contextmanager
     def swap_ema(self, stash_device: str | torch.device = "cpu"):
         """Context manager: the parameters hold their EMA weights inside, their own weights
-        again on exit, also when the body raises. The EMA state is not modified.
+        again on exit, also when the body raises or the swap fails half-way. The EMA state is
+        not modified.
 
         ``stash_device``: where the training weights wait meanwhile (host memory by default,
         as :meth:`store` does; the parameters' own device is faster and costs device memory).
+        It is checked before anything is swapped (``"meta"`` cannot hold them).
 
         Example::
 
             with optimizer.swap_ema():
                 evaluate(model)
         """
-        stash = []
-        try:
-            with torch.no_grad():
-                for p, ema in self._params_with_ema():
-                    local = _local(p)
-                    stash.append((local, local.detach().to(stash_device, copy=True)))
-                    local.copy_(_local(ema))
+        with _weights_swapped(self._params_with_ema(), stash_device):
             yield self
-        finally:
-            with torch.no_grad():
-                for local, saved in stash:
-                    local.copy_(saved)
 
     def ema_state_dict(self, model: torch.nn.Module | None = None) -> dict[str, Tensor]:
         """The model's state dict with the EMA in place of each parameter that has one.
 
         With ``model`` the keys are ``model.state_dict()``'s (buffers included, parameters
         without EMA state keep their own value), so ``model.load_state_dict(...)`` loads the EMA
-        weights. Without it, the optimizer must have been built from ``named_parameters()`` and
-        the dict holds parameters only. Values are detached references, like
-        ``Module.state_dict()``: save or clone them before training on. DTensor parameters give
-        sharded DTensor values (see ``ascend_ema_adam.distributed.gather_full_ema_state_dict``).
+        weights. Without it, the optimizer must have been built from ``named_parameters()``
+        and the dict holds parameters only; tied weights keep all their names only when the
+        optimizer was built from ``named_parameters(remove_duplicate=False)``. Values are
+        detached references, like ``Module.state_dict()``: save or clone them before training
+        on (a tied weight is one tensor under all its names). DTensor parameters give sharded
+        DTensor values (see ``ascend_ema_adam.distributed.gather_full_ema_state_dict``).
         """
         if model is not None:
             source = model.state_dict(keep_vars=True)
@@ -396,71 +726,170 @@ class FusedEmaAdamW(Optimizer):
             items = source.items()
         else:
             if not all("param_names" in g for g in self.param_groups):
-                raise TypeError("ema_state_dict() needs the model (ema_state_dict(model)) unless "
-                                "the optimizer was built from model.named_parameters()")
+                raise TypeError(
+                    "ema_state_dict() needs the model (ema_state_dict(model)) unless the "
+                    "optimizer was built from model.named_parameters() (with tied weights: "
+                    "named_parameters(remove_duplicate=False), or pass the model)")
             out = OrderedDict()
-            items = ((name, p) for g in self.param_groups
-                     for name, p in zip(g["param_names"], g["params"], strict=True))
+            items = _named_params_with_aliases(self.param_groups)
+        exported: dict[int, Tensor] = {}
         for name, value in items:
-            state = self.state.get(value) if isinstance(value, Tensor) else None
-            if state and "ema_params" in state:
-                value = state["ema_params"]
-            out[name] = value.detach() if isinstance(value, Tensor) else value
+            if isinstance(value, Tensor):
+                if id(value) not in exported:
+                    state = self.state.get(value)
+                    source_value = state["ema_params"] if state and "ema_params" in state else value
+                    exported[id(value)] = source_value.detach()
+                value = exported[id(value)]
+            out[name] = value
         return out
 
     # -- checkpoints
 
+    def state_dict(self) -> dict[str, Any]:
+        """torch's layout: per-parameter ``step`` in ``state`` (``step_scope="param"``), so the
+        dict loads into ``torch.optim.AdamW``/``Adam``; the groups carry the warm-up counter, the
+        EMA decay and ``decoupled_weight_decay`` (this optimizer's ``adam_w_mode``)."""
+        for group in self.param_groups:
+            group["decoupled_weight_decay"] = bool(self.adam_w_mode)
+        return super().state_dict()
+
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load a checkpoint of this optimizer, of MindSpeed's, or of ``torch.optim.AdamW``/
-        ``Adam``: per-parameter float ``step`` tensors become the group's int64 step, a missing
-        ``ema_params`` starts as a clone of the parameter, missing group keys take their
-        defaults. State tensors take the parameter's dtype and device (the kernel's contract:
-        16-bit parameters keep 16-bit state, nothing is promoted)."""
-        for group in state_dict["param_groups"]:
+        """Load a checkpoint of this optimizer (either step scope), of MindSpeed's, or of
+        ``torch.optim.AdamW``/``Adam``.
+
+        The checkpoint gives the state, the counters (steps, ``num_updates``) and the groups'
+        hyper-parameters; this optimizer's construction gives its settings (``adam_w_mode``,
+        ``use_num_updates``, ``step_scope``, ``foreach``). Per-parameter steps are kept per
+        parameter (``step_scope="param"``) or merged into the group's (``"group"``: the largest,
+        with a warning when they differ); a missing ``ema_params`` starts as a clone of the
+        parameter; missing group keys take their defaults. A checkpoint of the other weight
+        decay mode (torch ``Adam``: ``decoupled_weight_decay=False``) warns. State tensors take
+        the parameter's dtype and device (the kernel's contract: nothing is promoted)."""
+        groups = state_dict["param_groups"]
+        for group in groups:
             _check_variants(group.get("amsgrad", False), group.get("maximize", False))
+        self._warn_on_weight_decay_mode(groups)
+        foreach = [g["foreach"] for g in self.param_groups]
+        self._load_warnings = []
         super().load_state_dict(state_dict)
+        for group, value in zip(self.param_groups, foreach):
+            group["foreach"] = value
+        for message in self._load_warnings:
+            warnings.warn(message, stacklevel=2)
+        del self._load_warnings
+
+    def _warn_on_weight_decay_mode(self, groups: list[dict[str, Any]]) -> None:
+        mine = bool(self.adam_w_mode)
+        theirs = {bool(g["decoupled_weight_decay"]) for g in groups
+                  if "decoupled_weight_decay" in g and g.get("weight_decay", 0) != 0}
+        if theirs and theirs != {mine}:
+            kind = {True: "decoupled (AdamW)", False: "L2 (Adam)"}
+            warnings.warn(
+                f"FusedEmaAdamW(adam_w_mode={mine}) loads a checkpoint whose groups say "
+                f"decoupled_weight_decay={not mine}: it was trained with {kind[not mine]} weight "
+                f"decay and continues with {kind[mine]} weight decay. Construct the optimizer "
+                f"with adam_w_mode={not mine} to keep the checkpoint's.", stacklevel=3)
 
     def __getstate__(self) -> dict[str, Any]:
         """torch pickles only defaults, state and groups; the constructor's switches too."""
         state = super().__getstate__()
         state.update(adam_w_mode=self.adam_w_mode, set_grad_none=self.set_grad_none,
-                     use_num_updates=self.use_num_updates)
+                     use_num_updates=self.use_num_updates, step_scope=self.step_scope)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickling, and torch's ``load_state_dict`` (which ends here with the loaded state
+        and groups): missing keys take their defaults, the steps take this optimizer's layout,
+        the warm-up counter follows ``use_num_updates``."""
         super().__setstate__(state)
         self.__dict__.setdefault("use_num_updates", True)
         self.__dict__.setdefault("adam_w_mode", 1)
         self.__dict__.setdefault("set_grad_none", True)
+        self.__dict__.setdefault("step_scope", "group")  # pickled before per-parameter steps
+        self._reset_caches()
         self.defaults.setdefault("ema_decay", 0.9999)
-        for group in self.param_groups:
+        self.defaults.setdefault("foreach", None)
+        for i, group in enumerate(self.param_groups):
             group.setdefault("bias_correction", True)
             group.setdefault("amsgrad", False)
             group.setdefault("maximize", False)
             group.setdefault("ema_decay", self.defaults["ema_decay"])
+            group.setdefault("foreach", self.defaults["foreach"])
             group.setdefault("num_updates", self._initial_num_updates)
-            self._migrate_group_state(group)
+            group["decoupled_weight_decay"] = bool(self.adam_w_mode)
+            for key in _TORCH_ONLY_KEYS:
+                group.pop(key, None)
+            # load_state_dict warns its caller; unpickling has nobody to warn
+            self._normalize_loaded_group(i, group, self.__dict__.get("_load_warnings", []))
+        n = self.num_updates
+        self.num_updates = -1 if not self.use_num_updates else max(n, 0)
 
-    def _migrate_group_state(self, group: dict[str, Any]) -> None:
-        """Per-parameter torch steps -> the group's int64 step; EMA from the parameter when a
-        checkpoint has none."""
-        device = _local(group["params"][0]).device if group["params"] else torch.device("cpu")
-        param_steps = []
-        for p in group["params"]:
+    def _normalize_loaded_group(self, i: int, group: dict[str, Any],
+                                warnings_out: list[str]) -> None:
+        """A loaded group in this optimizer's step layout (read back from the device once), and
+        the EMA from the parameter when the checkpoint has none (torch's)."""
+        steps = {}
+        for j, p in enumerate(group["params"]):
             state = self.state.get(p)
             if not state:
                 continue
-            if "step" in state:
-                param_steps.append(int(torch.as_tensor(state.pop("step")).reshape(-1)[0].item()))
             if "exp_avg" in state and "ema_params" not in state:
                 state["ema_params"] = p.detach().clone()
-        step = group.get("step")
-        if step is None and param_steps:
-            step = max(param_steps)
-        if step is not None:
-            # MindSpeed's and ours: an int64 [1] tensor; anything else holding one integer.
-            value = torch.as_tensor(step).detach().reshape(-1)
-            if value.numel() != 1 or not math.isfinite(float(value[0])):
-                raise ValueError(f"FusedEmaAdamW: a group step must hold one finite number, "
-                                 f"got {step!r}")
-            group["step"] = value.to(device=device, dtype=torch.int64, copy=True)
+            if "step" in state:
+                steps[p] = _step_number(state["step"], f"param_groups[{i}]['params'][{j}]: "
+                                                       f"state 'step'")
+        if self.step_scope == "param":
+            if "step" in group:
+                self._split_group_step(i, group)
+            for p, value in steps.items():
+                self.state[p]["step"] = _host_step(value)
+            return
+        for p in steps:
+            del self.state[p]["step"]
+        if group.get("step") is None and steps:
+            if len(set(steps.values())) > 1:
+                warnings_out.append(
+                    f"FusedEmaAdamW(step_scope='group'): the checkpoint's parameters in "
+                    f"param_groups[{i}] have different steps ({min(steps.values())} to "
+                    f"{max(steps.values())}); the group continues from the largest, so the "
+                    f"others are bias-corrected as if they were older. step_scope='param' keeps "
+                    f"each parameter's step.")
+            group["step"] = max(steps.values())
+        if group.get("step") is not None:
+            # MindSpeed's and ours: an int64 [1] tensor on the group's device
+            value = _step_number(group["step"], f"param_groups[{i}]: step")
+            device = _local(group["params"][0]).device if group["params"] else torch.device("cpu")
+            group["step"] = torch.tensor([value], dtype=torch.int64, device=device)
+            self._known_group_steps[i] = (group["step"], value)
+
+
+def _merge_tied_names(param_group: dict[str, Any]) -> None:
+    """Named parameters listed twice (tied weights): the first name keeps the parameter, the
+    others go to ``param_aliases`` (alias -> name), so the step updates it once and
+    :meth:`FusedEmaAdamW.ema_state_dict` exports every name."""
+    params = param_group.get("params")
+    if params is None or isinstance(params, (Tensor, set)):  # torch's checks decide
+        return
+    params = list(params)
+    param_group["params"] = params
+    if not params or not all(isinstance(p, tuple) for p in params):
+        return
+    first: dict[int, str] = {}
+    kept, aliases = [], {}
+    for name, p in params:
+        if id(p) in first:
+            aliases[name] = first[id(p)]
+        else:
+            first[id(p)] = name
+            kept.append((name, p))
+    if aliases:
+        param_group["params"] = kept
+        param_group["param_aliases"] = aliases
+
+
+def _named_params_with_aliases(groups) -> Iterator[tuple[str, Tensor]]:
+    for g in groups:
+        by_name = dict(zip(g["param_names"], g["params"], strict=True))
+        yield from by_name.items()
+        for alias, name in g.get("param_aliases", {}).items():
+            yield alias, by_name[name]

@@ -4,16 +4,33 @@
 epoch, the training loss and the held-out accuracy of the raw and the EMA weights (evaluated with
 ``optimizer.swap_ema()``), draws both curves into a PNG, and spot-checks one real optimizer step
 of the run against ``golden.emulate_update`` bit for bit. The digits (1,797 8x8 images) ship with
-scikit-learn: nothing is downloaded.
+scikit-learn: nothing is downloaded. It needs the ``demo`` extra
+(``pip install 'ascend-ema-adam[demo]'``: tqdm, scikit-learn, matplotlib).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import time
 
-DEFAULT_OUT = os.path.join("build", "demo", "train_demo.png")
+DEFAULT_OUT = os.path.join("ascend-ema-adam-demo", "train_demo.png")
+# (module, the package that installs it): the demo extra of pyproject.toml
+DEMO_MODULES = (("sklearn", "scikit-learn"), ("matplotlib", "matplotlib"), ("tqdm", "tqdm"))
+
+
+def _require_demo_extra() -> None:
+    """Fail before training, naming what is missing and the extra that installs it."""
+    missing = []
+    for module, package in DEMO_MODULES:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            missing.append(f"{package} (import {module})")
+    if missing:
+        raise SystemExit(f"train-demo needs the demo extra; missing: {', '.join(missing)}. "
+                         f"Install it with: pip install 'ascend-ema-adam[demo]'")
 
 
 def _data(seed: int):
@@ -64,7 +81,6 @@ def _spot_check(optimizer):
     decay = min(optimizer.ema_decay, (1 + n) / (10 + n)) if n > 0 else optimizer.ema_decay
     expected = []
     for group in optimizer.param_groups:
-        step = int(group["step"].item()) + 1 if "step" in group else 1
         b1, b2 = group["betas"]
         h = Hyper(lr=float(group["lr"]), ema_decay=decay, beta1=b1, beta2=b2, eps=group["eps"],
                   mode=optimizer.adam_w_mode, bias_correction=group["bias_correction"],
@@ -73,6 +89,9 @@ def _spot_check(optimizer):
             if p.grad is None:
                 continue
             st = optimizer.state[p]
+            # the step this update uses: the parameter's own (torch's), or its group's
+            counter = group if optimizer.step_scope == "group" else st
+            step = int(counter["step"].item()) + 1 if "step" in counter else 1
             inputs = [as_numpy(t) for t in (p.grad, p, st["exp_avg"], st["exp_avg_sq"],
                                             st["ema_params"])]
             expected.append((p, golden.emulate_update(*inputs, np.array([step]), h)))
@@ -132,6 +151,7 @@ def main(epochs: int = 15, out: str | None = None, seed: int = 0, batch_size: in
 
     if epochs < 1:
         raise ValueError(f"--epochs must be at least 1, got {epochs}")
+    _require_demo_extra()
     out = out or DEFAULT_OUT
     start = time.perf_counter()
     # A model this small runs fastest on one thread: more only spin against each other (and

@@ -1,8 +1,10 @@
-"""The AscendC kernel on the CPU twin, and the native CPU kernel, for numpy arrays.
+"""The AscendC kernels on the CPU twin, and the native CPU kernel, for numpy arrays.
 
 :func:`apply_fused_ema_adam` updates ``var, m, v, s`` in place exactly as the NPU kernel does,
 running the unchanged kernel source on the CPU twin, and returns the launch's tiling and the
 per-core counters (GM bytes moved, vector instructions, UB use): the kernel-verification interface.
+:func:`apply_fused_ema_adam_list` does the same for ApplyFusedEmaAdamList (lists of tensors, one
+launch).
 
 :func:`apply_fused_ema_adam_native` runs the same update with the native CPU kernel (one SIMD pass
 over memory on a thread pool), bit-identical to the twin; the torch op uses it on the CPU device.
@@ -17,7 +19,7 @@ import numpy as np
 
 from . import _twin
 from ._dtypes import FLOAT_DTYPES, NUMPY_FLOAT_DTYPES
-from .golden import Hyper, dtype_name
+from .golden import Extras, Hyper, check_entry_dtypes, dtype_name
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,11 @@ def _checked(step, read: dict, written: dict) -> np.ndarray:
             raise ValueError(f"{name} must be C-contiguous")
         if name in written and not a.flags.writeable:
             raise ValueError(f"{name} must be writeable (the kernel writes it)")
+    return _checked_step(step)
+
+
+def _checked_step(step) -> np.ndarray:
+    """``step`` as a one-element int64 array (TypeError otherwise)."""
     step = np.asarray(step)
     if step.dtype != np.int64 or step.size != 1:
         raise TypeError(f"step must be an int64 array of one element, got {step.dtype}"
@@ -107,6 +114,95 @@ def apply_fused_ema_adam_native(grad, var, m, v, s, step, hyper: Hyper = Hyper()
         kwargs["min_elems_per_thread"] = min_elems_per_thread
     return _twin.launch_native(_raw(grad), _raw(var), _raw(m), _raw(v), _raw(s), step,
                                *_hyper_args(grad, hyper), threads, isa, **kwargs)
+
+
+def _list_arrays(name: str, arrays, count: int, writable: bool) -> list:
+    """Checks one list of a list launch (``count`` numpy arrays, C-contiguous, one dtype,
+    writeable if the kernel writes it) and returns it as a list."""
+    arrays = list(arrays)
+    if len(arrays) != count:
+        raise ValueError(f"{name} has {len(arrays)} entries, grads has {count}")
+    for i, a in enumerate(arrays):
+        if not isinstance(a, np.ndarray):
+            raise TypeError(f"{name}[{i}] must be a numpy array, got {type(a).__name__}")
+        if not a.flags.c_contiguous:
+            raise ValueError(f"{name}[{i}] must be C-contiguous")
+        if writable and not a.flags.writeable:
+            raise ValueError(f"{name}[{i}] must be writeable (the kernel writes it)")
+        if a.dtype != arrays[0].dtype:
+            raise TypeError(f"{name}[{i}] is {a.dtype} but {name}[0] is {arrays[0].dtype}: "
+                            "every entry of a list has one dtype")
+    return arrays
+
+
+def _scalar_f32(value) -> np.ndarray | None:
+    return None if value is None else np.array([value], dtype=np.float32)
+
+
+def apply_fused_ema_adam_list(grads, vars, ms, vs, ss, step, hyper: Hyper = Hyper(),
+                              extras: Extras = Extras(), *, max_vs=None, copies=None,
+                              platform: str = "cpu", threads: int = 0) -> LaunchStats:
+    """Run ApplyFusedEmaAdamList in place through the twin: one launch for the whole lists.
+
+    Entry i of every list has the shape of ``grads[i]``; each list has one dtype, and the
+    launch's dtypes follow :func:`golden.check_entry_dtypes` (vars P, state S for ms/vs/ss/max_vs,
+    grads G, model copies C). ``max_vs`` turns on AMSGrad, ``copies`` the model copies (written
+    from the fp32 vars, never read). ``extras`` gives maximize and the values of the optional
+    one-element grad_scale and found_inf tensors. Returns the tiling (with ``core_segments``: per
+    core its [(tensor, begin, end), ...]) and the per-core counters."""
+    grads = _list_arrays("grads", grads, len(grads), False)
+    count = len(grads)
+    lists = {name: _list_arrays(name, arrays, count, True)
+             for name, arrays in (("vars", vars), ("ms", ms), ("vs", vs), ("ss", ss))}
+    optional = {name: _list_arrays(name, arrays, count, True)
+                for name, arrays in (("max_vs", max_vs), ("copies", copies))
+                if arrays is not None}
+    for i, g in enumerate(grads):
+        entry = {name: arrays[i] for name, arrays in {**lists, **optional}.items()}
+        for name, a in entry.items():
+            if a.shape != g.shape:
+                raise ValueError(f"{name}[{i}] has shape {list(a.shape)}, grads[{i}] "
+                                 f"{list(g.shape)}: the entries of a list must match")
+        check_entry_dtypes(g, entry["vars"], entry["ms"], entry["vs"], entry["ss"],
+                           entry.get("max_vs"), entry.get("copies"))
+    step = _checked_step(step)
+
+    def name_of(arrays, default="float32"):
+        return dtype_name(arrays[0].dtype) if arrays else default
+
+    copy_dtype = name_of(optional["copies"], "float16") if "copies" in optional else ""
+    result = _twin.launch_list(
+        [_raw(a) for a in grads], *([_raw(a) for a in lists[n]] for n in ("vars", "ms", "vs", "ss")),
+        step, [a.size for a in grads], name_of(lists["vars"]), name_of(lists["ms"]),
+        name_of(grads), copy_dtype, _attrs(hyper), extras.maximize,
+        max_vs=[_raw(a) for a in optional["max_vs"]] if "max_vs" in optional else None,
+        copies=[_raw(a) for a in optional["copies"]] if "copies" in optional else None,
+        grad_scale=_scalar_f32(extras.grad_scale), found_inf=_scalar_f32(extras.found_inf),
+        platform=platform, threads=threads)
+    return LaunchStats(result["tiling"], result["blocks"])
+
+
+def compute_list_tiling(numels, param, state=None, grad=None, copy=None, hyper: Hyper = Hyper(),
+                        *, maximize: bool = False, amsgrad: bool = False,
+                        grad_scale: bool = False, found_inf: bool = False,
+                        platform: str = "cpu", vector_core_num: int = 0,
+                        ub_size: int = 0) -> dict:
+    """ApplyFusedEmaAdamList host tiling for tensors of ``numels`` elements: dtypes P (``param``),
+    S (``state``, default P), G (``grad``, default P, or C with copies) and C (``copy``, None:
+    no model copies); the options say which optional inputs a launch has. Includes
+    ``core_starts`` and per core its ``core_segments`` [(tensor, begin, end), ...]."""
+    state = param if state is None else state
+    grad = (copy if copy is not None else param) if grad is None else grad
+    return _twin.compute_list_tiling(
+        [int(n) for n in numels], dtype_name(param), dtype_name(state), dtype_name(grad),
+        "" if copy is None else dtype_name(copy), _attrs(hyper), maximize, amsgrad, grad_scale,
+        found_inf, platform, vector_core_num, ub_size)
+
+
+def list_dtype_combinations() -> list[dict]:
+    """ApplyFusedEmaAdamList's dtype combinations, one per tiling key: dicts of param, state,
+    grad, copy (dtype names; copy None without model copies) and tiling_key."""
+    return _twin.list_dtype_combinations()
 
 
 def cpu_kernel() -> dict:

@@ -13,6 +13,7 @@
 
 #include "../op_kernel/apply_fused_ema_adam_list_tiling_key.h"
 #include "apply_fused_ema_adam_tiling.h"  // kBufferNum
+#include "kernel_scalar_host.h"            // ListTensorStop, ListTensorRange
 
 namespace ascend_ema_adam {
 
@@ -185,6 +186,26 @@ ListTilingResult ComputeListTiling(const std::vector<uint64_t>& numels, const Li
     r.workspaceSize = 0;
     r.ubBytesPerCore = t.chunkLength * bytesPerElem;
     return r;
+}
+
+std::vector<ListSegment> ListCoreSegments(const ApplyFusedEmaAdamListTilingData& t,
+                                          const std::vector<uint64_t>& numels, uint32_t core)
+{
+    std::vector<ListSegment> segments;
+    if (core >= t.usedCoreNum) {
+        return segments;
+    }
+    const ApplyFusedEmaAdamListPosition& start = t.coreStart[core];
+    const ApplyFusedEmaAdamListPosition& end = t.coreStart[core + 1];
+    const uint32_t stop = ListTensorStop(end.tensor, end.block);
+    for (uint32_t tensor = start.tensor; tensor < stop && tensor < numels.size(); ++tensor) {
+        const ElementRange r = ListTensorRange(start.tensor, start.block, end.tensor, end.block,
+                                               tensor, numels[tensor], t.alignElems);
+        if (r.end > r.begin) {
+            segments.push_back({tensor, r.begin, r.end});
+        }
+    }
+    return segments;
 }
 
 }  // namespace ascend_ema_adam

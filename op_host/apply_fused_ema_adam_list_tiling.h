@@ -62,7 +62,28 @@ ListDtypes ListDtypesOfKey(uint64_t tilingKey);
 /** Every dtype combination the operator accepts (one per key), in key order. */
 std::vector<ListDtypes> ListDtypeCombinations();
 
-/** UB bytes per element of a chunk for this launch (queues x bufferNum + fp32 work slots). */
+/** One core's part of one tensor: elements [begin, end) of entry `tensor`. */
+struct ListSegment {
+    uint32_t tensor;
+    uint64_t begin;
+    uint64_t end;
+};
+
+/**
+ * The segments core `core` updates under tiling `t` for tensors of numels[i] elements, in the
+ * order the kernel walks them (its ListTensorStop / ListTensorRange); tensors of which the core
+ * has no element are left out. Empty for a core past t.usedCoreNum.
+ */
+std::vector<ListSegment> ListCoreSegments(const ApplyFusedEmaAdamListTilingData& t,
+                                          const std::vector<uint64_t>& numels, uint32_t core);
+
+/**
+ * UB bytes per element of a chunk for this launch, exactly what the list kernel allocates: a
+ * VECIN and a VECOUT queue of bufferNum buffers, each buffer one slot per input (G, P, M, V, S
+ * (, MaxV)) / output (P, M, V, S (, MaxV) (, C)) in its own dtype, plus one fp32 work slot per
+ * 16-bit input (widened) and per 16-bit output (computed in fp32, then narrowed), plus one fp32
+ * slot for the broadcast grad scale. The twin's UB counter holds the kernel to it.
+ */
 uint32_t ListUbBytesPerElement(const ListDtypes& dtypes, const ListOptions& options,
                                uint32_t bufferNum);
 

@@ -3,7 +3,9 @@ two gloo ranks (spawned processes on 127.0.0.1), compared bit for bit with a sin
 
 Both ranks train on the same batches, so the data-parallel average of their (identical)
 gradients is exact ((g + g) / 2 == g) and every difference would come from the optimizer.
-One spawn runs every scenario (it is the expensive part); the tests below read its results."""
+One spawn runs every scenario, for both step scopes (per-parameter steps, which travel in the
+state, and MindSpeed's group steps, which travel in the param groups); it is the expensive
+part, and the tests below read its results."""
 
 import copy
 import datetime
@@ -12,6 +14,7 @@ import socket
 import time
 import traceback
 
+import numpy as np
 import pytest
 import torch
 import torch.distributed as dist
@@ -27,6 +30,7 @@ TIMEOUT_S = 150      # the whole spawn; a hang fails the tests instead of blocki
 
 ZERO_KWARGS = dict(lr=0.01, ema_decay=0.95, weight_decay=0.05)
 FSDP_KWARGS = dict(lr=0.02, ema_decay=0.9, weight_decay=0.01, adam_w_mode=False)
+SCOPES = ["param", "group"]
 
 
 def zero_groups(model):
@@ -86,21 +90,22 @@ def full_params(model):
 # The ranks
 
 
-def zero_scenario(rank, seed, out_dir):
+def zero_scenario(rank, seed, out_dir, scope):
     from torch.distributed.optim import ZeroRedundancyOptimizer
 
     res = {}
     batches = make_batches(seed, K + M)
     model = make_model(seed, extra=True)
     zero = ZeroRedundancyOptimizer(zero_groups(model), optimizer_class=FusedEmaAdamW,
-                                   **ZERO_KWARGS)
+                                   **ZERO_KWARGS, step_scope=scope)
     res["local_group_sizes"] = [len(g["params"]) for g in zero.optim.param_groups]
     for batch in batches[:K]:
         backward(model, batch)
         zero.step()
     zero.consolidate_state_dict(to=0)
+    checkpoint = os.path.join(out_dir, f"zero_optimizer_{scope}.pt")
     if rank == 0:
-        torch.save(zero.state_dict(), os.path.join(out_dir, "zero_optimizer.pt"))
+        torch.save(zero.state_dict(), checkpoint)
     model_k = copy.deepcopy(model.state_dict())
     for batch in batches[K:]:
         backward(model, batch)
@@ -119,15 +124,19 @@ def zero_scenario(rank, seed, out_dir):
             raise KeyError("inside")
     except KeyError:
         res["after_raise"] = full_params(model)
+    try:  # refused before anything moves (and before the collective: every rank alike)
+        with swap_ema(zero, stash_device="meta"):
+            pass
+    except ValueError:
+        res["after_meta"] = full_params(model)
 
     # Resume from the consolidated checkpoint, every rank loading the same file.
     dist.barrier()
     resumed = make_model(seed + 99, extra=True)
     resumed.load_state_dict(model_k)
     zero2 = ZeroRedundancyOptimizer(zero_groups(resumed), optimizer_class=FusedEmaAdamW,
-                                    **ZERO_KWARGS)
-    zero2.load_state_dict(torch.load(os.path.join(out_dir, "zero_optimizer.pt"),
-                                     weights_only=True))
+                                    **ZERO_KWARGS, step_scope=scope)
+    zero2.load_state_dict(torch.load(checkpoint, weights_only=True))
     for batch in batches[K:]:
         backward(resumed, batch)
         zero2.step()
@@ -137,7 +146,7 @@ def zero_scenario(rank, seed, out_dir):
     return res
 
 
-def fsdp_scenario(rank, seed, out_dir):
+def fsdp_scenario(rank, seed, out_dir, scope):
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import fully_shard
     from torch.distributed.tensor import DTensor
@@ -154,7 +163,7 @@ def fsdp_scenario(rank, seed, out_dir):
     res = {}
     batches = fsdp_batches(seed, K + M)
     model = shard(fsdp_model(seed))
-    opt = FusedEmaAdamW(model.parameters(), **FSDP_KWARGS)
+    opt = FusedEmaAdamW(model.parameters(), **FSDP_KWARGS, step_scope=scope)
     for batch in batches[:K]:
         fsdp_backward(model, batch)
         opt.step()
@@ -166,14 +175,18 @@ def fsdp_scenario(rank, seed, out_dir):
 
     layout = []
     for p in model.parameters():
-        st = opt.state[p]
+        st = {k: t for k, t in opt.state[p].items() if k != "step"}
         layout.append(dict(
             all_dtensor=all(isinstance(t, DTensor) for t in st.values()),
             placements_match=all(t.placements == p.placements for t in st.values()),
             local_shape=tuple(st["ema_params"].to_local().shape),
             full_shape=tuple(p.shape)))
     res["layout"] = layout
-    res["step_is_plain_tensor"] = type(opt.param_groups[0]["step"]) is torch.Tensor
+    # the step is a plain tensor: the group's (MindSpeed), or each parameter's (like torch's)
+    steps = ([opt.param_groups[0]["step"]] if scope == "group"
+             else [opt.state[p]["step"] for p in model.parameters()])
+    res["step_is_plain_tensor"] = all(type(t) is torch.Tensor for t in steps)
+    res["steps"] = [t.tolist() for t in steps]
     res["params"] = full_params(model)
     res["ema"] = gather_full_ema_state_dict(model, opt)
     res["ema_rank0_only"] = gather_full_ema_state_dict(model, opt, rank0_only=True)
@@ -184,7 +197,7 @@ def fsdp_scenario(rank, seed, out_dir):
     resumed = fsdp_model(seed + 99)
     resumed.load_state_dict(params_k)
     resumed = shard(resumed)
-    opt2 = FusedEmaAdamW(resumed.parameters(), **FSDP_KWARGS)
+    opt2 = FusedEmaAdamW(resumed.parameters(), **FSDP_KWARGS, step_scope=scope)
     opt2.load_state_dict(checkpoint)
     for batch in batches[K:]:
         fsdp_backward(resumed, batch)
@@ -199,8 +212,9 @@ def worker(rank, port, seed, out_dir):
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=WORLD, timeout=datetime.timedelta(seconds=60))
     try:
-        results = {"zero": zero_scenario(rank, seed, out_dir),
-                   "fsdp": fsdp_scenario(rank, seed, out_dir)}
+        results = {scope: {"zero": zero_scenario(rank, seed, out_dir, scope),
+                           "fsdp": fsdp_scenario(rank, seed, out_dir, scope)}
+                   for scope in SCOPES}
         torch.save(results, os.path.join(out_dir, f"rank{rank}.pt"))
     except BaseException:
         with open(os.path.join(out_dir, f"rank{rank}.error"), "w") as f:
@@ -220,19 +234,19 @@ def free_port() -> int:
 # Single-process references (in this process, one thread like the ranks)
 
 
-def single_process_zero(seed):
+def single_process_zero(seed, scope):
     batches = make_batches(seed, K + M)
     model = make_model(seed, extra=True)
-    opt = FusedEmaAdamW(zero_groups(model), **ZERO_KWARGS)
+    opt = FusedEmaAdamW(zero_groups(model), **ZERO_KWARGS, step_scope=scope)
     for batch in batches:
         backward(model, batch)
         opt.step()
     return model, opt
 
 
-def single_process_fsdp(seed):
+def single_process_fsdp(seed, scope):
     model = fsdp_model(seed)
-    opt = FusedEmaAdamW(model.parameters(), **FSDP_KWARGS)
+    opt = FusedEmaAdamW(model.parameters(), **FSDP_KWARGS, step_scope=scope)
     for batch in fsdp_batches(seed, K + M):
         fsdp_backward(model, batch)
         opt.step()
@@ -240,7 +254,7 @@ def single_process_fsdp(seed):
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory, new_seed):
+def spawned(tmp_path_factory, new_seed):
     seed = new_seed("distributed")
     out_dir = str(tmp_path_factory.mktemp("dist"))
     ctx = mp.spawn(worker, args=(free_port(), seed, out_dir), nprocs=WORLD, join=False)
@@ -261,11 +275,19 @@ def runs(tmp_path_factory, new_seed):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        zero_ref = single_process_zero(seed)
-        fsdp_ref = single_process_fsdp(seed)
+        out = {scope: dict(seed=seed, ranks=[r[scope] for r in results],
+                           zero_ref=single_process_zero(seed, scope),
+                           fsdp_ref=single_process_fsdp(seed, scope))
+               for scope in SCOPES}
     finally:
         torch.set_num_threads(threads)
-    return dict(seed=seed, ranks=results, zero_ref=zero_ref, fsdp_ref=fsdp_ref)
+    return out
+
+
+@pytest.fixture(params=SCOPES)
+def runs(request, spawned):
+    """The results of one step scope."""
+    return spawned[request.param]
 
 
 def assert_same_dict(actual, expected, what, seed):
@@ -315,14 +337,21 @@ def test_zero_consolidated_state_dict_gathers_ema_and_counters(runs):
     actual = runs["ranks"][0]["zero"]["state_dict"]
     # every parameter with a gradient has its moments and EMA, equal to the single process's
     assert set(actual["state"]) == set(expected["state"])
-    assert all(set(st) == {"exp_avg", "exp_avg_sq", "ema_params"}
+    per_param = opt.step_scope == "param"  # the steps travel in the state, not the groups
+    assert all(set(st) == {"exp_avg", "exp_avg_sq", "ema_params"} | ({"step"} if per_param
+                                                                     else set())
                for st in actual["state"].values())
     assert_same_tree(actual["state"], expected["state"], "state")
     for a, e in zip(actual["param_groups"], expected["param_groups"], strict=True):
         assert a["params"] == e["params"]
         for key in ("lr", "betas", "weight_decay", "ema_decay", "num_updates", "bias_correction"):
             assert a[key] == e[key], key
-        assert a["step"].tolist() == e["step"].tolist() == [K + M]
+        if per_param:
+            assert "step" not in a and "step" not in e
+        else:
+            assert a["step"].tolist() == e["step"].tolist() == [K + M]
+    if per_param:
+        assert all(st["step"].item() == K + M for st in actual["state"].values())
 
 
 def test_zero_resume_from_consolidated_checkpoint_is_bit_identical(runs):
@@ -339,6 +368,8 @@ def test_zero_swap_ema_helper(runs):
         assert_same_dict(z["swapped"], z["ema"], f"rank {rank} inside swap_ema", runs["seed"])
         assert_same_dict(z["after_swap"], z["params"], f"rank {rank} after", runs["seed"])
         assert_same_dict(z["after_raise"], z["params"], f"rank {rank} after raise",
+                         runs["seed"])
+        assert_same_dict(z["after_meta"], z["params"], f"rank {rank} after a meta stash",
                          runs["seed"])
 
 
@@ -365,6 +396,7 @@ def test_fsdp2_state_stays_sharded(runs):
         layout = res["fsdp"]["layout"]
         assert all(entry["all_dtensor"] and entry["placements_match"] for entry in layout)
         assert res["fsdp"]["step_is_plain_tensor"]
+        assert {tuple(np.ravel(s)) for s in res["fsdp"]["steps"]} == {(K + M,)}
         shards.append([entry["local_shape"] for entry in layout])
     full = [entry["full_shape"] for entry in runs["ranks"][0]["fsdp"]["layout"]]
     for (a, b), shape in zip(zip(*shards), full):

@@ -394,9 +394,11 @@ def test_step_errors_match_mindspeed_and_change_nothing(rng):
     assert torch.equal(emb.weight, before) and opt.num_updates == 0
 
 
-def test_state_layout_step_counter_and_warmup_decay(rng, monkeypatch):
-    """State keys and dtypes, EMA initialised as a clone, int64 [1] group step incremented
-    before each update, warm-up min(d, (1+n)/(10+n)), one op call per param with a grad."""
+@pytest.mark.parametrize("scope", ["group", "param"])
+def test_state_layout_step_counter_and_warmup_decay(rng, monkeypatch, scope):
+    """State keys and dtypes, EMA initialised as a clone, int64 [1] step incremented before
+    each update (the group's: MindSpeed; each parameter's, kept in its state as torch does),
+    warm-up min(d, (1+n)/(10+n)), one op call per param with a grad."""
     calls = []
     real = optim_module.npu_apply_fused_ema_adamw
 
@@ -410,7 +412,7 @@ def test_state_layout_step_counter_and_warmup_decay(rng, monkeypatch):
     trained = [p for n, p in model.named_parameters() if not n.startswith("unused")]
     unused = list(model.unused.parameters())
     unused_before = [p.detach().clone() for p in unused]
-    opt = FusedEmaAdamW(model.parameters(), ema_decay=0.7, adam_w_mode=False)
+    opt = FusedEmaAdamW(model.parameters(), ema_decay=0.7, adam_w_mode=False, step_scope=scope)
     batches = make_batches(seed, 25, torch.bfloat16)
 
     backward(model, batches[0])
@@ -422,6 +424,11 @@ def test_state_layout_step_counter_and_warmup_decay(rng, monkeypatch):
     assert all(c["step"].dtype == torch.int64 and c["step"].tolist() == [1] for c in calls)
     for p, p0 in zip(trained, first):
         st = opt.state[p]
+        if scope == "param":  # torch's per-parameter step: a 0-d float32 CPU tensor
+            st = dict(st)
+            step = st.pop("step")
+            assert step.dtype == torch.float32 and step.shape == () and step.device.type == "cpu"
+            assert step.item() == 1
         assert list(st) == ["exp_avg", "exp_avg_sq", "ema_params"]
         assert all(t.dtype == torch.bfloat16 and t.shape == p.shape for t in st.values())
         # EMA started as a clone of p0: s1 = d*p0 + (1-d)*p1 in fp32, rounded (golden order)
@@ -436,15 +443,21 @@ def test_state_layout_step_counter_and_warmup_decay(rng, monkeypatch):
         backward(model, batches[n - 1])
         opt.step()
         assert opt.num_updates == n
-        step = opt.param_groups[0]["step"]
-        assert step.dtype == torch.int64 and step.shape == (1,) and step.item() == n
+        if scope == "group":
+            step = opt.param_groups[0]["step"]
+            assert step.dtype == torch.int64 and step.shape == (1,) and step.item() == n
+        else:
+            assert "step" not in opt.param_groups[0]
+            assert all(opt.state[p]["step"].item() == n for p in trained)
+        assert all(c["step"].dtype == torch.int64 and c["step"].tolist() == [n] for c in calls)
         assert {c["ema_decay"] for c in calls} == {min(0.7, (1 + n) / (10 + n))}
     assert calls[0]["ema_decay"] == 0.7  # warm-up over: (1+25)/(10+25) > 0.7
     for p, b in zip(unused, unused_before):
         assert torch.equal(p, b) and p not in opt.state
 
 
-def test_without_num_updates_the_decay_is_constant(monkeypatch):
+@pytest.mark.parametrize("scope", ["group", "param"])
+def test_without_num_updates_the_decay_is_constant(monkeypatch, scope):
     decays = []
     real = optim_module.npu_apply_fused_ema_adamw
 
@@ -454,21 +467,26 @@ def test_without_num_updates_the_decay_is_constant(monkeypatch):
 
     monkeypatch.setattr(optim_module, "npu_apply_fused_ema_adamw", spy)
     p = torch.nn.Parameter(torch.randn(8))
-    opt = FusedEmaAdamW([p], ema_decay=0.95, use_num_updates=False)
+    opt = FusedEmaAdamW([p], ema_decay=0.95, use_num_updates=False, step_scope=scope)
     for _ in range(3):
         p.grad = torch.randn(8)
         opt.step()
     assert decays == [0.95] * 3 and opt.num_updates == -1
-    assert opt.param_groups[0]["step"].item() == 3
+    if scope == "group":
+        assert opt.param_groups[0]["step"].item() == 3
+    else:
+        assert opt.state[p]["step"].item() == 3
 
 
 def test_params_without_grad_are_skipped_and_the_step_still_counts(rng):
+    """MindSpeed's group step (step_scope="group"); test_optim_steps has the per-parameter
+    steps, where a late parameter starts at its own step 1."""
     seed = torch_seed(rng)
     model = make_model(seed, extra=True)
     frozen_group = list(model.unused.parameters())
     opt = FusedEmaAdamW([{"params": [p for n, p in model.named_parameters()
                                      if not n.startswith("unused")]},
-                         {"params": frozen_group, "lr": 0.5}])
+                         {"params": frozen_group, "lr": 0.5}], step_scope="group")
     before = [p.detach().clone() for p in frozen_group]
     for batch in make_batches(seed, 3):
         backward(model, batch)
@@ -538,7 +556,8 @@ def test_store_restore_with_an_empty_group(rng):
     seed = torch_seed(rng)
     gen = torch.Generator().manual_seed(seed)
     a, b = (torch.nn.Parameter(torch.randn(3, generator=gen)) for _ in range(2))
-    opt = FusedEmaAdamW([{"params": []}, {"params": [a]}, {"params": [b]}], lr=0.1)
+    opt = FusedEmaAdamW([{"params": []}, {"params": [a]}, {"params": [b]}], lr=0.1,
+                        step_scope="group")
     a.grad, b.grad = torch.randn(3, generator=gen), torch.randn(3, generator=gen)
     opt.step()
     weights = [a.detach().clone(), b.detach().clone()]
@@ -612,17 +631,19 @@ def all_state(model, opt):
         for k, v in opt.state[p].items():
             out.append((f"{i}.{k}", v))
     for i, g in enumerate(opt.param_groups):
-        out.append((f"group{i}.step", g["step"]))
+        if opt.step_scope == "group":
+            out.append((f"group{i}.step", g["step"]))
     return out
 
 
+@pytest.mark.parametrize("scope", ["group", "param"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
-def test_state_dict_round_trip_resumes_bit_identically(rng, dtype):
+def test_state_dict_round_trip_resumes_bit_identically(rng, dtype, scope):
     seed = torch_seed(rng)
     model = make_model(seed, dtype)
     opt = FusedEmaAdamW([{"params": list(model.parameters())[:2], "lr": 0.02},
                          {"params": list(model.parameters())[2:], "betas": (0.8, 0.99)}],
-                        lr=0.01, ema_decay=0.999)
+                        lr=0.01, ema_decay=0.999, step_scope=scope)
     batches = make_batches(seed, 14, dtype)
     for batch in batches[:6]:
         backward(model, batch)
@@ -639,16 +660,23 @@ def test_state_dict_round_trip_resumes_bit_identically(rng, dtype):
     checkpoint = torch.load(buffer, weights_only=True)
     groups = checkpoint["optimizer"]["param_groups"]
     assert [g["num_updates"] for g in groups] == [6, 6]
-    assert [g["step"].tolist() for g in groups] == [[6], [6]]
+    if scope == "group":
+        assert [g["step"].tolist() for g in groups] == [[6], [6]]
+    else:
+        assert [st["step"].item() for st in checkpoint["optimizer"]["state"].values()] == [6] * 6
     assert [g["ema_decay"] for g in groups] == [0.95, 0.95]
     resumed = make_model(seed + 7, dtype)  # different weights until loaded
     resumed.load_state_dict(checkpoint["model"])
     opt2 = FusedEmaAdamW([{"params": list(resumed.parameters())[:2]},
-                          {"params": list(resumed.parameters())[2:]}])
+                          {"params": list(resumed.parameters())[2:]}], step_scope=scope)
     opt2.load_state_dict(checkpoint["optimizer"])
     assert opt2.num_updates == 6 and opt2.ema_decay == 0.95
-    assert all(t.dtype == dtype for st in opt2.state.values() for t in st.values())
-    assert all(g["step"].dtype == torch.int64 for g in opt2.param_groups)
+    assert all(t.dtype == dtype for st in opt2.state.values() for k, t in st.items()
+               if k != "step")
+    if scope == "group":
+        assert all(g["step"].dtype == torch.int64 for g in opt2.param_groups)
+    else:  # torch's per-parameter steps: float32 whatever the parameter's dtype
+        assert all(st["step"].dtype == torch.float32 for st in opt2.state.values())
     for batch in batches[6:]:
         backward(resumed, batch)
         opt2.step()
@@ -658,8 +686,9 @@ def test_state_dict_round_trip_resumes_bit_identically(rng, dtype):
 
 
 def test_load_torch_adamw_checkpoint_and_continue(rng):
-    """A torch.optim.AdamW checkpoint loads: float per-param steps become the group's int64
-    step, moments are kept, the EMA starts from the weights; training continues like AdamW.
+    """A torch.optim.AdamW checkpoint loads into MindSpeed's layout (step_scope="group"): float
+    per-param steps become the group's int64 step, moments are kept, the EMA starts from the
+    weights; training continues like AdamW (test_optim_steps: the per-parameter layout).
     Hyper-parameters are exact in fp32 so torch's double scalars equal the kernel's fp32 ones;
     the bound is the trajectory test's (16 * N * 2^-24 of the magnitude, N = 5 + 15 steps)."""
     seed = torch_seed(rng)
@@ -674,7 +703,7 @@ def test_load_torch_adamw_checkpoint_and_continue(rng):
     assert all(st["step"].dtype == torch.float32 for st in state_dict["state"].values())
 
     ours = copy.deepcopy(model)
-    opt = FusedEmaAdamW(ours.parameters(), **hyper, ema_decay=0.9)
+    opt = FusedEmaAdamW(ours.parameters(), **hyper, ema_decay=0.9, step_scope="group")
     opt.load_state_dict(state_dict)
     group = opt.param_groups[0]
     assert group["step"].dtype == torch.int64 and group["step"].tolist() == [5]
@@ -700,13 +729,13 @@ def test_load_torch_adamw_checkpoint_and_continue(rng):
 def test_load_old_and_mindspeed_style_dicts(rng):
     """apex#577: a checkpoint without ``bias_correction`` (or our extra group keys, as
     MindSpeed's own checkpoints) loads with the defaults; amsgrad checkpoints are refused."""
-    model, opt = trained(rng, steps=3)
+    model, opt = trained(rng, steps=3, step_scope="group")
     state_dict = copy.deepcopy(opt.state_dict())
     for g in state_dict["param_groups"]:
         for key in ("bias_correction", "num_updates", "ema_decay"):
             del g[key]
     fresh = FusedEmaAdamW(copy.deepcopy(model).parameters(), ema_decay=0.5,
-                          use_num_updates=False)
+                          use_num_updates=False, step_scope="group")
     fresh.load_state_dict(state_dict)
     g = fresh.param_groups[0]
     assert g["bias_correction"] is True and g["ema_decay"] == 0.5 and g["num_updates"] == -1
@@ -722,16 +751,19 @@ def test_deepcopy_keeps_the_switches(rng):
     """torch's Optimizer pickles defaults, state and groups only; adam_w_mode (the kernel mode),
     set_grad_none and use_num_updates must survive a copy too."""
     model, opt = trained(rng, steps=2, adam_w_mode=False, set_grad_none=False,
-                         use_num_updates=False)
+                         use_num_updates=False, step_scope="group")
     clone = copy.deepcopy(opt)
     assert (clone.adam_w_mode, clone.set_grad_none, clone.use_num_updates) == (0, False, False)
+    assert clone.step_scope == "group"
     assert clone.num_updates == -1 and clone.param_groups[0]["step"].tolist() == [2]
 
 
 def test_load_keeps_16bit_state_and_casts_to_the_param_dtype(rng):
-    model, opt = trained(rng, steps=2, dtype=torch.bfloat16)
+    """MindSpeed's layout: every state tensor in the parameter's dtype (test_optim_steps: the
+    per-parameter steps, float32 like torch's)."""
+    model, opt = trained(rng, steps=2, dtype=torch.bfloat16, step_scope="group")
     state_dict = opt.state_dict()
-    fresh = FusedEmaAdamW(copy.deepcopy(model).parameters())
+    fresh = FusedEmaAdamW(copy.deepcopy(model).parameters(), step_scope="group")
     fresh.load_state_dict(state_dict)
     assert all(t.dtype == torch.bfloat16 for st in fresh.state.values() for t in st.values())
     # an fp32 checkpoint loaded into bf16 params takes the kernel's one dtype
@@ -787,15 +819,16 @@ def test_lr_scheduler_and_clip_grad_norm(rng):
     assert lrs == pytest.approx([0.05] * 3 + [0.025] * 3 + [0.0125] * 3 + [0.00625])
 
 
-def test_grad_scaler_skips_inf_steps_and_leaves_the_ema_alone(rng):
+@pytest.mark.parametrize("scope", ["group", "param"])
+def test_grad_scaler_skips_inf_steps_and_leaves_the_ema_alone(rng, scope):
     """torch.amp.GradScaler: a step with an inf gradient is skipped (params, moments, EMA, step
     and warm-up count untouched, the scale backs off); the run then equals, bit for bit, a run
     that never saw that step (power-of-two scales unscale exactly)."""
     seed = torch_seed(rng)
     model = make_model(seed)
     twin = copy.deepcopy(model)
-    opt = FusedEmaAdamW(model.parameters(), lr=0.02, ema_decay=0.9)
-    opt_twin = FusedEmaAdamW(twin.parameters(), lr=0.02, ema_decay=0.9)
+    opt = FusedEmaAdamW(model.parameters(), lr=0.02, ema_decay=0.9, step_scope=scope)
+    opt_twin = FusedEmaAdamW(twin.parameters(), lr=0.02, ema_decay=0.9, step_scope=scope)
     scaler = torch.amp.GradScaler("cpu", init_scale=2.0**12, growth_interval=1000)
     batches = make_batches(seed, 8)
     for n, batch in enumerate(batches):
@@ -805,13 +838,15 @@ def test_grad_scaler_skips_inf_steps_and_leaves_the_ema_alone(rng):
         if n == 4:
             next(model.parameters()).grad[0, 0] = float("inf")
             before = [t.clone() for _, t in all_state(model, opt)]
-            counters = (opt.num_updates, opt.param_groups[0]["step"].item())
+            step_holder = opt.param_groups[0] if scope == "group" else opt.state[
+                next(model.parameters())]
+            counters = (opt.num_updates, step_holder["step"].item())
         scale = scaler.get_scale()
         scaler.step(opt)
         scaler.update()
         if n == 4:
             assert all(torch.equal(a, b) for (_, a), b in zip(all_state(model, opt), before))
-            assert (opt.num_updates, opt.param_groups[0]["step"].item()) == counters
+            assert (opt.num_updates, step_holder["step"].item()) == counters
             assert scaler.get_scale() == scale / 2
         else:
             backward(twin, batch)

@@ -1,0 +1,68 @@
+"""What a pip user meets: the build's message when it cannot see torch (pip's build isolation),
+the ``demo`` extra of ``train-demo``, and where ``bench`` writes."""
+
+import os
+import subprocess
+import sys
+import tomllib
+import venv
+from pathlib import Path
+
+import pytest
+
+from ascend_ema_adam import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+NO_ISOLATION = "pip install --no-build-isolation ."
+
+
+def test_build_without_torch_says_which_command_to_use(tmp_path):
+    """pip's default build isolation runs CMake with a Python that has no torch: configuring the
+    Python build with such an interpreter (a fresh venv) must fail at once, naming the command
+    that works, instead of the old "torch is required (pip install torch)"."""
+    env_dir = tmp_path / "no-torch"
+    venv.create(env_dir, with_pip=False)
+    python = env_dir / "bin" / "python"
+    assert subprocess.run([python, "-c", "import torch"], capture_output=True).returncode != 0
+    cmake = Path(sys.executable).with_name("cmake")
+    result = subprocess.run(
+        [cmake, "-S", ROOT, "-B", tmp_path / "build", "-G", "Ninja", "-DAEA_BUILD_PYTHON=ON",
+         "-DAEA_BUILD_TESTS=OFF", f"-DPython_EXECUTABLE={python}"],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"})
+    assert result.returncode != 0
+    message = " ".join((result.stdout + result.stderr).split())
+    assert NO_ISOLATION in message, message
+    assert "build isolation" in message and str(python) in message
+    # the README gives the same command
+    assert NO_ISOLATION in (ROOT / "README.md").read_text()
+
+
+def test_demo_extra_is_declared():
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    names = {req.split("=")[0].split(">")[0].split("<")[0].strip() for req in extras["demo"]}
+    assert names == {"tqdm", "scikit-learn", "matplotlib"}
+
+
+@pytest.mark.parametrize("missing", ["sklearn", "matplotlib", "tqdm"])
+def test_train_demo_without_the_extra_names_it(missing, monkeypatch, capsys):
+    """Each missing package gives the same clear message naming the extra, before any training."""
+    monkeypatch.setitem(sys.modules, missing, None)  # import raises ImportError
+    with pytest.raises(SystemExit) as info:
+        cli.main(["train-demo", "--epochs", "1"])
+    text = str(info.value)
+    assert "ascend-ema-adam[demo]" in text and missing in text, text
+    assert "epoch" not in capsys.readouterr().out
+
+
+def test_bench_writes_to_a_named_directory_and_says_where(tmp_path, monkeypatch, capsys):
+    args = cli.build_parser().parse_args(["bench"])
+    assert args.out == "ascend-ema-adam-bench"
+    from ascend_ema_adam import bench
+
+    monkeypatch.chdir(tmp_path)
+    path = bench.output_dir(args.out, out=sys.stdout)
+    assert path == tmp_path / "ascend-ema-adam-bench" and path.is_dir()
+    assert str(path) in capsys.readouterr().out
+    assert cli.build_parser().parse_args(["train-demo"]).out is None
