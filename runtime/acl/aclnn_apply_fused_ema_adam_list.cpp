@@ -31,6 +31,7 @@
 #include "apply_fused_ema_adam_list_buffers.h"
 #include "apply_fused_ema_adam_list_check.h"
 #include "apply_fused_ema_adam_list_tiling.h"
+#include "apply_fused_ema_adam_list_twin_run.h"
 #include "cpu_kernel.h"
 #include "native_runtime.h"
 
@@ -257,14 +258,20 @@ aclnnStatus CheckParams(const Call& call, const uint64_t* workspaceSize,
 
 // ---- phase 2 -----------------------------------------------------------------------------------
 
-/** The CPU device's list kernel on contiguous memory. */
+/**
+ * The CPU device's list kernel on contiguous memory, the one place it is chosen: the native
+ * kernel by default; the AscendC list kernel, unchanged, through the twin with
+ * ASCEND_EMA_ADAM_CPU_KERNEL=twin. Both give the same bits.
+ */
 void RunListKernel(const ApplyFusedEmaAdamListExecutor& e,
                    const ApplyFusedEmaAdamListBuffers& buffers)
 {
-    (void)e;
-    (void)buffers;
+    if (e.kernel == CpuKernel::kTwin) {
+        RunListOnTwin(e.tiling, e.platform, buffers);
+        return;
+    }
     throw std::logic_error(
-        "ApplyFusedEmaAdamList: the CPU list kernels are not linked into this build yet");
+        "ApplyFusedEmaAdamList: the native CPU list kernel is not linked into this build yet");
 }
 
 /**
