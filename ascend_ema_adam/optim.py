@@ -1,9 +1,11 @@
-r"""FusedEmaAdamW: Adam/AdamW and an EMA of the weights in one fused kernel per parameter.
+r"""FusedEmaAdamW: Adam/AdamW and an EMA of the weights in one fused kernel launch per
+parameter group (per device and dtype).
 
 A drop-in for MindSpeed's ``FusedEmaAdamW`` (``mindspeed/core/optimizer/fused_ema_adamw``): the
-same constructor, errors and EMA helpers, running every update through
-:func:`ascend_ema_adam.ops.npu_apply_fused_ema_adamw` (CPU tensors on this package's CPU device,
-NPU tensors through CANN's ``aclnnApplyFusedEmaAdam``). On top of MindSpeed it adds torch's
+same constructor, errors and EMA helpers, running the updates through
+:func:`ascend_ema_adam.ops.apply_fused_ema_adam_list` (``aclnnApplyFusedEmaAdamList``; with
+``foreach=False`` one :func:`ascend_ema_adam.ops.npu_apply_fused_ema_adamw` per parameter) on CPU
+tensors (this package's CPU device) and NPU tensors (CANN). On top of MindSpeed it adds torch's
 per-parameter steps (``step_scope="param"``, the default; ``"group"`` is MindSpeed's layout, bit
 for bit), checkpoints that load into and from ``torch.optim.AdamW`` and carry the EMA warm-up,
 :meth:`FusedEmaAdamW.swap_ema`, :meth:`FusedEmaAdamW.ema_state_dict`, DTensor (FSDP2)
@@ -43,8 +45,10 @@ import torch
 from torch import Tensor
 from torch.optim.optimizer import Optimizer
 
+from torch.utils._foreach_utils import _group_tensors_by_device_and_dtype
+
 from ._dtypes import torch_float_dtypes
-from .ops import npu_apply_fused_ema_adamw
+from .ops import apply_fused_ema_adam_list, npu_apply_fused_ema_adamw
 
 __all__ = ["FusedEmaAdamW", "fused_ema_adamw"]
 
@@ -102,18 +106,26 @@ def fused_ema_adamw(grad: list[Tensor], var: list[Tensor], m: list[Tensor], v: l
                     s: list[Tensor], step: Tensor, lr: float, ema_decay: float, beta1: float,
                     beta2: float, eps: float, mode: int, bias_correction: bool,
                     weight_decay: float) -> None:
-    """One fused op call per tensor, in place (MindSpeed's functional form, same signature).
+    """MindSpeed's functional form (same signature), in place, with one fused launch
+    (:func:`ascend_ema_adam.ops.apply_fused_ema_adam_list`) per (device, dtype) group of the
+    parameters.
 
     The tensors are plain (local) tensors; ``step`` is the int64 one-element step, copied once
     per other device when the tensors live on several devices.
     """
+    if not len(grad) == len(var) == len(m) == len(v) == len(s):
+        raise ValueError(f"fused_ema_adamw: {len(grad)} gradients, {len(var)} parameters, "
+                         f"{len(m)}, {len(v)} and {len(s)} state tensors: one of each per "
+                         f"parameter")
+    groups = _group_tensors_by_device_and_dtype([var, grad, m, v, s])
     steps = {step.device: step}
-    for g, p, m_, v_, s_ in zip(grad, var, m, v, s, strict=True):
-        step_here = steps.get(p.device)
+    for (device, _), ((params, grads, exp_avgs, exp_avg_sqs, emas), _) in groups.items():
+        step_here = steps.get(device)
         if step_here is None:
-            step_here = steps[p.device] = step.to(p.device)
-        npu_apply_fused_ema_adamw(g, p, m_, v_, s_, step_here, lr, ema_decay, beta1, beta2, eps,
-                                  mode, bias_correction, weight_decay)
+            step_here = steps[device] = step.to(device)
+        apply_fused_ema_adam_list(grads, params, exp_avgs, exp_avg_sqs, emas, step_here, lr,
+                                  ema_decay, beta1, beta2, eps, mode, bias_correction,
+                                  weight_decay)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -268,8 +280,8 @@ class _Item:
 
 
 class _Bucket:
-    """Parameters that share one launch: one device, one dtype, one step tensor (the future
-    multi-tensor op takes exactly these lists)."""
+    """Parameters that share one launch: one device, one dtype, one step tensor (the lists the
+    multi-tensor op takes)."""
 
     __slots__ = ("step", "params", "grads", "exp_avgs", "exp_avg_sqs", "ema_params")
 
@@ -288,8 +300,9 @@ class _Bucket:
 
 
 class FusedEmaAdamW(Optimizer):
-    r"""Adam/AdamW with an exponential moving average of the weights, one fused kernel call per
-    parameter (a drop-in for MindSpeed's ``FusedEmaAdamW``).
+    r"""Adam/AdamW with an exponential moving average of the weights, one fused multi-tensor
+    kernel launch per device and dtype of a parameter group (a drop-in for MindSpeed's
+    ``FusedEmaAdamW``).
 
     Args:
         params: iterable of parameters, dicts defining parameter groups, or named parameters
@@ -317,8 +330,10 @@ class FusedEmaAdamW(Optimizer):
             gradient late starts its bias correction at 1. ``"group"``: MindSpeed's one step per
             group (``param_groups[i]["step"]``), counted also when no parameter has a gradient;
             bit-compatible with MindSpeed.
-        foreach (bool | None): torch's keyword. None/True: the multi-tensor launch, False: one
-            launch per parameter; both run the per-parameter launch for now (default: None).
+        foreach (bool | None): torch's keyword. None/True: one multi-tensor launch
+            (``apply_fused_ema_adam_list``) per bucket of a group (its parameters of one device
+            and dtype, and one step value), False: one launch per parameter; both give the same
+            bits (default: None).
         fused (bool | None): torch's keyword: this optimizer is always fused; ``False`` raises
             ``ValueError`` (default: None).
 
@@ -631,8 +646,9 @@ class FusedEmaAdamW(Optimizer):
     # -- the launches
 
     def _launch(self, group: dict[str, Any], buckets: list[_Bucket]) -> None:
-        """One ``fused_ema_adamw`` call per bucket with the group's hyper-parameters and this
-        step's EMA decay, computed once per step from the optimizer-wide counter (MindSpeed)."""
+        """The group's hyper-parameters and this step's EMA decay (computed once per step from
+        the optimizer-wide counter, as MindSpeed), then per bucket one multi-tensor launch, or
+        with ``foreach=False`` one launch per parameter (the same bits)."""
         ema_decay = group.get("ema_decay", self.defaults["ema_decay"])
         n = self.num_updates
         if n >= 0:
@@ -641,9 +657,14 @@ class FusedEmaAdamW(Optimizer):
         hyper = (float(group["lr"]), float(ema_decay), float(beta1), float(beta2),
                  float(group["eps"]), self.adam_w_mode, bool(group["bias_correction"]),
                  float(group["weight_decay"]))
+        per_param = group.get("foreach") is False
         for b in buckets:
-            fused_ema_adamw(b.grads, b.params, b.exp_avgs, b.exp_avg_sqs, b.ema_params, b.step,
-                            *hyper)
+            if per_param:
+                for update in zip(b.grads, b.params, b.exp_avgs, b.exp_avg_sqs, b.ema_params):
+                    npu_apply_fused_ema_adamw(*update, b.step, *hyper)
+            else:
+                fused_ema_adamw(b.grads, b.params, b.exp_avgs, b.exp_avg_sqs, b.ema_params,
+                                b.step, *hyper)
 
     # -- EMA access (MindSpeed) and additions
 

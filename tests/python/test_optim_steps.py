@@ -336,10 +336,15 @@ def test_constructor_settings_win_and_checkpoint_counters_win(rng, monkeypatch):
     checkpoint saved without it (restarting at 0, like MindSpeed's own checkpoints)."""
     decays = []
     real = optim_module.fused_ema_adamw
+    real_single = optim_module.npu_apply_fused_ema_adamw
 
     def spy(*args):
         decays.append(args[7])
         return real(*args)
+
+    def spy_single(*args):  # foreach=False: one launch of the single op per parameter
+        decays.append(args[7])
+        return real_single(*args)
 
     seed = torch_seed(rng)
     batches = make_batches(seed, 4)
@@ -361,6 +366,7 @@ def test_constructor_settings_win_and_checkpoint_counters_win(rng, monkeypatch):
     assert opt.param_groups[0]["foreach"] is False
     assert [float(opt.state[p]["step"]) for p in model.parameters()] == [1] * 6
     monkeypatch.setattr(optim_module, "fused_ema_adamw", spy)
+    monkeypatch.setattr(optim_module, "npu_apply_fused_ema_adamw", spy_single)
     backward(model, batches[1])
     opt.step()
     assert set(decays) == {0.5}  # (1+2)/(10+2) = 0.25 had the checkpoint's warm-up come back
