@@ -5,9 +5,11 @@
  */
 #include "op_library.h"
 
+#include <pybind11/pybind11.h>
 #include <torch/autograd.h>
 #include <torch/csrc/autograd/VariableTypeUtils.h>
 
+#include <utility>
 #include <vector>
 
 namespace ascend_ema_adam::ops {
@@ -27,6 +29,30 @@ void ForEachTensor(const c10::IValue& value, const F& f)
     }
 }
 
+/**
+ * Keeps a call's arguments alive and lets them go with the GIL held once. A tensor created in
+ * Python owns its Python object: when its last C++ reference goes, c10 decrefs that object under
+ * the GIL. The dispatcher runs ops with the GIL released, so a list of thousands of tensors
+ * dropped there would take and hand back the GIL once per tensor; dropped here, once per call.
+ */
+class ArgumentsReleasedUnderGil {
+public:
+    explicit ArgumentsReleasedUnderGil(std::vector<c10::IValue> args) : args_(std::move(args)) {}
+    ArgumentsReleasedUnderGil(const ArgumentsReleasedUnderGil&) = delete;
+    ArgumentsReleasedUnderGil& operator=(const ArgumentsReleasedUnderGil&) = delete;
+
+    ~ArgumentsReleasedUnderGil()
+    {
+        if (Py_IsInitialized() != 0 && PyGILState_Check() == 0) {
+            pybind11::gil_scoped_acquire gil;
+            args_.clear();
+        }
+    }
+
+private:
+    std::vector<c10::IValue> args_;
+};
+
 }  // namespace
 
 void InplaceUpdateAutograd(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
@@ -34,6 +60,8 @@ void InplaceUpdateAutograd(const c10::OperatorHandle& op, c10::DispatchKeySet ke
 {
     const std::vector<c10::Argument>& args = op.schema().arguments();
     const size_t first = stack->size() - args.size();
+    const ArgumentsReleasedUnderGil keep(
+        std::vector<c10::IValue>(stack->begin() + static_cast<std::ptrdiff_t>(first), stack->end()));
     bool recordsGrad = false;
     if (at::GradMode::is_enabled()) {
         for (size_t i = 0; i < args.size() && !recordsGrad; ++i) {
