@@ -251,8 +251,8 @@ void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const U& scalarV
 //   float -> bfloat16_t: RINT, FLOOR, CEIL, ROUND, TRUNC
 //   int32_t -> float: CAST_NONE or CAST_RINT (nearest even; exact below 2^24). The device also has FLOOR, CEIL,
 //                     ROUND, TRUNC here; the twin does not model them and rejects them.
-// Any other mode (UNKNOWN, out-of-range values) aborts, as the library's default branches do.
 //   float -> int32_t: RINT, FLOOR, CEIL, ROUND, TRUNC (saturating; NaN gives 0)
+// Any other mode (UNKNOWN, out-of-range values) aborts, as the library's default branches do.
 template <class T, class U>
 void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode, const uint32_t count) {
     using namespace twin::detail;
