@@ -17,10 +17,14 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kernel_operator.h"
 #include "twin_launch.h"
+
+#include "ascendc_api_values.h"  // enumerator values, also checked against the real headers
 
 using namespace AscendC;
 
@@ -483,6 +487,9 @@ enum class BadOp : uint32_t {
     CastBf16None,
     CastBf16Odd,
     CastHalfToFloatRint,
+    CastHalfUnknown,
+    CastBf16OutOfRange,
+    CastInt32Unknown,
     AddBf16,
     DivInt32,
     SqrtInt32,
@@ -507,6 +514,10 @@ extern "C" __global__ __aicore__ void k_bad_op(uint32_t which) {
         case BadOp::CastBf16None: Cast(b, f, RoundMode::CAST_NONE, 64); break;
         case BadOp::CastBf16Odd: Cast(b, f, RoundMode::CAST_ODD, 64); break;
         case BadOp::CastHalfToFloatRint: Cast(f, h, RoundMode::CAST_RINT, 64); break;
+        // Modes outside a conversion's dav-c220 switch take the library's aborting default branch.
+        case BadOp::CastHalfUnknown: Cast(h, f, RoundMode::UNKNOWN, 64); break;
+        case BadOp::CastBf16OutOfRange: Cast(b, f, static_cast<RoundMode>(9), 64); break;
+        case BadOp::CastInt32Unknown: Cast(i, f, RoundMode::UNKNOWN, 64); break;
         case BadOp::AddBf16: Add(b, b, b, 64); break;
         case BadOp::DivInt32: Div(i, i, i, 64); break;
         case BadOp::SqrtInt32: Sqrt(i, i, 64); break;
@@ -527,6 +538,9 @@ int RunBadOp(BadOp which) {
 TWIN_CASE(abort_CAST_MODE_float_to_bf16_none) { return RunBadOp(BadOp::CastBf16None); }
 TWIN_CASE(abort_CAST_MODE_float_to_bf16_odd) { return RunBadOp(BadOp::CastBf16Odd); }
 TWIN_CASE(abort_CAST_MODE_half_to_float_rint) { return RunBadOp(BadOp::CastHalfToFloatRint); }
+TWIN_CASE(abort_CAST_MODE_float_to_half_unknown) { return RunBadOp(BadOp::CastHalfUnknown); }
+TWIN_CASE(abort_CAST_MODE_float_to_bf16_out_of_range) { return RunBadOp(BadOp::CastBf16OutOfRange); }
+TWIN_CASE(abort_CAST_MODE_float_to_int32_unknown) { return RunBadOp(BadOp::CastInt32Unknown); }
 TWIN_CASE(abort_DTYPE_bf16_add) { return RunBadOp(BadOp::AddBf16); }
 TWIN_CASE(abort_DTYPE_int32_div) { return RunBadOp(BadOp::DivInt32); }
 TWIN_CASE(abort_DTYPE_int32_sqrt) { return RunBadOp(BadOp::SqrtInt32); }
@@ -1464,6 +1478,32 @@ TWIN_CASE(ok_tensor_views) {
     twin::Launch(k_views, Config(1, {Region(gm), Region(out)}), Gm(gm), Gm(out));
     const float want[] = {32, 128, 24, 40, 100, 2.5f, 1, 1, 1};
     for (int k = 0; k < 9; ++k) Expect(out[k] == want[k], "view probe %d = %g, want %g", k, out[k], want[k]);
+    return Verdict();
+}
+
+// LocalTensor::GetPhyAddr has the device's type (asc-devkit kernel_tensor.h outside CPU-debug mode): an integer
+// UB address a kernel cannot dereference, so pointer use that only CPU-debug accepts fails here too.
+static_assert(std::is_same_v<decltype(std::declval<const LocalTensor<float>&>().GetPhyAddr()), uint64_t>);
+static_assert(std::is_same_v<decltype(std::declval<const LocalTensor<half>&>().GetPhyAddr(1u)), uint64_t>);
+
+extern "C" __global__ __aicore__ void k_phy_addr(GM_ADDR out) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256);
+    GlobalTensor<uint64_t> go;
+    go.SetGlobalBuffer(reinterpret_cast<__gm__ uint64_t*>(out), 3);
+    LocalTensor<float> t = buf.Get<float>();
+    go.SetValue(0, t.GetPhyAddr(8) - t.GetPhyAddr());                                 // bytes, not elements
+    go.SetValue(1, t[16].GetPhyAddr() - t.GetPhyAddr());
+    go.SetValue(2, t.ReinterpretCast<half>().GetPhyAddr(8) - t.GetPhyAddr());
+}
+
+TWIN_CASE(ok_local_tensor_phy_addr_is_device_integer) {
+    std::vector<uint64_t> out(3, 0);
+    twin::Launch(k_phy_addr, Config(1, {Region(out)}), Gm(out));
+    Expect(out[0] == 32 && out[1] == 64 && out[2] == 16, "address deltas %llu %llu %llu, want 32 64 16",
+           static_cast<unsigned long long>(out[0]), static_cast<unsigned long long>(out[1]),
+           static_cast<unsigned long long>(out[2]));
     return Verdict();
 }
 
