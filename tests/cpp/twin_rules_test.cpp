@@ -23,6 +23,7 @@
 
 #include "kernel_operator.h"
 #include "twin_launch.h"
+#include "twin_case_harness.h"
 
 #include "ascendc_api_values.h"  // enumerator values, also checked against the real headers
 
@@ -30,65 +31,8 @@ using namespace AscendC;
 
 namespace {
 
-// ---- harness --------------------------------------------------------------------------------------------
-
-struct Case {
-    const char* name;
-    int (*run)();
-};
-
-std::vector<Case>& Cases() {
-    static std::vector<Case> cases;
-    return cases;
-}
-
-bool Register(const char* name, int (*run)()) {
-    Cases().push_back({name, run});
-    return true;
-}
-
-#define TWIN_CASE(name)                                \
-    int name();                                        \
-    const bool name##_registered = Register(#name, name); \
-    int name()
-
-int g_failures = 0;
-
-void Expect(bool ok, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-void Expect(bool ok, const char* fmt, ...) {
-    if (ok) return;
-    if (++g_failures > 20) return;  // enough to diagnose
-    va_list args;
-    va_start(args, fmt);
-    std::fprintf(stderr, "mismatch: ");
-    std::vfprintf(stderr, fmt, args);
-    std::fprintf(stderr, "\n");
-    va_end(args);
-}
-
-int Verdict() { return g_failures == 0 ? 0 : 1; }
-
-int ExpectedAbort() {
-    std::fprintf(stderr, "twin_rules_test: the launch returned, but an abort was expected\n");
-    return 1;
-}
-
-template <class T>
-twin::GmRegion Region(const std::vector<T>& v) {
-    return {v.data(), v.size() * sizeof(T)};
-}
-
-template <class T>
-GM_ADDR Gm(std::vector<T>& v) {
-    return reinterpret_cast<GM_ADDR>(v.data());
-}
-
-twin::LaunchConfig Config(uint32_t blockDim, std::vector<twin::GmRegion> gm = {}) {
-    twin::LaunchConfig cfg;
-    cfg.blockDim = blockDim;
-    cfg.gm = std::move(gm);
-    return cfg;
-}
+// The case registry, Expect/Verdict and the launch helpers: twin_case_harness.h.
+using namespace twin_test;
 
 uint32_t Bits(float f) { return twin::fp::FloatBits(f); }
 float FromBits(uint32_t u) { return twin::fp::BitsFloat(u); }
@@ -1576,18 +1520,4 @@ TWIN_CASE(bench_launch_and_vector_throughput) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-    if (argc == 2 && std::string(argv[1]) == "--list") {
-        for (const Case& c : Cases()) std::printf("%s\n", c.name);
-        return 0;
-    }
-    if (argc == 2) {
-        for (const Case& c : Cases()) {
-            if (argv[1] == std::string(c.name)) return c.run();
-        }
-        std::fprintf(stderr, "twin_rules_test: unknown case '%s' (see --list)\n", argv[1]);
-        return 2;
-    }
-    std::fprintf(stderr, "usage: %s --list | <case>\n", argv[0]);
-    return 2;
-}
+int main(int argc, char** argv) { return RunCases(argc, argv); }
