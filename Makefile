@@ -16,7 +16,7 @@ TORCH_NPU_INC := third_party/torch_npu/include
 ASAN_BUILD := build/asan
 SAMPLE_BUILD := build/aclnn_sample
 
-.PHONY: demo test check cpp python venv clean sanitize sample third_party/torch_npu npu-check
+.PHONY: demo test check cpp python venv clean sanitize sample third_party/torch_npu npu-check ascendc-check
 
 # The main job: train a small model with FusedEmaAdamW through the kernel, then the C++ aclnn
 # sample, then the golden-compare sweep of the kernel on the CPU twin (short mode).
@@ -34,12 +34,20 @@ test: python cpp sanitize npu-check
 # torch_npu breaks `import torch`). Syntax and types only: linking needs CANN.
 # Then op_host/cann/ against CANN's registration headers, when CANN_METADEF_DIR and
 # ASC_DEVKIT_DIR name checkouts of hicann/metadef and asc-devkit (it says SKIPPED otherwise).
-npu-check: build/npu-check.stamp
+npu-check: build/npu-check.stamp ascendc-check
 	@tools/cann_host_check.sh
 build/npu-check.stamp: $(TORCH_NPU_INC)/.stamp $(VENV)/.requirements.stamp tools/npu_check.sh \
                        $(wildcard csrc/ops/npu/*.cpp csrc/ops/*.h op_host/*.h)
 	tools/npu_check.sh $(TORCH_NPU_INC) $(PY)
 	mkdir -p build && touch $@
+
+# The AscendC kernels (op_kernel/*.cpp) type-checked, then run once per tiling key, against the real AscendC
+# headers: needs work trees of mirror-cann/asc-devkit and hicann/asc-tools (tools/ascendc_check); without
+# them it is skipped, and says so.
+ASCENDC_CHECK_ARGS ?= --run
+ascendc-check:
+	@if [ -n "$$ASC_DEVKIT_DIR" ] && [ -n "$$ASC_TOOLS_DIR" ]; then tools/ascendc_check $(ASCENDC_CHECK_ARGS); \
+	else echo "npu-check: AscendC kernel check SKIPPED: set ASC_DEVKIT_DIR and ASC_TOOLS_DIR (see tools/ascendc_check)"; fi
 
 check: python
 	$(PY) -m ascend_ema_adam check

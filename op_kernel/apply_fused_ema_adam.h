@@ -61,8 +61,9 @@ public:
         }
         stepGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(step), 1);
 
-        pipe->InitBuffer(inQueue_, tiling.bufferNum, chunk_ * sizeof(T) * IN_SLOT_NUM);
-        pipe->InitBuffer(outQueue_, tiling.bufferNum, chunk_ * sizeof(T) * OUT_SLOT_NUM);
+        const uint8_t bufferNum = static_cast<uint8_t>(tiling.bufferNum);  // InitBuffer takes a uint8_t count
+        pipe->InitBuffer(inQueue_, bufferNum, chunk_ * sizeof(T) * IN_SLOT_NUM);
+        pipe->InitBuffer(outQueue_, bufferNum, chunk_ * sizeof(T) * OUT_SLOT_NUM);
         if constexpr (!IS_FP32) {
             pipe->InitBuffer(workBuf_, chunk_ * sizeof(float) * (IN_SLOT_NUM + OUT_SLOT_NUM));
         }

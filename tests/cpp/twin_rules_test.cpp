@@ -17,74 +17,22 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kernel_operator.h"
 #include "twin_launch.h"
+#include "twin_case_harness.h"
+
+#include "ascendc_api_values.h"  // enumerator values, also checked against the real headers
 
 using namespace AscendC;
 
 namespace {
 
-// ---- harness --------------------------------------------------------------------------------------------
-
-struct Case {
-    const char* name;
-    int (*run)();
-};
-
-std::vector<Case>& Cases() {
-    static std::vector<Case> cases;
-    return cases;
-}
-
-bool Register(const char* name, int (*run)()) {
-    Cases().push_back({name, run});
-    return true;
-}
-
-#define TWIN_CASE(name)                                \
-    int name();                                        \
-    const bool name##_registered = Register(#name, name); \
-    int name()
-
-int g_failures = 0;
-
-void Expect(bool ok, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-void Expect(bool ok, const char* fmt, ...) {
-    if (ok) return;
-    if (++g_failures > 20) return;  // enough to diagnose
-    va_list args;
-    va_start(args, fmt);
-    std::fprintf(stderr, "mismatch: ");
-    std::vfprintf(stderr, fmt, args);
-    std::fprintf(stderr, "\n");
-    va_end(args);
-}
-
-int Verdict() { return g_failures == 0 ? 0 : 1; }
-
-int ExpectedAbort() {
-    std::fprintf(stderr, "twin_rules_test: the launch returned, but an abort was expected\n");
-    return 1;
-}
-
-template <class T>
-twin::GmRegion Region(const std::vector<T>& v) {
-    return {v.data(), v.size() * sizeof(T)};
-}
-
-template <class T>
-GM_ADDR Gm(std::vector<T>& v) {
-    return reinterpret_cast<GM_ADDR>(v.data());
-}
-
-twin::LaunchConfig Config(uint32_t blockDim, std::vector<twin::GmRegion> gm = {}) {
-    twin::LaunchConfig cfg;
-    cfg.blockDim = blockDim;
-    cfg.gm = std::move(gm);
-    return cfg;
-}
+// The case registry, Expect/Verdict and the launch helpers: twin_case_harness.h.
+using namespace twin_test;
 
 uint32_t Bits(float f) { return twin::fp::FloatBits(f); }
 float FromBits(uint32_t u) { return twin::fp::BitsFloat(u); }
@@ -501,6 +449,9 @@ enum class BadOp : uint32_t {
     CastBf16None,
     CastBf16Odd,
     CastHalfToFloatRint,
+    CastHalfUnknown,
+    CastBf16OutOfRange,
+    CastInt32Unknown,
     AddBf16,
     DivInt32,
     SqrtInt32,
@@ -525,6 +476,10 @@ extern "C" __global__ __aicore__ void k_bad_op(uint32_t which) {
         case BadOp::CastBf16None: Cast(b, f, RoundMode::CAST_NONE, 64); break;
         case BadOp::CastBf16Odd: Cast(b, f, RoundMode::CAST_ODD, 64); break;
         case BadOp::CastHalfToFloatRint: Cast(f, h, RoundMode::CAST_RINT, 64); break;
+        // Modes outside a conversion's dav-c220 switch take the library's aborting default branch.
+        case BadOp::CastHalfUnknown: Cast(h, f, RoundMode::UNKNOWN, 64); break;
+        case BadOp::CastBf16OutOfRange: Cast(b, f, static_cast<RoundMode>(9), 64); break;
+        case BadOp::CastInt32Unknown: Cast(i, f, RoundMode::UNKNOWN, 64); break;
         case BadOp::AddBf16: Add(b, b, b, 64); break;
         case BadOp::DivInt32: Div(i, i, i, 64); break;
         case BadOp::SqrtInt32: Sqrt(i, i, 64); break;
@@ -545,6 +500,9 @@ int RunBadOp(BadOp which) {
 TWIN_CASE(abort_CAST_MODE_float_to_bf16_none) { return RunBadOp(BadOp::CastBf16None); }
 TWIN_CASE(abort_CAST_MODE_float_to_bf16_odd) { return RunBadOp(BadOp::CastBf16Odd); }
 TWIN_CASE(abort_CAST_MODE_half_to_float_rint) { return RunBadOp(BadOp::CastHalfToFloatRint); }
+TWIN_CASE(abort_CAST_MODE_float_to_half_unknown) { return RunBadOp(BadOp::CastHalfUnknown); }
+TWIN_CASE(abort_CAST_MODE_float_to_bf16_out_of_range) { return RunBadOp(BadOp::CastBf16OutOfRange); }
+TWIN_CASE(abort_CAST_MODE_float_to_int32_unknown) { return RunBadOp(BadOp::CastInt32Unknown); }
 TWIN_CASE(abort_DTYPE_bf16_add) { return RunBadOp(BadOp::AddBf16); }
 TWIN_CASE(abort_DTYPE_int32_div) { return RunBadOp(BadOp::DivInt32); }
 TWIN_CASE(abort_DTYPE_int32_sqrt) { return RunBadOp(BadOp::SqrtInt32); }
@@ -1485,6 +1443,32 @@ TWIN_CASE(ok_tensor_views) {
     return Verdict();
 }
 
+// LocalTensor::GetPhyAddr has the device's type (asc-devkit kernel_tensor.h outside CPU-debug mode): an integer
+// UB address a kernel cannot dereference, so pointer use that only CPU-debug accepts fails here too.
+static_assert(std::is_same_v<decltype(std::declval<const LocalTensor<float>&>().GetPhyAddr()), uint64_t>);
+static_assert(std::is_same_v<decltype(std::declval<const LocalTensor<half>&>().GetPhyAddr(1u)), uint64_t>);
+
+extern "C" __global__ __aicore__ void k_phy_addr(GM_ADDR out) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256);
+    GlobalTensor<uint64_t> go;
+    go.SetGlobalBuffer(reinterpret_cast<__gm__ uint64_t*>(out), 3);
+    LocalTensor<float> t = buf.Get<float>();
+    go.SetValue(0, t.GetPhyAddr(8) - t.GetPhyAddr());                                 // bytes, not elements
+    go.SetValue(1, t[16].GetPhyAddr() - t.GetPhyAddr());
+    go.SetValue(2, t.ReinterpretCast<half>().GetPhyAddr(8) - t.GetPhyAddr());
+}
+
+TWIN_CASE(ok_local_tensor_phy_addr_is_device_integer) {
+    std::vector<uint64_t> out(3, 0);
+    twin::Launch(k_phy_addr, Config(1, {Region(out)}), Gm(out));
+    Expect(out[0] == 32 && out[1] == 64 && out[2] == 16, "address deltas %llu %llu %llu, want 32 64 16",
+           static_cast<unsigned long long>(out[0]), static_cast<unsigned long long>(out[1]),
+           static_cast<unsigned long long>(out[2]));
+    return Verdict();
+}
+
 // ---- bench ------------------------------------------------------------------------------------------------
 
 extern "C" __global__ __aicore__ void k_empty() {}
@@ -1554,18 +1538,4 @@ TWIN_CASE(bench_launch_and_vector_throughput) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-    if (argc == 2 && std::string(argv[1]) == "--list") {
-        for (const Case& c : Cases()) std::printf("%s\n", c.name);
-        return 0;
-    }
-    if (argc == 2) {
-        for (const Case& c : Cases()) {
-            if (argv[1] == std::string(c.name)) return c.run();
-        }
-        std::fprintf(stderr, "twin_rules_test: unknown case '%s' (see --list)\n", argv[1]);
-        return 2;
-    }
-    std::fprintf(stderr, "usage: %s --list | <case>\n", argv[0]);
-    return 2;
-}
+int main(int argc, char** argv) { return RunCases(argc, argv); }

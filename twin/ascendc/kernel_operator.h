@@ -14,7 +14,6 @@
 
 #include "twin_context.h"
 #include "twin_datacopy.h"
-#include "twin_list_tensor.h"
 #include "twin_pipe.h"
 #include "twin_tensor.h"
 #include "twin_types.h"

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernel_operator.h"
+#include "kernel_operator_list_tensor_intf.h"
 #include "twin_list_launch.h"
 
 namespace twin::detail {

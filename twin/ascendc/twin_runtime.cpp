@@ -120,7 +120,8 @@ const char* RoundModeName(AscendC::RoundMode mode) {
     static const char* const kNames[] = {"CAST_NONE",  "CAST_RINT",  "CAST_FLOOR", "CAST_CEIL",
                                          "CAST_ROUND", "CAST_TRUNC", "CAST_ODD"};
     const size_t i = static_cast<size_t>(mode);
-    return i < sizeof kNames / sizeof kNames[0] ? kNames[i] : "an unknown RoundMode";
+    if (mode == AscendC::RoundMode::UNKNOWN) return "RoundMode::UNKNOWN";
+    return i < sizeof kNames / sizeof kNames[0] ? kNames[i] : "an out-of-range RoundMode";
 }
 
 // ---- events --------------------------------------------------------------------------------------------

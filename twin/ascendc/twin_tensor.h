@@ -165,9 +165,11 @@ public:
         return out;
     }
 
-    // Host pointer into the block's UB arena (CPU-debug returns a pointer too).
-    T* GetPhyAddr() const { return addr_; }
-    T* GetPhyAddr(uint32_t offset) const { return addr_ + offset; }
+    // The buffer's address as an integer, as on the device (asc-devkit kernel_tensor.h: uint64_t outside
+    // CPU-debug mode, where only the CPU build returns a pointer): a kernel cannot dereference it. Here it is
+    // the host address in the block's UB arena; GetPhyAddr(offset) is offset elements further.
+    uint64_t GetPhyAddr() const { return reinterpret_cast<uintptr_t>(addr_); }
+    uint64_t GetPhyAddr(uint32_t offset) const { return reinterpret_cast<uintptr_t>(addr_ + offset); }
 
 private:
     template <class>

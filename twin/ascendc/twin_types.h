@@ -21,7 +21,8 @@
 // CCE pipes (global scope, as in the CCE headers).
 enum pipe_t : uint8_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL, PIPE_FIX = 10 };
 
-// Kernel-type annotations for KERNEL_TASK_TYPE_DEFAULT (global scope, as upstream).
+// Kernel-type annotations for KERNEL_TASK_TYPE_DEFAULT (global scope; names and values as in asc-devkit
+// impl/basic_api/utils/kernel_utils_macros.h).
 enum KernelMetaType : uint8_t {
     KERNEL_TYPE_AIV_ONLY,
     KERNEL_TYPE_AIC_ONLY,
@@ -29,10 +30,17 @@ enum KernelMetaType : uint8_t {
     KERNEL_TYPE_MIX_AIC_1_0,
     KERNEL_TYPE_MIX_AIC_1_1,
     KERNEL_TYPE_MIX_AIC_1_2,
+    KERNEL_TYPE_AICORE,
+    KERNEL_TYPE_VECTORCORE,
+    KERNEL_TYPE_MIX_AICORE,
+    KERNEL_TYPE_MIX_VECTOR_CORE,
+    KERNEL_TYPE_MAX,
 };
 
 namespace AscendC {
 
+// Enumerators and values as in asc-devkit (impl/basic_api/common_types.h, utils/kernel_utils_mode.h,
+// kernel_event.h, kernel_tensor_base.h) for dav-c220.
 enum class TPosition : uint8_t {
     GM,
     A1,
@@ -50,11 +58,22 @@ enum class TPosition : uint8_t {
     SPM,
     SHM = SPM,
     TSCM,
+    C2PIPE2GM,
+    C2PIPE2LOCAL,
     MAX,
 };
 using QuePosition = TPosition;
 
-enum class RoundMode : uint8_t { CAST_NONE = 0, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC, CAST_ODD };
+enum class RoundMode : uint8_t {
+    CAST_NONE = 0,
+    CAST_RINT,
+    CAST_FLOOR,
+    CAST_CEIL,
+    CAST_ROUND,
+    CAST_TRUNC,
+    CAST_ODD,
+    UNKNOWN = 0xFF,
+};
 
 // Names read SRC_DST; order as upstream so the values match.
 enum class HardEvent : uint8_t {
@@ -204,6 +223,7 @@ inline uint32_t NarrowFloat(float x, AscendC::RoundMode mode) {
         case AscendC::RoundMode::CAST_CEIL: q += (inexact && !neg); break;
         case AscendC::RoundMode::CAST_TRUNC: break;
         case AscendC::RoundMode::CAST_ODD: q |= inexact ? 1u : 0u; break;
+        case AscendC::RoundMode::UNKNOWN: break;  // rejected by Cast before it gets here
     }
     // Subnormal results have outExp + kBias - 1 == 0; a carry out of the mantissa bumps the exponent.
     const uint64_t bits = (static_cast<uint64_t>(outExp + kBias - 1) << kMantBits) + q;
@@ -216,7 +236,8 @@ inline uint32_t NarrowFloat(float x, AscendC::RoundMode mode) {
             case AscendC::RoundMode::CAST_FLOOR: toInf = neg; break;
             case AscendC::RoundMode::CAST_CEIL: toInf = !neg; break;
             case AscendC::RoundMode::CAST_TRUNC:
-            case AscendC::RoundMode::CAST_ODD: toInf = false; break;
+            case AscendC::RoundMode::CAST_ODD:
+            case AscendC::RoundMode::UNKNOWN: toInf = false; break;
         }
         return sign | (toInf ? kInf : kInf - 1u);
     }

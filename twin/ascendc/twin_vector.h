@@ -249,8 +249,10 @@ void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const U& scalarV
 //   half/bfloat16_t -> float: CAST_NONE (exact)
 //   float -> half: CAST_NONE (= RINT), RINT, FLOOR, CEIL, ROUND, TRUNC, ODD
 //   float -> bfloat16_t: RINT, FLOOR, CEIL, ROUND, TRUNC
-//   int32_t -> float: CAST_NONE or CAST_RINT (nearest even; exact below 2^24)
+//   int32_t -> float: CAST_NONE or CAST_RINT (nearest even; exact below 2^24). The device also has FLOOR, CEIL,
+//                     ROUND, TRUNC here; the twin does not model them and rejects them.
 //   float -> int32_t: RINT, FLOOR, CEIL, ROUND, TRUNC (saturating; NaN gives 0)
+// Any other mode (UNKNOWN, out-of-range values) aborts, as the library's default branches do.
 template <class T, class U>
 void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode, const uint32_t count) {
     using namespace twin::detail;
@@ -264,18 +266,24 @@ void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode&
     if constexpr (!(kWiden16 || kToHalf || kToBf16 || kFromInt || kToInt)) {
         Fail("DTYPE", call, "%s -> %s is not a supported conversion", TypeName<U>(), TypeName<T>());
     } else {
+        // Each conversion accepts exactly the modes its dav-c220 switch lists; anything else (CAST_ODD where it
+        // has no instruction, UNKNOWN, an out-of-range value) takes the library's aborting default branch.
+        const bool directed = roundMode == RoundMode::CAST_RINT || roundMode == RoundMode::CAST_FLOOR ||
+                              roundMode == RoundMode::CAST_CEIL || roundMode == RoundMode::CAST_ROUND ||
+                              roundMode == RoundMode::CAST_TRUNC;
         bool modeOk = false;
         const char* allowed = "";
         if constexpr (kWiden16) {
             modeOk = roundMode == RoundMode::CAST_NONE;
             allowed = "CAST_NONE";
         } else if constexpr (kToHalf) {
-            modeOk = true;
+            modeOk = directed || roundMode == RoundMode::CAST_NONE || roundMode == RoundMode::CAST_ODD;
+            allowed = "CAST_NONE, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC, CAST_ODD";
         } else if constexpr (kFromInt) {
             modeOk = roundMode == RoundMode::CAST_NONE || roundMode == RoundMode::CAST_RINT;
             allowed = "CAST_NONE, CAST_RINT";
         } else {
-            modeOk = roundMode != RoundMode::CAST_NONE && roundMode != RoundMode::CAST_ODD;
+            modeOk = directed;
             allowed = "CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC";
         }
         if (!modeOk) {

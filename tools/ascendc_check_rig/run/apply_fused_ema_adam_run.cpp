@@ -1,0 +1,75 @@
+// tools/ascendc_check --run driver for op_kernel/apply_fused_ema_adam.cpp: the kernel compiled against the
+// ascendc-check: run-sources op_host/apply_fused_ema_adam_tiling.cpp
+// real AscendC headers (CPU-debug mode, do-nothing intrinsics) runs every block of a few launches per tiling
+// key, with the tilings the host computes (op_host ComputeTiling), so the class library's own runtime checks
+// see the kernel's real UB layout: the full 910B chunk (TPipe's InitBuffer accounting against the 192 KiB
+// UB), partial tails, the last core's short range, both modes and bias correction on/off.
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "../../../op_host/apply_fused_ema_adam_tiling.h"
+#include "run_support.h"
+
+extern "C" void apply_fused_ema_adam(uint8_t* grad, uint8_t* var, uint8_t* m, uint8_t* v, uint8_t* s,
+                                     uint8_t* step, uint8_t* varRef, uint8_t* mRef, uint8_t* vRef, uint8_t* sRef,
+                                     uint8_t* workspace, uint8_t* tiling);
+
+namespace {
+
+using ascend_ema_adam::Attrs;
+using ascend_ema_adam::DataType;
+
+struct Case {
+    const char* platform;
+    uint64_t numel;  // 0: two full chunks per core plus a partial one on a 48-core part
+    int64_t mode;
+    bool biasCorrection;
+};
+
+int RunCase(DataType dtype, const Case& c)
+{
+    const ascend_ema_adam::Platform platform = ascend_ema_adam::FindPlatform(c.platform);
+    Attrs attrs;
+    attrs.mode = c.mode;
+    attrs.biasCorrection = c.biasCorrection;
+    attrs.weightDecay = 0.01;
+    uint64_t numel = c.numel;
+    if (numel == 0) {
+        const ascend_ema_adam::TilingResult probe = ComputeTiling(1u << 24, dtype, attrs, platform);
+        numel = uint64_t{platform.vectorCoreNum} * probe.data.chunkLength * 2 + 1001;
+    }
+    const ascend_ema_adam::TilingResult t = ComputeTiling(numel, dtype, attrs, platform);
+    const size_t bytes = numel * ascend_ema_adam::DataTypeSize(dtype);
+    std::vector<uint8_t> grad(bytes), var(bytes), m(bytes), v(bytes), s(bytes);
+    std::vector<int64_t> step{1};
+    std::vector<uint8_t> tiling(sizeof(t.data));
+    std::memcpy(tiling.data(), &t.data, sizeof(t.data));
+    char what[160];
+    std::snprintf(what, sizeof what, "%s key %llu on %s, %llu elements, chunk %u, UB %u B, mode %lld%s",
+                  ascend_ema_adam::DataTypeName(dtype), static_cast<unsigned long long>(t.tilingKey), c.platform,
+                  static_cast<unsigned long long>(numel), t.data.chunkLength, t.ubBytesPerCore,
+                  static_cast<long long>(c.mode), c.biasCorrection ? ", bias correction" : "");
+    return ascendc_check::RunBlocks(what, t.blockDim, t.tilingKey, [&] {
+        apply_fused_ema_adam(grad.data(), var.data(), m.data(), v.data(), s.data(),
+                             reinterpret_cast<uint8_t*>(step.data()), var.data(), m.data(), v.data(), s.data(),
+                             nullptr, tiling.data());
+    });
+}
+
+}  // namespace
+
+int main()
+{
+    const Case cases[] = {
+        {"Ascend910B2", 0, 1, true},      // full chunks on 48 cores: the UB high-water mark
+        {"Ascend910B4", 100003, 0, false},  // 40 cores, partial tails
+        {"Ascend910B2", 1, 1, true},      // one element: one core, one 2- or 4-byte block
+    };
+    int failed = 0;
+    for (DataType dtype : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}) {
+        for (const Case& c : cases) failed += RunCase(dtype, c);
+    }
+    return failed == 0 ? 0 : 1;
+}
