@@ -13,7 +13,7 @@ import torch
 
 import ascend_ema_adam
 from ascend_ema_adam import golden
-from ascend_ema_adam._dtypes import FLOAT_DTYPES, by_name, by_torch, to_torch
+from ascend_ema_adam._dtypes import FLOAT_DTYPES, by_name, to_numpy
 from ascend_ema_adam.check import random_inputs
 from ascend_ema_adam.ops import apply_fused_ema_adam_list
 
@@ -203,3 +203,211 @@ def test_fake_kernels_give_shapes_and_dtypes(rng):
             0.9, 0.999, 1e-8, 1, True, 0.0, max_vs=fake(g.max_vs), model_copies=fake(g.copies))
     for got, want in zip(out, (g.vars, g.ms, g.vs, g.ss, g.max_vs, g.copies)):
         assert [(t.shape, t.dtype) for t in got] == [(t.shape, t.dtype) for t in want]
+
+
+# ------------------------------------------------------------------------------------------
+# Results: the golden, the single op, per-entry launches
+
+COMBOS = [(F32, F32, F32, None), (F32, F32, F16, F16), (F32, F32, F32, F16), (F32, F32, BF16, BF16),
+          (F32, F32, F32, BF16), (F16, F16, F16, None), (F16, F16, F32, None), (F16, F32, F16, None),
+          (F16, F32, F32, None), (BF16, BF16, BF16, None), (BF16, BF16, F32, None),
+          (BF16, F32, BF16, None), (BF16, F32, F32, None)]
+COMBO_IDS = ["-".join(str(d).removeprefix("torch.") for d in c if d is not None) for c in COMBOS]
+MIXED = [(0,), (1,), (7,), (16,), (33,), (3, 5), (2, 0, 4), (1000,)]
+HYPER = golden.Hyper(lr=0.01, ema_decay=0.99, weight_decay=0.05, mode=1)
+
+
+def numpy_of(tensors):
+    return None if tensors is None else [to_numpy(t) for t in tensors]
+
+
+def golden_after(g, step, hyper, extras):
+    """Per updated list, the golden's new arrays (None for an absent list)."""
+    before = {k: numpy_of(getattr(g, k)) for k in ("grads", "vars", "ms", "vs", "ss", "max_vs",
+                                                    "copies")}
+    out = {k: [] for k in ("vars", "ms", "vs", "ss", "max_vs", "copies")}
+    for i in range(len(g.vars)):
+        got = golden.emulate_entry(
+            *(before[k][i] for k in ("grads", "vars", "ms", "vs", "ss")), np.array([step]), hyper,
+            extras, max_v=None if g.max_vs is None else before["max_vs"][i],
+            copy=None if g.copies is None else before["copies"][i])
+        for k, value in zip(out, got.astuple()):
+            out[k].append(value)
+    return out
+
+
+def assert_golden(g, expected):
+    for k, arrays in expected.items():
+        tensors = getattr(g, k)
+        if tensors is None:
+            continue
+        for i, (t, e) in enumerate(zip(tensors, arrays)):
+            assert golden.bit_equal(to_numpy(t), e), f"{k}[{i}] differs from the golden"
+
+
+def call_with(g, hyper, extras, step=3):
+    g.step = torch.tensor([step])
+    scale = None if extras.grad_scale is None else torch.tensor([extras.grad_scale])
+    found = None if extras.found_inf is None else torch.tensor([extras.found_inf])
+    apply_fused_ema_adam_list(g.grads, g.vars, g.ms, g.vs, g.ss, g.step, hyper.lr,
+                              hyper.ema_decay, hyper.beta1, hyper.beta2, hyper.eps, hyper.mode,
+                              hyper.bias_correction, hyper.weight_decay, max_vs=g.max_vs,
+                              model_copies=g.copies, grad_scale=scale, found_inf=found,
+                              maximize=extras.maximize)
+
+
+@pytest.mark.parametrize("amsgrad", [False, True], ids=["adam", "amsgrad"])
+@pytest.mark.parametrize("combo", COMBOS, ids=COMBO_IDS)
+def test_every_combination_matches_golden_and_per_entry_launches(rng, combo, amsgrad):
+    """Every dtype combination, with and without AMSGrad, maximize and a grad scale: one launch
+    over mixed sizes equals the golden, and launches of one entry each, bit for bit."""
+    p, s, gr, c = combo
+    extras = golden.Extras(maximize=amsgrad, grad_scale=8.0 if amsgrad else None)
+    g = make_group(rng, MIXED, param=p, state=s, grad=gr, copy=c, amsgrad=amsgrad)
+    single = SimpleNamespace(**{k: ([t.clone() for t in v] if isinstance(v, list) else v)
+                                for k, v in vars(g).items()})
+    expected = golden_after(g, 3, HYPER, extras)
+    call_with(g, HYPER, extras)
+    assert_golden(g, expected)
+    for i in range(len(MIXED)):
+        one = SimpleNamespace(**{k: (v[i:i + 1] if isinstance(v, list) else v)
+                                 for k, v in vars(single).items()})
+        call_with(one, HYPER, extras)
+    for k in ("vars", "ms", "vs", "ss", "max_vs", "copies"):
+        for a, b in zip(getattr(g, k) or [], getattr(single, k) or []):
+            assert torch.equal(a.view(torch.uint8) if a.numel() else a,
+                               b.view(torch.uint8) if b.numel() else b), k
+
+
+@pytest.mark.parametrize("dtype", [F32, F16, BF16], ids=["fp32", "fp16", "bf16"])
+def test_list_equals_single_op_on_large_and_tail_sizes(rng, dtype):
+    """The list op and the single op, entry by entry, over sizes past 2^20, odd tails and
+    empty tensors, with several steps: the same bits."""
+    shapes = [((1 << 20) + 5,), (0,), (1,), (31,), (4097,), (130, 17)]
+    g = make_group(rng, shapes, param=dtype)
+    ref = SimpleNamespace(**{k: ([t.clone() for t in v] if isinstance(v, list) else v)
+                             for k, v in vars(g).items()})
+    for step in (1, 2, 3):
+        g.step = torch.tensor([step])
+        run(g, lr=0.01, ema_decay=0.99, weight_decay=0.1)
+        for i in range(len(shapes)):
+            ascend_ema_adam.npu_apply_fused_ema_adamw(
+                ref.grads[i], ref.vars[i], ref.ms[i], ref.vs[i], ref.ss[i], g.step, 0.01, 0.99,
+                weight_decay=0.1)
+        for k in ("vars", "ms", "vs", "ss"):
+            assert all(torch.equal(a, b) for a, b in zip(getattr(g, k), getattr(ref, k))), k
+
+
+def test_found_inf_set_writes_nothing(rng):
+    g = make_group(rng, MIXED, param=F32, grad=BF16, copy=BF16, amsgrad=True)
+    g.vars[5] = torch.randn(7, 9)[::3, 1:6]  # entry 5 ([3, 5]) a strided view of a larger tensor
+    base = g.vars[5]._base.clone()
+    before = [t.clone() for t in tensors_of(g)]
+    for flag in (1.0, float("nan"), float("inf")):
+        g.found_inf = torch.tensor([flag])
+        run(g, lr=0.1)
+        assert all(torch.equal(t, b) for t, b in zip(tensors_of(g)[:-1], before))
+        assert torch.equal(g.vars[5]._base, base)
+    g.found_inf = torch.tensor([0.0])  # zero: the update runs
+    run(g, lr=0.1)
+    assert not torch.equal(g.vars[7], before[len(g.grads) + 7])
+
+
+def test_strided_views_update_in_place(rng):
+    """Non-contiguous entries (transposed, sliced, offset) are updated like contiguous copies;
+    the rest of each base tensor is untouched."""
+    g = make_group(rng, [(4, 6), (5, 3), (10,)])
+    ref = SimpleNamespace(**{k: ([t.clone() for t in v] if isinstance(v, list) else v)
+                             for k, v in vars(g).items()})
+    bases = []
+    for k in ("grads", "vars", "ms", "vs", "ss"):
+        lst = getattr(g, k)
+        t_base = torch.randn(6, 4).abs()
+        t_base.t()[...] = lst[0]
+        s_base = torch.randn(10, 7).abs()
+        s_base[::2, 2:5] = lst[1]
+        o_base = torch.randn(30).abs()
+        o_base[7:17] = lst[2]
+        lst[:] = [t_base.t(), s_base[::2, 2:5], o_base[7:17]]
+        bases.append([(b.clone(), b, v) for b, v in ((t_base, lst[0]), (s_base, lst[1]),
+                                                     (o_base, lst[2]))])
+    run(g, lr=0.05, weight_decay=0.1)
+    run(ref, lr=0.05, weight_decay=0.1)
+    for k in ("vars", "ms", "vs", "ss"):
+        assert all(torch.equal(a, b) for a, b in zip(getattr(g, k), getattr(ref, k))), k
+    for entries in bases:
+        for before, base, view in entries:
+            mask = torch.ones_like(base, dtype=torch.bool)
+            view_mask = mask.as_strided(view.shape, view.stride(),
+                                        view.storage_offset())
+            view_mask.fill_(False)
+            assert torch.equal(base[mask], before[mask])
+
+
+# ------------------------------------------------------------------------------------------
+# torch integration: autograd, opcheck, torch.compile
+
+def test_in_place_rules_and_version_counters(rng):
+    g = make_group(rng, SHAPES, amsgrad=True)
+    leaf = torch.nn.Parameter(g.vars[0].clone())
+    g.vars[0] = leaf
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        run(g)
+    versions = [t._version for t in g.vars + g.ms + g.vs + g.ss + g.max_vs]
+    grad_versions = [t._version for t in g.grads]
+    with torch.no_grad():
+        run(g)
+    assert [t._version for t in g.vars + g.ms + g.vs + g.ss + g.max_vs] == [v + 1 for v in versions]
+    assert [t._version for t in g.grads] == grad_versions
+
+
+def _opcheck_args(g, **extra):
+    args = (g.grads, g.vars, g.ms, g.vs, g.ss, g.step, 1e-3, 0.99, 0.9, 0.999, 1e-8, 1, True,
+            0.01)
+    return args, dict(max_vs=g.max_vs, model_copies=g.copies, **extra)
+
+
+def test_opcheck_inplace(rng):
+    g = make_group(rng, SHAPES, param=F32, grad=BF16, copy=BF16, amsgrad=True)
+    args, kwargs = _opcheck_args(g, grad_scale=torch.tensor([2.0]), found_inf=torch.tensor([0.0]),
+                                 maximize=True)
+    torch.library.opcheck(torch.ops.ascend_ema_adam.apply_fused_ema_adam_list_.default, args,
+                          kwargs)
+
+
+def test_opcheck_functional(rng):
+    g = make_group(rng, SHAPES, param=BF16, state=F32)
+    args, kwargs = _opcheck_args(g)
+    torch.library.opcheck(torch.ops.ascend_ema_adam.apply_fused_ema_adam_list.default, args,
+                          kwargs)
+
+
+def test_functional_variant_leaves_inputs(rng):
+    g = make_group(rng, SHAPES, amsgrad=True)
+    before = [t.clone() for t in tensors_of(g)]
+    out = torch.ops.ascend_ema_adam.apply_fused_ema_adam_list(*_opcheck_args(g)[0],
+                                                              max_vs=g.max_vs)
+    assert all(torch.equal(t, b) for t, b in zip(tensors_of(g), before))
+    run(g, lr=1e-3, ema_decay=0.99, weight_decay=0.01)
+    for got, want in zip(out, (g.vars, g.ms, g.vs, g.ss, g.max_vs, [])):
+        assert len(got) == len(want) and all(torch.equal(a, b) for a, b in zip(got, want))
+
+
+def test_torch_compile_fullgraph_matches_eager(rng):
+    g = make_group(rng, SHAPES, param=F16, state=F32, grad=F32, amsgrad=True)
+    eager = SimpleNamespace(**{k: ([t.clone() for t in v] if isinstance(v, list) else v)
+                               for k, v in vars(g).items()})
+
+    def update(grads, vars_, ms, vs, ss, max_vs, step, scale):
+        apply_fused_ema_adam_list(grads, vars_, ms, vs, ss, step, 0.01, 0.99, weight_decay=0.1,
+                                  max_vs=max_vs, grad_scale=scale, maximize=True)
+
+    compiled = torch.compile(update, fullgraph=True)
+    scale = torch.tensor([4.0])
+    for step in (1, 2):
+        g.step = eager.step = torch.tensor([step])
+        compiled(g.grads, g.vars, g.ms, g.vs, g.ss, g.max_vs, g.step, scale)
+        update(eager.grads, eager.vars, eager.ms, eager.vs, eager.ss, eager.max_vs, eager.step,
+               scale)
+    for k in ("vars", "ms", "vs", "ss", "max_vs"):
+        assert all(torch.equal(a, b) for a, b in zip(getattr(g, k), getattr(eager, k))), k
