@@ -5,8 +5,12 @@
 //                        and both out-arguments unwritten
 //   the other cases      what phase 1 accepts (read-only tensors sharing memory, absent and empty
 //                        optional lists, empty calls, strided views and their workspace), executors
-//                        of the two operators kept apart
+//                        of the two operators kept apart; phase 2: strided views against
+//                        contiguous runs, queued steps in stream order, 8 threads at once, lists
+//                        destroyed between the phases (tests/python holds the results to the golden)
+#include <memory>
 #include <regex>
+#include <thread>
 
 #include "aclnn_list_test_util.h"
 
@@ -198,6 +202,208 @@ AEA_CASE(phase2_refusals)
     EXPECT(aclnnApplyFusedEmaAdamList(workspace.data, ws, call.executor, stream) ==
            ACLNN_ERR_PARAM_INVALID);
     EXPECT(Contains(RecentError(), "stream is not a live stream"));
+}
+
+// ---- phase 2: runs compared with each other bit for bit (tests/python holds them to the golden)
+
+/** The same logical call as `source` (values copied), each entry laid out as `layout`. */
+std::unique_ptr<ListCall> CopyOf(const ListCall& source, const ListCallSpec& spec, Layout layout)
+{
+    auto copy = std::make_unique<ListCall>(spec, layout);
+    for (int l = 0; l < kLists; ++l) {
+        for (size_t i = 0; i < source.entries[l].size(); ++i) {
+            const TestTensor& from = *source.entries[l][i];
+            const std::vector<uint8_t> packed = from.Packed();
+            TestTensor& to = *copy->entries[l][i];
+            MakeTensor(&to, from.dtype, from.shape,
+                       from.shape.size() == 2 ? layout : Layout::kContiguous, ListRole(l), &packed);
+            copy->handles[l][i] = to.handle;
+        }
+    }
+    return copy;
+}
+
+/** Both phases on `stream` and a synchronisation; the call's lists are then spent. */
+aclnnStatus RunList(ListCall& call, aclrtStream stream)
+{
+    call.executor = nullptr;
+    aclnnStatus status = call.Phase1();
+    if (status != ACLNN_SUCCESS) return status;
+    Workspace ws(call.workspaceSize);
+    status = aclnnApplyFusedEmaAdamList(ws.data, call.workspaceSize, call.executor, stream);
+    return status != ACLNN_SUCCESS ? status : aclrtSynchronizeStream(stream);
+}
+
+/** Every entry of every updated list, packed. */
+std::vector<std::vector<uint8_t>> Results(const ListCall& call)
+{
+    std::vector<std::vector<uint8_t>> out;
+    for (int l = kVars; l < kLists; ++l) {
+        for (const auto& t : call.entries[l]) out.push_back(t->Packed());
+    }
+    return out;
+}
+
+/** A spec with a fresh step value (the scalars of a call are its own tensors). */
+ListCallSpec WithStep(ListCallSpec spec, int64_t step)
+{
+    spec.stepValue = step;
+    return spec;
+}
+
+/**
+ * Strided views are updated in place exactly as contiguous copies of the same values, and every
+ * list changes; the base call (AMSGrad, bf16 copies, grad scale, found_inf 0) on both layouts.
+ */
+AEA_CASE(strided_views_match_contiguous)
+{
+    for (Layout layout : {Layout::kStrided, Layout::kTransposed}) {
+        ListCallSpec spec;
+        spec.h.lr = 0.05;
+        ListCall strided(spec, layout);
+        auto contiguous = CopyOf(strided, spec, Layout::kContiguous);
+        const auto before = Results(strided);
+        EXPECT(RunList(strided, nullptr) == ACLNN_SUCCESS);
+        EXPECT_MSG(RunList(*contiguous, nullptr) == ACLNN_SUCCESS, "%s", RecentError().c_str());
+        const auto after = Results(strided);
+        EXPECT(after == Results(*contiguous));
+        size_t changed = 0;
+        for (size_t k = 0; k < after.size(); ++k) changed += after[k] != before[k];
+        EXPECT_MSG(changed >= after.size() - kLists, "only %zu of %zu tensors changed", changed,
+                   after.size());  // all but the empty entry of each list
+    }
+}
+
+/**
+ * Phase 2 only queues: several steps prepared up front (each call its own step tensor) and
+ * queued back to back run in order, equal to the same steps run one at a time.
+ */
+AEA_CASE(queued_steps_run_in_stream_order)
+{
+    constexpr int kSteps = 4;
+    ListCallSpec spec;
+    spec.lists[kCopies].present = false;
+    spec.scalars[kScalarFoundInf].present = false;
+    ListCall first(WithStep(spec, 1));
+    auto sequential = CopyOf(first, WithStep(spec, 1), Layout::kContiguous);
+    // Later steps describe the same memory: lists of aliases of the first call's tensors.
+    std::vector<std::unique_ptr<ListCall>> later;
+    for (int k = 1; k < kSteps; ++k) {
+        later.push_back(std::make_unique<ListCall>(WithStep(spec, k + 1)));
+        for (int l = 0; l < kLists; ++l) {
+            for (size_t i = 0; i < first.entries[l].size(); ++i) {
+                later.back()->Replace(l, i, first.Alias(l, i, {}));
+            }
+        }
+    }
+    aclrtStream stream = nullptr;
+    EXPECT(aclrtCreateStream(&stream) == ACL_SUCCESS);
+    std::vector<ListCall*> calls = {&first};
+    for (auto& c : later) calls.push_back(c.get());
+    std::vector<std::unique_ptr<Workspace>> workspaces;
+    for (ListCall* c : calls) {
+        c->executor = nullptr;
+        EXPECT(c->Phase1() == ACLNN_SUCCESS);
+        workspaces.push_back(std::make_unique<Workspace>(c->workspaceSize));
+    }
+    for (size_t k = 0; k < calls.size(); ++k) {
+        EXPECT(aclnnApplyFusedEmaAdamList(workspaces[k]->data, calls[k]->workspaceSize,
+                                          calls[k]->executor, stream) == ACLNN_SUCCESS);
+    }
+    EXPECT(aclrtSynchronizeStream(stream) == ACL_SUCCESS);
+    EXPECT(aclrtDestroyStream(stream) == ACL_SUCCESS);
+    for (int k = 0; k < kSteps; ++k) {
+        auto step = CopyOf(*sequential, WithStep(spec, k + 1), Layout::kContiguous);
+        EXPECT(RunList(*step, nullptr) == ACLNN_SUCCESS);
+        sequential = std::move(step);
+    }
+    EXPECT(Results(first) == Results(*sequential));
+}
+
+/**
+ * 8 threads, each with its own device context, stream and lists (dtype combination, AMSGrad
+ * and size differ per thread), run several steps at once; every result equals the same work
+ * done alone afterwards.
+ */
+AEA_CASE(eight_threads_concurrently)
+{
+    constexpr int kThreads = 8;
+    constexpr int kSteps = 3;
+    const struct {
+        aclDataType p, s, g;
+    } dtypes[4] = {{ACL_FLOAT, ACL_FLOAT, ACL_FLOAT},
+                   {ACL_FLOAT16, ACL_FLOAT, ACL_FLOAT16},
+                   {ACL_BF16, ACL_BF16, ACL_FLOAT},
+                   {ACL_BF16, ACL_FLOAT, ACL_BF16}};
+    std::vector<ListCallSpec> specs(kThreads);
+    std::vector<std::vector<std::vector<uint8_t>>> results(kThreads), alone(kThreads);
+    int failures[kThreads] = {};
+    std::vector<std::thread> threads;
+    std::vector<std::unique_ptr<ListCall>> firsts;
+    for (int t = 0; t < kThreads; ++t) {
+        ListCallSpec& spec = specs[t];
+        spec.SetEntryShape(1, {517 + 131 * t});
+        spec.SetDtypes(dtypes[t % 4].p, dtypes[t % 4].s, dtypes[t % 4].g);
+        spec.lists[kMaxVs].present = t % 2 == 0;
+        spec.h.mode = t % 2;
+        spec.h.lr = 1e-3 * (t + 1);
+        firsts.push_back(std::make_unique<ListCall>(spec));
+    }
+    std::vector<std::unique_ptr<ListCall>> references;
+    for (int t = 0; t < kThreads; ++t) {
+        references.push_back(CopyOf(*firsts[t], specs[t], Layout::kContiguous));
+    }
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+            if (aclrtSetDevice(0) != ACL_SUCCESS) {
+                ++failures[t];
+                return;
+            }
+            aclrtStream stream = nullptr;
+            failures[t] += aclrtCreateStream(&stream) != ACL_SUCCESS;
+            std::unique_ptr<ListCall> call = std::move(firsts[t]);
+            for (int64_t step = 1; step <= kSteps; ++step) {
+                failures[t] += RunList(*call, stream) != ACLNN_SUCCESS;
+                auto next = CopyOf(*call, WithStep(specs[t], step + 1), Layout::kContiguous);
+                results[t] = Results(*call);
+                call = std::move(next);
+            }
+            failures[t] += aclrtDestroyStream(stream) != ACL_SUCCESS;
+            failures[t] += aclrtResetDevice(0) != ACL_SUCCESS;
+        });
+    }
+    for (std::thread& th : threads) th.join();
+    for (int t = 0; t < kThreads; ++t) {
+        EXPECT_MSG(failures[t] == 0, "thread %d: %d failed calls", t, failures[t]);
+        std::unique_ptr<ListCall> call = std::move(references[t]);
+        for (int64_t step = 1; step <= kSteps; ++step) {
+            EXPECT(RunList(*call, nullptr) == ACLNN_SUCCESS);
+            alone[t] = Results(*call);
+            call = CopyOf(*call, WithStep(specs[t], step + 1), Layout::kContiguous);
+        }
+        EXPECT_MSG(results[t] == alone[t], "thread %d differs from the same work alone", t);
+    }
+}
+
+/** The views are copied in phase 1: the lists (and their tensors) may be destroyed before
+ *  phase 2. */
+AEA_CASE(lists_destroyed_between_phases)
+{
+    ListCallSpec spec;
+    ListCall call(spec, Layout::kTransposed);
+    auto reference = CopyOf(call, spec, Layout::kContiguous);
+    call.executor = nullptr;
+    EXPECT(call.Phase1() == ACLNN_SUCCESS);
+    for (int l = 0; l < kLists; ++l) {
+        if (call.lists[l] == nullptr) continue;
+        EXPECT(aclDestroyTensorList(call.lists[l]) == ACLNN_SUCCESS);
+        call.lists[l] = nullptr;
+    }
+    Workspace ws(call.workspaceSize);
+    EXPECT(aclnnApplyFusedEmaAdamList(ws.data, call.workspaceSize, call.executor, nullptr) ==
+           ACLNN_SUCCESS);
+    EXPECT(RunList(*reference, nullptr) == ACLNN_SUCCESS);
+    EXPECT(Results(call) == Results(*reference));
 }
 
 }  // namespace
