@@ -582,7 +582,8 @@ class FusedEmaAdamW(Optimizer):
         (the common case; otherwise the next step checks it fully again)."""
         dtensor = _dtensor_type()
         if (not items or len(items) != len(group["params"])
-                or (dtensor is not None and any(isinstance(item.param, dtensor) for item in items))):
+                or (dtensor is not None
+                    and any(isinstance(item.param, dtensor) for item in items))):
             self._group_caches.pop(i, None)
             return
         cache = _GroupCache(self.state, items)

@@ -260,14 +260,7 @@ public:
             this->Output(names[list]).ParamType(DYNAMIC).DataType(columns[list]).Format(nd)
                 .UnknownShapeFormat(nd);
         }
-        this->Attr("lr").AttrType(OPTIONAL).Float(1e-3f);
-        this->Attr("ema_decay").AttrType(OPTIONAL).Float(0.9999f);
-        this->Attr("beta1").AttrType(OPTIONAL).Float(0.9f);
-        this->Attr("beta2").AttrType(OPTIONAL).Float(0.999f);
-        this->Attr("eps").AttrType(OPTIONAL).Float(1e-8f);
-        this->Attr("mode").AttrType(OPTIONAL).Int(1);
-        this->Attr("bias_correction").AttrType(OPTIONAL).Bool(true);
-        this->Attr("weight_decay").AttrType(OPTIONAL).Float(0.0f);
+        cann::AddEmaAdamAttrs(*this);
         this->Attr("maximize").AttrType(OPTIONAL).Bool(false);
 
         this->SetInferShape(ge::InferShapeApplyFusedEmaAdamList)

@@ -2,7 +2,7 @@
  * @file cann_tiling_common.h
  * @brief What every EMA-Adam operator's CANN tiling adapter reads from the gert context the same
  *        way: its node name for the log, the EMA-Adam attributes (indexes 0-7 of every operator's
- *        OpDef, in CANN's order), the platform (vector cores, UB, AscendC's system workspace),
+ *        OpDef, in CANN's order; AddEmaAdamAttrs declares them), the platform (vector cores, UB, AscendC's system workspace),
  *        and the tiling data, written only after checking its capacity. Header-only: build.sh
  *        copies it beside each operator's registration; tools/cann_host_check.sh type-checks it.
  */
@@ -102,9 +102,21 @@ inline bool ReadEmaAdamAttrs(const char* node, const gert::RuntimeAttrs* attrs, 
         !ReadAttr(node, attrs, ATTR_WEIGHT_DECAY, names[ATTR_WEIGHT_DECAY], &weightDecay)) {
         return false;
     }
-    out->SetLr(lr).SetEmaDecay(emaDecay).SetBeta1(beta1).SetBeta2(beta2).SetEps(eps).SetMode(mode)
-        .SetBiasCorrection(biasCorrection).SetWeightDecay(weightDecay);
+    *out = AttrsInCannOrder(lr, emaDecay, beta1, beta2, eps, mode, biasCorrection, weightDecay);
     return true;
+}
+
+/** The EMA-Adam attributes of an OpDef, in kEmaAdamAttrNames' order, with CANN's defaults. */
+inline void AddEmaAdamAttrs(ops::OpDef& def)
+{
+    def.Attr("lr").AttrType(ops::OPTIONAL).Float(1e-3f);
+    def.Attr("ema_decay").AttrType(ops::OPTIONAL).Float(0.9999f);
+    def.Attr("beta1").AttrType(ops::OPTIONAL).Float(0.9f);
+    def.Attr("beta2").AttrType(ops::OPTIONAL).Float(0.999f);
+    def.Attr("eps").AttrType(ops::OPTIONAL).Float(1e-8f);
+    def.Attr("mode").AttrType(ops::OPTIONAL).Int(1);
+    def.Attr("bias_correction").AttrType(ops::OPTIONAL).Bool(true);
+    def.Attr("weight_decay").AttrType(ops::OPTIONAL).Float(0.0f);
 }
 
 /** The vector cores and UB of the SoC the op is compiled for, and AscendC's system workspace. */

@@ -307,17 +307,18 @@ aclnnStatus aclDestroyTensorList(const aclTensorList* array)
         AddErrorMessage("aclDestroyTensorList: array is null");
         return ACLNN_ERR_PARAM_NULLPTR;
     }
-    const size_t size = array->tensors.size();
-    size_t firstDead = size;
+    size_t size = 0;
+    size_t firstDead = 0;
     {
         TensorPool& pool = Pool();
         std::lock_guard<std::mutex> lock(pool.mu);
-        if (pool.liveLists.erase(array) == 0) {
+        if (pool.liveLists.erase(array) == 0) {  // not live: its memory may not be read
             AddErrorMessage(
                 "aclDestroyTensorList: array is not a live aclTensorList (already destroyed, or "
                 "not from aclCreateTensorList)");
             return ACLNN_ERR_PARAM_INVALID;
         }
+        size = firstDead = array->tensors.size();
         for (size_t i = 0; i < size; ++i) {
             const aclTensor* entry = array->tensors[i];
             if (aclTensor* t = pool.Live(entry)) {

@@ -322,12 +322,7 @@ aclnnStatus GetWorkspaceSize(const Call& call, uint64_t* workspaceSize, aclOpExe
     ListOptions options;
     if (aclnnStatus s = CheckParams(call, workspaceSize, executor, &dtypes, &options)) return s;
     auto e = std::make_unique<ApplyFusedEmaAdamListExecutor>();
-    try {  // read at every call, so a process (or a test) can switch kernels
-        e->kernel = SelectedCpuKernel();
-        e->threads = e->kernel == CpuKernel::kNative ? NativeThreads() : 0;
-    } catch (const std::invalid_argument& ex) {
-        return Reject(kPhase1, ACLNN_ERR_RUNTIME_ERROR, ex.what());
-    }
+    if (aclnnStatus s = SelectCpuKernel(kPhase1, &e->kernel, &e->threads)) return s;
     const std::vector<const aclTensor*>& grads = call.lists[kListGrads]->tensors;
     e->numels.resize(grads.size());
     uint64_t elements = 0;
@@ -393,15 +388,8 @@ aclnnStatus aclnnApplyFusedEmaAdamListGetWorkspaceSize(
         call.scalars[acl::kStep] = step;
         call.scalars[acl::kGradScale] = gradScaleOptional;
         call.scalars[acl::kFoundInf] = foundInfOptional;
-        call.attrs = ascend_ema_adam::Attrs()
-                         .SetLr(lr)
-                         .SetEmaDecay(emaDecay)
-                         .SetBeta1(beta1)
-                         .SetBeta2(beta2)
-                         .SetEps(eps)
-                         .SetMode(mode)
-                         .SetBiasCorrection(biasCorrection)
-                         .SetWeightDecay(weightDecay);
+        call.attrs = ascend_ema_adam::AttrsInCannOrder(
+            lr, emaDecay, beta1, beta2, eps, mode, biasCorrection, weightDecay);
         call.maximize = maximize;
         return acl::GetWorkspaceSize(call, workspaceSize, executor);
     });

@@ -5,8 +5,10 @@
 #include "aclnn_common.h"
 
 #include <memory>
+#include <stdexcept>
 
 #include "acl_view.h"
+#include "native_runtime.h"
 
 namespace ascend_ema_adam::acl {
 
@@ -83,6 +85,17 @@ aclnnStatus CheckNoOverlap(const char* api, const char* name, const aclTensor* t
                   std::string(name) + " and " + otherName +
                       " overlap in memory; an updated tensor must not overlap any other tensor "
                       "of the call");
+}
+
+aclnnStatus SelectCpuKernel(const char* api, CpuKernel* kernel, uint32_t* threads)
+{
+    try {
+        *kernel = SelectedCpuKernel();
+        *threads = *kernel == CpuKernel::kNative ? NativeThreads() : 0;
+    } catch (const std::invalid_argument& ex) {
+        return Reject(api, ACLNN_ERR_RUNTIME_ERROR, ex.what());
+    }
+    return ACLNN_SUCCESS;
 }
 
 aclnnStatus RunPhase2(const AclnnOp& op, void* workspace, uint64_t workspaceSize,

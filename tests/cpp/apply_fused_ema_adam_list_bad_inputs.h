@@ -127,23 +127,23 @@ struct ListBadInput {
     std::string name;
     std::function<void(ListCallSpec&)> describe;  // the call's description (may change nothing)
     std::vector<ListBreak> aclnnOnly;
-    aclnnStatus status;       // the aclnn layer's verdict: status ...
-    std::string pattern;      // ... and a regular expression its message matches
+    aclnnStatus status;         // the aclnn layer's verdict: status ...
+    std::string message;        // ... and a regular expression its message matches
     Shared shared;
-    std::string sharedPattern;  // for Shared::kOther
+    std::string sharedMessage;  // for Shared::kOther: a regular expression
 };
 
 inline ListBadInput ListAlike(std::string name, std::function<void(ListCallSpec&)> describe,
-                              std::string pattern)
+                              std::string message)
 {
     return {std::move(name), std::move(describe), {}, ACLNN_ERR_PARAM_INVALID,
-            std::move(pattern), Shared::kAlike, ""};
+            std::move(message), Shared::kAlike, ""};
 }
 
 inline ListBadInput ListAclnnOnly(std::string name, std::vector<ListBreak> breaks,
-                                  aclnnStatus status, std::string pattern)
+                                  aclnnStatus status, std::string message)
 {
-    return {std::move(name), [](ListCallSpec&) {}, std::move(breaks), status, std::move(pattern),
+    return {std::move(name), [](ListCallSpec&) {}, std::move(breaks), status, std::move(message),
             Shared::kAclnnOnly, ""};
 }
 

@@ -6,6 +6,7 @@ import ctypes
 
 import ml_dtypes
 import numpy as np
+import pytest
 
 import ascend_ema_adam
 
@@ -56,6 +57,16 @@ def open_acl():
     yield lib
     assert lib.aclrtResetDevice(0) == 0
     assert lib.aclFinalize() == 0
+
+
+@pytest.fixture
+def stream(acl):
+    """A stream of the module's ``acl`` fixture, destroyed after the test (import it into the test
+    module to use it)."""
+    s = ctypes.c_void_p()
+    assert acl.aclrtCreateStream(ctypes.byref(s)) == 0
+    yield s
+    assert acl.aclrtDestroyStream(s) == 0
 
 
 def int64s(values):

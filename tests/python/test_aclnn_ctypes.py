@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import ascend_ema_adam
-from aclnn_ctypes import (ACL_FLOAT, ACL_FLOAT16, ACL_INT64, ACLNN_ERR_PARAM_INVALID,
-                          ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS, Tensor, open_acl)
+from aclnn_ctypes import (ACL_FLOAT, ACL_FLOAT16, ACL_INT64, ACLNN_ERR_PARAM_INVALID,  # noqa: F401
+                          ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS, Tensor, open_acl, stream)
 from ascend_ema_adam import golden
 from ascend_ema_adam._dtypes import FLOAT_DTYPES
 from ascend_ema_adam.check import OUTPUTS, random_inputs
@@ -53,14 +53,6 @@ def run_step(acl, arrays, step: np.ndarray, h: Hyper, stream):
     finally:
         for t in tensors:
             t.close()
-
-
-@pytest.fixture
-def stream(acl):
-    s = ctypes.c_void_p()
-    assert acl.aclrtCreateStream(ctypes.byref(s)) == 0
-    yield s
-    assert acl.aclrtDestroyStream(s) == 0
 
 
 def assert_bit_equal(actual, expected, what):

@@ -8,7 +8,7 @@ import ctypes
 import numpy as np
 import pytest
 
-from aclnn_ctypes import ACLNN_SUCCESS, Tensor, TensorList, open_acl
+from aclnn_ctypes import ACLNN_SUCCESS, Tensor, TensorList, open_acl, stream  # noqa: F401
 from ascend_ema_adam import golden
 from ascend_ema_adam._dtypes import by_name
 from ascend_ema_adam.check import random_inputs
@@ -17,10 +17,11 @@ from ascend_ema_adam.golden import Extras, Hyper
 KERNELS = ["native", "twin"]
 F32, F16, BF16 = (by_name(n).numpy for n in ("float32", "float16", "bfloat16"))
 # (P, S, G, C): the contract's 13 combinations, C None without model copies
-COMBOS = [(F32, F32, F32, None), (F32, F32, F16, F16), (F32, F32, F32, F16), (F32, F32, BF16, BF16),
-          (F32, F32, F32, BF16), (F16, F16, F16, None), (F16, F16, F32, None), (F16, F32, F16, None),
-          (F16, F32, F32, None), (BF16, BF16, BF16, None), (BF16, BF16, F32, None),
-          (BF16, F32, BF16, None), (BF16, F32, F32, None)]
+COMBOS = [(F32, F32, F32, None), (F32, F32, F16, F16), (F32, F32, F32, F16),
+          (F32, F32, BF16, BF16), (F32, F32, F32, BF16), (F16, F16, F16, None),
+          (F16, F16, F32, None), (F16, F32, F16, None), (F16, F32, F32, None),
+          (BF16, BF16, BF16, None), (BF16, BF16, F32, None), (BF16, F32, BF16, None),
+          (BF16, F32, F32, None)]
 COMBO_IDS = ["-".join(np.dtype(d).name for d in c if d is not None) for c in COMBOS]
 SHAPES = [(0,), (1,), (7,), (33,), (3, 5), (257,), (2, 0, 3)]
 LISTS = ("grads", "vars", "ms", "vs", "ss", "max_vs", "copies")
@@ -29,14 +30,6 @@ LISTS = ("grads", "vars", "ms", "vs", "ss", "max_vs", "copies")
 @pytest.fixture(scope="module")
 def acl():
     yield from open_acl()
-
-
-@pytest.fixture
-def stream(acl):
-    s = ctypes.c_void_p()
-    assert acl.aclrtCreateStream(ctypes.byref(s)) == 0
-    yield s
-    assert acl.aclrtDestroyStream(s) == 0
 
 
 def make_entries(rng, shapes, p, s, g, c, amsgrad):
@@ -87,9 +80,9 @@ def expected_after(entries, step, h, extras):
     out = {name: [] for name in LISTS}
     for i in range(len(entries["vars"])):
         args = [entries[n][i] for n in ("grads", "vars", "ms", "vs", "ss")]
-        got = golden.emulate_entry(*args, np.array([step]), h, extras,
-                                   max_v=None if entries["max_vs"] is None else entries["max_vs"][i],
-                                   copy=None if entries["copies"] is None else entries["copies"][i])
+        optional = {k: None if entries[n] is None else entries[n][i]
+                    for k, n in (("max_v", "max_vs"), ("copy", "copies"))}
+        got = golden.emulate_entry(*args, np.array([step]), h, extras, **optional)
         for name, value in zip(LISTS[1:], got.astuple()):
             out[name].append(None if value is None else np.array(value, copy=True))
     return out

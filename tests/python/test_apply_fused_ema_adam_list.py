@@ -59,7 +59,8 @@ def tensors_of(g):
 
 
 def run(g, **kwargs):
-    extra = {k: getattr(g, k) for k in ("grad_scale", "found_inf") if getattr(g, k, None) is not None}
+    extra = {k: getattr(g, k) for k in ("grad_scale", "found_inf")
+             if getattr(g, k, None) is not None}
     extra.update(kwargs)
     return apply_fused_ema_adam_list(g.grads, g.vars, g.ms, g.vs, g.ss, g.step,
                                      max_vs=g.max_vs, model_copies=g.copies, **extra)
@@ -208,10 +209,11 @@ def test_fake_kernels_give_shapes_and_dtypes(rng):
 # ------------------------------------------------------------------------------------------
 # Results: the golden, the single op, per-entry launches
 
-COMBOS = [(F32, F32, F32, None), (F32, F32, F16, F16), (F32, F32, F32, F16), (F32, F32, BF16, BF16),
-          (F32, F32, F32, BF16), (F16, F16, F16, None), (F16, F16, F32, None), (F16, F32, F16, None),
-          (F16, F32, F32, None), (BF16, BF16, BF16, None), (BF16, BF16, F32, None),
-          (BF16, F32, BF16, None), (BF16, F32, F32, None)]
+COMBOS = [(F32, F32, F32, None), (F32, F32, F16, F16), (F32, F32, F32, F16),
+          (F32, F32, BF16, BF16), (F32, F32, F32, BF16), (F16, F16, F16, None),
+          (F16, F16, F32, None), (F16, F32, F16, None), (F16, F32, F32, None),
+          (BF16, BF16, BF16, None), (BF16, BF16, F32, None), (BF16, F32, BF16, None),
+          (BF16, F32, F32, None)]
 COMBO_IDS = ["-".join(str(d).removeprefix("torch.") for d in c if d is not None) for c in COMBOS]
 MIXED = [(0,), (1,), (7,), (16,), (33,), (3, 5), (2, 0, 4), (1000,)]
 HYPER = golden.Hyper(lr=0.01, ema_decay=0.99, weight_decay=0.05, mode=1)

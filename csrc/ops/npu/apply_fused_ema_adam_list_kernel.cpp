@@ -139,15 +139,8 @@ void ApplyFusedEmaAdamListNpu(at::TensorList grads, at::TensorList vars, at::Ten
 {
     const TorchLists lists = {grads, vars, ms, vs, ss, maxVs.value_or(at::TensorList()),
                               modelCopies.value_or(at::TensorList())};
-    const Attrs attrs = Attrs()
-                            .SetLr(lr)
-                            .SetEmaDecay(emaDecay)
-                            .SetBeta1(beta1)
-                            .SetBeta2(beta2)
-                            .SetEps(eps)
-                            .SetMode(mode)
-                            .SetBiasCorrection(biasCorrection)
-                            .SetWeightDecay(weightDecay);
+    const Attrs attrs = AttrsInCannOrder(lr, emaDecay, beta1, beta2, eps, mode, biasCorrection,
+                                         weightDecay);
     CheckOneDevice(lists, step, gradScale, foundInf);
     CheckDescription(lists, step, gradScale, foundInf, attrs, maximize);
     std::vector<at::Tensor> flat[kApplyFusedEmaAdamLists];

@@ -46,9 +46,9 @@ AEA_CASE(bad_input_table)
         EXPECT_MSG(status == row.status, "[%s] status %d, expected %d (%s)", row.name.c_str(),
                    status, row.status, message.c_str());
         const std::string text = Phase1Message(message);
-        EXPECT_MSG(std::regex_search(text, std::regex(row.pattern)),
+        EXPECT_MSG(std::regex_search(text, std::regex(row.message)),
                    "[%s] message '%s' does not match '%s'", row.name.c_str(), message.c_str(),
-                   row.pattern.c_str());
+                   row.message.c_str());
         EXPECT_MSG(call.Snapshot() == before, "[%s] a tensor changed", row.name.c_str());
         EXPECT_MSG(call.workspaceSize == 0xABCD &&
                        call.executor == reinterpret_cast<aclOpExecutor*>(0x1234),

@@ -12,24 +12,12 @@
 #include "apply_fused_ema_adam_list_check.h"
 #include "apply_fused_ema_adam_list_tiling.h"
 #include "data_type.h"
+#include "shared_verdicts.h"
 
 using namespace aea_test;
 namespace aea = ascend_ema_adam;
 
 namespace {
-
-aea::Attrs AttrsOf(const Hyper& h)
-{
-    return aea::Attrs()
-        .SetLr(h.lr)
-        .SetEmaDecay(h.emaDecay)
-        .SetBeta1(h.beta1)
-        .SetBeta2(h.beta2)
-        .SetEps(h.eps)
-        .SetMode(h.mode)
-        .SetBiasCorrection(h.biasCorrection)
-        .SetWeightDecay(h.weightDecay);
-}
 
 /** A spec as the shared check sees it (absent lists: null; absent scalars: null). */
 struct Described {
@@ -107,39 +95,8 @@ AEA_CASE(base_call_is_valid_and_says_what_to_launch)
 /** Every row of the aclnn layer's table, with its shared verdict. */
 AEA_CASE(shared_bad_input_table)
 {
-    int counts[4] = {};
-    for (const ListBadInput& row : ListBadInputs()) {
-        ListCallSpec c;
-        row.describe(c);
-        const aea::Refusal refusal = Check(c).refusal;
-        const aea::Refusal stepRefusal = aea::CheckStepValue(c.stepValue, c.h.biasCorrection);
-        ++counts[static_cast<int>(row.shared)];
-        switch (row.shared) {
-            case Shared::kAlike:
-                EXPECT_MSG(row.status == ACLNN_ERR_PARAM_INVALID, "[%s] a shared refusal is 161002",
-                           row.name.c_str());
-                EXPECT_MSG(Matches(refusal, row.pattern), "[%s] '%s' does not match '%s'",
-                           row.name.c_str(), refusal.c_str(), row.pattern.c_str());
-                break;
-            case Shared::kAclnnOnly:
-                EXPECT_MSG(refusal.empty() && stepRefusal.empty() && !row.aclnnOnly.empty(),
-                           "[%s] the description alone should be valid, got '%s%s'",
-                           row.name.c_str(), refusal.c_str(), stepRefusal.c_str());
-                break;
-            case Shared::kStepValueOnly:
-                EXPECT_MSG(refusal.empty(), "[%s] '%s'", row.name.c_str(), refusal.c_str());
-                EXPECT_MSG(Matches(stepRefusal, "^step is " + std::to_string(c.stepValue) +
-                                                    ", expected step >= 1 when biasCorrection"),
-                           "[%s] '%s'", row.name.c_str(), stepRefusal.c_str());
-                break;
-            case Shared::kOther:
-                EXPECT_MSG(Matches(refusal, row.sharedPattern), "[%s] '%s' does not match '%s'",
-                           row.name.c_str(), refusal.c_str(), row.sharedPattern.c_str());
-                break;
-        }
-    }
-    std::printf("  %d refused alike, %d aclnn-only, %d step-value-only, %d other\n", counts[0],
-                counts[1], counts[2], counts[3]);
+    const std::vector<int> counts = ExpectSharedVerdicts<ListCallSpec>(
+        ListBadInputs(), [](const ListCallSpec& c) { return Check(c).refusal; }, Matches);
     EXPECT(counts[0] > 0 && counts[1] > 0 && counts[2] > 0 && counts[3] > 0);
 }
 
