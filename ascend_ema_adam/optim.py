@@ -797,8 +797,9 @@ class FusedEmaAdamW(Optimizer):
 
     def _launch(self, group: dict[str, Any], buckets: list[_Bucket]) -> None:
         """The group's hyper-parameters and this step's EMA decay (computed once per step from
-        the optimizer-wide counter, as MindSpeed), then per bucket one multi-tensor launch, or
-        with ``foreach=False`` one launch per parameter (the same bits)."""
+        the optimizer-wide counter, as MindSpeed), then per bucket one multi-tensor launch
+        (what ``fused_ema_adamw`` does for one device and dtype), or with ``foreach=False`` one
+        launch per parameter (the same bits)."""
         ema_decay = group.get("ema_decay", self.defaults["ema_decay"])
         n = self.num_updates
         if n >= 0:
@@ -812,9 +813,11 @@ class FusedEmaAdamW(Optimizer):
             if per_param:
                 for update in zip(b.grads, b.params, b.exp_avgs, b.exp_avg_sqs, b.ema_params):
                     npu_apply_fused_ema_adamw(*update, b.step, *hyper)
-            else:
-                fused_ema_adamw(b.grads, b.params, b.exp_avgs, b.exp_avg_sqs, b.ema_params,
-                                b.step, *hyper)
+            else:  # the bucket is one device and dtype already: no regrouping
+                step = b.step if b.step.device == b.params[0].device else b.step.to(
+                    b.params[0].device)
+                apply_fused_ema_adam_list(b.grads, b.params, b.exp_avgs, b.exp_avg_sqs,
+                                          b.ema_params, step, *hyper)
 
     # -- EMA access (MindSpeed) and additions
 

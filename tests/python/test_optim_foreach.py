@@ -53,13 +53,13 @@ def test_list_launches_equal_per_parameter_launches(rng, monkeypatch, scope):
     same bits as one single-op launch per parameter, also once a late parameter joins."""
     seed = seed_of(rng)
     launches = []
-    real = optim_module.fused_ema_adamw
+    real = optim_module.apply_fused_ema_adam_list
 
     def spy(grad, var, m, v, s, step, *args):
         launches.append(({str(p.dtype) for p in var}, int(step)))
         return real(grad, var, m, v, s, step, *args)
 
-    monkeypatch.setattr(optim_module, "fused_ema_adamw", spy)
+    monkeypatch.setattr(optim_module, "apply_fused_ema_adam_list", spy)
     params = [mixed_params(seed) for _ in range(2)]
     opts = [FusedEmaAdamW(ps, lr=0.05, ema_decay=0.9, weight_decay=0.1, step_scope=scope,
                           foreach=f) for ps, f in zip(params, (None, False))]
