@@ -55,6 +55,9 @@ struct SameType<A, A> {
 };
 template <class T>
 constexpr bool kIsFp32 = SameType<T, float>::value;
+/** sizeof(T) as the uint32_t byte counts the UB layout is computed in. */
+template <class T>
+constexpr uint32_t kBytes = static_cast<uint32_t>(sizeof(T));
 template <bool B, class T, class F>
 struct Conditional {
     using type = T;
@@ -152,14 +155,15 @@ public:
         }
 
         InitLayout();
-        pipe->InitBuffer(inQueue_, tiling.bufferNum, inBytes_);
-        pipe->InitBuffer(outQueue_, tiling.bufferNum, outBytes_);
+        const uint8_t bufferNum = static_cast<uint8_t>(tiling.bufferNum);  // InitBuffer takes a uint8_t count
+        pipe->InitBuffer(inQueue_, bufferNum, inBytes_);
+        pipe->InitBuffer(outQueue_, bufferNum, outBytes_);
         if (workSlots_ > 0U) {
-            pipe->InitBuffer(workBuf_, workSlots_ * chunk_ * sizeof(float));
+            pipe->InitBuffer(workBuf_, workSlots_ * chunk_ * kBytes<float>);
             work_ = workBuf_.template Get<float>();
         }
         if (options_.gradScale) {
-            pipe->InitBuffer(scaleBuf_, chunk_ * sizeof(float));
+            pipe->InitBuffer(scaleBuf_, chunk_ * kBytes<float>);
             scale_ = scaleBuf_.template Get<float>();
             Duplicate(scale_, scale, static_cast<int32_t>(chunk_));
         }
@@ -199,32 +203,32 @@ private:
     {
         uint32_t at = 0;
         inGrad_ = at;
-        at += chunk_ * sizeof(G);
+        at += chunk_ * kBytes<G>;
         inVar_ = at;
-        at += chunk_ * sizeof(P);
+        at += chunk_ * kBytes<P>;
         inM_ = at;
-        at += chunk_ * sizeof(S);
+        at += chunk_ * kBytes<S>;
         inV_ = at;
-        at += chunk_ * sizeof(S);
+        at += chunk_ * kBytes<S>;
         inS_ = at;
-        at += chunk_ * sizeof(S);
+        at += chunk_ * kBytes<S>;
         inMaxV_ = at;
-        at += options_.amsgrad ? chunk_ * sizeof(S) : 0U;
+        at += options_.amsgrad ? chunk_ * kBytes<S> : 0U;
         inBytes_ = at;
 
         at = 0;
         outVar_ = at;
-        at += chunk_ * sizeof(P);
+        at += chunk_ * kBytes<P>;
         outM_ = at;
-        at += chunk_ * sizeof(S);
+        at += chunk_ * kBytes<S>;
         outV_ = at;
-        at += chunk_ * sizeof(S);
+        at += chunk_ * kBytes<S>;
         outS_ = at;
-        at += chunk_ * sizeof(S);
+        at += chunk_ * kBytes<S>;
         outMaxV_ = at;
-        at += options_.amsgrad ? chunk_ * sizeof(S) : 0U;
+        at += options_.amsgrad ? chunk_ * kBytes<S> : 0U;
         outCopy_ = at;
-        at += HAS_COPY ? chunk_ * sizeof(CopyT) : 0U;
+        at += HAS_COPY ? chunk_ * kBytes<CopyT> : 0U;
         outBytes_ = at;
 
         const uint32_t stateSlots = options_.amsgrad ? 4U : 3U;
