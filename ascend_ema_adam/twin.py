@@ -6,6 +6,9 @@ per-core counters (GM bytes moved, vector instructions, UB use): the kernel-veri
 
 :func:`apply_fused_ema_adam_native` runs the same update with the native CPU kernel (one SIMD pass
 over memory on a thread pool), bit-identical to the twin; the torch op uses it on the CPU device.
+:func:`apply_fused_ema_adam_list_native` runs the list operator (ApplyFusedEmaAdamList: a whole
+parameter group, mixed precision, AMSGrad, maximize, grad_scale, found_inf) with the native kernel
+in one pool launch, bit-identical to :func:`golden.emulate_entry` per entry.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _twin
+from . import _twin, golden
 from ._dtypes import FLOAT_DTYPES, NUMPY_FLOAT_DTYPES
 from .golden import Hyper, dtype_name
 
@@ -107,6 +110,93 @@ def apply_fused_ema_adam_native(grad, var, m, v, s, step, hyper: Hyper = Hyper()
         kwargs["min_elems_per_thread"] = min_elems_per_thread
     return _twin.launch_native(_raw(grad), _raw(var), _raw(m), _raw(v), _raw(s), step,
                                *_hyper_args(grad, hyper), threads, isa, **kwargs)
+
+
+def _scalar_tensor(x, name: str):
+    """A one-element float32 array for an optional scalar tensor argument (None stays None)."""
+    if x is None:
+        return None
+    arr = np.ascontiguousarray(np.asarray(x, dtype=np.float32)).reshape(-1)
+    if arr.size != 1:
+        raise ValueError(f"{name} must have one element, got {arr.size}")
+    return arr
+
+
+def apply_fused_ema_adam_list_native(grads, vars, ms, vs, ss, step, hyper: Hyper = Hyper(), *,
+                                     max_vs=None, model_copies=None, grad_scale=None,
+                                     found_inf=None, maximize: bool = False, threads: int = 0,
+                                     isa: str = "", min_elems_per_thread: int | None = None
+                                     ) -> dict:
+    """Run ApplyFusedEmaAdamList with the native CPU kernel, in place on lists of numpy arrays.
+
+    Entry i is ``grads[i], vars[i], ms[i], vs[i], ss[i]`` (and ``max_vs[i]`` with AMSGrad,
+    ``model_copies[i]`` with fp32 master weights): one shape per entry, C-contiguous, dtypes by
+    the operator's contract (:func:`golden.check_entry_dtypes`), the same dtypes in every entry.
+    ``grad_scale`` and ``found_inf`` are one-element float32 arrays (or floats); a nonzero
+    ``found_inf`` writes nothing. ``threads``, ``isa`` and ``min_elems_per_thread`` as in
+    :func:`apply_fused_ema_adam_native`. Returns the instruction set and the threads used (0 when
+    nothing ran)."""
+    lists = {"grads": grads, "vars": vars, "ms": ms, "vs": vs, "ss": ss}
+    if max_vs is not None:
+        lists["max_vs"] = max_vs
+    if model_copies is not None:
+        lists["model_copies"] = model_copies
+    lists = {name: list(x) for name, x in lists.items()}
+    count = len(lists["grads"])
+    for name, entries in lists.items():
+        if len(entries) != count:
+            raise ValueError(f"{name} has {len(entries)} entries, grads has {count}")
+    dtypes = None
+    for i in range(count):
+        entry = {name: entries[i] for name, entries in lists.items()}
+        for name, a in entry.items():
+            if not isinstance(a, np.ndarray):
+                raise TypeError(f"{name}[{i}] must be a numpy array, got {type(a).__name__}")
+            if a.shape != entry["vars"].shape:
+                raise ValueError(f"{name}[{i}] has shape {list(a.shape)}, vars[{i}] has "
+                                 f"{list(entry['vars'].shape)}")
+            if not a.flags.c_contiguous:
+                raise ValueError(f"{name}[{i}] must be C-contiguous")
+            if name != "grads" and not a.flags.writeable:
+                raise ValueError(f"{name}[{i}] must be writeable (the kernel writes it)")
+        golden.check_entry_dtypes(entry["grads"], entry["vars"], entry["ms"], entry["vs"],
+                                  entry["ss"], entry.get("max_vs"), entry.get("model_copies"))
+        these = tuple(np.dtype(a.dtype) for a in entry.values())
+        if dtypes not in (None, these):
+            raise TypeError(f"entry {i} has dtypes {[str(d) for d in these]}, entry 0 "
+                            f"{[str(d) for d in dtypes]}: every tensor of a list has one dtype")
+        dtypes = these
+    step = np.asarray(step)
+    if step.dtype != np.int64 or step.size != 1:
+        raise TypeError(f"step must be an int64 array of one element, got {step.dtype}"
+                        f"{list(step.shape)}")
+    first = {name: entries[0] if count else None for name, entries in lists.items()}
+
+    def name_of(key, default="float32"):
+        return dtype_name(first[key].dtype) if count and first.get(key) is not None else default
+
+    kwargs = {}
+    if min_elems_per_thread is not None:
+        kwargs["min_elems_per_thread"] = min_elems_per_thread
+    raw = {name: [_raw(a) for a in entries] for name, entries in lists.items()}
+    return _twin.launch_native_list(
+        raw["grads"], raw["vars"], raw["ms"], raw["vs"], raw["ss"], raw.get("max_vs"),
+        raw.get("model_copies"), [a.size for a in lists["vars"]],
+        np.ascontiguousarray(step).reshape(-1), _scalar_tensor(grad_scale, "grad_scale"),
+        _scalar_tensor(found_inf, "found_inf"), name_of("vars"), name_of("ms"),
+        name_of("grads"), name_of("model_copies", "float16"), _attrs(hyper), maximize, threads,
+        isa, **kwargs)
+
+
+def native_list_chunks(numels, threads: int) -> list[tuple[int, int, int]]:
+    """The chunks ``(tensor, offset, count)`` the native list kernel hands out for entries of
+    these element counts on ``threads`` threads (one pool launch claims them all)."""
+    return _twin.native_list_chunks(list(numels), threads)
+
+
+def native_pool_launches() -> int:
+    """How many times the native kernels' thread pool has been launched in this process."""
+    return _twin.native_pool_launches()
 
 
 def cpu_kernel() -> dict:

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "apply_fused_ema_adam_list_native.h"
 #include "apply_fused_ema_adam_native.h"
 #include "apply_fused_ema_adam_tiling.h"
 #include "apply_fused_ema_adam_twin_run.h"
@@ -186,6 +187,93 @@ py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::b
     return out;
 }
 
+/** One list of buffers (entry i: numels[i] elements of `bytes` each), as pointers. */
+std::vector<void*> ListPtrs(const std::vector<py::buffer>& list, const char* name,
+                            const std::vector<uint64_t>& numels, uint32_t itemBytes, bool writable)
+{
+    if (list.size() != numels.size()) {
+        throw py::value_error(std::string(name) + " has " + std::to_string(list.size()) +
+                              " entries, grads has " + std::to_string(numels.size()));
+    }
+    std::vector<void*> ptrs;
+    for (size_t i = 0; i < list.size(); ++i) {
+        const std::string entry = std::string(name) + "[" + std::to_string(i) + "]";
+        ptrs.push_back(BufferPtr(list[i], entry.c_str(), numels[i] * itemBytes, writable));
+    }
+    return ptrs;
+}
+
+/** The native list kernel on lists of contiguous buffers, updated in place. */
+py::dict LaunchNativeList(const std::vector<py::buffer>& grads, const std::vector<py::buffer>& vars,
+                          const std::vector<py::buffer>& ms, const std::vector<py::buffer>& vs,
+                          const std::vector<py::buffer>& ss,
+                          const std::optional<std::vector<py::buffer>>& maxVs,
+                          const std::optional<std::vector<py::buffer>>& copies,
+                          const std::vector<uint64_t>& numels, const py::buffer& step,
+                          const std::optional<py::buffer>& gradScale,
+                          const std::optional<py::buffer>& foundInf, const std::string& param,
+                          const std::string& state, const std::string& grad,
+                          const std::string& copy, const aea::Attrs& attrs, bool maximize,
+                          uint32_t threads, const std::string& isa, uint64_t minElemsPerThread)
+{
+    aea::ListDtypes dtypes{};
+    dtypes.param = ParseDtype(param);
+    dtypes.state = ParseDtype(state);
+    dtypes.grad = ParseDtype(grad);
+    dtypes.hasCopy = copies.has_value();
+    dtypes.copy = copies ? ParseDtype(copy) : aea::DataType::kFloat16;
+    aea::ListOptions listOptions;
+    listOptions.maximize = maximize;
+    listOptions.amsgrad = maxVs.has_value();
+    listOptions.gradScale = gradScale.has_value();
+    listOptions.foundInf = foundInf.has_value();
+    const auto size = [](aea::DataType d) { return aea::DataTypeSize(d); };
+    const std::vector<void*> g = ListPtrs(grads, "grads", numels, size(dtypes.grad), false);
+    const std::vector<void*> p = ListPtrs(vars, "vars", numels, size(dtypes.param), true);
+    const std::vector<void*> m = ListPtrs(ms, "ms", numels, size(dtypes.state), true);
+    const std::vector<void*> v = ListPtrs(vs, "vs", numels, size(dtypes.state), true);
+    const std::vector<void*> s = ListPtrs(ss, "ss", numels, size(dtypes.state), true);
+    const std::vector<void*> mx =
+        maxVs ? ListPtrs(*maxVs, "max_vs", numels, size(dtypes.state), true) : std::vector<void*>{};
+    const std::vector<void*> c =
+        copies ? ListPtrs(*copies, "model_copies", numels, size(dtypes.copy), true)
+               : std::vector<void*>{};
+    aea::ApplyFusedEmaAdamListBuffers b{};
+    b.tensorNum = static_cast<uint32_t>(numels.size());
+    b.numels = numels.data();
+    b.grads = g.data();
+    b.vars = p.data();
+    b.ms = m.data();
+    b.vs = v.data();
+    b.ss = s.data();
+    b.maxVs = maxVs ? mx.data() : nullptr;
+    b.copies = copies ? c.data() : nullptr;
+    b.step = static_cast<const int64_t*>(BufferPtr(step, "step", sizeof(int64_t), false));
+    b.gradScale = gradScale ? static_cast<const float*>(
+                                  BufferPtr(*gradScale, "grad_scale", sizeof(float), false))
+                            : nullptr;
+    b.foundInf = foundInf ? static_cast<const float*>(
+                                BufferPtr(*foundInf, "found_inf", sizeof(float), false))
+                          : nullptr;
+    aea::NativeOptions options;
+    options.threads = threads;
+    options.minElemsPerThread = minElemsPerThread;
+    options.isa = isa.c_str();
+    uint32_t used = 0;
+    try {
+        const aea::ListTilingResult tiling =
+            aea::ComputeListTiling(numels, dtypes, attrs, listOptions, aea::CpuPlatform());
+        py::gil_scoped_release release;
+        used = aea::RunNativeList(tiling, b, options);
+    } catch (const std::invalid_argument& e) {
+        throw py::value_error(e.what());
+    }
+    py::dict out;
+    out["isa"] = isa.empty() ? std::string(aea::NativeIsa()) : isa;
+    out["threads"] = used;
+    return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_twin, mod)
@@ -263,6 +351,32 @@ PYBIND11_MODULE(_twin, mod)
             "Run the native CPU kernel on contiguous buffers, in place unless *_out are given; "
             "returns the tiling, the instruction set and the threads used.");
 
+    mod.def("launch_native_list", &LaunchNativeList, py::arg("grads"), py::arg("vars"),
+            py::arg("ms"), py::arg("vs"), py::arg("ss"), py::arg("max_vs"),
+            py::arg("model_copies"), py::arg("numels"), py::arg("step"), py::arg("grad_scale"),
+            py::arg("found_inf"), py::arg("param"), py::arg("state"), py::arg("grad"),
+            py::arg("copy"), py::arg("attrs"), py::arg("maximize"), py::arg("threads") = 0,
+            py::arg("isa") = "", py::arg("min_elems_per_thread") = aea::kNativeMinElemsPerThread,
+            "Run the native list kernel (ApplyFusedEmaAdamList) in place on lists of contiguous "
+            "buffers (max_vs, model_copies, grad_scale, found_inf: None when absent); returns "
+            "the instruction set and the threads used (0: nothing ran).");
+
+    mod.def("native_list_chunks",
+            [](const std::vector<uint64_t>& numels, uint32_t threads) {
+                py::list out;
+                for (const aea::NativeListChunk& c : aea::NativeListChunks(
+                         numels.data(), static_cast<uint32_t>(numels.size()), threads)) {
+                    out.append(py::make_tuple(c.tensor, c.offset, c.count));
+                }
+                return out;
+            },
+            py::arg("numels"), py::arg("threads"),
+            "The chunks (tensor, offset, count) the native list kernel hands out for these "
+            "element counts on `threads` threads.");
+
+    mod.def("native_pool_launches", [] { return aea::native::ThreadPool::Get().Launches(); },
+            "Launches of the native kernels' thread pool so far (one per parallel kernel call).");
+
     mod.def("native_bias_correction", [](float beta, int64_t step) {
         return aea::BiasCorrection(beta, step);
     }, py::arg("beta"), py::arg("step"),
@@ -273,10 +387,10 @@ PYBIND11_MODULE(_twin, mod)
         try {
             d["kernel"] = aea::SelectedCpuKernel() == aea::CpuKernel::kTwin ? "twin" : "native";
             d["threads"] = aea::NativeThreads();
+            d["isa"] = aea::NativeIsa();
         } catch (const std::invalid_argument& e) {
             throw py::value_error(e.what());
         }
-        d["isa"] = aea::NativeIsa();
         return d;
     }, "The CPU device's kernel as the environment selects it now: kernel ('native' or 'twin', "
        "from ASCEND_EMA_ADAM_CPU_KERNEL), the native kernel's instruction set and default threads "

@@ -38,11 +38,16 @@ constexpr uint32_t kIsaCount = 3;
 const char* IsaName(Isa isa);
 /** The widest instruction set this CPU runs (AVX-512 F/BW/VL + F16C, AVX2 + F16C, or portable). */
 Isa BestIsa();
-/** IsaName(BestIsa()). */
+/**
+ * The instruction set launches use by default: ASCEND_EMA_ADAM_ISA if set and not empty (read at
+ * every call: "avx2" measures the AVX2 loops on an AVX-512 machine), else IsaName(BestIsa()).
+ * Throws std::invalid_argument if the variable names no instruction set this CPU runs.
+ */
 const char* NativeIsa();
 /**
- * The instruction set named `name`: null or "" for BestIsa(), else a narrower one this CPU also
- * runs (tests run every instruction set this way). Throws std::invalid_argument otherwise.
+ * The instruction set named `name`: null or "" for NativeIsa(), else a narrower one than
+ * BestIsa() this CPU also runs (tests run every instruction set this way). Throws
+ * std::invalid_argument otherwise.
  */
 Isa ResolveIsa(const char* name);
 
@@ -51,10 +56,52 @@ Isa ResolveIsa(const char* name);
 constexpr uint64_t kNativeGrain = 64;
 
 /**
- * Runs body(begin, end) over [0, n) and returns the threads that took part. With more than one
- * thread, the elements are handed out in contiguous chunks (16 per thread, whole grains) from an
- * atomic counter: the caller starts at once, and a worker that wakes late takes fewer chunks
- * instead of holding everyone up. Small launches stay on the calling thread.
+ * Runs body(i) for every i in [0, chunks) and returns the threads that took part: the calling
+ * thread and up to threads - 1 pool workers claim the chunks from an atomic counter, so the
+ * caller starts at once and a worker that wakes late takes fewer chunks instead of holding
+ * everyone up. One pool launch (none with one thread or one chunk).
+ */
+template <class Body>
+uint32_t ParallelChunks(uint64_t chunks, uint32_t threads, const Body& body)
+{
+    if (threads <= 1U || chunks <= 1U) {
+        for (uint64_t i = 0; i < chunks; ++i) {
+            body(i);
+        }
+        return 1;
+    }
+    struct Ctx {
+        const Body* body;
+        uint64_t chunks;
+        std::atomic<uint64_t> next{0};
+    } ctx;
+    ctx.body = &body;
+    ctx.chunks = chunks;
+    const auto task = [](const void* p) {
+        Ctx& c = *static_cast<Ctx*>(const_cast<void*>(p));
+        for (uint64_t i = c.next.fetch_add(1, std::memory_order_relaxed); i < c.chunks;
+             i = c.next.fetch_add(1, std::memory_order_relaxed)) {
+            (*c.body)(i);
+        }
+    };
+    return native::ThreadPool::Get().Run(threads, task, &ctx);
+}
+
+/** Chunks per thread of a parallel launch: enough for a late worker to find work. */
+constexpr uint64_t kNativeChunksPerThread = 16;
+
+/** Elements per chunk when `n` elements are split for `threads` threads: whole grains. */
+inline uint64_t NativeChunkElems(uint64_t n, uint32_t threads)
+{
+    const uint64_t target = n / (threads * kNativeChunksPerThread);
+    const uint64_t chunk = (target + kNativeGrain - 1U) / kNativeGrain * kNativeGrain;
+    return chunk > kNativeGrain ? chunk : kNativeGrain;
+}
+
+/**
+ * Runs body(begin, end) over [0, n) and returns the threads that took part: with more than one
+ * thread, ParallelChunks over contiguous chunks (NativeChunkElems); small launches stay on the
+ * calling thread.
  */
 template <class Body>
 uint32_t Parallel(uint64_t n, uint32_t threads, const Body& body)
@@ -63,29 +110,11 @@ uint32_t Parallel(uint64_t n, uint32_t threads, const Body& body)
         body(0, n);  // no pool for launches that never need it
         return 1;
     }
-    constexpr uint64_t kChunksPerThread = 16;
-    struct Ctx {
-        const Body* body;
-        uint64_t n;
-        uint64_t chunk;
-        uint64_t chunks;
-        std::atomic<uint64_t> next{0};
-    } ctx;
-    ctx.body = &body;
-    ctx.n = n;
-    const uint64_t target = n / (threads * kChunksPerThread);
-    ctx.chunk = (target + kNativeGrain - 1U) / kNativeGrain * kNativeGrain;
-    ctx.chunk = ctx.chunk > kNativeGrain ? ctx.chunk : kNativeGrain;
-    ctx.chunks = (n + ctx.chunk - 1U) / ctx.chunk;
-    const auto task = [](const void* p) {
-        Ctx& c = *static_cast<Ctx*>(const_cast<void*>(p));
-        for (uint64_t i = c.next.fetch_add(1, std::memory_order_relaxed); i < c.chunks;
-             i = c.next.fetch_add(1, std::memory_order_relaxed)) {
-            const uint64_t end = (i + 1U) * c.chunk;
-            (*c.body)(i * c.chunk, end < c.n ? end : c.n);
-        }
-    };
-    return native::ThreadPool::Get().Run(threads, task, &ctx);
+    const uint64_t chunk = NativeChunkElems(n, threads);
+    return ParallelChunks((n + chunk - 1U) / chunk, threads, [&](uint64_t i) {
+        const uint64_t end = (i + 1U) * chunk;
+        body(i * chunk, end < n ? end : n);
+    });
 }
 
 /** How one launch of a native kernel runs (every op's native kernel takes it). */

@@ -111,6 +111,7 @@ ThreadPool::ThreadPool(uint32_t threads)
 
 uint32_t ThreadPool::Run(uint32_t threads, Task task, const void* ctx)
 {
+    launches_.fetch_add(1, std::memory_order_relaxed);
     const uint64_t limit = threads < MaxThreads() ? threads - 1U : MaxThreads() - 1U;
     std::unique_lock<std::mutex> run(runMutex_, std::try_to_lock);
     if (threads <= 1U || limit == 0 || !run.owns_lock()) {

@@ -42,6 +42,9 @@ public:
      */
     uint32_t Run(uint32_t threads, Task task, const void* ctx);
 
+    /** Calls of Run so far, by any thread (tests count a kernel's pool launches with it). */
+    uint64_t Launches() const { return launches_.load(std::memory_order_relaxed); }
+
     ThreadPool(const ThreadPool&) = delete;
     ThreadPool& operator=(const ThreadPool&) = delete;
 
@@ -61,6 +64,7 @@ private:
     // threads inside the launch, and the next Run cannot overwrite them before all have left.
     std::atomic<uint64_t> state_{0};
     std::atomic<uint32_t> joined_{0};  // workers that took part in the current launch
+    std::atomic<uint64_t> launches_{0};
     Task task_ = nullptr;
     const void* ctx_ = nullptr;
     std::vector<std::thread> workers_;
