@@ -34,6 +34,9 @@ public:
         const uint64_t total = prefix_.back();
         chunkElems_ = threads > 1U ? NativeChunkElems(total, threads) : (total > 0 ? total : 1U);
         chunks_ = (total + chunkElems_ - 1U) / chunkElems_;
+        if (chunks_ > 1U && Cut((chunks_ - 1U) * chunkElems_) == total) {
+            --chunks_;  // the last cut moved to the end: no empty chunk
+        }
     }
 
     uint64_t Total() const { return prefix_.back(); }
@@ -110,7 +113,9 @@ uint32_t RunNativeList(const ListTilingResult& tiling, const ApplyFusedEmaAdamLi
     const ApplyFusedEmaAdamListTilingData& t = tiling.data;
     const ListDtypes dtypes = ListDtypesOfKey(tiling.tilingKey);
     const bool amsgrad = t.amsgrad != 0U;
-    if ((amsgrad && b.maxVs == nullptr) || (dtypes.hasCopy && b.copies == nullptr) ||
+    const bool entries = b.tensorNum > 0;  // an empty list may come with null list arrays
+    if ((entries && amsgrad && b.maxVs == nullptr) ||
+        (entries && dtypes.hasCopy && b.copies == nullptr) ||
         (t.hasGradScale != 0U && b.gradScale == nullptr) ||
         (t.hasFoundInf != 0U && b.foundInf == nullptr) || t.tensorNum != b.tensorNum) {
         throw std::invalid_argument("native list kernel: the buffers do not match the tiling");

@@ -39,8 +39,9 @@ struct NativeListChunk {
  * The chunks RunNativeList hands out for entries of numels[0..tensorNum) elements on `threads`
  * threads, in order: the flat sequence of all elements cut about every NativeChunkElems(total,
  * threads) elements, each cut moved up to the next kNativeGrain boundary of its entry (or the
- * entry's end), so chunks are within one grain of each other and no two share a cache line of a
- * 64-B aligned tensor. One chunk for one thread; none without elements.
+ * entry's end), so chunks are within one grain of each other (the last may be shorter) and no
+ * two share a cache line of a 64-B aligned tensor. No empty chunk; one chunk for one thread;
+ * none without elements.
  */
 std::vector<NativeListChunk> NativeListChunks(const uint64_t* numels, uint32_t tensorNum,
                                               uint32_t threads);

@@ -291,6 +291,29 @@ def test_thread_count_from_environment(monkeypatch, rng):
             twin.apply_fused_ema_adam_native(*inputs, step, Hyper())
 
 
+def test_isa_from_environment(monkeypatch, rng):
+    """ASCEND_EMA_ADAM_ISA picks the default instruction set (read per call); a set this CPU does
+    not run is refused before anything is written."""
+    inputs = random_inputs(rng, (1000,), np.float32)
+    step = np.array([2], dtype=np.int64)
+    expected = golden.emulate_update(*inputs, step, Hyper())
+    for isa in ISAS:
+        monkeypatch.setenv("ASCEND_EMA_ADAM_ISA", isa)
+        assert twin.cpu_kernel()["isa"] == isa
+        grad, var, m, v, s = (x.copy() for x in inputs)
+        assert twin.apply_fused_ema_adam_native(grad, var, m, v, s, step)["isa"] == isa
+        assert_bit_exact((var, m, v, s), expected)
+    monkeypatch.setenv("ASCEND_EMA_ADAM_ISA", "sse9")
+    with pytest.raises(ValueError, match="ASCEND_EMA_ADAM_ISA: instruction set 'sse9'"):
+        twin.cpu_kernel()
+    grad, var, m, v, s = (x.copy() for x in inputs)
+    with pytest.raises(ValueError, match="ASCEND_EMA_ADAM_ISA: instruction set 'sse9'"):
+        twin.apply_fused_ema_adam_native(grad, var, m, v, s, step)
+    assert_bit_exact((var, m, v, s), inputs[1:], "the untouched inputs")
+    monkeypatch.setenv("ASCEND_EMA_ADAM_ISA", "")
+    assert twin.cpu_kernel()["isa"] == BEST_ISA
+
+
 def test_small_launches_stay_on_the_calling_thread(rng):
     inputs = [x.copy() for x in random_inputs(rng, (1000,), np.float32)]
     step = np.array([1], dtype=np.int64)
