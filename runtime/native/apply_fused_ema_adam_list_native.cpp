@@ -162,7 +162,8 @@ uint32_t RunNativeList(const ListTilingResult& tiling, const ApplyFusedEmaAdamLi
     }
     const uint32_t threads = NativeThreadsFor(total, options.threads, options.minElemsPerThread);
     const FlatChunks flat(b.numels, b.tensorNum, threads);
-    return ParallelChunks(flat.Count(), threads, [&](uint64_t i) {
+    return ParallelChunks(flat.Count(), threads, NativeWakes(total, options.minElemsPerThread),
+                          [&](uint64_t i) {
         const NativeListChunk c = flat.Chunk(i);
         loop(job, c.tensor, c.offset, c.count);
     });

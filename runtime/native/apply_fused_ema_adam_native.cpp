@@ -48,6 +48,7 @@ uint32_t RunNative(const TilingResult& tiling, const ApplyFusedEmaAdamBuffers& b
     std::memcpy(job.in, in, sizeof in);
     std::memcpy(job.out, out, sizeof out);
     return Parallel(n, NativeThreadsFor(n, options.threads, options.minElemsPerThread),
+                    NativeWakes(n, options.minElemsPerThread),
                     [&](uint64_t begin, uint64_t end) { loop(job, begin, end); });
 }
 

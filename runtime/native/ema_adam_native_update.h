@@ -200,10 +200,15 @@ inline void Step(const Consts<A>& c, const Streams<K>& t, uint64_t i, const Mem&
     }
 }
 
-/** Steps of the backend's widest unrolled packs per ISA: enough independent vectors in flight
- *  for the div/sqrt latency (measured, docs/PERFORMANCE.md). */
+/**
+ * Packs per step. More independent vectors per step did not help: the loop is bound by the
+ * floating-point pipes' throughput (div and sqrt share them with the eleven multiplies), not by
+ * the div/sqrt latency. Measured on Zen 4, fp32, 2^14 elements in cache, one thread: AVX2 6.10 us
+ * with 1 pack, 6.93 with 2, 7.59 with 4; AVX-512 5.93 / 6.16 / 6.61; llvm-mca's Zen 3 model
+ * agrees (11.0 cycles per 8 elements with 1, 12.4 with 2). Kept as a knob for other cores.
+ */
 template <class A>
-constexpr int kUnrollOf = A::kLanes == 1 ? 1 : 2;
+constexpr int kUnrollOf = 1;
 
 /**
  * Elements [begin, end) of one range: unrolled packs, then single packs, then the tail (masked
