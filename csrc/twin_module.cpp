@@ -143,6 +143,17 @@ aea::StreamProbe ParseProbe(const std::string& kind)
                           "'");
 }
 
+/** A native launch's options from the bindings' arguments (`isa` must outlive them). */
+aea::NativeOptions NativeOptionsOf(uint32_t threads, const std::string& isa,
+                                   uint64_t minElemsPerThread)
+{
+    aea::NativeOptions options;
+    options.threads = threads;
+    options.minElemsPerThread = minElemsPerThread;
+    options.isa = isa.c_str();
+    return options;
+}
+
 /** The native kernel on contiguous buffers: in place, or into the optional *_out buffers. */
 py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::buffer& m,
                       const py::buffer& v, const py::buffer& s, const py::buffer& step,
@@ -169,10 +180,7 @@ py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::b
     inOut(v, vOut, "v", "v_out", &b.v, &b.vOut);
     inOut(s, sOut, "s", "s_out", &b.s, &b.sOut);
 
-    aea::NativeOptions options;
-    options.threads = threads;
-    options.minElemsPerThread = minElemsPerThread;
-    options.isa = isa.c_str();
+    const aea::NativeOptions options = NativeOptionsOf(threads, isa, minElemsPerThread);
     uint32_t used = 0;
     try {
         py::gil_scoped_release release;
@@ -255,10 +263,7 @@ py::dict LaunchNativeList(const std::vector<py::buffer>& grads, const std::vecto
     b.foundInf = foundInf ? static_cast<const float*>(
                                 BufferPtr(*foundInf, "found_inf", sizeof(float), false))
                           : nullptr;
-    aea::NativeOptions options;
-    options.threads = threads;
-    options.minElemsPerThread = minElemsPerThread;
-    options.isa = isa.c_str();
+    const aea::NativeOptions options = NativeOptionsOf(threads, isa, minElemsPerThread);
     uint32_t used = 0;
     try {
         const aea::ListTilingResult tiling =
