@@ -89,13 +89,15 @@ def apply_fused_ema_adam(grad, var, m, v, s, step, hyper: Hyper = Hyper(), *,
 
 def apply_fused_ema_adam_native(grad, var, m, v, s, step, hyper: Hyper = Hyper(), *,
                                 threads: int = 0, isa: str = "", out=None,
-                                min_elems_per_thread: int | None = None) -> dict:
+                                min_elems_per_thread: int | None = None,
+                                streaming_bytes: int | None = None) -> dict:
     """Run one update with the native CPU kernel: in place, or, with ``out=(var, m, v, s)``, into
     those arrays (the inputs are then only read). Same array rules as
     :func:`apply_fused_ema_adam`. ``threads`` 0 uses :func:`cpu_kernel`'s default; ``isa``
     forces a narrower instruction set ("avx2", "generic") than the best one; smaller launches
-    than ``min_elems_per_thread`` per thread use fewer threads. Returns the tiling, the
-    instruction set and the threads used."""
+    than ``min_elems_per_thread`` per thread use fewer threads; launches moving at least
+    ``streaming_bytes`` bytes run the loops tuned for streaming from memory (0: always). Returns
+    the tiling, the instruction set and the threads used."""
     state = {"var": var, "m": m, "v": v, "s": s}
     if out is None:
         step = _checked(step, {"grad": grad}, state)
@@ -106,8 +108,7 @@ def apply_fused_ema_adam_native(grad, var, m, v, s, step, hyper: Hyper = Hyper()
         outputs = dict(zip(("var_out", "m_out", "v_out", "s_out"), out))
         step = _checked(step, {"grad": grad, **state}, outputs)
     kwargs = {name: _raw(a) for name, a in outputs.items()}
-    if min_elems_per_thread is not None:
-        kwargs["min_elems_per_thread"] = min_elems_per_thread
+    kwargs.update(_native_options(min_elems_per_thread, streaming_bytes))
     return _twin.launch_native(_raw(grad), _raw(var), _raw(m), _raw(v), _raw(s), step,
                                *_hyper_args(grad, hyper), threads, isa, **kwargs)
 
@@ -125,16 +126,16 @@ def _scalar_tensor(x, name: str):
 def apply_fused_ema_adam_list_native(grads, vars, ms, vs, ss, step, hyper: Hyper = Hyper(), *,
                                      max_vs=None, model_copies=None, grad_scale=None,
                                      found_inf=None, maximize: bool = False, threads: int = 0,
-                                     isa: str = "", min_elems_per_thread: int | None = None
-                                     ) -> dict:
+                                     isa: str = "", min_elems_per_thread: int | None = None,
+                                     streaming_bytes: int | None = None) -> dict:
     """Run ApplyFusedEmaAdamList with the native CPU kernel, in place on lists of numpy arrays.
 
     Entry i is ``grads[i], vars[i], ms[i], vs[i], ss[i]`` (and ``max_vs[i]`` with AMSGrad,
     ``model_copies[i]`` with fp32 master weights): one shape per entry, C-contiguous, dtypes by
     the operator's contract (:func:`golden.check_entry_dtypes`), the same dtypes in every entry.
     ``grad_scale`` and ``found_inf`` are one-element float32 arrays (or floats); a nonzero
-    ``found_inf`` writes nothing. ``threads``, ``isa`` and ``min_elems_per_thread`` as in
-    :func:`apply_fused_ema_adam_native`. Returns the instruction set and the threads used (0 when
+    ``found_inf`` writes nothing. ``threads``, ``isa``, ``min_elems_per_thread`` and
+    ``streaming_bytes`` as in :func:`apply_fused_ema_adam_native`. Returns the instruction set and the threads used (0 when
     nothing ran)."""
     lists = {"grads": grads, "vars": vars, "ms": ms, "vs": vs, "ss": ss}
     if max_vs is not None:
@@ -175,9 +176,7 @@ def apply_fused_ema_adam_list_native(grads, vars, ms, vs, ss, step, hyper: Hyper
     def name_of(key, default="float32"):
         return dtype_name(first[key].dtype) if count and first.get(key) is not None else default
 
-    kwargs = {}
-    if min_elems_per_thread is not None:
-        kwargs["min_elems_per_thread"] = min_elems_per_thread
+    kwargs = _native_options(min_elems_per_thread, streaming_bytes)
     raw = {name: [_raw(a) for a in entries] for name, entries in lists.items()}
     return _twin.launch_native_list(
         raw["grads"], raw["vars"], raw["ms"], raw["vs"], raw["ss"], raw.get("max_vs"),
@@ -197,6 +196,12 @@ def native_list_chunks(numels, threads: int) -> list[tuple[int, int, int]]:
 def native_pool_launches() -> int:
     """How many times the native kernels' thread pool has been launched in this process."""
     return _twin.native_pool_launches()
+
+
+def _native_options(min_elems_per_thread, streaming_bytes) -> dict:
+    """The native launch options given (the bindings' defaults otherwise)."""
+    options = {"min_elems_per_thread": min_elems_per_thread, "streaming_bytes": streaming_bytes}
+    return {name: value for name, value in options.items() if value is not None}
 
 
 def cpu_kernel() -> dict:

@@ -145,12 +145,13 @@ aea::StreamProbe ParseProbe(const std::string& kind)
 
 /** A native launch's options from the bindings' arguments (`isa` must outlive them). */
 aea::NativeOptions NativeOptionsOf(uint32_t threads, const std::string& isa,
-                                   uint64_t minElemsPerThread)
+                                   uint64_t minElemsPerThread, uint64_t streamingBytes)
 {
     aea::NativeOptions options;
     options.threads = threads;
     options.minElemsPerThread = minElemsPerThread;
     options.isa = isa.c_str();
+    options.streamingBytes = streamingBytes;
     return options;
 }
 
@@ -159,7 +160,8 @@ py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::b
                       const py::buffer& v, const py::buffer& s, const py::buffer& step,
                       uint64_t numel, const std::string& dtype, const aea::Attrs& attrs,
                       uint32_t threads, const std::string& isa,
-                      uint64_t minElemsPerThread, const std::optional<py::buffer>& varOut,
+                      uint64_t minElemsPerThread, uint64_t streamingBytes,
+                      const std::optional<py::buffer>& varOut,
                       const std::optional<py::buffer>& mOut, const std::optional<py::buffer>& vOut,
                       const std::optional<py::buffer>& sOut)
 {
@@ -180,7 +182,7 @@ py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::b
     inOut(v, vOut, "v", "v_out", &b.v, &b.vOut);
     inOut(s, sOut, "s", "s_out", &b.s, &b.sOut);
 
-    const aea::NativeOptions options = NativeOptionsOf(threads, isa, minElemsPerThread);
+    const aea::NativeOptions options = NativeOptionsOf(threads, isa, minElemsPerThread, streamingBytes);
     uint32_t used = 0;
     try {
         py::gil_scoped_release release;
@@ -222,7 +224,8 @@ py::dict LaunchNativeList(const std::vector<py::buffer>& grads, const std::vecto
                           const std::optional<py::buffer>& foundInf, const std::string& param,
                           const std::string& state, const std::string& grad,
                           const std::string& copy, const aea::Attrs& attrs, bool maximize,
-                          uint32_t threads, const std::string& isa, uint64_t minElemsPerThread)
+                          uint32_t threads, const std::string& isa, uint64_t minElemsPerThread,
+                          uint64_t streamingBytes)
 {
     aea::ListDtypes dtypes{};
     dtypes.param = ParseDtype(param);
@@ -263,7 +266,7 @@ py::dict LaunchNativeList(const std::vector<py::buffer>& grads, const std::vecto
     b.foundInf = foundInf ? static_cast<const float*>(
                                 BufferPtr(*foundInf, "found_inf", sizeof(float), false))
                           : nullptr;
-    const aea::NativeOptions options = NativeOptionsOf(threads, isa, minElemsPerThread);
+    const aea::NativeOptions options = NativeOptionsOf(threads, isa, minElemsPerThread, streamingBytes);
     uint32_t used = 0;
     try {
         const aea::ListTilingResult tiling =
@@ -351,6 +354,7 @@ PYBIND11_MODULE(_twin, mod)
             py::arg("v"), py::arg("s"), py::arg("step"), py::arg("numel"), py::arg("dtype"),
             py::arg("attrs"), py::arg("threads") = 0, py::arg("isa") = "",
             py::arg("min_elems_per_thread") = aea::kNativeMinElemsPerThread,
+            py::arg("streaming_bytes") = aea::kNativeStreamingBytes,
             py::arg("var_out") = py::none(), py::arg("m_out") = py::none(),
             py::arg("v_out") = py::none(), py::arg("s_out") = py::none(),
             "Run the native CPU kernel on contiguous buffers, in place unless *_out are given; "
@@ -362,6 +366,7 @@ PYBIND11_MODULE(_twin, mod)
             py::arg("found_inf"), py::arg("param"), py::arg("state"), py::arg("grad"),
             py::arg("copy"), py::arg("attrs"), py::arg("maximize"), py::arg("threads") = 0,
             py::arg("isa") = "", py::arg("min_elems_per_thread") = aea::kNativeMinElemsPerThread,
+            py::arg("streaming_bytes") = aea::kNativeStreamingBytes,
             "Run the native list kernel (ApplyFusedEmaAdamList) in place on lists of contiguous "
             "buffers (max_vs, model_copies, grad_scale, found_inf: None when absent); returns "
             "the instruction set and the threads used (0: nothing ran).");

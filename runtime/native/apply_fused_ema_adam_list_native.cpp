@@ -89,6 +89,15 @@ native::ApplyFusedEmaAdamListLoop LoopFor(Isa isa, const native::ListLoopShape& 
     return loop;
 }
 
+/** Bytes one element of every entry moves: grad, var and the state read; var, the state and the
+ *  model copy written. */
+uint64_t BytesPerElement(const ListDtypes& d, bool amsgrad)
+{
+    const uint64_t states = amsgrad ? 4U : 3U;
+    return DataTypeSize(d.grad) + 2U * DataTypeSize(d.param) + 2U * states * DataTypeSize(d.state) +
+           (d.hasCopy ? DataTypeSize(d.copy) : 0U);
+}
+
 /** Prologue codes of native::Prologue (ema_adam_native_update.h). */
 constexpr uint32_t kPrologueNone = 0;
 constexpr uint32_t kPrologueNegate = 1;
@@ -131,6 +140,11 @@ uint32_t RunNativeList(const ListTilingResult& tiling, const ApplyFusedEmaAdamLi
     shape.prologue = t.hasGradScale != 0U ? kPrologueDivide
                      : t.maximize != 0U   ? kPrologueNegate
                                           : kPrologueNone;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < b.tensorNum; ++i) {
+        total += b.numels[i];
+    }
+    shape.streaming = total * BytesPerElement(dtypes, amsgrad) >= options.streamingBytes;
     const native::ApplyFusedEmaAdamListLoop loop = LoopFor(ResolveIsa(options.isa), shape);
 
     // found_inf first: nonzero (NaN included) means no other read and no write at all.
@@ -153,10 +167,6 @@ uint32_t RunNativeList(const ListTilingResult& tiling, const ApplyFusedEmaAdamLi
     job.maxVs = b.maxVs;
     job.copies = b.copies;
 
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < b.tensorNum; ++i) {
-        total += b.numels[i];
-    }
     if (total == 0) {
         return 0;
     }

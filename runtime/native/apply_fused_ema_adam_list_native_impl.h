@@ -3,7 +3,7 @@
  * @brief ApplyFusedEmaAdamList's native loops: a chunk of the launch's flat element sequence,
  *        entry by entry, through the shared update (ema_adam_native_update.h); and the choice of
  *        the instantiation for a launch's shape (the operator's 13 dtype combinations x mode x
- *        gradient prologue x AMSGrad). Instantiated by each ISA translation unit
+ *        gradient prologue x AMSGrad x streaming or cache-resident). Instantiated by each ISA translation unit
  *        (apply_fused_ema_adam_list_native_<isa>.cpp). Internal linkage only (see native_simd.h).
  */
 #ifndef ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM_LIST_NATIVE_IMPL_H
@@ -18,7 +18,7 @@ namespace ascend_ema_adam::native {
 namespace {
 
 /** `count` elements from (tensor, offset) on; an entry's range is one VectorLoop, in place. */
-template <class A, class K>
+template <class A, class K, int kUnroll>
 void RunChunk(const ApplyFusedEmaAdamListJob& job, uint32_t tensor, uint64_t offset,
               uint64_t count)
 {
@@ -40,25 +40,36 @@ void RunChunk(const ApplyFusedEmaAdamListJob& job, uint32_t tensor, uint64_t off
         C* const copy = K::kHasCopy ? static_cast<C*>(job.copies[tensor]) : nullptr;
         const Streams<K> t{static_cast<const G*>(job.grads[tensor]), p, m, v, s, maxV,
                            p, m, v, s, maxV, copy};
-        VectorLoop<A>(job.k, job.gradDivisor, t, offset, offset + take);
+        VectorLoop<A, K, kUnroll>(job.k, job.gradDivisor, t, offset, offset + take);
         count -= take;
     }
 }
 
-template <class A, class G, class P, class S, class C, uint32_t kMode, Prologue kPro>
-ApplyFusedEmaAdamListLoop PickAmsgrad(bool amsgrad)
+template <class A, class K>
+ApplyFusedEmaAdamListLoop PickUnroll(bool streaming)
 {
-    return amsgrad ? &RunChunk<A, Kind<G, P, S, C, kMode, kPro, true>>
-                   : &RunChunk<A, Kind<G, P, S, C, kMode, kPro, false>>;
+    if constexpr (UnrollFor<A>(true) > 1) {
+        if (streaming) {
+            return &RunChunk<A, K, UnrollFor<A>(true)>;
+        }
+    }
+    return &RunChunk<A, K, 1>;
+}
+
+template <class A, class G, class P, class S, class C, uint32_t kMode, Prologue kPro>
+ApplyFusedEmaAdamListLoop PickAmsgrad(const ListLoopShape& shape)
+{
+    return shape.amsgrad ? PickUnroll<A, Kind<G, P, S, C, kMode, kPro, true>>(shape.streaming)
+                         : PickUnroll<A, Kind<G, P, S, C, kMode, kPro, false>>(shape.streaming);
 }
 
 template <class A, class G, class P, class S, class C, uint32_t kMode>
 ApplyFusedEmaAdamListLoop PickPrologue(const ListLoopShape& shape)
 {
     switch (static_cast<Prologue>(shape.prologue)) {
-        case Prologue::kNone: return PickAmsgrad<A, G, P, S, C, kMode, Prologue::kNone>(shape.amsgrad);
-        case Prologue::kNegate: return PickAmsgrad<A, G, P, S, C, kMode, Prologue::kNegate>(shape.amsgrad);
-        case Prologue::kDivide: return PickAmsgrad<A, G, P, S, C, kMode, Prologue::kDivide>(shape.amsgrad);
+        case Prologue::kNone: return PickAmsgrad<A, G, P, S, C, kMode, Prologue::kNone>(shape);
+        case Prologue::kNegate: return PickAmsgrad<A, G, P, S, C, kMode, Prologue::kNegate>(shape);
+        case Prologue::kDivide: return PickAmsgrad<A, G, P, S, C, kMode, Prologue::kDivide>(shape);
     }
     return nullptr;
 }

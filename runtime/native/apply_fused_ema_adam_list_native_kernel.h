@@ -25,6 +25,7 @@ struct ListLoopShape {
     uint32_t mode;         // 0: Adam + L2; 1: AdamW
     uint32_t prologue;     // native::Prologue: 0 none, 1 negate, 2 divide by gradDivisor
     bool amsgrad;          // max_vs given
+    bool streaming;        // the launch's data comes from memory, not the caches (NativeOptions::streamingBytes)
 };
 
 /** One launch: every entry updated in place (entry i has numels[i] elements in every list). */

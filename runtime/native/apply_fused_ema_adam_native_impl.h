@@ -28,7 +28,11 @@ inline void UpdateMode(const ApplyFusedEmaAdamJob& job, uint64_t begin, uint64_t
         static_cast<const T*>(job.in[4]), nullptr, static_cast<T*>(job.out[0]),
         static_cast<T*>(job.out[1]),     static_cast<T*>(job.out[2]),
         static_cast<T*>(job.out[3]),     nullptr, nullptr};
-    VectorLoop<A>(job.k, 1.0f, t, begin, end);
+    if (job.streaming && UnrollFor<A>(true) > 1) {
+        VectorLoop<A, SingleKind<T, kMode>, UnrollFor<A>(true)>(job.k, 1.0f, t, begin, end);
+    } else {
+        VectorLoop<A, SingleKind<T, kMode>, 1>(job.k, 1.0f, t, begin, end);
+    }
 }
 
 template <class A, class T>

@@ -201,25 +201,34 @@ inline void Step(const Consts<A>& c, const Streams<K>& t, uint64_t i, const Mem&
 }
 
 /**
- * Packs per step. More independent vectors per step did not help: the loop is bound by the
- * floating-point pipes' throughput (div and sqrt share them with the eleven multiplies), not by
- * the div/sqrt latency. Measured on Zen 4, fp32, 2^14 elements in cache, one thread: AVX2 6.10 us
- * with 1 pack, 6.93 with 2, 7.59 with 4; AVX-512 5.93 / 6.16 / 6.61; llvm-mca's Zen 3 model
- * agrees (11.0 cycles per 8 elements with 1, 12.4 with 2). Kept as a knob for other cores.
+ * Packs per step of a streaming launch (kStreamingUnroll; 1 for launches the caches hold). Whether
+ * more independent vectors per step help depends on where the data is. In the caches the loop is
+ * bound by the floating-point pipes' throughput (div and sqrt share them with the eleven
+ * multiplies), not by the div/sqrt latency, and unrolling only adds register spills: fp32, 2^14
+ * elements, one thread on Zen 4, AVX2 6.10 us with 1 pack, 6.93 with 2, 7.59 with 4 (AVX-512
+ * 5.93 / 6.16 / 6.61; llvm-mca's Zen 3 model agrees: 11.0 cycles per 8 elements with 1, 12.4 with
+ * 2). From memory, fewer micro-ops per byte keep more loads in flight: 16.8M elements, 2 threads,
+ * AVX2 34.4 ms with 1 pack, 28.0 with 2, 28.0 with 4 (AVX-512 25.2 / 23.2 / 22.9), the same
+ * ordering in every run (docs/PERFORMANCE.md).
  */
+constexpr int kStreamingUnroll = 2;
+
+/** kUnroll for backend A: the portable backend's one-element steps are never unrolled. */
 template <class A>
-constexpr int kUnrollOf = 1;
+constexpr int UnrollFor(bool streaming)
+{
+    return A::kLanes > 1 && streaming ? kStreamingUnroll : 1;
+}
 
 /**
- * Elements [begin, end) of one range: unrolled packs, then single packs, then the tail (masked
- * vectors if the backend can, else the portable backend one element at a time).
+ * Elements [begin, end) of one range: packs of kUnroll policy loads, then single ones, then the
+ * tail (masked vectors if the backend can, else the portable backend one element at a time).
  */
-template <class A, class K>
+template <class A, class K, int kUnroll>
 inline void VectorLoop(const UpdateScalars& k, float gradDivisor, const Streams<K>& t,
                        uint64_t begin, uint64_t end)
 {
     using Lead = typename K::Param;
-    constexpr int kUnroll = kUnrollOf<A>;
     const Consts<A> c(k, gradDivisor);
     uint64_t i = begin;
     const auto packs = [&](auto mem) {

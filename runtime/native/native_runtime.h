@@ -70,6 +70,9 @@ inline bool NativeWakes(uint64_t n, uint64_t minElemsPerThread)
     return n >= kNativeWakeFactor * minElemsPerThread;
 }
 
+/** Launches moving at least this many bytes stream from memory (more than a server L3 holds). */
+constexpr uint64_t kNativeStreamingBytes = uint64_t{32} << 20;
+
 /**
  * Runs body(i) for every i in [0, chunks) and returns the threads that took part. Thread slot s
  * (0: the caller, s: pool worker s - 1) owns the s-th of `threads` contiguous ranges of chunks
@@ -155,6 +158,7 @@ struct NativeOptions {
     uint32_t threads = 0;  // 0: NativeThreads()
     uint64_t minElemsPerThread = kNativeMinElemsPerThread;  // smaller launches use fewer threads
     const char* isa = nullptr;  // nullptr: NativeIsa(); else a narrower one the CPU supports
+    uint64_t streamingBytes = kNativeStreamingBytes;  // launches moving as many bytes stream
 };
 
 }  // namespace ascend_ema_adam

@@ -72,6 +72,18 @@ def test_sweep_sizes(rng, isa, dtype, mode, bias, size):
     assert_cann_precision(actual, golden.reference_update(*inputs, step_arr, hyper))
 
 
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("mode", [0, 1], ids=["l2", "adamw"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("isa", ISAS)
+def test_sweep_sizes_streaming_loops(rng, isa, dtype, mode, size):
+    """The loops for launches that stream from memory (unrolled), forced on small sizes so every
+    tail and range boundary goes through them too."""
+    hyper = Hyper(lr=1e-3, ema_decay=0.999, mode=mode, bias_correction=True, weight_decay=0.01)
+    check(random_inputs(rng, (size,), dtype), 10, hyper, with_twin=False, isa=isa, threads=2,
+          min_elems_per_thread=1, streaming_bytes=0)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("mode", [0, 1], ids=["l2", "adamw"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)

@@ -90,17 +90,20 @@ def assert_lists_equal(actual, expected, what="golden.emulate_entry"):
 @pytest.mark.parametrize("isa", ISAS)
 def test_sweep(rng, isa, combo, amsgrad, maximize, grad_scale, mode, found_inf):
     """Two threads, chunks as small as one grain: cuts fall inside entries and chunks span
-    several entries."""
+    several entries; the loops for cache-resident and for streaming launches alike."""
     lists = make_entries(rng, SIZES, combo, amsgrad)
     if grad_scale is not None:  # scaled gradients, as a loss scaler produces them
         lists["grads"] = [(g.astype(np.float32) * grad_scale).astype(g.dtype)
                           for g in lists["grads"]]
     hyper = Hyper(lr=1e-3, ema_decay=0.99, mode=mode, weight_decay=0.01)
     extras = Extras(maximize=maximize, grad_scale=grad_scale, found_inf=found_inf)
-    actual, result = run_list(lists, 10, hyper, extras, isa=isa, threads=2,
-                              min_elems_per_thread=1)
-    assert result["isa"] == isa and 1 <= result["threads"] <= min(2, CPUS)
-    assert_lists_equal(actual, expected_lists(lists, 10, hyper, extras))
+    expected = expected_lists(lists, 10, hyper, extras)
+    for streaming_bytes in (None, 0):
+        actual, result = run_list(lists, 10, hyper, extras, isa=isa, threads=2,
+                                  min_elems_per_thread=1, streaming_bytes=streaming_bytes)
+        assert result["isa"] == isa and 1 <= result["threads"] <= min(2, CPUS)
+        assert_lists_equal(actual, expected, f"golden.emulate_entry (streaming_bytes "
+                                             f"{streaming_bytes})")
 
 
 def test_contract_has_thirteen_combinations():
@@ -134,8 +137,11 @@ def test_nan_inf_injection(rng, isa, combo, target, special):
         entry[hit] = special
     hyper = Hyper(mode=0, weight_decay=0.02, ema_decay=0.9)
     extras = Extras(maximize=True, grad_scale=2.0)
-    actual, _ = run_list(lists, 5, hyper, extras, isa=isa, threads=2, min_elems_per_thread=1)
-    assert_lists_equal(actual, expected_lists(lists, 5, hyper, extras))
+    expected = expected_lists(lists, 5, hyper, extras)
+    for streaming_bytes in (None, 0):
+        actual, _ = run_list(lists, 5, hyper, extras, isa=isa, threads=2, min_elems_per_thread=1,
+                             streaming_bytes=streaming_bytes)
+        assert_lists_equal(actual, expected)
 
 
 @pytest.mark.parametrize("scale", [0.0, -4.0, np.inf, np.nan, 1e-40, 3e38],
@@ -350,16 +356,16 @@ def test_gpt2_chunks_span_entries():
        beta1=st.floats(0.0, 0.99999), beta2=st.floats(0.0, 0.99999),
        eps=st.floats(0.0, 1e-2), wd=st.floats(0.0, 1.0),
        isa=st.sampled_from(ISAS), threads=st.integers(1, 3),
-       min_elems=st.sampled_from([1, 64, 1000]))
+       min_elems=st.sampled_from([1, 64, 1000]), streaming=st.booleans())
 def test_property_bit_exact(data, sizes, combo, amsgrad, maximize, grad_scale, mode, bias, step,
-                            lr, decay, beta1, beta2, eps, wd, isa, threads, min_elems):
+                            lr, decay, beta1, beta2, eps, wd, isa, threads, min_elems, streaming):
     r = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
     lists = make_entries(r, sizes, combo, amsgrad)
     hyper = Hyper(lr=lr, ema_decay=decay, beta1=beta1, beta2=beta2, eps=eps, mode=mode,
                   bias_correction=bias, weight_decay=wd)
     extras = Extras(maximize=maximize, grad_scale=grad_scale)
     actual, _ = run_list(lists, step, hyper, extras, isa=isa, threads=threads,
-                         min_elems_per_thread=min_elems)
+                         min_elems_per_thread=min_elems, streaming_bytes=0 if streaming else None)
     assert_lists_equal(actual, expected_lists(lists, step, hyper, extras))
 
 
