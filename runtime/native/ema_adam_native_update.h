@@ -201,17 +201,33 @@ inline void Step(const Consts<A>& c, const Streams<K>& t, uint64_t i, const Mem&
 }
 
 /**
- * Packs per step of a streaming launch (kStreamingUnroll; 1 for launches the caches hold). Whether
- * more independent vectors per step help depends on where the data is. In the caches the loop is
- * bound by the floating-point pipes' throughput (div and sqrt share them with the eleven
- * multiplies), not by the div/sqrt latency, and unrolling only adds register spills: fp32, 2^14
- * elements, one thread on Zen 4, AVX2 6.10 us with 1 pack, 6.93 with 2, 7.59 with 4 (AVX-512
- * 5.93 / 6.16 / 6.61; llvm-mca's Zen 3 model agrees: 11.0 cycles per 8 elements with 1, 12.4 with
- * 2). From memory, fewer micro-ops per byte keep more loads in flight: 16.8M elements, 2 threads,
- * AVX2 34.4 ms with 1 pack, 28.0 with 2, 28.0 with 4 (AVX-512 25.2 / 23.2 / 22.9), the same
- * ordering in every run (docs/PERFORMANCE.md).
+ * Packs per step of a streaming launch (1 for launches the caches hold). In the caches the loop
+ * is bound by the floating-point pipes' throughput (div and sqrt share them with the eleven
+ * multiplies), not by the div/sqrt latency, and more packs per step only add register spills:
+ * fp32, 2^14 elements, one thread on Zen 4, AVX2 5.77 us with 1 pack, 6.50 with 2, 6.99 with 4
+ * (llvm-mca's Zen 3 model agrees: 11.0 vs 12.4 cycles per 8 elements). From memory, fewer
+ * micro-ops per byte keep more loads in flight: 16.8M elements, AVX2 5-27 % faster with 2 packs
+ * than with 1 in each of five interleaved runs, 4 packs no better (docs/PERFORMANCE.md).
  */
 constexpr int kStreamingUnroll = 2;
+
+/** Asks for the inputs' lines at element i into L2 (prefetcht1), for backends whose streaming
+ *  loops keep too few loads in flight on their own (A::kStreamingPrefetch). Prefetches never
+ *  fault: past the end of a tensor they are dropped. */
+template <class K>
+inline void PrefetchInputs(const Streams<K>& t, uint64_t i)
+{
+    constexpr int kRead = 0;
+    constexpr int kL2 = 2;
+    __builtin_prefetch(t.g + i, kRead, kL2);
+    __builtin_prefetch(t.p + i, kRead, kL2);
+    __builtin_prefetch(t.m + i, kRead, kL2);
+    __builtin_prefetch(t.v + i, kRead, kL2);
+    __builtin_prefetch(t.s + i, kRead, kL2);
+    if constexpr (K::kAmsgrad) {
+        __builtin_prefetch(t.maxV + i, kRead, kL2);
+    }
+}
 
 /** kUnroll for backend A: the portable backend's one-element steps are never unrolled. */
 template <class A>
@@ -234,6 +250,9 @@ inline void VectorLoop(const UpdateScalars& k, float gradDivisor, const Streams<
     const auto packs = [&](auto mem) {
         using Mem = decltype(mem);
         for (; i + Mem::kElems <= end; i += Mem::kElems) {
+            if constexpr (kUnroll > 1 && A::kStreamingPrefetch > 0) {
+                PrefetchInputs(t, i + A::kStreamingPrefetch);
+            }
             Step<A, K>(c, t, i, mem);
         }
     };

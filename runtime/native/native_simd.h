@@ -11,7 +11,9 @@
  * types uses, since all of one step's loads must agree on the lanes) and, if kMaskedTail, Part
  * (n <= kLanes elements, any T, in order). Full may assign elements to lanes in any order, as long
  * as Store inverts Load's order (the kernels are elementwise). Narrowing rounds to nearest even;
- * widening is exact. native_simd_avx2.h and native_simd_avx512.h hold the x86 backends.
+ * widening is exact. kStreamingPrefetch: how many elements ahead the loops of streaming launches
+ * prefetch their inputs into L2 (0: not at all). native_simd_avx2.h and native_simd_avx512.h
+ * hold the x86 backends.
  *
  * Everything here has internal linkage and uses only compiler builtins (no inline library
  * functions): each ISA translation unit compiles its own copy with its own instruction set, and
@@ -47,6 +49,7 @@ struct Scalar {
     using V = float;
     static constexpr uint64_t kLanes = 1;
     static constexpr bool kMaskedTail = false;
+    static constexpr uint64_t kStreamingPrefetch = 0;
     static V Set1(float x) { return x; }
     static V Add(V a, V b) { return a + b; }
     static V Sub(V a, V b) { return a - b; }

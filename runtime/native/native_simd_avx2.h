@@ -23,6 +23,10 @@ struct Avx2 {
     using V = __m256;
     static constexpr uint64_t kLanes = 8;
     static constexpr bool kMaskedTail = false;
+    // 16.8M fp32 elements, 2 threads, Zen 4: 11-26 % faster with 256-768 elements (512 chosen)
+    // into L2 than without, in each of three interleaved runs; into L1 slower. 8-lane loops keep
+    // half the bytes of the 16-lane ones in flight per micro-op.
+    static constexpr uint64_t kStreamingPrefetch = 512;
     static V Set1(float x) { return _mm256_set1_ps(x); }
     static V Add(V a, V b) { return _mm256_add_ps(a, b); }
     static V Sub(V a, V b) { return _mm256_sub_ps(a, b); }
