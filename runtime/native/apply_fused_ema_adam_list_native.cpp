@@ -147,7 +147,7 @@ uint32_t RunNativeList(const ListTilingResult& tiling, const ApplyFusedEmaAdamLi
     shape.streaming = total * BytesPerElement(dtypes, amsgrad) >= options.streamingBytes;
     const native::ApplyFusedEmaAdamListLoop loop = LoopFor(ResolveIsa(options.isa), shape);
 
-    // found_inf first: nonzero (NaN included) means no other read and no write at all.
+    // found_inf before any other tensor: nonzero (NaN included) means no read and no write more.
     if (t.hasFoundInf != 0U && !(*b.foundInf == 0.0f)) {
         return 0;
     }
