@@ -255,10 +255,16 @@ def output_dir(out_dir: str, out=sys.stdout) -> Path:
     return path
 
 
-def run(quick: bool = False, out_dir: str = BENCH_OUT,
-        threads: list[int] | None = None, repeats: int | None = None, seed: int = 0,
-        out=sys.stdout) -> dict:
+def run(quick: bool = False, out_dir: str = BENCH_OUT, threads: list[int] | None = None,
+        repeats: int | None = None, seed: int = 0, out=sys.stdout, isa: str | None = None,
+        only: list[str] | None = None) -> dict:
+    """``isa`` forces the native kernel's instruction set (ASCEND_EMA_ADAM_ISA, e.g. "avx2" on
+    an AVX-512 machine); ``only`` keeps the cases whose name contains one of its strings."""
     import torch
+
+    if isa:
+        os.environ["ASCEND_EMA_ADAM_ISA"] = isa
+        twin.cpu_kernel()  # an instruction set this CPU does not run fails here, not mid-run
 
     cpus = len(os.sched_getaffinity(0))
     threads = threads or sorted({1, cpus})
@@ -281,7 +287,8 @@ def run(quick: bool = False, out_dir: str = BENCH_OUT,
 
     results = []
     print(HEADER, file=out)
-    for case in cases(quick):
+    selected = [c for c in cases(quick) if not only or any(name in c.name for name in only)]
+    for case in selected:
         state = State(case, torch, seed)
         for t in threads:
             torch.set_num_threads(t)  # torch and DeepSpeed (one OpenMP runtime)
@@ -293,8 +300,8 @@ def run(quick: bool = False, out_dir: str = BENCH_OUT,
             _print_row(results[-1], out)
             del fns
         del state
-    traffic = {c.name: gm_traffic(c) for c in cases(quick)}
-    model = {c.name: npu_model(c) for c in cases(quick)}
+    traffic = {c.name: gm_traffic(c) for c in selected}
+    model = {c.name: npu_model(c) for c in selected}
     overhead = _op_overhead(torch)
     env["load_average_end"] = os.getloadavg()
     report = {"environment": env, "results": results, "gm_traffic": traffic, "npu_model": model,
@@ -471,9 +478,9 @@ def _cpu_name() -> str:
     return platform.processor() or "unknown"
 
 
-def main(quick: bool = False, out_dir: str = BENCH_OUT,
-         threads: list[int] | None = None, repeats: int | None = None) -> int:
+def main(quick: bool = False, out_dir: str = BENCH_OUT, threads: list[int] | None = None,
+         repeats: int | None = None, isa: str | None = None, only: list[str] | None = None) -> int:
     """Runs the benchmark; 0 once the report is written (missed targets are reported, not an
     error: timings depend on the machine and on what else runs on it)."""
-    run(quick=quick, out_dir=out_dir, threads=threads, repeats=repeats)
+    run(quick=quick, out_dir=out_dir, threads=threads, repeats=repeats, isa=isa, only=only)
     return 0
