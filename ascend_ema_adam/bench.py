@@ -263,10 +263,16 @@ def output_dir(out_dir: str, out=sys.stdout) -> Path:
     return path
 
 
-def run(quick: bool = False, out_dir: str = BENCH_OUT,
-        threads: list[int] | None = None, repeats: int | None = None, seed: int = 0,
-        out=sys.stdout) -> dict:
+def run(quick: bool = False, out_dir: str = BENCH_OUT, threads: list[int] | None = None,
+        repeats: int | None = None, seed: int = 0, out=sys.stdout, isa: str | None = None,
+        only: list[str] | None = None) -> dict:
+    """``isa`` forces the native kernel's instruction set (ASCEND_EMA_ADAM_ISA, e.g. "avx2" on
+    an AVX-512 machine); ``only`` keeps the cases whose name contains one of its strings."""
     import torch
+
+    if isa:
+        os.environ["ASCEND_EMA_ADAM_ISA"] = isa
+        twin.cpu_kernel()  # an instruction set this CPU does not run fails here, not mid-run
 
     cpus = len(os.sched_getaffinity(0))
     threads = threads or sorted({1, cpus})
@@ -289,7 +295,8 @@ def run(quick: bool = False, out_dir: str = BENCH_OUT,
 
     results = []
     print(HEADER, file=out)
-    for case in cases(quick):
+    selected = [c for c in cases(quick) if not only or any(name in c.name for name in only)]
+    for case in selected:
         state = State(case, torch, seed)
         for t in threads:
             torch.set_num_threads(t)  # torch and DeepSpeed (one OpenMP runtime)
@@ -301,14 +308,14 @@ def run(quick: bool = False, out_dir: str = BENCH_OUT,
             _print_row(results[-1], out)
             del fns
         del state
-    traffic = {c.name: gm_traffic(c) for c in cases(quick)}
-    model = {c.name: npu_model(c) for c in cases(quick)}
+    traffic = {c.name: gm_traffic(c) for c in selected}
+    model = {c.name: npu_model(c) for c in selected}
     overhead = _op_overhead(torch)
     env["load_average_end"] = os.getloadavg()
     report = {"environment": env, "results": results, "gm_traffic": traffic, "npu_model": model,
               "op_overhead_us": overhead, "targets": _targets(results, overhead, cpus)}
     _print_summary(report, out)
-    report["optimizer_steps"] = optimizer_steps(torch, deepspeed_cls, quick, seed, out)
+    report["optimizer_steps"] = optimizer_steps(torch, deepspeed_cls, quick, seed, only, out)
     env["load_average_after_steps"] = os.getloadavg()
     print(f"load average after the optimizer steps {env['load_average_after_steps'][0]:.2f}",
           file=out)
@@ -505,8 +512,8 @@ class StepCase:
 
 
 def step_cases() -> list[StepCase]:
-    return [StepCase("2048x2K float32", tuple([(2048,)] * 2048)),
-            StepCase("GPT-2-small float32", tuple(gpt2_small_shapes()))]
+    return [StepCase("step 2048x2K float32", tuple([(2048,)] * 2048)),
+            StepCase("step GPT-2-small float32", tuple(gpt2_small_shapes()))]
 
 
 def step_implementations(case: StepCase, torch, deepspeed_cls, seed: int) -> dict:
@@ -601,16 +608,20 @@ def host_overhead(torch, count: int = 2048) -> dict:
                for name, t in timings.items()}}
 
 
-def optimizer_steps(torch, deepspeed_cls, quick: bool, seed: int, out=sys.stdout) -> dict:
-    """Whole optimizer steps on all CPUs: medians of interleaved rounds, the issue's targets."""
+def optimizer_steps(torch, deepspeed_cls, quick: bool, seed: int, only: list[str] | None = None,
+                    out=sys.stdout) -> dict:
+    """Whole optimizer steps on all CPUs: medians of interleaved rounds, the issue's targets.
+    ``only`` keeps the cases whose name contains one of its strings ("step" keeps them all)."""
     cpus = len(os.sched_getaffinity(0))
     torch.set_num_threads(cpus)
     os.environ["ASCEND_EMA_ADAM_NUM_THREADS"] = str(cpus)
     rng = random.Random(seed + 1)
     print(f"\nOptimizer steps, {cpus} threads (medians of interleaved rounds):", file=out)
-    print(f"  {'case':<21}{'impl':<16}{'time':>12}{'ours/impl':>11}", file=out)
+    print(f"  {'case':<26}{'impl':<16}{'time':>12}{'ours/impl':>11}", file=out)
     rows = {}
     for case in step_cases():
+        if only and not any(name in case.name for name in only):
+            continue
         fns = step_implementations(case, torch, deepspeed_cls, seed)
         repeats = 5 if quick or case.total > 2**26 else 11
         timings = measure(fns, repeats, 0.0 if case.total > 2**26 else 0.05, 0.002, rng)
@@ -621,7 +632,7 @@ def optimizer_steps(torch, deepspeed_cls, quick: bool, seed: int, out=sys.stdout
                                          if k != "ours"}}
         for name, t in timings.items():
             ratio = rows[case.name]["ours_over"].get(name)
-            print(f"  {case.name:<21}{name:<16}{_fmt_time(t.seconds):>12}"
+            print(f"  {case.name:<26}{name:<16}{_fmt_time(t.seconds):>12}"
                   f"{(f'{ratio:.3f}' if ratio else '-'):>11}", file=out)
         del fns
     overhead = host_overhead(torch)
@@ -638,10 +649,10 @@ def optimizer_steps(torch, deepspeed_cls, quick: bool, seed: int, out=sys.stdout
           f"per core as CANN's FusedAdamw: {model['whole_tensors_max_over_mean']:.2f}); busiest "
           f"core {_fmt_time(model['seconds_model']).strip()} at the nominal HBM share", file=out)
     targets = []
-    for case, limits in (("2048x2K float32", {"torch": 1 / 3, "deepspeed": 1 / 3}),
-                         ("GPT-2-small float32", {"torch": 0.95, "deepspeed": 0.90})):
+    for case, limits in (("step 2048x2K float32", {"torch": 1 / 3, "deepspeed": 1 / 3}),
+                         ("step GPT-2-small float32", {"torch": 0.95, "deepspeed": 0.90})):
         for impl, limit in limits.items():
-            measured = rows[case]["ours_over"].get(impl)
+            measured = rows[case]["ours_over"].get(impl) if case in rows else None
             if measured is not None:
                 targets.append({"target": f"{case}: FusedEmaAdamW.step() <= {limit:.3g} x "
                                           f"({impl} + lerp)", "measured": measured,
@@ -654,9 +665,9 @@ def optimizer_steps(torch, deepspeed_cls, quick: bool, seed: int, out=sys.stdout
             "targets": targets}
 
 
-def main(quick: bool = False, out_dir: str = BENCH_OUT,
-         threads: list[int] | None = None, repeats: int | None = None) -> int:
+def main(quick: bool = False, out_dir: str = BENCH_OUT, threads: list[int] | None = None,
+         repeats: int | None = None, isa: str | None = None, only: list[str] | None = None) -> int:
     """Runs the benchmark; 0 once the report is written (missed targets are reported, not an
     error: timings depend on the machine and on what else runs on it)."""
-    run(quick=quick, out_dir=out_dir, threads=threads, repeats=repeats)
+    run(quick=quick, out_dir=out_dir, threads=threads, repeats=repeats, isa=isa, only=only)
     return 0

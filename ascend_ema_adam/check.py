@@ -214,7 +214,7 @@ def run_list_case(rng: np.random.Generator, combo: ListCombo, hyper: Hyper,
     start = time.perf_counter()
     stats = twin.apply_fused_ema_adam_list(
         work["grads"], work["vars"], work["ms"], work["vs"], work["ss"], step_arr, hyper, extras,
-        max_vs=work["max_vs"], copies=work["copies"], platform=platform)
+        max_vs=work["max_vs"], model_copies=work["copies"], platform=platform)
     seconds = time.perf_counter() - start
     actual = [(work["vars"][i], work["ms"][i], work["vs"][i], work["ss"][i],
                None if work["max_vs"] is None else work["max_vs"][i],

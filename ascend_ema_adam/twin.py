@@ -8,6 +8,9 @@ launch).
 
 :func:`apply_fused_ema_adam_native` runs the same update with the native CPU kernel (one SIMD pass
 over memory on a thread pool), bit-identical to the twin; the torch op uses it on the CPU device.
+:func:`apply_fused_ema_adam_list_native` runs the list operator (ApplyFusedEmaAdamList: a whole
+parameter group, mixed precision, AMSGrad, maximize, grad_scale, found_inf) with the native kernel
+in one pool launch, bit-identical to :func:`golden.emulate_entry` per entry.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _twin
+from . import _twin, golden
 from ._dtypes import FLOAT_DTYPES, NUMPY_FLOAT_DTYPES
 from .golden import Extras, Hyper, check_entry_dtypes, dtype_name
 
@@ -93,13 +96,15 @@ def apply_fused_ema_adam(grad, var, m, v, s, step, hyper: Hyper = Hyper(), *,
 
 def apply_fused_ema_adam_native(grad, var, m, v, s, step, hyper: Hyper = Hyper(), *,
                                 threads: int = 0, isa: str = "", out=None,
-                                min_elems_per_thread: int | None = None) -> dict:
+                                min_elems_per_thread: int | None = None,
+                                streaming_bytes: int | None = None) -> dict:
     """Run one update with the native CPU kernel: in place, or, with ``out=(var, m, v, s)``, into
     those arrays (the inputs are then only read). Same array rules as
     :func:`apply_fused_ema_adam`. ``threads`` 0 uses :func:`cpu_kernel`'s default; ``isa``
     forces a narrower instruction set ("avx2", "generic") than the best one; smaller launches
-    than ``min_elems_per_thread`` per thread use fewer threads. Returns the tiling, the
-    instruction set and the threads used."""
+    than ``min_elems_per_thread`` per thread use fewer threads; launches moving at least
+    ``streaming_bytes`` bytes run the loops tuned for streaming from memory (0: always). Returns
+    the tiling, the instruction set and the threads used."""
     state = {"var": var, "m": m, "v": v, "s": s}
     if out is None:
         step = _checked(step, {"grad": grad}, state)
@@ -110,74 +115,82 @@ def apply_fused_ema_adam_native(grad, var, m, v, s, step, hyper: Hyper = Hyper()
         outputs = dict(zip(("var_out", "m_out", "v_out", "s_out"), out))
         step = _checked(step, {"grad": grad, **state}, outputs)
     kwargs = {name: _raw(a) for name, a in outputs.items()}
-    if min_elems_per_thread is not None:
-        kwargs["min_elems_per_thread"] = min_elems_per_thread
+    kwargs.update(_native_options(min_elems_per_thread, streaming_bytes))
     return _twin.launch_native(_raw(grad), _raw(var), _raw(m), _raw(v), _raw(s), step,
                                *_hyper_args(grad, hyper), threads, isa, **kwargs)
 
 
-def _list_arrays(name: str, arrays, count: int, writable: bool) -> list:
-    """Checks one list of a list launch (``count`` numpy arrays, C-contiguous, one dtype,
-    writeable if the kernel writes it) and returns it as a list."""
-    arrays = list(arrays)
-    if len(arrays) != count:
-        raise ValueError(f"{name} has {len(arrays)} entries, grads has {count}")
-    for i, a in enumerate(arrays):
-        if not isinstance(a, np.ndarray):
-            raise TypeError(f"{name}[{i}] must be a numpy array, got {type(a).__name__}")
-        if not a.flags.c_contiguous:
-            raise ValueError(f"{name}[{i}] must be C-contiguous")
-        if writable and not a.flags.writeable:
-            raise ValueError(f"{name}[{i}] must be writeable (the kernel writes it)")
-        if a.dtype != arrays[0].dtype:
-            raise TypeError(f"{name}[{i}] is {a.dtype} but {name}[0] is {arrays[0].dtype}: "
-                            "every entry of a list has one dtype")
-    return arrays
+def _checked_lists(grads, vars, ms, vs, ss, max_vs=None, model_copies=None) -> dict:
+    """Checks the lists of one list launch and returns them by name (``max_vs`` and
+    ``model_copies`` only when given): equal lengths; numpy arrays, C-contiguous, writeable where
+    the kernel writes; one dtype per list; entry i of every list has vars[i]'s shape; each entry's
+    dtypes follow :func:`golden.check_entry_dtypes`."""
+    named = {"grads": grads, "vars": vars, "ms": ms, "vs": vs, "ss": ss,
+             "max_vs": max_vs, "model_copies": model_copies}
+    lists = {name: list(arrays) for name, arrays in named.items() if arrays is not None}
+    count = len(lists["grads"])
+    for name, arrays in lists.items():
+        if len(arrays) != count:
+            raise ValueError(f"{name} has {len(arrays)} entries, grads has {count}")
+        for i, a in enumerate(arrays):
+            if not isinstance(a, np.ndarray):
+                raise TypeError(f"{name}[{i}] must be a numpy array, got {type(a).__name__}")
+            if not a.flags.c_contiguous:
+                raise ValueError(f"{name}[{i}] must be C-contiguous")
+            if name != "grads" and not a.flags.writeable:
+                raise ValueError(f"{name}[{i}] must be writeable (the kernel writes it)")
+            if a.dtype != arrays[0].dtype:
+                raise TypeError(f"{name}[{i}] is {a.dtype} but {name}[0] is {arrays[0].dtype}: "
+                                "every tensor of a list has one dtype")
+    for i in range(count):
+        entry = {name: arrays[i] for name, arrays in lists.items()}
+        for name, a in entry.items():
+            if a.shape != entry["vars"].shape:
+                raise ValueError(f"{name}[{i}] has shape {list(a.shape)}, vars[{i}] has "
+                                 f"{list(entry['vars'].shape)}")
+        check_entry_dtypes(entry["grads"], entry["vars"], entry["ms"], entry["vs"], entry["ss"],
+                           entry.get("max_vs"), entry.get("model_copies"))
+    return lists
 
 
-def _scalar_f32(value) -> np.ndarray | None:
-    return None if value is None else np.array([value], dtype=np.float32)
+def _list_dtype_names(lists: dict) -> tuple[str, str, str, str]:
+    """The launch's (param, state, grad, copy) dtype names; copy "" without model copies."""
+    def name_of(key, default="float32"):
+        arrays = lists.get(key)
+        return dtype_name(arrays[0].dtype) if arrays else default
+    copy = name_of("model_copies", "float16") if "model_copies" in lists else ""
+    return name_of("vars"), name_of("ms"), name_of("grads"), copy
+
+
+def _scalar_f32(value, name: str) -> np.ndarray | None:
+    """The one-element float32 array of an optional scalar tensor argument (None stays None)."""
+    if value is None:
+        return None
+    arr = np.ascontiguousarray(np.asarray(value, dtype=np.float32)).reshape(-1)
+    if arr.size != 1:
+        raise ValueError(f"{name} must have one element, got {arr.size}")
+    return arr
 
 
 def apply_fused_ema_adam_list(grads, vars, ms, vs, ss, step, hyper: Hyper = Hyper(),
-                              extras: Extras = Extras(), *, max_vs=None, copies=None,
+                              extras: Extras = Extras(), *, max_vs=None, model_copies=None,
                               platform: str = "cpu", threads: int = 0) -> LaunchStats:
     """Run ApplyFusedEmaAdamList in place through the twin: one launch for the whole lists.
 
-    Entry i of every list has the shape of ``grads[i]``; each list has one dtype, and the
+    Entry i of every list has the shape of ``vars[i]``; each list has one dtype, and the
     launch's dtypes follow :func:`golden.check_entry_dtypes` (vars P, state S for ms/vs/ss/max_vs,
-    grads G, model copies C). ``max_vs`` turns on AMSGrad, ``copies`` the model copies (written
-    from the fp32 vars, never read). ``extras`` gives maximize and the values of the optional
-    one-element grad_scale and found_inf tensors. Returns the tiling (with ``core_segments``: per
-    core its [(tensor, begin, end), ...]) and the per-core counters."""
-    grads = _list_arrays("grads", grads, len(grads), False)
-    count = len(grads)
-    lists = {name: _list_arrays(name, arrays, count, True)
-             for name, arrays in (("vars", vars), ("ms", ms), ("vs", vs), ("ss", ss))}
-    optional = {name: _list_arrays(name, arrays, count, True)
-                for name, arrays in (("max_vs", max_vs), ("copies", copies))
-                if arrays is not None}
-    for i, g in enumerate(grads):
-        entry = {name: arrays[i] for name, arrays in {**lists, **optional}.items()}
-        for name, a in entry.items():
-            if a.shape != g.shape:
-                raise ValueError(f"{name}[{i}] has shape {list(a.shape)}, grads[{i}] "
-                                 f"{list(g.shape)}: the entries of a list must match")
-        check_entry_dtypes(g, entry["vars"], entry["ms"], entry["vs"], entry["ss"],
-                           entry.get("max_vs"), entry.get("copies"))
-    step = _checked_step(step)
-
-    def name_of(arrays, default="float32"):
-        return dtype_name(arrays[0].dtype) if arrays else default
-
-    copy_dtype = name_of(optional["copies"], "float16") if "copies" in optional else ""
+    grads G, model copies C). ``max_vs`` turns on AMSGrad, ``model_copies`` the model copies
+    (written from the fp32 vars, never read). ``extras`` gives maximize and the values of the
+    optional one-element grad_scale and found_inf tensors. Returns the tiling (with
+    ``core_segments``: per core its [(tensor, begin, end), ...]) and the per-core counters."""
+    lists = _checked_lists(grads, vars, ms, vs, ss, max_vs, model_copies)
+    raw = {name: [_raw(a) for a in arrays] for name, arrays in lists.items()}
     result = _twin.launch_list(
-        [_raw(a) for a in grads], *([_raw(a) for a in lists[n]] for n in ("vars", "ms", "vs", "ss")),
-        step, [a.size for a in grads], name_of(lists["vars"]), name_of(lists["ms"]),
-        name_of(grads), copy_dtype, _attrs(hyper), extras.maximize,
-        max_vs=[_raw(a) for a in optional["max_vs"]] if "max_vs" in optional else None,
-        copies=[_raw(a) for a in optional["copies"]] if "copies" in optional else None,
-        grad_scale=_scalar_f32(extras.grad_scale), found_inf=_scalar_f32(extras.found_inf),
+        raw["grads"], raw["vars"], raw["ms"], raw["vs"], raw["ss"], _checked_step(step),
+        [a.size for a in lists["vars"]], *_list_dtype_names(lists), _attrs(hyper),
+        extras.maximize, max_vs=raw.get("max_vs"), copies=raw.get("model_copies"),
+        grad_scale=_scalar_f32(extras.grad_scale, "grad_scale"),
+        found_inf=_scalar_f32(extras.found_inf, "found_inf"),
         platform=platform, threads=threads)
     return LaunchStats(result["tiling"], result["blocks"])
 
@@ -203,6 +216,41 @@ def list_dtype_combinations() -> list[dict]:
     """ApplyFusedEmaAdamList's dtype combinations, one per tiling key: dicts of param, state,
     grad, copy (dtype names; copy None without model copies) and tiling_key."""
     return _twin.list_dtype_combinations()
+def apply_fused_ema_adam_list_native(grads, vars, ms, vs, ss, step, hyper: Hyper = Hyper(),
+                                     extras: Extras = Extras(), *, max_vs=None,
+                                     model_copies=None, threads: int = 0, isa: str = "",
+                                     min_elems_per_thread: int | None = None,
+                                     streaming_bytes: int | None = None) -> dict:
+    """Run ApplyFusedEmaAdamList with the native CPU kernel, in place on lists of numpy arrays:
+    the lists as in :func:`apply_fused_ema_adam_list`; ``threads``, ``isa``,
+    ``min_elems_per_thread`` and ``streaming_bytes`` as in :func:`apply_fused_ema_adam_native`.
+    Returns the instruction set and the threads used (0 when nothing ran)."""
+    lists = _checked_lists(grads, vars, ms, vs, ss, max_vs, model_copies)
+    raw = {name: [_raw(a) for a in arrays] for name, arrays in lists.items()}
+    return _twin.launch_native_list(
+        raw["grads"], raw["vars"], raw["ms"], raw["vs"], raw["ss"], raw.get("max_vs"),
+        raw.get("model_copies"), [a.size for a in lists["vars"]], _checked_step(step),
+        _scalar_f32(extras.grad_scale, "grad_scale"), _scalar_f32(extras.found_inf, "found_inf"),
+        *_list_dtype_names(lists),
+        _attrs(hyper), extras.maximize, threads, isa,
+        **_native_options(min_elems_per_thread, streaming_bytes))
+
+
+def native_list_chunks(numels, threads: int) -> list[tuple[int, int, int]]:
+    """The chunks ``(tensor, offset, count)`` the native list kernel hands out for entries of
+    these element counts on ``threads`` threads (one pool launch claims them all)."""
+    return _twin.native_list_chunks(list(numels), threads)
+
+
+def native_pool_launches() -> int:
+    """How many times the native kernels' thread pool has been launched in this process."""
+    return _twin.native_pool_launches()
+
+
+def _native_options(min_elems_per_thread, streaming_bytes) -> dict:
+    """The native launch options given (the bindings' defaults otherwise)."""
+    options = {"min_elems_per_thread": min_elems_per_thread, "streaming_bytes": streaming_bytes}
+    return {name: value for name, value in options.items() if value is not None}
 
 
 def cpu_kernel() -> dict:

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "apply_fused_ema_adam_list_native.h"
 #include "apply_fused_ema_adam_native.h"
 #include "apply_fused_ema_adam_list_tiling.h"
 #include "apply_fused_ema_adam_list_twin_run.h"
@@ -219,7 +220,7 @@ std::vector<void*> ListPointers(const std::vector<py::buffer>& list, const char*
 {
     if (list.size() != numels.size()) {
         throw py::value_error(std::string(name) + " has " + std::to_string(list.size()) +
-                              " entries, expected " + std::to_string(numels.size()));
+                              " entries, grads has " + std::to_string(numels.size()));
     }
     std::vector<void*> ptrs;
     for (size_t i = 0; i < list.size(); ++i) {
@@ -228,6 +229,67 @@ std::vector<void*> ListPointers(const std::vector<py::buffer>& list, const char*
     }
     return ptrs;
 }
+
+using BufferList = std::vector<py::buffer>;
+
+/** One list launch from Python buffers: dtypes, options and the launch's memory (the pointer
+ *  arrays live here; `buffers` points into them, so a ListLaunch is never copied). */
+struct ListLaunch {
+    aea::ListDtypes dtypes;
+    aea::ListOptions options;
+    std::vector<void*> grads, vars, ms, vs, ss, maxVs, copies;
+    aea::ApplyFusedEmaAdamListBuffers buffers;
+
+    ListLaunch(const BufferList& g, const BufferList& p, const BufferList& m, const BufferList& v,
+               const BufferList& s, const std::optional<BufferList>& maxV,
+               const std::optional<BufferList>& copy, const std::vector<uint64_t>& numels,
+               const py::buffer& step, const std::optional<py::buffer>& gradScale,
+               const std::optional<py::buffer>& foundInf, const std::string& param,
+               const std::string& state, const std::string& grad, const std::string& copyDtype,
+               bool maximize)
+        : dtypes(ParseListDtypes(param, state, grad, copyDtype)),
+          options(MakeListOptions(maximize, maxV.has_value(), gradScale.has_value(),
+                                  foundInf.has_value()))
+    {
+        if (dtypes.hasCopy != copy.has_value()) {
+            throw py::value_error("copy dtype and model copies must be given together");
+        }
+        const uint32_t pBytes = aea::DataTypeSize(dtypes.param);
+        const uint32_t sBytes = aea::DataTypeSize(dtypes.state);
+        grads = ListPointers(g, "grads", numels, aea::DataTypeSize(dtypes.grad), false);
+        vars = ListPointers(p, "vars", numels, pBytes, true);
+        ms = ListPointers(m, "ms", numels, sBytes, true);
+        vs = ListPointers(v, "vs", numels, sBytes, true);
+        ss = ListPointers(s, "ss", numels, sBytes, true);
+        buffers.tensorNum = static_cast<uint32_t>(numels.size());
+        buffers.numels = numels.data();
+        buffers.grads = grads.data();
+        buffers.vars = vars.data();
+        buffers.ms = ms.data();
+        buffers.vs = vs.data();
+        buffers.ss = ss.data();
+        if (maxV) {
+            maxVs = ListPointers(*maxV, "max_vs", numels, sBytes, true);
+            buffers.maxVs = maxVs.data();
+        }
+        if (copy) {
+            copies = ListPointers(*copy, "model_copies", numels,
+                                  aea::DataTypeSize(dtypes.copy), true);
+            buffers.copies = copies.data();
+        }
+        buffers.step = static_cast<const int64_t*>(BufferPtr(step, "step", sizeof(int64_t), false));
+        if (gradScale) {
+            buffers.gradScale = static_cast<const float*>(
+                BufferPtr(*gradScale, "grad_scale", sizeof(float), false));
+        }
+        if (foundInf) {
+            buffers.foundInf = static_cast<const float*>(
+                BufferPtr(*foundInf, "found_inf", sizeof(float), false));
+        }
+    }
+    ListLaunch(const ListLaunch&) = delete;
+    ListLaunch& operator=(const ListLaunch&) = delete;
+};
 
 py::dict LaunchList(const std::vector<py::buffer>& grads, const std::vector<py::buffer>& vars,
                     const std::vector<py::buffer>& ms, const std::vector<py::buffer>& vs,
@@ -241,54 +303,16 @@ py::dict LaunchList(const std::vector<py::buffer>& grads, const std::vector<py::
                     const std::optional<py::buffer>& foundInf, const std::string& platformName,
                     uint32_t threads)
 {
-    const aea::ListDtypes dtypes = ParseListDtypes(param, state, grad, copy);
-    if (dtypes.hasCopy != copies.has_value()) {
-        throw py::value_error("copy dtype and copies must be given together");
-    }
+    const ListLaunch launch(grads, vars, ms, vs, ss, maxVs, copies, numels, step, gradScale,
+                            foundInf, param, state, grad, copy, maximize);
     const aea::Platform platform = aea::FindPlatform(platformName);
-    const aea::ListOptions options = MakeListOptions(maximize, maxVs.has_value(),
-                                                     gradScale.has_value(), foundInf.has_value());
     aea::ListTilingResult tiling;
     try {
-        tiling = aea::ComputeListTiling(numels, dtypes, attrs, options, platform);
+        tiling = aea::ComputeListTiling(numels, launch.dtypes, attrs, launch.options, platform);
     } catch (const std::invalid_argument& e) {
         throw py::value_error(e.what());
     }
-    const uint32_t p = aea::DataTypeSize(dtypes.param);
-    const uint32_t s = aea::DataTypeSize(dtypes.state);
-    const std::vector<void*> gradPtrs =
-        ListPointers(grads, "grads", numels, aea::DataTypeSize(dtypes.grad), false);
-    const std::vector<void*> varPtrs = ListPointers(vars, "vars", numels, p, true);
-    const std::vector<void*> mPtrs = ListPointers(ms, "ms", numels, s, true);
-    const std::vector<void*> vPtrs = ListPointers(vs, "vs", numels, s, true);
-    const std::vector<void*> sPtrs = ListPointers(ss, "ss", numels, s, true);
-    std::vector<void*> maxVPtrs;
-    std::vector<void*> copyPtrs;
-    aea::ApplyFusedEmaAdamListBuffers b;
-    b.tensorNum = static_cast<uint32_t>(numels.size());
-    b.numels = numels.data();
-    b.grads = gradPtrs.data();
-    b.vars = varPtrs.data();
-    b.ms = mPtrs.data();
-    b.vs = vPtrs.data();
-    b.ss = sPtrs.data();
-    if (maxVs) {
-        maxVPtrs = ListPointers(*maxVs, "max_vs", numels, s, true);
-        b.maxVs = maxVPtrs.data();
-    }
-    if (copies) {
-        copyPtrs = ListPointers(*copies, "copies", numels, aea::DataTypeSize(dtypes.copy), true);
-        b.copies = copyPtrs.data();
-    }
-    b.step = static_cast<const int64_t*>(BufferPtr(step, "step", sizeof(int64_t), false));
-    if (gradScale) {
-        b.gradScale = static_cast<const float*>(
-            BufferPtr(*gradScale, "grad_scale", sizeof(float), false));
-    }
-    if (foundInf) {
-        b.foundInf = static_cast<const float*>(
-            BufferPtr(*foundInf, "found_inf", sizeof(float), false));
-    }
+    const aea::ApplyFusedEmaAdamListBuffers& b = launch.buffers;
 
     twin::LaunchResult result;
     {
@@ -316,12 +340,25 @@ aea::StreamProbe ParseProbe(const std::string& kind)
                           "'");
 }
 
+/** A native launch's options from the bindings' arguments (`isa` must outlive them). */
+aea::NativeOptions NativeOptionsOf(uint32_t threads, const std::string& isa,
+                                   uint64_t minElemsPerThread, uint64_t streamingBytes)
+{
+    aea::NativeOptions options;
+    options.threads = threads;
+    options.minElemsPerThread = minElemsPerThread;
+    options.isa = isa.c_str();
+    options.streamingBytes = streamingBytes;
+    return options;
+}
+
 /** The native kernel on contiguous buffers: in place, or into the optional *_out buffers. */
 py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::buffer& m,
                       const py::buffer& v, const py::buffer& s, const py::buffer& step,
                       uint64_t numel, const std::string& dtype, const aea::Attrs& attrs,
                       uint32_t threads, const std::string& isa,
-                      uint64_t minElemsPerThread, const std::optional<py::buffer>& varOut,
+                      uint64_t minElemsPerThread, uint64_t streamingBytes,
+                      const std::optional<py::buffer>& varOut,
                       const std::optional<py::buffer>& mOut, const std::optional<py::buffer>& vOut,
                       const std::optional<py::buffer>& sOut)
 {
@@ -342,10 +379,7 @@ py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::b
     inOut(v, vOut, "v", "v_out", &b.v, &b.vOut);
     inOut(s, sOut, "s", "s_out", &b.s, &b.sOut);
 
-    aea::NativeOptions options;
-    options.threads = threads;
-    options.minElemsPerThread = minElemsPerThread;
-    options.isa = isa.c_str();
+    const aea::NativeOptions options = NativeOptionsOf(threads, isa, minElemsPerThread, streamingBytes);
     uint32_t used = 0;
     try {
         py::gil_scoped_release release;
@@ -355,6 +389,38 @@ py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::b
     }
     py::dict out;
     out["tiling"] = TilingToDict(tiling);
+    out["isa"] = isa.empty() ? std::string(aea::NativeIsa()) : isa;
+    out["threads"] = used;
+    return out;
+}
+
+/** The native list kernel on lists of contiguous buffers, updated in place. */
+py::dict LaunchNativeList(const std::vector<py::buffer>& grads, const std::vector<py::buffer>& vars,
+                          const std::vector<py::buffer>& ms, const std::vector<py::buffer>& vs,
+                          const std::vector<py::buffer>& ss,
+                          const std::optional<std::vector<py::buffer>>& maxVs,
+                          const std::optional<std::vector<py::buffer>>& copies,
+                          const std::vector<uint64_t>& numels, const py::buffer& step,
+                          const std::optional<py::buffer>& gradScale,
+                          const std::optional<py::buffer>& foundInf, const std::string& param,
+                          const std::string& state, const std::string& grad,
+                          const std::string& copy, const aea::Attrs& attrs, bool maximize,
+                          uint32_t threads, const std::string& isa, uint64_t minElemsPerThread,
+                          uint64_t streamingBytes)
+{
+    const ListLaunch launch(grads, vars, ms, vs, ss, maxVs, copies, numels, step, gradScale,
+                            foundInf, param, state, grad, copy, maximize);
+    const aea::NativeOptions options = NativeOptionsOf(threads, isa, minElemsPerThread, streamingBytes);
+    uint32_t used = 0;
+    try {
+        const aea::ListTilingResult tiling = aea::ComputeListTiling(
+            numels, launch.dtypes, attrs, launch.options, aea::CpuPlatform());
+        py::gil_scoped_release release;
+        used = aea::RunNativeList(tiling, launch.buffers, options);
+    } catch (const std::invalid_argument& e) {
+        throw py::value_error(e.what());
+    }
+    py::dict out;
     out["isa"] = isa.empty() ? std::string(aea::NativeIsa()) : isa;
     out["threads"] = used;
     return out;
@@ -493,10 +559,38 @@ PYBIND11_MODULE(_twin, mod)
             py::arg("v"), py::arg("s"), py::arg("step"), py::arg("numel"), py::arg("dtype"),
             py::arg("attrs"), py::arg("threads") = 0, py::arg("isa") = "",
             py::arg("min_elems_per_thread") = aea::kNativeMinElemsPerThread,
+            py::arg("streaming_bytes") = aea::kNativeStreamingBytes,
             py::arg("var_out") = py::none(), py::arg("m_out") = py::none(),
             py::arg("v_out") = py::none(), py::arg("s_out") = py::none(),
             "Run the native CPU kernel on contiguous buffers, in place unless *_out are given; "
             "returns the tiling, the instruction set and the threads used.");
+
+    mod.def("launch_native_list", &LaunchNativeList, py::arg("grads"), py::arg("vars"),
+            py::arg("ms"), py::arg("vs"), py::arg("ss"), py::arg("max_vs"),
+            py::arg("model_copies"), py::arg("numels"), py::arg("step"), py::arg("grad_scale"),
+            py::arg("found_inf"), py::arg("param"), py::arg("state"), py::arg("grad"),
+            py::arg("copy"), py::arg("attrs"), py::arg("maximize"), py::arg("threads") = 0,
+            py::arg("isa") = "", py::arg("min_elems_per_thread") = aea::kNativeMinElemsPerThread,
+            py::arg("streaming_bytes") = aea::kNativeStreamingBytes,
+            "Run the native list kernel (ApplyFusedEmaAdamList) in place on lists of contiguous "
+            "buffers (max_vs, model_copies, grad_scale, found_inf: None when absent); returns "
+            "the instruction set and the threads used (0: nothing ran).");
+
+    mod.def("native_list_chunks",
+            [](const std::vector<uint64_t>& numels, uint32_t threads) {
+                py::list out;
+                for (const aea::NativeListChunk& c : aea::NativeListChunks(
+                         numels.data(), static_cast<uint32_t>(numels.size()), threads)) {
+                    out.append(py::make_tuple(c.tensor, c.offset, c.count));
+                }
+                return out;
+            },
+            py::arg("numels"), py::arg("threads"),
+            "The chunks (tensor, offset, count) the native list kernel hands out for these "
+            "element counts on `threads` threads.");
+
+    mod.def("native_pool_launches", [] { return aea::native::ThreadPool::Get().Launches(); },
+            "Launches of the native kernels' thread pool so far (one per parallel kernel call).");
 
     mod.def("native_bias_correction", [](float beta, int64_t step) {
         return aea::BiasCorrection(beta, step);
@@ -508,10 +602,10 @@ PYBIND11_MODULE(_twin, mod)
         try {
             d["kernel"] = aea::SelectedCpuKernel() == aea::CpuKernel::kTwin ? "twin" : "native";
             d["threads"] = aea::NativeThreads();
+            d["isa"] = aea::NativeIsa();
         } catch (const std::invalid_argument& e) {
             throw py::value_error(e.what());
         }
-        d["isa"] = aea::NativeIsa();
         return d;
     }, "The CPU device's kernel as the environment selects it now: kernel ('native' or 'twin', "
        "from ASCEND_EMA_ADAM_CPU_KERNEL), the native kernel's instruction set and default threads "

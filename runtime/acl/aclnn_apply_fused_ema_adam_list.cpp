@@ -30,6 +30,7 @@
 #include "aclnn_common.h"
 #include "apply_fused_ema_adam_list_buffers.h"
 #include "apply_fused_ema_adam_list_check.h"
+#include "apply_fused_ema_adam_list_native.h"
 #include "apply_fused_ema_adam_list_tiling.h"
 #include "apply_fused_ema_adam_list_twin_run.h"
 #include "cpu_kernel.h"
@@ -270,8 +271,9 @@ void RunListKernel(const ApplyFusedEmaAdamListExecutor& e,
         RunListOnTwin(e.tiling, e.platform, buffers);
         return;
     }
-    throw std::logic_error(
-        "ApplyFusedEmaAdamList: the native CPU list kernel is not linked into this build yet");
+    NativeOptions options;
+    options.threads = e.threads;
+    RunNativeList(e.tiling, buffers, options);
 }
 
 /**

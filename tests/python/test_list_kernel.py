@@ -142,7 +142,7 @@ def test_nan_inf_injection(rng, combo, target, special):
                 for i in range(len(sizes))]
     twin.apply_fused_ema_adam_list(lists["grads"], lists["vars"], lists["ms"], lists["vs"],
                                    lists["ss"], step, hyper, extras, max_vs=lists["max_vs"],
-                                   copies=lists["copies"], platform=A2)
+                                   model_copies=lists["copies"], platform=A2)
     names = ("vars", "ms", "vs", "ss", "max_vs", "copies")
     for i, e in enumerate(expected):
         for name, want in zip(names, e.astuple()):
@@ -161,7 +161,7 @@ def launch_lists(rng, combo, sizes, extras, *, platform=A2, amsgrad=True,
     work = {k: None if v is None else [a.copy() for a in v] for k, v in lists.items()}
     stats = twin.apply_fused_ema_adam_list(
         work["grads"], work["vars"], work["ms"], work["vs"], work["ss"],
-        np.array([5], np.int64), hyper, extras, max_vs=work["max_vs"], copies=work["copies"],
+        np.array([5], np.int64), hyper, extras, max_vs=work["max_vs"], model_copies=work["copies"],
         platform=platform)
     return lists, work, stats
 
@@ -306,7 +306,7 @@ def test_wrapper_rejects_bad_input(rng):
         twin.apply_fused_ema_adam_list(
             [g.astype(np.float16) for g in args[0]], *([a.astype(np.float16) for a in x]
                                                        for x in args[1:]),
-            step, copies=[np.zeros(4, np.float16), np.zeros(8, np.float16)])
+            step, model_copies=[np.zeros(4, np.float16), np.zeros(8, np.float16)])
     with pytest.raises(ValueError, match="C-contiguous"):
         twin.apply_fused_ema_adam_list(*args[:4], [args[4][0], np.zeros(16, np.float32)[::2]],
                                        step)
