@@ -49,6 +49,7 @@ from torch.optim.optimizer import Optimizer
 
 from torch.utils._foreach_utils import _group_tensors_by_device_and_dtype
 
+from . import _C
 from ._dtypes import torch_float_dtypes
 from .ops import apply_fused_ema_adam_list, npu_apply_fused_ema_adamw
 
@@ -308,8 +309,7 @@ class _Bucket:
 
 
 # C-level accessors for the checks of a cached group (map() runs them without a Python frame).
-_GRAD, _DTYPE, _SHAPE, _DEVICE, _LAYOUT = (attrgetter(a) for a in
-                                           ("grad", "dtype", "shape", "device", "layout"))
+_GRAD, _DTYPE, _DEVICE = (attrgetter(a) for a in ("grad", "dtype", "device"))
 _EXP_AVG, _EXP_AVG_SQ, _EMA, _STEP = (itemgetter(k) for k in _STATE_KEYS + ("step",))
 
 
@@ -321,12 +321,14 @@ class _GroupCache:
     """What a group's last full check established, kept while it still holds: the same
     parameters (objects; their dtypes, shapes and devices), each with a gradient, the same state
     dicts and state tensors (and, with per-parameter steps, the step tensors this optimizer wrote
-    and their values). A step then re-checks the identities and the gradients' dtypes, shapes,
-    devices and layouts with C-level loops, about a microsecond per parameter instead of ten,
-    and launches from lists built once. Only for plain tensors (no DTensor), outside tracing."""
+    and their values). A step then re-checks the identities with C-level loops and the
+    gradients' dtypes, shapes, devices and layouts in one C++ call, about a microsecond per
+    parameter instead of ten, and launches from lists built once. Only for plain tensors (no
+    DTensor), outside tracing."""
 
     __slots__ = ("params", "state_map", "states", "exp_avgs", "exp_avg_sqs", "emas", "dtypes",
-                 "shapes", "devices", "step_tensors", "step_values", "buckets")
+                 "devices", "step_tensors", "step_values", "step_base",
+                 "step_version", "steps_handed_out", "buckets")
 
     def __init__(self, state_map, items: list[_Item]):
         self.params = [item.param for item in items]
@@ -336,38 +338,45 @@ class _GroupCache:
         self.exp_avg_sqs = list(map(_EXP_AVG_SQ, self.states))
         self.emas = list(map(_EMA, self.states))
         self.dtypes = list(map(_DTYPE, self.params))
-        self.shapes = list(map(_SHAPE, self.params))
         self.devices = list(map(_DEVICE, self.params))
         self.step_tensors = None  # per-parameter steps: the tensors written, and their values
         self.step_values = None
+        # The tensor the step tensors are 0-d views of, its version after this optimizer's last
+        # write (a write by anyone else changes it: the views share the base's counter), and
+        # whether state_dict() has handed the step tensors out.
+        self.step_base = None
+        self.step_version = -1
+        self.steps_handed_out = False
         # (device, dtype) -> the parameters' indexes, in group order
         self.buckets: dict[tuple[torch.device, torch.dtype], list[int]] = {}
         for k, key in enumerate(zip(self.devices, self.dtypes)):
             self.buckets.setdefault(key, []).append(k)
 
-    def grads_if_unchanged(self, params: list, state_map) -> list[Tensor] | None:
+    def grads_if_unchanged(self, params: list, state_map, state_unchanged: bool
+                           ) -> list[Tensor] | None:
         """The parameters' gradients if everything cached still holds and every parameter has
         a gradient that matches it; None otherwise (the full check then runs, and raises the
-        error if there is one)."""
-        if state_map is not self.state_map or not _same_objects(params, self.params):
+        error if there is one). ``state_unchanged``: the optimizer's state map holds the same
+        state dicts, in the same order, as after the last step."""
+        if (not state_unchanged or state_map is not self.state_map
+                or not _same_objects(params, self.params)):
             return None
         grads = list(map(_GRAD, params))
         if not all(map(is_, map(type, grads), repeat(Tensor))):  # a missing (None) or DTensor
             return None
         states = self.states
-        if not (_same_objects(list(map(state_map.get, params)), states)
-                and _same_objects(list(map(_EXP_AVG, states)), self.exp_avgs)
+        if not (_same_objects(list(map(_EXP_AVG, states)), self.exp_avgs)
                 and _same_objects(list(map(_EXP_AVG_SQ, states)), self.exp_avg_sqs)
                 and _same_objects(list(map(_EMA, states)), self.emas)
                 and (self.step_tensors is None
-                     or _same_objects([st.get("step") for st in states], self.step_tensors))):
+                     or (self.step_base._version == self.step_version
+                         and _same_objects([st.get("step") for st in states],
+                                           self.step_tensors)))):
             return None
-        # The gradients against the parameters' cached dtypes, shapes and devices: a parameter
-        # changed since (p.data = ...) has a gradient of its new kind, so the full check runs.
-        if not (_same_objects(list(map(_DTYPE, grads)), self.dtypes)
-                and list(map(_SHAPE, grads)) == self.shapes
-                and list(map(_DEVICE, grads)) == self.devices
-                and all(map(is_, map(_LAYOUT, grads), repeat(torch.strided)))):
+        # The gradients against the state's dtypes, shapes and devices (the parameters' when
+        # the state was checked): a parameter changed since (p.data = ...) has a gradient of its
+        # new kind, so the full check runs.
+        if _C.first_unlike_gradient(self.exp_avgs, grads) != -1:
             return None
         return grads
 
@@ -462,8 +471,10 @@ class FusedEmaAdamW(Optimizer):
         # ever read back from the device.
         self._known_group_steps: dict[int, tuple[Tensor, int]] = {}
         self._device_steps: dict[tuple[torch.device, int], Tensor] = {}
-        # Per group index: what its last full check established (_GroupCache).
+        # Per group index: what its last full check established (_GroupCache), and the state
+        # map's dicts after the last step.
         self._group_caches: dict[int, _GroupCache] = {}
+        self._state_values: list = []
 
     # -- optimizer-wide EMA settings (MindSpeed attributes), stored in every param group so
     # -- that checkpoints and ZeroRedundancyOptimizer (which syncs group keys) carry them
@@ -545,12 +556,15 @@ class FusedEmaAdamW(Optimizer):
         whose last full check still holds (its _GroupCache) re-checks only what may change."""
         dtensor = _dtensor_type()
         cacheable = not torch.compiler.is_compiling()
+        # The state map as after the last step (same state dicts, same order; no hashing)?
+        state_unchanged = cacheable and _same_objects(list(self.state.values()),
+                                                      self._state_values)
         plan = []
         for i, group in enumerate(self.param_groups):
             cache = self._group_caches.get(i) if cacheable else None
             grads = None
             if cache is not None and not (self.step_scope == "param" and "step" in group):
-                grads = cache.grads_if_unchanged(group["params"], self.state)
+                grads = cache.grads_if_unchanged(group["params"], self.state, state_unchanged)
             if grads is not None:
                 _check_hyperparameters(group, f"param_groups[{i}]: ")
                 if self.step_scope == "group":
@@ -574,8 +588,9 @@ class FusedEmaAdamW(Optimizer):
             self._launch(group, buckets)
             if cacheable and cache is None:
                 self._remember(i, group, items)
-        if not torch.compiler.is_compiling():
+        if cacheable:
             self._device_steps = device_steps
+            self._state_values = list(self.state.values())
 
     def _remember(self, i: int, group: dict[str, Any], items: list[_Item]) -> None:
         """Cache group ``i`` after a full check and update, if every parameter had a gradient
@@ -588,7 +603,13 @@ class FusedEmaAdamW(Optimizer):
             return
         cache = _GroupCache(self.state, items)
         if self.step_scope == "param":
-            cache.step_tensors = [item.state["step"] for item in items]
+            steps = [item.state["step"] for item in items]
+            base = steps[0]._base
+            if base is None or not all(t._base is base for t in steps):
+                self._group_caches.pop(i, None)  # not the views _host_steps made
+                return
+            cache.step_tensors, cache.step_base = steps, base
+            cache.step_version = base._version
             cache.step_values = [item.step + 1 for item in items]
         self._group_caches[i] = cache
 
@@ -605,12 +626,19 @@ class FusedEmaAdamW(Optimizer):
                      zip(cache.params, grads, cache.states, cache.step_values)]
             buckets = self._advance_param_steps(i, group, items, device_steps, None)
             cache.step_tensors = list(map(_STEP, cache.states))
+            cache.step_base = cache.step_tensors[0]._base
         else:
             buckets = cache.buckets_for(
                 grads, lambda device: self._device_step(device, values[0], device_steps))
-            cache.step_tensors = list(_host_steps(values))
-            for state, step in zip(cache.states, cache.step_tensors):
-                state["step"] = step
+            if cache.steps_handed_out:  # out of place: a saved state dict keeps its values
+                cache.step_tensors = list(_host_steps(values))
+                cache.step_base = cache.step_tensors[0]._base
+                for state, step in zip(cache.states, cache.step_tensors):
+                    state["step"] = step
+            else:  # nobody else holds this optimizer's step tensors: one in-place add
+                cache.step_base.add_(1)
+        cache.step_version = cache.step_base._version
+        cache.steps_handed_out = False
         cache.step_values = values
         return buckets
 
@@ -925,6 +953,8 @@ class FusedEmaAdamW(Optimizer):
         EMA decay and ``decoupled_weight_decay`` (this optimizer's ``adam_w_mode``)."""
         for group in self.param_groups:
             group["decoupled_weight_decay"] = bool(self.adam_w_mode)
+        for cache in self._group_caches.values():  # its step tensors now have another holder
+            cache.steps_handed_out = True
         return super().state_dict()
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:

@@ -140,6 +140,7 @@ CHANGES = {
         **opt.state[ps[2]], "ema_params": ps[2].detach().clone() * 0.5}),
     "step tensor replaced": lambda opt, ps: opt.state[ps[0]].__setitem__(
         "step", torch.tensor(9.0)),
+    "step tensor written in place": lambda opt, ps: opt.state[ps[6]]["step"].fill_(7.0),
     "param list edited": lambda opt, ps: opt.param_groups[0]["params"].pop(),
     "state reloaded": lambda opt, ps: opt.load_state_dict(opt.state_dict()),
     "parameter's data replaced (same kind)": lambda opt, ps: setattr(
@@ -148,7 +149,7 @@ CHANGES = {
 
 
 CASES = [(change, scope) for scope in ("param", "group") for change in CHANGES
-         if not (scope == "group" and change == "step tensor replaced")]  # no such state
+         if not (scope == "group" and change.startswith("step tensor"))]  # no such state
 
 
 @pytest.mark.parametrize("change,scope", CASES, ids=[f"{c}-{s}" for c, s in CASES])
@@ -184,9 +185,17 @@ def _float64_param(ps):
         ps[2].shape, dtype=torch.float64)
 
 
+def _reshaped_param(ps):
+    ps[0].data = ps[0].data.reshape(-1)
+    ps[0].grad = ps[0].grad.reshape(-1)
+
+
 @pytest.mark.parametrize("breaker,error", [
     (_sparse_grad, "^AdamW does not support sparse gradients$"),
-    (_float64_param, r"^ema_adamw only support fp32, fp16, bf16.$")], ids=["sparse", "float64"])
+    (_float64_param, r"^ema_adamw only support fp32, fp16, bf16.$"),
+    (_reshaped_param, r"^param_groups\[0\]\['params'\]\[0\]: state 'exp_avg' has shape "
+                      r"\[5, 3\], the parameter \[15\]$")],
+    ids=["sparse", "float64", "reshaped"])
 def test_a_bad_gradient_after_caching_raises_before_any_write(rng, breaker, error):
     seed = seed_of(rng)
     params, opts = twin_optimizers(seed)
@@ -215,3 +224,19 @@ def test_cached_steps_are_torch_like_host_tensors(rng):
     saved = opts[0].state_dict()
     assert [float(s["step"]) for s in saved["state"].values()] == [3.0] * len(params[0])
     np.testing.assert_equal(len(opts[0]._group_caches[0].params), len(params[0]))
+
+
+def test_a_saved_state_dict_keeps_its_steps(rng):
+    """The cached optimizer advances its own per-parameter steps in place, but never the ones a
+    state dict has handed out: the step tensors of a saved dict keep their values (torch's dict
+    holds the state dicts themselves, which see later steps' new tensors, as with torch's)."""
+    seed = seed_of(rng)
+    params, opts = twin_optimizers(seed)
+    for k in range(3):
+        step_both(params, opts, seed + k)
+    saved = [v["step"] for v in opts[0].state_dict()["state"].values()]
+    assert [float(t) for t in saved] == [3.0] * len(params[0])
+    for k in range(3, 6):
+        step_both(params, opts, seed + k)
+        assert [float(t) for t in saved] == [3.0] * len(params[0])
+    assert all(float(opts[0].state[p]["step"]) == 6 for p in params[0])
