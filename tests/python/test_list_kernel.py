@@ -299,7 +299,7 @@ def test_wrapper_rejects_bad_input(rng):
         twin.apply_fused_ema_adam_list(args[0], args[1], args[2][:1], args[3], args[4], step)
     with pytest.raises(ValueError, match=r"vs\[1\] has shape \[3\]"):
         twin.apply_fused_ema_adam_list(*args[:3], [args[3][0], args[3][1][:3]], args[4], step)
-    with pytest.raises(TypeError, match="every entry of a list has one dtype"):
+    with pytest.raises(TypeError, match="every tensor of a list has one dtype"):
         twin.apply_fused_ema_adam_list(*args[:4], [args[4][0], args[4][1].astype(np.float16)],
                                        step)
     with pytest.raises(TypeError, match="model copy needs float32 var"):
