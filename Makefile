@@ -37,7 +37,7 @@ test: python cpp sanitize npu-check
 npu-check: build/npu-check.stamp ascendc-check
 	@tools/cann_host_check.sh
 build/npu-check.stamp: $(TORCH_NPU_INC)/.stamp $(VENV)/.requirements.stamp tools/npu_check.sh \
-                       $(wildcard csrc/ops/npu/*.cpp csrc/ops/*.h)
+                       $(wildcard csrc/ops/npu/*.cpp csrc/ops/*.h op_host/*.h)
 	tools/npu_check.sh $(TORCH_NPU_INC) $(PY)
 	mkdir -p build && touch $@
 

@@ -15,11 +15,12 @@ import os as _os
 __version__ = "0.1.0"
 
 __all__ = ["__version__", "get_include", "get_library", "info", "npu_apply_fused_ema_adamw",
-           "apply_fused_ema_adam", "FusedEmaAdamW"]
+           "apply_fused_ema_adam", "apply_fused_ema_adam_list", "FusedEmaAdamW"]
 
 _LAZY = {
     "npu_apply_fused_ema_adamw": ("ops", "npu_apply_fused_ema_adamw"),
     "apply_fused_ema_adam": ("ops", "apply_fused_ema_adam"),
+    "apply_fused_ema_adam_list": ("ops", "apply_fused_ema_adam_list"),
     "info": ("info", "info"),
     "FusedEmaAdamW": ("optim", "FusedEmaAdamW"),
 }

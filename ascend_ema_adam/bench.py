@@ -17,6 +17,14 @@ idle gap before every sample, warm-up first) and summarised by medians:
 the time, for every implementation alike: the same work, so higher is faster. The report also
 checks with the twin's GM byte counters that the kernel moves exactly that minimum for every
 case, and prints a bandwidth model of the NPU from the host tiling (a model, not a measurement).
+
+Then whole optimizer steps, as users run them, on all CPUs, interleaved in the same way
+(:func:`optimizer_steps`): ``FusedEmaAdamW.step()`` (one multi-tensor launch, and
+``foreach=False``: one launch per parameter) against ``torch.optim.AdamW(fused=True)`` and
+DeepSpeed CPUAdam, each + ``torch._foreach_lerp_`` EMA, on 2048 parameters of 2K fp32 elements
+and on GPT-2-small's 148 parameter shapes (124M fp32); the host cost of the list op and of
+``step()`` per call; and the NPU model of the GPT-2 list (launches per step, per-core balance of
+the list tiling against whole tensors per core).
 """
 
 from __future__ import annotations
@@ -255,10 +263,16 @@ def output_dir(out_dir: str, out=sys.stdout) -> Path:
     return path
 
 
-def run(quick: bool = False, out_dir: str = BENCH_OUT,
-        threads: list[int] | None = None, repeats: int | None = None, seed: int = 0,
-        out=sys.stdout) -> dict:
+def run(quick: bool = False, out_dir: str = BENCH_OUT, threads: list[int] | None = None,
+        repeats: int | None = None, seed: int = 0, out=sys.stdout, isa: str | None = None,
+        only: list[str] | None = None) -> dict:
+    """``isa`` forces the native kernel's instruction set (ASCEND_EMA_ADAM_ISA, e.g. "avx2" on
+    an AVX-512 machine); ``only`` keeps the cases whose name contains one of its strings."""
     import torch
+
+    if isa:
+        os.environ["ASCEND_EMA_ADAM_ISA"] = isa
+        twin.cpu_kernel()  # an instruction set this CPU does not run fails here, not mid-run
 
     cpus = len(os.sched_getaffinity(0))
     threads = threads or sorted({1, cpus})
@@ -281,7 +295,8 @@ def run(quick: bool = False, out_dir: str = BENCH_OUT,
 
     results = []
     print(HEADER, file=out)
-    for case in cases(quick):
+    selected = [c for c in cases(quick) if not only or any(name in c.name for name in only)]
+    for case in selected:
         state = State(case, torch, seed)
         for t in threads:
             torch.set_num_threads(t)  # torch and DeepSpeed (one OpenMP runtime)
@@ -293,13 +308,17 @@ def run(quick: bool = False, out_dir: str = BENCH_OUT,
             _print_row(results[-1], out)
             del fns
         del state
-    traffic = {c.name: gm_traffic(c) for c in cases(quick)}
-    model = {c.name: npu_model(c) for c in cases(quick)}
+    traffic = {c.name: gm_traffic(c) for c in selected}
+    model = {c.name: npu_model(c) for c in selected}
     overhead = _op_overhead(torch)
     env["load_average_end"] = os.getloadavg()
     report = {"environment": env, "results": results, "gm_traffic": traffic, "npu_model": model,
               "op_overhead_us": overhead, "targets": _targets(results, overhead, cpus)}
     _print_summary(report, out)
+    report["optimizer_steps"] = optimizer_steps(torch, deepspeed_cls, quick, seed, only, out)
+    env["load_average_after_steps"] = os.getloadavg()
+    print(f"load average after the optimizer steps {env['load_average_after_steps'][0]:.2f}",
+          file=out)
     (path / "bench.json").write_text(json.dumps(report, indent=1, default=_json_default))
     chart = _chart(report, path / "bench.png")
     print(f"\nwrote {path / 'bench.json'}" + (f" and {chart}" if chart else
@@ -471,9 +490,184 @@ def _cpu_name() -> str:
     return platform.processor() or "unknown"
 
 
-def main(quick: bool = False, out_dir: str = BENCH_OUT,
-         threads: list[int] | None = None, repeats: int | None = None) -> int:
+# ---------------------------------------------------------------------------------------------
+# Whole optimizer steps (issue 10): the multi-tensor launch against what users run today
+
+
+def gpt2_small_shapes() -> list[tuple[int, ...]]:
+    """GPT-2 small's 148 parameter tensors (124,439,808 elements): embeddings, 12 blocks, ln_f."""
+    block = [(768,), (768,), (768, 2304), (2304,), (768, 768), (768,), (768,), (768,),
+             (768, 3072), (3072,), (3072, 768), (768,)]
+    return [(50257, 768), (1024, 768)] + block * 12 + [(768,), (768,)]
+
+
+@dataclass(frozen=True)
+class StepCase:
+    name: str
+    shapes: tuple
+
+    @property
+    def total(self) -> int:
+        return sum(int(np.prod(s)) for s in self.shapes)
+
+
+def step_cases() -> list[StepCase]:
+    return [StepCase("step 2048x2K float32", tuple([(2048,)] * 2048)),
+            StepCase("step GPT-2-small float32", tuple(gpt2_small_shapes()))]
+
+
+def step_implementations(case: StepCase, torch, deepspeed_cls, seed: int) -> dict:
+    """One optimizer step of each implementation over the same parameters and gradients (each
+    keeps its own moments; the baselines share one EMA list)."""
+    from .optim import FusedEmaAdamW
+
+    gen = torch.Generator().manual_seed(seed)
+    params = [torch.nn.Parameter(torch.randn(s, generator=gen) * 0.05) for s in case.shapes]
+    for p in params:
+        p.grad = torch.randn(p.shape, generator=gen) * 1e-2
+    h = HYPER
+    ours = FusedEmaAdamW(params, lr=h.lr, eps=h.eps, betas=(h.beta1, h.beta2),
+                         weight_decay=h.weight_decay, ema_decay=h.ema_decay)
+    group = ours.param_groups[0]
+    data = [p.data for p in params]
+    ema = [d.clone() for d in data]
+
+    def per_parameter():
+        group["foreach"] = False
+        try:
+            ours.step()
+        finally:
+            group["foreach"] = None
+
+    def with_lerp(optimizer):
+        def run():
+            optimizer.step()
+            torch._foreach_lerp_(ema, data, 1.0 - h.ema_decay)
+        return run
+
+    fns = {"ours": ours.step, "ours_per_param": per_parameter,
+           "torch": with_lerp(torch.optim.AdamW(params, lr=h.lr, betas=(h.beta1, h.beta2),
+                                                eps=h.eps, weight_decay=h.weight_decay,
+                                                fused=True))}
+    if deepspeed_cls is not None:
+        fns["deepspeed"] = with_lerp(deepspeed_cls(params, lr=h.lr, betas=(h.beta1, h.beta2),
+                                                   eps=h.eps, weight_decay=h.weight_decay,
+                                                   adamw_mode=True))
+    return fns
+
+
+def list_npu_model(shapes) -> dict:
+    """The NPU model of one list launch over ``shapes`` (fp32) on the preset: launches per step,
+    elements per core of the list tiling (max / mean) against CANN FusedAdamw's split (whole
+    tensors per core), and the bandwidth-bound time of the busiest core (a model)."""
+    numels = [int(np.prod(s)) for s in shapes]
+    preset = next(p for p in twin.platforms() if p["name"] == NPU_PLATFORM)
+    tiling = twin.compute_list_tiling(numels, np.float32, hyper=HYPER, platform=NPU_PLATFORM)
+    per_core = [sum(end - begin for _, begin, end in segs) for segs in tiling["core_segments"]]
+    cores = tiling["block_dim"]
+    per_tensor_core = -(-len(numels) // cores)  # FusedAdamw: ceil(tensors / cores) each
+    whole = [sum(numels[c * per_tensor_core:(c + 1) * per_tensor_core])
+             for c in range(-(-len(numels) // per_tensor_core))]
+    share = preset["hbm_gbps"] * 1e9 / cores
+    mean = sum(per_core) / len(per_core)
+    return {"platform": NPU_PLATFORM, "tensors": len(numels), "elements": sum(numels),
+            "launches_per_step": 1, "launches_per_step_per_parameter": len(numels),
+            "cores": cores, "max_elements_per_core": max(per_core),
+            "mean_elements_per_core": mean, "imbalance_max_over_mean": max(per_core) / mean,
+            "whole_tensors_max_over_mean": max(whole) / (sum(whole) / cores),
+            "seconds_model": max(per_core) * 36 / share}
+
+
+def host_overhead(torch, count: int = 2048) -> dict:
+    """Host time per call, 1 thread, on ``count`` 1-element fp32 tensors (the kernel's work is
+    negligible): the list op on 5 lists, and FusedEmaAdamW.step() both ways."""
+    from .ops import apply_fused_ema_adam_list
+    from .optim import FusedEmaAdamW
+
+    torch.set_num_threads(1)
+    os.environ["ASCEND_EMA_ADAM_NUM_THREADS"] = "1"
+    lists = [[torch.rand(1) for _ in range(count)] for _ in range(5)]
+    step = torch.tensor([3])
+    params = [torch.nn.Parameter(torch.rand(1)) for _ in range(count)]
+    for p in params:
+        p.grad = torch.rand(1)
+    opt = FusedEmaAdamW(params)
+    group = opt.param_groups[0]
+
+    def per_parameter():
+        group["foreach"] = False
+        opt.step()
+        group["foreach"] = None
+
+    fns = {"list op, 5 lists": lambda: apply_fused_ema_adam_list(*lists, step),
+           "FusedEmaAdamW.step()": opt.step,
+           "FusedEmaAdamW.step(), foreach=False": per_parameter}
+    timings = measure(fns, 7, 0.05, 0.002, random.Random(2))
+    return {"tensors": count,
+            **{name: {"call_us": t.seconds * 1e6, "per_tensor_ns": t.seconds / count * 1e9}
+               for name, t in timings.items()}}
+
+
+def optimizer_steps(torch, deepspeed_cls, quick: bool, seed: int, only: list[str] | None = None,
+                    out=sys.stdout) -> dict:
+    """Whole optimizer steps on all CPUs: medians of interleaved rounds, the issue's targets.
+    ``only`` keeps the cases whose name contains one of its strings ("step" keeps them all)."""
+    cpus = len(os.sched_getaffinity(0))
+    torch.set_num_threads(cpus)
+    os.environ["ASCEND_EMA_ADAM_NUM_THREADS"] = str(cpus)
+    rng = random.Random(seed + 1)
+    print(f"\nOptimizer steps, {cpus} threads (medians of interleaved rounds):", file=out)
+    print(f"  {'case':<26}{'impl':<16}{'time':>12}{'ours/impl':>11}", file=out)
+    rows = {}
+    for case in step_cases():
+        if only and not any(name in case.name for name in only):
+            continue
+        fns = step_implementations(case, torch, deepspeed_cls, seed)
+        repeats = 5 if quick or case.total > 2**26 else 11
+        timings = measure(fns, repeats, 0.0 if case.total > 2**26 else 0.05, 0.002, rng)
+        ours = timings["ours"].seconds
+        rows[case.name] = {"tensors": len(case.shapes), "elements": case.total,
+                           "seconds": {k: t.seconds for k, t in timings.items()},
+                           "ours_over": {k: ours / t.seconds for k, t in timings.items()
+                                         if k != "ours"}}
+        for name, t in timings.items():
+            ratio = rows[case.name]["ours_over"].get(name)
+            print(f"  {case.name:<26}{name:<16}{_fmt_time(t.seconds):>12}"
+                  f"{(f'{ratio:.3f}' if ratio else '-'):>11}", file=out)
+        del fns
+    overhead = host_overhead(torch)
+    print(f"\nHost time per call, {overhead['tensors']} one-element tensors, 1 thread:", file=out)
+    for name, v in overhead.items():
+        if isinstance(v, dict):
+            print(f"  {name:<38}{v['call_us']:>10.0f} us  {v['per_tensor_ns']:>6.0f} ns/tensor",
+                  file=out)
+    model = list_npu_model(gpt2_small_shapes())
+    print(f"\nNPU model of the GPT-2-small list ({model['tensors']} tensors, {model['platform']}, "
+          f"a MODEL): {model['launches_per_step']} launch per step (per parameter: "
+          f"{model['launches_per_step_per_parameter']}); elements per core max/mean "
+          f"{model['imbalance_max_over_mean']:.4f} over {model['cores']} cores (whole tensors "
+          f"per core as CANN's FusedAdamw: {model['whole_tensors_max_over_mean']:.2f}); busiest "
+          f"core {_fmt_time(model['seconds_model']).strip()} at the nominal HBM share", file=out)
+    targets = []
+    for case, limits in (("step 2048x2K float32", {"torch": 1 / 3, "deepspeed": 1 / 3}),
+                         ("step GPT-2-small float32", {"torch": 0.95, "deepspeed": 0.90})):
+        for impl, limit in limits.items():
+            measured = rows[case]["ours_over"].get(impl) if case in rows else None
+            if measured is not None:
+                targets.append({"target": f"{case}: FusedEmaAdamW.step() <= {limit:.3g} x "
+                                          f"({impl} + lerp)", "measured": measured,
+                                "limit": limit, "le": True, "met": measured <= limit})
+    print("\nTargets (optimizer steps):", file=out)
+    for t in targets:
+        print(f"  {'MET ' if t['met'] else 'MISS'}  {t['target']:<62} measured "
+              f"{t['measured']:.3f}", file=out)
+    return {"threads": cpus, "cases": rows, "host_overhead": overhead, "npu_list_model": model,
+            "targets": targets}
+
+
+def main(quick: bool = False, out_dir: str = BENCH_OUT, threads: list[int] | None = None,
+         repeats: int | None = None, isa: str | None = None, only: list[str] | None = None) -> int:
     """Runs the benchmark; 0 once the report is written (missed targets are reported, not an
     error: timings depend on the machine and on what else runs on it)."""
-    run(quick=quick, out_dir=out_dir, threads=threads, repeats=repeats)
+    run(quick=quick, out_dir=out_dir, threads=threads, repeats=repeats, isa=isa, only=only)
     return 0

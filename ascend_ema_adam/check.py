@@ -1,8 +1,11 @@
-"""Golden-compare sweep: the AscendC kernel on the CPU twin against both golden tiers.
+"""Golden-compare sweep: the AscendC kernels on the CPU twin against both golden tiers.
 
-``python -m ascend_ema_adam check`` runs dtype x mode x bias correction x sizes, and per case
-prints whether all four outputs equal the dtype-faithful emulation bit for bit, and the worst
-mean / max relative error against the float64 golden as a fraction of CANN's thresholds.
+``python -m ascend_ema_adam check`` runs ApplyFusedEmaAdam over dtype x mode x bias correction x
+sizes, then ApplyFusedEmaAdamList over its dtype combinations, with and without its options
+(AMSGrad, maximize, grad scale), on a list of mixed sizes. Per case it prints whether every
+output equals the dtype-faithful emulation bit for bit, the worst mean / max relative error
+against the float64 golden as a fraction of CANN's thresholds, and whether the GM traffic the
+twin counted is the minimum.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import golden, twin
-from ._dtypes import NUMPY_FLOAT_DTYPES
+from ._dtypes import NUMPY_FLOAT_DTYPES, by_name
 from .golden import Hyper
 
 DTYPES = NUMPY_FLOAT_DTYPES
@@ -41,13 +44,10 @@ def random_inputs(rng: np.random.Generator, shape, dtype, grad_scale: float | No
 
 
 @dataclass(frozen=True)
-class CaseResult:
-    dtype: np.dtype
-    hyper: Hyper
-    numel: int
-    step: int
-    cores: int
-    chunks: int
+class Verdict:
+    """What a case of either operator is judged by: bit-exactness with the emulation per output,
+    CANN's precision against the float64 golden per output, GM traffic against its minimum."""
+
     bit_exact: dict[str, bool]
     precision: dict[str, golden.Precision]
     gm_bytes: int
@@ -58,6 +58,27 @@ class CaseResult:
     def passed(self) -> bool:
         return (all(self.bit_exact.values()) and all(p.passed for p in self.precision.values())
                 and self.gm_bytes == self.gm_bytes_min)
+
+    def columns(self) -> str:
+        """The table's verdict columns: MERE/thr, MARE/thr, GM bytes, result."""
+        mere = max(p.mere / p.threshold for p in self.precision.values())
+        mare = max(p.mare / (10 * p.threshold) for p in self.precision.values())
+        traffic = ("min" if self.gm_bytes == self.gm_bytes_min
+                   else f"{self.gm_bytes / self.gm_bytes_min:.2f}x")
+        return f"{mere:>9.3f}{mare:>9.3f}{traffic:>10}  {'PASS' if self.passed else 'FAIL'}"
+
+    def exact_column(self) -> str:
+        return " ".join(f"{n}{'=' if ok else 'X'}" for n, ok in self.bit_exact.items())
+
+
+@dataclass(frozen=True, kw_only=True)
+class CaseResult(Verdict):
+    dtype: np.dtype
+    hyper: Hyper
+    numel: int
+    step: int
+    cores: int
+    chunks: int
 
 
 def run_case(rng: np.random.Generator, dtype, hyper: Hyper, shape, step: int,
@@ -95,18 +116,177 @@ def sweep(sizes=FULL_SIZES, seed: int | None = None):
         yield run_case(rng, dtype, hyper, (numel,), step=10)
 
 
+# ---------------------------------------------------------------------------------------------
+# ApplyFusedEmaAdamList
+
+#: The list operator's outputs, in golden.Outputs order.
+LIST_OUTPUTS = ("var", "m", "v", "s", "max_v", "copy")
+
+#: Entry sizes of the list sweep: empty, single elements, 32-byte block tails, several chunks.
+LIST_FULL_SIZES = (0, 1, 7, 16, 17, 33, 0, 1000, 4099, 65537, 2**20 + 3)
+LIST_QUICK_SIZES = (0, 1, 17, 33, 0, 4099, 12289)
+
+
+@dataclass(frozen=True)
+class ListCombo:
+    """One dtype combination of the list operator (one tiling key); copy None: no model copies."""
+
+    param: np.dtype
+    state: np.dtype
+    grad: np.dtype
+    copy: np.dtype | None
+    tiling_key: int
+
+    @property
+    def name(self) -> str:
+        names = [golden.dtype_name(d) for d in (self.param, self.state, self.grad)]
+        return "/".join(names + ([golden.dtype_name(self.copy)] if self.copy else []))
+
+
+def list_combos() -> list[ListCombo]:
+    """The list operator's dtype combinations, from the host tiling's table (key order)."""
+    def np_dtype(name):
+        return None if name is None else by_name(name).numpy
+    return [ListCombo(np_dtype(c["param"]), np_dtype(c["state"]), np_dtype(c["grad"]),
+                      np_dtype(c["copy"]), c["tiling_key"])
+            for c in twin.list_dtype_combinations()]
+
+
+def random_list_inputs(rng: np.random.Generator, sizes, combo: ListCombo, *, amsgrad: bool,
+                       grad_scale: float | None = None) -> dict:
+    """Optimizer-like lists (see :func:`random_inputs`), entry i of ``sizes[i]`` elements:
+    grads, vars, ms, vs, ss, and max_vs (AMSGrad: v times U(0.5, 1.5), so either side of the
+    maximum wins) and copies (garbage: the kernel only writes them) or None. With a grad scale
+    the gradients are scaled by it, as a loss scaler's are."""
+    lists = {name: [] for name in ("grads", "vars", "ms", "vs", "ss")}
+    lists["max_vs"] = [] if amsgrad else None
+    lists["copies"] = [] if combo.copy is not None else None
+    for n in sizes:
+        grad, var, m, v, s = random_inputs(rng, (n,), np.float64)
+        lists["grads"].append((grad * (grad_scale or 1.0)).astype(combo.grad))
+        lists["vars"].append(var.astype(combo.param))
+        for name, x in (("ms", m), ("vs", v), ("ss", s)):
+            lists[name].append(x.astype(combo.state))
+        if amsgrad:
+            lists["max_vs"].append((v * rng.uniform(0.5, 1.5, n)).astype(combo.state))
+        if combo.copy is not None:
+            lists["copies"].append(rng.normal(0.0, 1.0, n).astype(combo.copy))
+    return lists
+
+
+def list_traffic_per_element(combo: ListCombo, amsgrad: bool) -> tuple[int, int]:
+    """(bytes read, bytes written) per element: G, P, M, V, S (, MaxV) once each; P, M, V, S
+    (, MaxV) (, C) once each. The model copies are never read."""
+    p, s, g = combo.param.itemsize, combo.state.itemsize, combo.grad.itemsize
+    states = (4 if amsgrad else 3) * s
+    written = p + states + (combo.copy.itemsize if combo.copy is not None else 0)
+    return g + p + states, written
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListCaseResult(Verdict):
+    combo: ListCombo
+    hyper: Hyper
+    extras: golden.Extras
+    amsgrad: bool
+    sizes: tuple
+    stats: twin.LaunchStats
+
+
+def run_list_case(rng: np.random.Generator, combo: ListCombo, hyper: Hyper,
+                  extras: golden.Extras, sizes, step: int, *, amsgrad: bool,
+                  platform: str = "cpu") -> ListCaseResult:
+    """One list launch on the twin, every entry compared with both goldens (each output's
+    entries concatenated for the precision standard)."""
+    lists = random_list_inputs(rng, sizes, combo, amsgrad=amsgrad, grad_scale=extras.grad_scale)
+    step_arr = np.array([step], dtype=np.int64)
+    count = len(sizes)
+    entries = [{name: (None if arrays is None else arrays[i]) for name, arrays in lists.items()}
+               for i in range(count)]
+    expected, reference = [], []
+    for e in entries:
+        args = (e["grads"], e["vars"], e["ms"], e["vs"], e["ss"], step_arr, hyper, extras)
+        optional = {"max_v": e["max_vs"], "copy": e["copies"]}
+        expected.append(golden.emulate_entry(*args, **optional).astuple())
+        reference.append(golden.reference_entry(*args, **optional).astuple())
+    work = {name: None if arrays is None else [a.copy() for a in arrays]
+            for name, arrays in lists.items()}
+    start = time.perf_counter()
+    stats = twin.apply_fused_ema_adam_list(
+        work["grads"], work["vars"], work["ms"], work["vs"], work["ss"], step_arr, hyper, extras,
+        max_vs=work["max_vs"], model_copies=work["copies"], platform=platform)
+    seconds = time.perf_counter() - start
+    actual = [(work["vars"][i], work["ms"][i], work["vs"][i], work["ss"][i],
+               None if work["max_vs"] is None else work["max_vs"][i],
+               None if work["copies"] is None else work["copies"][i]) for i in range(count)]
+    skipped = golden.writes_nothing(extras)
+    bit_exact, precision = {}, {}
+    for k, name in enumerate(LIST_OUTPUTS):
+        if actual and actual[0][k] is None:
+            continue
+        bit_exact[name] = all(golden.bit_equal(a[k], e[k]) for a, e in zip(actual, expected))
+        if sum(sizes) and not skipped:
+            precision[name] = golden.cann_precision(
+                np.concatenate([a[k] for a in actual]),
+                np.concatenate([np.asarray(r[k], dtype=np.float64) for r in reference]))
+    read, written = list_traffic_per_element(combo, amsgrad)
+    return ListCaseResult(
+        combo=combo, hyper=hyper, extras=extras, amsgrad=amsgrad, sizes=tuple(sizes),
+        stats=stats, bit_exact=bit_exact, precision=precision,
+        gm_bytes=stats.total("gm_read_bytes") + stats.total("gm_write_bytes"),
+        gm_bytes_min=0 if skipped else sum(sizes) * (read + written), seconds=seconds)
+
+
+#: The list sweep's option sets: (label, AMSGrad, Extras).
+LIST_OPTIONS = (
+    ("adam", False, golden.Extras()),
+    ("amsgrad+max+scale", True, golden.Extras(maximize=True, grad_scale=1024.0, found_inf=0.0)),
+)
+
+
+def list_sweep(sizes=LIST_FULL_SIZES, seed: int | None = None, platform: str = "cpu"):
+    """Yields one ListCaseResult per dtype combination x option set (fresh random inputs)."""
+    rng = np.random.default_rng(seed)
+    for combo in list_combos():
+        for mode, (label, amsgrad, extras) in enumerate(LIST_OPTIONS):
+            hyper = Hyper(lr=1e-3, ema_decay=0.999, mode=mode, weight_decay=0.01)
+            yield run_list_case(rng, combo, hyper, extras, sizes, step=10, amsgrad=amsgrad,
+                                platform=platform)
+
+
+LIST_HEADER = (f"{'param/state/grad[/copy]':<34}{'options':<19}{'mode':>4}{'cores':>6}  "
+               f"{'bit-exact vs emulation':<40}{'MERE/thr':>9}{'MARE/thr':>9}{'GM bytes':>10}"
+               "  result")
+
+
+def format_list_row(r: ListCaseResult) -> str:
+    label = next(name for name, ams, ex in LIST_OPTIONS
+                 if ams == r.amsgrad and ex == r.extras)
+    return (f"{r.combo.name:<34}{label:<19}{r.hyper.mode:>4}{r.stats.tiling['block_dim']:>6}  "
+            f"{r.exact_column():<40}{r.columns()}")
+
+
 HEADER = (f"{'dtype':<9}{'mode':>5}{'bias':>6}{'numel':>10}{'cores':>6}{'chunks':>7}  "
           f"{'bit-exact vs emulation':<24}{'MERE/thr':>9}{'MARE/thr':>9}{'GM bytes':>10}  result")
 
 
 def format_row(r: CaseResult) -> str:
-    exact = " ".join(f"{n}{'=' if ok else 'X'}" for n, ok in r.bit_exact.items())
-    mere = max(p.mere / p.threshold for p in r.precision.values())
-    mare = max(p.mare / (10 * p.threshold) for p in r.precision.values())
-    traffic = "min" if r.gm_bytes == r.gm_bytes_min else f"{r.gm_bytes / r.gm_bytes_min:.2f}x"
     return (f"{golden.dtype_name(r.dtype):<9}{r.hyper.mode:>5}{str(r.hyper.bias_correction):>6}"
-            f"{r.numel:>10}{r.cores:>6}{r.chunks:>7}  {exact:<24}{mere:>9.3f}{mare:>9.3f}"
-            f"{traffic:>10}  {'PASS' if r.passed else 'FAIL'}")
+            f"{r.numel:>10}{r.cores:>6}{r.chunks:>7}  {r.exact_column():<24}{r.columns()}")
+
+
+def print_table(header: str, results, format_result, out) -> int:
+    """Prints a row per result as it comes and the pass count; returns the failures."""
+    print(header, file=out)
+    rows = failures = 0
+    seconds = 0.0
+    for result in results:
+        print(format_result(result), file=out, flush=True)
+        rows += 1
+        failures += not result.passed
+        seconds += result.seconds
+    print(f"\n{rows - failures}/{rows} PASS ({seconds:.1f} s in the kernel)", file=out)
+    return failures
 
 
 def main(quick: bool = False, seed: int | None = None, out=sys.stdout) -> int:
@@ -118,13 +298,13 @@ def main(quick: bool = False, seed: int | None = None, out=sys.stdout) -> int:
           "as a fraction of CANN's threshold (pass < 1)", file=out)
     print("  GM bytes: DMA traffic counted by the twin vs the minimum 9 x numel x itemsize\n",
           file=out)
-    print(HEADER, file=out)
-    failures = 0
-    total_seconds = 0.0
-    for result in sweep(sizes, seed):
-        print(format_row(result), file=out, flush=True)
-        failures += not result.passed
-        total_seconds += result.seconds
-    rows = len(DTYPES) * 4 * len(sizes)
-    print(f"\n{rows - failures}/{rows} PASS ({total_seconds:.1f} s in the kernel)", file=out)
-    return 1 if failures else 0
+    failures = print_table(HEADER, sweep(sizes, seed), format_row, out)
+
+    list_sizes = LIST_QUICK_SIZES if quick else LIST_FULL_SIZES
+    print(f"\nApplyFusedEmaAdamList: the list kernel on the CPU twin vs the golden models, one "
+          f"launch per row over {len(list_sizes)} tensors of {', '.join(map(str, list_sizes))} "
+          "elements", file=out)
+    print("  GM bytes: vs the minimum (each input read once, each output written once, model "
+          "copies never read)\n", file=out)
+    list_failures = print_table(LIST_HEADER, list_sweep(list_sizes, seed), format_list_row, out)
+    return 1 if failures or list_failures else 0

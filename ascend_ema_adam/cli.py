@@ -22,6 +22,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"directory for bench.json, bench.png (default: ./{BENCH_OUT})")
     bench.add_argument("--threads", type=int, nargs="+", help="thread counts (default: 1, all)")
     bench.add_argument("--repeats", type=int, help="interleaved rounds per case")
+    bench.add_argument("--isa", help="native kernel instruction set, e.g. avx2 on an AVX-512 CPU "
+                                     "(sets ASCEND_EMA_ADAM_ISA; default: the best one)")
+    bench.add_argument("--cases", nargs="+", metavar="NAME",
+                       help="only the cases whose name contains one of these (e.g. '1x2^24 float32')")
     demo = commands.add_parser("train-demo",
                                help="train a small CNN on sklearn digits with FusedEmaAdamW "
                                     "(needs the demo extra)")
@@ -41,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "bench":
         from . import bench as bench_module
         return bench_module.main(quick=args.quick, out_dir=args.out, threads=args.threads,
-                                 repeats=args.repeats)
+                                 repeats=args.repeats, isa=args.isa, only=args.cases)
     if args.command == "train-demo":
         from . import train_demo
         return train_demo.main(epochs=args.epochs, out=args.out, seed=args.seed)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-from ._dtypes import NUMPY_FLOAT_DTYPES, by_numpy
+from ._dtypes import NUMPY_FLOAT_DTYPES, by_name, by_numpy
 
 SUPPORTED_DTYPES = NUMPY_FLOAT_DTYPES
 
@@ -118,12 +118,103 @@ def _step_value(step) -> int:
     return int(arr.reshape(-1)[0])
 
 
-def emulate_update(grad, var, m, v, s, step, h: Hyper = Hyper()):
-    """Tier 2: the kernel's float32 op order and RNE narrowing. Returns new (var, m, v, s)
-    arrays in the input dtype; the inputs are not modified."""
-    dtype = np.dtype(var.dtype)
-    if dtype not in SUPPORTED_DTYPES:
-        raise TypeError(f"unsupported dtype {dtype}")
+@dataclass(frozen=True)
+class Extras:
+    """What the list operator (ApplyFusedEmaAdamList) adds to the single op's math. All off is
+    exactly the single op.
+
+    * ``maximize``: the gradient is negated first (gradient ascent).
+    * ``grad_scale``: the value of the optional 1-element fp32 tensor; the (negated) gradient
+      is divided by it in fp32 (a loss-scaler's scale, so no separate unscale pass is needed).
+    * ``found_inf``: the value of the optional 1-element fp32 tensor; when nonzero (NaN counts
+      as nonzero) the launch writes nothing at all.
+    """
+
+    maximize: bool = False
+    grad_scale: float | None = None
+    found_inf: float | None = None
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """New values of one entry's outputs. ``max_v`` and ``copy`` are None when the entry has no
+    AMSGrad state / no model copy. When nothing is written (``found_inf``) every field is the
+    corresponding input itself, unchanged."""
+
+    var: np.ndarray
+    m: np.ndarray
+    v: np.ndarray
+    s: np.ndarray
+    max_v: np.ndarray | None = None
+    copy: np.ndarray | None = None
+
+    def astuple(self) -> tuple:
+        return (self.var, self.m, self.v, self.s, self.max_v, self.copy)
+
+
+FP32 = by_name("float32").numpy
+#: dtypes a model copy may have (the 16-bit weights written from an fp32 master).
+COPY_DTYPES = tuple(d for d in NUMPY_FLOAT_DTYPES if d.itemsize == 2)
+
+
+def check_entry_dtypes(grad, var, m, v, s, max_v=None, copy=None) -> None:
+    """The list operator's dtype contract for one entry; raises TypeError naming the argument.
+
+    var (P) is fp32, fp16 or bf16; m, v, s (and max_v) share one state dtype S, equal to P or
+    fp32; grad (G) has P's dtype or fp32, or, with a model copy, the copy's dtype or fp32; a
+    model copy (C, fp16 or bf16) needs an fp32 var (the master weights)."""
+    p = np.dtype(var.dtype)
+    if p not in SUPPORTED_DTYPES:
+        raise TypeError(f"var has dtype {p}, expected float32, float16 or bfloat16")
+    state = np.dtype(m.dtype)
+    if state not in (p, FP32):
+        raise TypeError(f"m has dtype {state}; the state dtype must be var's ({p}) or float32")
+    for name, x in (("v", v), ("s", s), ("max_v", max_v)):
+        if x is not None and np.dtype(x.dtype) != state:
+            raise TypeError(f"{name} has dtype {np.dtype(x.dtype)} but m has {state}: "
+                            "m, v, s and max_v share one dtype")
+    grad_ok = (p, FP32)
+    if copy is not None:
+        c = np.dtype(copy.dtype)
+        if c not in COPY_DTYPES:
+            raise TypeError(f"copy has dtype {c}, expected float16 or bfloat16")
+        if p != FP32:
+            raise TypeError(f"a model copy needs float32 var (the master weights), got {p}")
+        grad_ok = (c, FP32)
+    if np.dtype(grad.dtype) not in grad_ok:
+        raise TypeError(f"grad has dtype {np.dtype(grad.dtype)}, expected one of "
+                        f"{', '.join(str(d) for d in dict.fromkeys(grad_ok))}")
+
+
+def amsgrad_max(max_v, v_new):
+    """AMSGrad's running maximum as every kernel computes it: ``max_v > v' ? max_v : v'``
+    (AscendC's and x86's vector max). A NaN v' propagates (as in torch.maximum); a NaN already
+    stored in max_v is replaced by the next v' (torch would keep it; the case needs a NaN
+    gradient first, which has already made var and the moments NaN)."""
+    return np.where(max_v > v_new, max_v, v_new)
+
+
+def writes_nothing(extras: Extras) -> bool:
+    """True when found_inf is given and nonzero (NaN included): the launch writes nothing."""
+    return extras.found_inf is not None and np.float32(extras.found_inf) != 0
+
+
+def emulate_entry(grad, var, m, v, s, step, h: Hyper = Hyper(), extras: Extras = Extras(), *,
+                  max_v=None, copy=None) -> Outputs:
+    """Tier 2 for one entry of the list operator (and, with no extras, max_v or copy, the single
+    op): the kernel's float32 op order, RNE narrowing of every stored value. The inputs are not
+    modified. ``copy`` is the model copy's current array (only its dtype is used, unless nothing
+    is written). Order, one rounding per line:
+
+        0. found_inf nonzero: nothing is written
+        1. g = widen(grad);  maximize: g = -g;  grad_scale: g = g / scale
+        2. the single op's steps 1-5 (see the module docstring), except that with max_v:
+           max_v' = max_v > v' ? max_v : v'  and  v_hat = max_v' * (1/c2)
+        3. the single op's steps 6-8; copy = narrow(var')
+    The EMA follows the unrounded fp32 var' (the master's, with a model copy)."""
+    check_entry_dtypes(grad, var, m, v, s, max_v, copy)
+    if writes_nothing(extras):
+        return Outputs(var, m, v, s, max_v, copy)
     f32 = np.float32
     lr, d, b1, b2, eps, wd = (_f32(x) for x in (h.lr, h.ema_decay, h.beta1, h.beta2, h.eps,
                                                  h.weight_decay))
@@ -138,23 +229,55 @@ def emulate_update(grad, var, m, v, s, step, h: Hyper = Hyper()):
     s32 = np.asarray(s).astype(f32)
 
     with np.errstate(all="ignore"):
+        if extras.maximize:
+            g = -g
+        if extras.grad_scale is not None:
+            g = g / f32(extras.grad_scale)
         if h.mode == 0:
             g = (wd * p) + g
         m_new = (one_minus_b1 * g) + (b1 * m32)
         m_hat = m_new * inv_c1
         v_new = ((g * g) * one_minus_b2) + (b2 * v32)
-        v_hat = v_new * inv_c2
+        max_new = None
+        if max_v is not None:
+            max_new = amsgrad_max(np.asarray(max_v).astype(f32), v_new)
+            v_hat = max_new * inv_c2
+        else:
+            v_hat = v_new * inv_c2
         u = m_hat / (np.sqrt(v_hat) + eps)
         if h.mode == 1:
             u = u + (wd * p)
         p_new = p - (lr * u)
         s_new = (d * s32) + (one_minus_d * p_new)
-        return tuple(x.astype(dtype) for x in (p_new, m_new, v_new, s_new))
+        state = np.dtype(m.dtype)
+        return Outputs(
+            var=p_new.astype(var.dtype), m=m_new.astype(state), v=v_new.astype(state),
+            s=s_new.astype(state),
+            max_v=None if max_new is None else max_new.astype(state),
+            copy=None if copy is None else p_new.astype(copy.dtype))
 
 
-def reference_update(grad, var, m, v, s, step, h: Hyper = Hyper()):
-    """Tier 1: the same update in float64 (scalars narrowed to fp32 first, powers exact).
-    Returns float64 arrays (var, m, v, s)."""
+def emulate_update(grad, var, m, v, s, step, h: Hyper = Hyper()):
+    """Tier 2 of the single op: the kernel's float32 op order and RNE narrowing. Returns new
+    (var, m, v, s) arrays in the input dtype; the inputs are not modified."""
+    dtype = np.dtype(var.dtype)
+    if dtype not in SUPPORTED_DTYPES:
+        raise TypeError(f"unsupported dtype {dtype}")
+    return emulate_entry(grad, var, m, v, s, step, h).astuple()[:4]
+
+
+def reference_entry(grad, var, m, v, s, step, h: Hyper = Hyper(), extras: Extras = Extras(), *,
+                    max_v=None, copy=None) -> Outputs:
+    """Tier 1 for one entry of the list operator: float64 math (hyper-parameters and the grad
+    scale narrowed to fp32 first, powers exact). Returns float64 arrays; ``copy`` is the float64
+    var' (what a correctly rounded copy approximates). When nothing is written, the inputs.
+    float64 inputs are accepted as they are (a float64 trajectory carries its own float64 state);
+    otherwise the dtypes follow :func:`check_entry_dtypes`."""
+    given = [np.asarray(x) for x in (grad, var, m, v, s, max_v, copy) if x is not None]
+    if all(x.dtype != np.float64 for x in given):
+        check_entry_dtypes(grad, var, m, v, s, max_v, copy)
+    if writes_nothing(extras):
+        return Outputs(var, m, v, s, max_v, copy)
     f64 = np.float64
     lr, d, b1, b2, eps, wd = (f64(_f32(x)) for x in (h.lr, h.ema_decay, h.beta1, h.beta2, h.eps,
                                                       h.weight_decay))
@@ -163,16 +286,27 @@ def reference_update(grad, var, m, v, s, step, h: Hyper = Hyper()):
         c1 = 1.0 - b1 ** max(n, 0) if h.bias_correction else 1.0
         c2 = 1.0 - b2 ** max(n, 0) if h.bias_correction else 1.0
         g, p, m64, v64, s64 = (np.asarray(x).astype(f64) for x in (grad, var, m, v, s))
+        if extras.maximize:
+            g = -g
+        if extras.grad_scale is not None:
+            g = g / f64(_f32(extras.grad_scale))
         if h.mode == 0:
             g = g + wd * p
         m_new = b1 * m64 + (1.0 - b1) * g
         v_new = b2 * v64 + (1.0 - b2) * g * g
-        u = (m_new / c1) / (np.sqrt(v_new / c2) + eps)
+        max_new = None if max_v is None else amsgrad_max(np.asarray(max_v).astype(f64), v_new)
+        u = (m_new / c1) / (np.sqrt((v_new if max_new is None else max_new) / c2) + eps)
         if h.mode == 1:
             u = u + wd * p
         p_new = p - lr * u
         s_new = d * s64 + (1.0 - d) * p_new
-    return p_new, m_new, v_new, s_new
+    return Outputs(p_new, m_new, v_new, s_new, max_new, None if copy is None else p_new)
+
+
+def reference_update(grad, var, m, v, s, step, h: Hyper = Hyper()):
+    """Tier 1 of the single op: the same update in float64 (scalars narrowed to fp32 first,
+    powers exact). Returns float64 arrays (var, m, v, s)."""
+    return reference_entry(grad, var, m, v, s, step, h).astuple()[:4]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,9 +1,13 @@
-"""The torch op, as MindSpeed users call it.
+"""The torch ops, as MindSpeed users call them.
 
 :func:`npu_apply_fused_ema_adamw` is a drop-in for MindSpeed's function of the same name: same
 positional order, keywords and defaults, and it returns ``(var, m, v, s)`` — the very tensor
 objects passed in, updated in place. CPU tensors run through this package's aclnn layer on the
 CPU device; NPU tensors (torch_npu) through CANN's ``aclnnApplyFusedEmaAdam``.
+
+:func:`apply_fused_ema_adam_list` updates a whole parameter group in one launch
+(``aclnnApplyFusedEmaAdamList``), with AMSGrad, fp32 state of 16-bit parameters, fp16/bf16 model
+copies of fp32 masters, loss-scale division, skipping on overflow and maximize.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ import torch
 from . import _C  # noqa: F401  (registers the ascend_ema_adam ops)
 from . import _meta_registrations  # noqa: F401
 
-__all__ = ["npu_apply_fused_ema_adamw", "apply_fused_ema_adam", "apply_fused_ema_adam_functional"]
+__all__ = ["npu_apply_fused_ema_adamw", "apply_fused_ema_adam", "apply_fused_ema_adam_functional",
+           "apply_fused_ema_adam_list"]
 
 
 def npu_apply_fused_ema_adamw(grad, var, m, v, s, step, lr=1e-3, ema_decay=0.9999, beta1=0.9,
@@ -66,3 +71,53 @@ def apply_fused_ema_adam_functional(grad, var, m, v, s, step, lr=1e-3, ema_decay
     return torch.ops.ascend_ema_adam.apply_fused_ema_adam(grad, var, m, v, s, step, lr,
                                                           ema_decay, beta1, beta2, eps, mode,
                                                           bias_correction, weight_decay)
+
+
+_list_op = torch.ops.ascend_ema_adam.apply_fused_ema_adam_list_.default
+
+
+def apply_fused_ema_adam_list(grads, vars, ms, vs, ss, step, lr=1e-3, ema_decay=0.9999,
+                              beta1=0.9, beta2=0.999, eps=1e-8, mode=1, bias_correction=True,
+                              weight_decay=0.0, *, max_vs=None, model_copies=None,
+                              grad_scale=None, found_inf=None, maximize=False):
+    """The fused Adam/AdamW + EMA update of a whole parameter group, in place, in one launch.
+
+    Entry ``i`` of the lists is one parameter: ``grads[i]``, ``vars[i]``, ``ms[i]``, ``vs[i]``,
+    ``ss[i]`` (and ``max_vs[i]``, ``model_copies[i]``) have one shape; different entries may have
+    any shapes and sizes (empty too). Per entry, in fp32 (``docs/ACLNN.md`` has the exact order):
+    ``g = grad`` (negated with ``maximize``, divided by ``grad_scale``); Adam/AdamW moments;
+    with ``max_vs`` (AMSGrad) ``max_v = max(max_v, v)`` is the denominator's; ``var`` is updated,
+    ``s`` follows the updated fp32 ``var`` and ``model_copies[i]`` receives it rounded.
+
+    Dtypes (every tensor of a list has one dtype):
+        * ``vars`` (P): float32, float16 or bfloat16;
+        * ``ms``, ``vs``, ``ss``, ``max_vs`` (S): P's dtype or float32;
+        * ``grads``: P's dtype or float32; with ``model_copies``, their dtype or float32;
+        * ``model_copies`` (C): float16 or bfloat16, with float32 ``vars`` (the master weights).
+
+    Args:
+        grads: the gradients (read only).
+        vars, ms, vs, ss: parameters, first and second moments, EMA weights; updated in place
+            (any strides; no updated tensor may share memory with any other tensor of the call).
+        step: int64 tensor of one element, the group's 1-based step (not incremented).
+        lr, ema_decay, beta1, beta2, eps, weight_decay: hyper-parameters (used as fp32).
+        mode: 1 = AdamW (decoupled weight decay), 0 = Adam with L2 (decay added to the gradient).
+        bias_correction: divide the moments by ``1 - beta**step``.
+        max_vs: AMSGrad's running maxima of the second moments (S), updated in place.
+        model_copies: 16-bit copies of the fp32 ``vars``, overwritten (never read).
+        grad_scale: float32 tensor of one element: the gradients are divided by it.
+        found_inf: float32 tensor of one element: when nonzero (NaN counts), nothing at all is
+            written; read on the device, so a step can be skipped without a host sync.
+        maximize: ascend the gradient instead of descending.
+
+    Every tensor must be on one device (CPU: this package's CPU device; NPU: torch_npu). On the
+    NPU every entry reaches the kernel as 1-D views, so an entry's tensors must be contiguous or
+    share one dense layout. A bad call raises before anything is written.
+
+    Returns:
+        ``(vars, ms, vs, ss)``, the lists passed in.
+    """
+    _list_op(grads, vars, ms, vs, ss, step, lr, ema_decay, beta1, beta2, eps, mode,
+             bias_correction, weight_decay, max_vs=max_vs, model_copies=model_copies,
+             grad_scale=grad_scale, found_inf=found_inf, maximize=maximize)
+    return vars, ms, vs, ss

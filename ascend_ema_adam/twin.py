@@ -1,11 +1,16 @@
-"""The AscendC kernel on the CPU twin, and the native CPU kernel, for numpy arrays.
+"""The AscendC kernels on the CPU twin, and the native CPU kernel, for numpy arrays.
 
 :func:`apply_fused_ema_adam` updates ``var, m, v, s`` in place exactly as the NPU kernel does,
 running the unchanged kernel source on the CPU twin, and returns the launch's tiling and the
 per-core counters (GM bytes moved, vector instructions, UB use): the kernel-verification interface.
+:func:`apply_fused_ema_adam_list` does the same for ApplyFusedEmaAdamList (lists of tensors, one
+launch).
 
 :func:`apply_fused_ema_adam_native` runs the same update with the native CPU kernel (one SIMD pass
 over memory on a thread pool), bit-identical to the twin; the torch op uses it on the CPU device.
+:func:`apply_fused_ema_adam_list_native` runs the list operator (ApplyFusedEmaAdamList: a whole
+parameter group, mixed precision, AMSGrad, maximize, grad_scale, found_inf) with the native kernel
+in one pool launch, bit-identical to :func:`golden.emulate_entry` per entry.
 """
 
 from __future__ import annotations
@@ -15,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _twin
+from . import _twin, golden
 from ._dtypes import FLOAT_DTYPES, NUMPY_FLOAT_DTYPES
-from .golden import Hyper, dtype_name
+from .golden import Extras, Hyper, check_entry_dtypes, dtype_name
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,11 @@ def _checked(step, read: dict, written: dict) -> np.ndarray:
             raise ValueError(f"{name} must be C-contiguous")
         if name in written and not a.flags.writeable:
             raise ValueError(f"{name} must be writeable (the kernel writes it)")
+    return _checked_step(step)
+
+
+def _checked_step(step) -> np.ndarray:
+    """``step`` as a one-element int64 array (TypeError otherwise)."""
     step = np.asarray(step)
     if step.dtype != np.int64 or step.size != 1:
         raise TypeError(f"step must be an int64 array of one element, got {step.dtype}"
@@ -86,13 +96,15 @@ def apply_fused_ema_adam(grad, var, m, v, s, step, hyper: Hyper = Hyper(), *,
 
 def apply_fused_ema_adam_native(grad, var, m, v, s, step, hyper: Hyper = Hyper(), *,
                                 threads: int = 0, isa: str = "", out=None,
-                                min_elems_per_thread: int | None = None) -> dict:
+                                min_elems_per_thread: int | None = None,
+                                streaming_bytes: int | None = None) -> dict:
     """Run one update with the native CPU kernel: in place, or, with ``out=(var, m, v, s)``, into
     those arrays (the inputs are then only read). Same array rules as
     :func:`apply_fused_ema_adam`. ``threads`` 0 uses :func:`cpu_kernel`'s default; ``isa``
     forces a narrower instruction set ("avx2", "generic") than the best one; smaller launches
-    than ``min_elems_per_thread`` per thread use fewer threads. Returns the tiling, the
-    instruction set and the threads used."""
+    than ``min_elems_per_thread`` per thread use fewer threads; launches moving at least
+    ``streaming_bytes`` bytes run the loops tuned for streaming from memory (0: always). Returns
+    the tiling, the instruction set and the threads used."""
     state = {"var": var, "m": m, "v": v, "s": s}
     if out is None:
         step = _checked(step, {"grad": grad}, state)
@@ -103,10 +115,142 @@ def apply_fused_ema_adam_native(grad, var, m, v, s, step, hyper: Hyper = Hyper()
         outputs = dict(zip(("var_out", "m_out", "v_out", "s_out"), out))
         step = _checked(step, {"grad": grad, **state}, outputs)
     kwargs = {name: _raw(a) for name, a in outputs.items()}
-    if min_elems_per_thread is not None:
-        kwargs["min_elems_per_thread"] = min_elems_per_thread
+    kwargs.update(_native_options(min_elems_per_thread, streaming_bytes))
     return _twin.launch_native(_raw(grad), _raw(var), _raw(m), _raw(v), _raw(s), step,
                                *_hyper_args(grad, hyper), threads, isa, **kwargs)
+
+
+def _checked_lists(grads, vars, ms, vs, ss, max_vs=None, model_copies=None) -> dict:
+    """Checks the lists of one list launch and returns them by name (``max_vs`` and
+    ``model_copies`` only when given): equal lengths; numpy arrays, C-contiguous, writeable where
+    the kernel writes; one dtype per list; entry i of every list has vars[i]'s shape; each entry's
+    dtypes follow :func:`golden.check_entry_dtypes`."""
+    named = {"grads": grads, "vars": vars, "ms": ms, "vs": vs, "ss": ss,
+             "max_vs": max_vs, "model_copies": model_copies}
+    lists = {name: list(arrays) for name, arrays in named.items() if arrays is not None}
+    count = len(lists["grads"])
+    for name, arrays in lists.items():
+        if len(arrays) != count:
+            raise ValueError(f"{name} has {len(arrays)} entries, grads has {count}")
+        for i, a in enumerate(arrays):
+            if not isinstance(a, np.ndarray):
+                raise TypeError(f"{name}[{i}] must be a numpy array, got {type(a).__name__}")
+            if not a.flags.c_contiguous:
+                raise ValueError(f"{name}[{i}] must be C-contiguous")
+            if name != "grads" and not a.flags.writeable:
+                raise ValueError(f"{name}[{i}] must be writeable (the kernel writes it)")
+            if a.dtype != arrays[0].dtype:
+                raise TypeError(f"{name}[{i}] is {a.dtype} but {name}[0] is {arrays[0].dtype}: "
+                                "every tensor of a list has one dtype")
+    for i in range(count):
+        entry = {name: arrays[i] for name, arrays in lists.items()}
+        for name, a in entry.items():
+            if a.shape != entry["vars"].shape:
+                raise ValueError(f"{name}[{i}] has shape {list(a.shape)}, vars[{i}] has "
+                                 f"{list(entry['vars'].shape)}")
+        check_entry_dtypes(entry["grads"], entry["vars"], entry["ms"], entry["vs"], entry["ss"],
+                           entry.get("max_vs"), entry.get("model_copies"))
+    return lists
+
+
+def _list_dtype_names(lists: dict) -> tuple[str, str, str, str]:
+    """The launch's (param, state, grad, copy) dtype names; copy "" without model copies."""
+    def name_of(key, default="float32"):
+        arrays = lists.get(key)
+        return dtype_name(arrays[0].dtype) if arrays else default
+    copy = name_of("model_copies", "float16") if "model_copies" in lists else ""
+    return name_of("vars"), name_of("ms"), name_of("grads"), copy
+
+
+def _scalar_f32(value, name: str) -> np.ndarray | None:
+    """The one-element float32 array of an optional scalar tensor argument (None stays None)."""
+    if value is None:
+        return None
+    arr = np.ascontiguousarray(np.asarray(value, dtype=np.float32)).reshape(-1)
+    if arr.size != 1:
+        raise ValueError(f"{name} must have one element, got {arr.size}")
+    return arr
+
+
+def apply_fused_ema_adam_list(grads, vars, ms, vs, ss, step, hyper: Hyper = Hyper(),
+                              extras: Extras = Extras(), *, max_vs=None, model_copies=None,
+                              platform: str = "cpu", threads: int = 0) -> LaunchStats:
+    """Run ApplyFusedEmaAdamList in place through the twin: one launch for the whole lists.
+
+    Entry i of every list has the shape of ``vars[i]``; each list has one dtype, and the
+    launch's dtypes follow :func:`golden.check_entry_dtypes` (vars P, state S for ms/vs/ss/max_vs,
+    grads G, model copies C). ``max_vs`` turns on AMSGrad, ``model_copies`` the model copies
+    (written from the fp32 vars, never read). ``extras`` gives maximize and the values of the
+    optional one-element grad_scale and found_inf tensors. Returns the tiling (with
+    ``core_segments``: per core its [(tensor, begin, end), ...]) and the per-core counters."""
+    lists = _checked_lists(grads, vars, ms, vs, ss, max_vs, model_copies)
+    raw = {name: [_raw(a) for a in arrays] for name, arrays in lists.items()}
+    result = _twin.launch_list(
+        raw["grads"], raw["vars"], raw["ms"], raw["vs"], raw["ss"], _checked_step(step),
+        [a.size for a in lists["vars"]], *_list_dtype_names(lists), _attrs(hyper),
+        extras.maximize, max_vs=raw.get("max_vs"), copies=raw.get("model_copies"),
+        grad_scale=_scalar_f32(extras.grad_scale, "grad_scale"),
+        found_inf=_scalar_f32(extras.found_inf, "found_inf"),
+        platform=platform, threads=threads)
+    return LaunchStats(result["tiling"], result["blocks"])
+
+
+def compute_list_tiling(numels, param, state=None, grad=None, copy=None, hyper: Hyper = Hyper(),
+                        *, maximize: bool = False, amsgrad: bool = False,
+                        grad_scale: bool = False, found_inf: bool = False,
+                        platform: str = "cpu", vector_core_num: int = 0,
+                        ub_size: int = 0) -> dict:
+    """ApplyFusedEmaAdamList host tiling for tensors of ``numels`` elements: dtypes P (``param``),
+    S (``state``, default P), G (``grad``, default P, or C with copies) and C (``copy``, None:
+    no model copies); the options say which optional inputs a launch has. Includes
+    ``core_starts`` and per core its ``core_segments`` [(tensor, begin, end), ...]."""
+    state = param if state is None else state
+    grad = (copy if copy is not None else param) if grad is None else grad
+    return _twin.compute_list_tiling(
+        [int(n) for n in numels], dtype_name(param), dtype_name(state), dtype_name(grad),
+        "" if copy is None else dtype_name(copy), _attrs(hyper), maximize, amsgrad, grad_scale,
+        found_inf, platform, vector_core_num, ub_size)
+
+
+def list_dtype_combinations() -> list[dict]:
+    """ApplyFusedEmaAdamList's dtype combinations, one per tiling key: dicts of param, state,
+    grad, copy (dtype names; copy None without model copies) and tiling_key."""
+    return _twin.list_dtype_combinations()
+def apply_fused_ema_adam_list_native(grads, vars, ms, vs, ss, step, hyper: Hyper = Hyper(),
+                                     extras: Extras = Extras(), *, max_vs=None,
+                                     model_copies=None, threads: int = 0, isa: str = "",
+                                     min_elems_per_thread: int | None = None,
+                                     streaming_bytes: int | None = None) -> dict:
+    """Run ApplyFusedEmaAdamList with the native CPU kernel, in place on lists of numpy arrays:
+    the lists as in :func:`apply_fused_ema_adam_list`; ``threads``, ``isa``,
+    ``min_elems_per_thread`` and ``streaming_bytes`` as in :func:`apply_fused_ema_adam_native`.
+    Returns the instruction set and the threads used (0 when nothing ran)."""
+    lists = _checked_lists(grads, vars, ms, vs, ss, max_vs, model_copies)
+    raw = {name: [_raw(a) for a in arrays] for name, arrays in lists.items()}
+    return _twin.launch_native_list(
+        raw["grads"], raw["vars"], raw["ms"], raw["vs"], raw["ss"], raw.get("max_vs"),
+        raw.get("model_copies"), [a.size for a in lists["vars"]], _checked_step(step),
+        _scalar_f32(extras.grad_scale, "grad_scale"), _scalar_f32(extras.found_inf, "found_inf"),
+        *_list_dtype_names(lists),
+        _attrs(hyper), extras.maximize, threads, isa,
+        **_native_options(min_elems_per_thread, streaming_bytes))
+
+
+def native_list_chunks(numels, threads: int) -> list[tuple[int, int, int]]:
+    """The chunks ``(tensor, offset, count)`` the native list kernel hands out for entries of
+    these element counts on ``threads`` threads (one pool launch claims them all)."""
+    return _twin.native_list_chunks(list(numels), threads)
+
+
+def native_pool_launches() -> int:
+    """How many times the native kernels' thread pool has been launched in this process."""
+    return _twin.native_pool_launches()
+
+
+def _native_options(min_elems_per_thread, streaming_bytes) -> dict:
+    """The native launch options given (the bindings' defaults otherwise)."""
+    options = {"min_elems_per_thread": min_elems_per_thread, "streaming_bytes": streaming_bytes}
+    return {name: value for name, value in options.items() if value is not None}
 
 
 def cpu_kernel() -> dict:

@@ -12,7 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "apply_fused_ema_adam_list_native.h"
 #include "apply_fused_ema_adam_native.h"
+#include "apply_fused_ema_adam_list_tiling.h"
+#include "apply_fused_ema_adam_list_twin_run.h"
 #include "apply_fused_ema_adam_tiling.h"
 #include "apply_fused_ema_adam_twin_run.h"
 #include "cpu_kernel.h"
@@ -37,22 +40,31 @@ aea::DataType ParseDtype(const std::string& name)
     throw py::value_error("dtype must be one of " + names + ", got '" + name + "'");
 }
 
-py::dict TilingToDict(const aea::TilingResult& r)
+/** What every operator's tiling result holds: key, launch size, UB and the fp32 attributes. */
+template <class Result>
+py::dict LaunchToDict(const Result& r)
 {
-    const ApplyFusedEmaAdamTilingData& t = r.data;
+    const ascend_ema_adam::EmaAdamHyperParams& h = r.data.hyper;
     py::dict d;
     d["tiling_key"] = r.tilingKey;
     d["block_dim"] = r.blockDim;
     d["workspace_size"] = r.workspaceSize;
     d["ub_bytes_per_core"] = r.ubBytesPerCore;
-    d["lr"] = t.hyper.lr;
-    d["ema_decay"] = t.hyper.emaDecay;
-    d["beta1"] = t.hyper.beta1;
-    d["beta2"] = t.hyper.beta2;
-    d["eps"] = t.hyper.eps;
-    d["weight_decay"] = t.hyper.weightDecay;
-    d["mode"] = t.hyper.mode;
-    d["bias_correction"] = t.hyper.biasCorrection;
+    d["lr"] = h.lr;
+    d["ema_decay"] = h.emaDecay;
+    d["beta1"] = h.beta1;
+    d["beta2"] = h.beta2;
+    d["eps"] = h.eps;
+    d["weight_decay"] = h.weightDecay;
+    d["mode"] = h.mode;
+    d["bias_correction"] = h.biasCorrection;
+    return d;
+}
+
+py::dict TilingToDict(const aea::TilingResult& r)
+{
+    const ApplyFusedEmaAdamTilingData& t = r.data;
+    py::dict d = LaunchToDict(r);
     d["total_length"] = t.totalLength;
     d["blocks_per_core"] = t.blocksPerCore;
     d["used_core_num"] = t.usedCoreNum;
@@ -131,6 +143,192 @@ py::dict Launch(const py::buffer& grad, const py::buffer& var, const py::buffer&
     return out;
 }
 
+// ---- ApplyFusedEmaAdamList ---------------------------------------------------------------------
+
+/** A list launch's dtypes by name; copy "" for none. */
+aea::ListDtypes ParseListDtypes(const std::string& param, const std::string& state,
+                                const std::string& grad, const std::string& copy)
+{
+    aea::ListDtypes d;
+    d.param = ParseDtype(param);
+    d.state = ParseDtype(state);
+    d.grad = ParseDtype(grad);
+    d.hasCopy = !copy.empty();
+    if (d.hasCopy) {
+        d.copy = ParseDtype(copy);
+    }
+    return d;
+}
+
+py::dict ListDtypesToDict(const aea::ListDtypes& d)
+{
+    py::dict out;
+    out["param"] = aea::DataTypeName(d.param);
+    out["state"] = aea::DataTypeName(d.state);
+    out["grad"] = aea::DataTypeName(d.grad);
+    out["copy"] = d.hasCopy ? py::object(py::str(aea::DataTypeName(d.copy))) : py::object(py::none());
+    return out;
+}
+
+/** The list tiling; with the tensors' element counts also every core's segments
+ *  [(tensor, begin, end), ...] in the kernel's walk order. */
+py::dict ListTilingToDict(const aea::ListTilingResult& r, const std::vector<uint64_t>& numels)
+{
+    const ApplyFusedEmaAdamListTilingData& t = r.data;
+    py::dict d = LaunchToDict(r);
+    d["dtypes"] = ListDtypesToDict(r.dtypes);
+    d["maximize"] = t.maximize;
+    d["amsgrad"] = t.amsgrad;
+    d["has_grad_scale"] = t.hasGradScale;
+    d["has_found_inf"] = t.hasFoundInf;
+    d["tensor_num"] = t.tensorNum;
+    d["used_core_num"] = t.usedCoreNum;
+    d["align_elems"] = t.alignElems;
+    d["chunk_length"] = t.chunkLength;
+    d["buffer_num"] = t.bufferNum;
+    py::list starts;
+    for (uint32_t core = 0; core <= t.usedCoreNum; ++core) {
+        starts.append(py::make_tuple(t.coreStart[core].tensor, t.coreStart[core].block));
+    }
+    d["core_starts"] = starts;
+    py::list segments;
+    for (uint32_t core = 0; core < t.usedCoreNum; ++core) {
+        py::list mine;
+        for (const aea::ListSegment& seg : aea::ListCoreSegments(t, numels, core)) {
+            mine.append(py::make_tuple(seg.tensor, seg.begin, seg.end));
+        }
+        segments.append(mine);
+    }
+    d["core_segments"] = segments;
+    return d;
+}
+
+aea::ListOptions MakeListOptions(bool maximize, bool amsgrad, bool gradScale, bool foundInf)
+{
+    aea::ListOptions o;
+    o.maximize = maximize;
+    o.amsgrad = amsgrad;
+    o.gradScale = gradScale;
+    o.foundInf = foundInf;
+    return o;
+}
+
+/** Entry pointers of one list of numpy buffers, entry i holding numels[i] elements of `elemBytes`. */
+std::vector<void*> ListPointers(const std::vector<py::buffer>& list, const char* name,
+                                const std::vector<uint64_t>& numels, uint32_t elemBytes,
+                                bool writable)
+{
+    if (list.size() != numels.size()) {
+        throw py::value_error(std::string(name) + " has " + std::to_string(list.size()) +
+                              " entries, grads has " + std::to_string(numels.size()));
+    }
+    std::vector<void*> ptrs;
+    for (size_t i = 0; i < list.size(); ++i) {
+        const std::string entry = std::string(name) + "[" + std::to_string(i) + "]";
+        ptrs.push_back(BufferPtr(list[i], entry.c_str(), numels[i] * elemBytes, writable));
+    }
+    return ptrs;
+}
+
+using BufferList = std::vector<py::buffer>;
+
+/** One list launch from Python buffers: dtypes, options and the launch's memory (the pointer
+ *  arrays live here; `buffers` points into them, so a ListLaunch is never copied). */
+struct ListLaunch {
+    aea::ListDtypes dtypes;
+    aea::ListOptions options;
+    std::vector<void*> grads, vars, ms, vs, ss, maxVs, copies;
+    aea::ApplyFusedEmaAdamListBuffers buffers;
+
+    ListLaunch(const BufferList& g, const BufferList& p, const BufferList& m, const BufferList& v,
+               const BufferList& s, const std::optional<BufferList>& maxV,
+               const std::optional<BufferList>& copy, const std::vector<uint64_t>& numels,
+               const py::buffer& step, const std::optional<py::buffer>& gradScale,
+               const std::optional<py::buffer>& foundInf, const std::string& param,
+               const std::string& state, const std::string& grad, const std::string& copyDtype,
+               bool maximize)
+        : dtypes(ParseListDtypes(param, state, grad, copyDtype)),
+          options(MakeListOptions(maximize, maxV.has_value(), gradScale.has_value(),
+                                  foundInf.has_value()))
+    {
+        if (dtypes.hasCopy != copy.has_value()) {
+            throw py::value_error("copy dtype and model copies must be given together");
+        }
+        const uint32_t pBytes = aea::DataTypeSize(dtypes.param);
+        const uint32_t sBytes = aea::DataTypeSize(dtypes.state);
+        grads = ListPointers(g, "grads", numels, aea::DataTypeSize(dtypes.grad), false);
+        vars = ListPointers(p, "vars", numels, pBytes, true);
+        ms = ListPointers(m, "ms", numels, sBytes, true);
+        vs = ListPointers(v, "vs", numels, sBytes, true);
+        ss = ListPointers(s, "ss", numels, sBytes, true);
+        buffers.tensorNum = static_cast<uint32_t>(numels.size());
+        buffers.numels = numels.data();
+        buffers.grads = grads.data();
+        buffers.vars = vars.data();
+        buffers.ms = ms.data();
+        buffers.vs = vs.data();
+        buffers.ss = ss.data();
+        if (maxV) {
+            maxVs = ListPointers(*maxV, "max_vs", numels, sBytes, true);
+            buffers.maxVs = maxVs.data();
+        }
+        if (copy) {
+            copies = ListPointers(*copy, "model_copies", numels,
+                                  aea::DataTypeSize(dtypes.copy), true);
+            buffers.copies = copies.data();
+        }
+        buffers.step = static_cast<const int64_t*>(BufferPtr(step, "step", sizeof(int64_t), false));
+        if (gradScale) {
+            buffers.gradScale = static_cast<const float*>(
+                BufferPtr(*gradScale, "grad_scale", sizeof(float), false));
+        }
+        if (foundInf) {
+            buffers.foundInf = static_cast<const float*>(
+                BufferPtr(*foundInf, "found_inf", sizeof(float), false));
+        }
+    }
+    ListLaunch(const ListLaunch&) = delete;
+    ListLaunch& operator=(const ListLaunch&) = delete;
+};
+
+py::dict LaunchList(const std::vector<py::buffer>& grads, const std::vector<py::buffer>& vars,
+                    const std::vector<py::buffer>& ms, const std::vector<py::buffer>& vs,
+                    const std::vector<py::buffer>& ss, const py::buffer& step,
+                    const std::vector<uint64_t>& numels, const std::string& param,
+                    const std::string& state, const std::string& grad, const std::string& copy,
+                    const aea::Attrs& attrs, bool maximize,
+                    const std::optional<std::vector<py::buffer>>& maxVs,
+                    const std::optional<std::vector<py::buffer>>& copies,
+                    const std::optional<py::buffer>& gradScale,
+                    const std::optional<py::buffer>& foundInf, const std::string& platformName,
+                    uint32_t threads)
+{
+    const ListLaunch launch(grads, vars, ms, vs, ss, maxVs, copies, numels, step, gradScale,
+                            foundInf, param, state, grad, copy, maximize);
+    const aea::Platform platform = aea::FindPlatform(platformName);
+    aea::ListTilingResult tiling;
+    try {
+        tiling = aea::ComputeListTiling(numels, launch.dtypes, attrs, launch.options, platform);
+    } catch (const std::invalid_argument& e) {
+        throw py::value_error(e.what());
+    }
+    const aea::ApplyFusedEmaAdamListBuffers& b = launch.buffers;
+
+    twin::LaunchResult result;
+    {
+        py::gil_scoped_release release;
+        result = aea::RunListOnTwin(tiling, platform, b, threads);
+    }
+    py::dict out;
+    out["tiling"] = ListTilingToDict(tiling, numels);
+    py::list blocks;
+    for (const twin::BlockCounters& c : result.blocks) {
+        blocks.append(CountersToDict(c));
+    }
+    out["blocks"] = blocks;
+    return out;
+}
+
 aea::StreamProbe ParseProbe(const std::string& kind)
 {
     if (kind == "copy") return aea::StreamProbe::kCopy;
@@ -142,12 +340,25 @@ aea::StreamProbe ParseProbe(const std::string& kind)
                           "'");
 }
 
+/** A native launch's options from the bindings' arguments (`isa` must outlive them). */
+aea::NativeOptions NativeOptionsOf(uint32_t threads, const std::string& isa,
+                                   uint64_t minElemsPerThread, uint64_t streamingBytes)
+{
+    aea::NativeOptions options;
+    options.threads = threads;
+    options.minElemsPerThread = minElemsPerThread;
+    options.isa = isa.c_str();
+    options.streamingBytes = streamingBytes;
+    return options;
+}
+
 /** The native kernel on contiguous buffers: in place, or into the optional *_out buffers. */
 py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::buffer& m,
                       const py::buffer& v, const py::buffer& s, const py::buffer& step,
                       uint64_t numel, const std::string& dtype, const aea::Attrs& attrs,
                       uint32_t threads, const std::string& isa,
-                      uint64_t minElemsPerThread, const std::optional<py::buffer>& varOut,
+                      uint64_t minElemsPerThread, uint64_t streamingBytes,
+                      const std::optional<py::buffer>& varOut,
                       const std::optional<py::buffer>& mOut, const std::optional<py::buffer>& vOut,
                       const std::optional<py::buffer>& sOut)
 {
@@ -168,10 +379,7 @@ py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::b
     inOut(v, vOut, "v", "v_out", &b.v, &b.vOut);
     inOut(s, sOut, "s", "s_out", &b.s, &b.sOut);
 
-    aea::NativeOptions options;
-    options.threads = threads;
-    options.minElemsPerThread = minElemsPerThread;
-    options.isa = isa.c_str();
+    const aea::NativeOptions options = NativeOptionsOf(threads, isa, minElemsPerThread, streamingBytes);
     uint32_t used = 0;
     try {
         py::gil_scoped_release release;
@@ -181,6 +389,38 @@ py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::b
     }
     py::dict out;
     out["tiling"] = TilingToDict(tiling);
+    out["isa"] = isa.empty() ? std::string(aea::NativeIsa()) : isa;
+    out["threads"] = used;
+    return out;
+}
+
+/** The native list kernel on lists of contiguous buffers, updated in place. */
+py::dict LaunchNativeList(const std::vector<py::buffer>& grads, const std::vector<py::buffer>& vars,
+                          const std::vector<py::buffer>& ms, const std::vector<py::buffer>& vs,
+                          const std::vector<py::buffer>& ss,
+                          const std::optional<std::vector<py::buffer>>& maxVs,
+                          const std::optional<std::vector<py::buffer>>& copies,
+                          const std::vector<uint64_t>& numels, const py::buffer& step,
+                          const std::optional<py::buffer>& gradScale,
+                          const std::optional<py::buffer>& foundInf, const std::string& param,
+                          const std::string& state, const std::string& grad,
+                          const std::string& copy, const aea::Attrs& attrs, bool maximize,
+                          uint32_t threads, const std::string& isa, uint64_t minElemsPerThread,
+                          uint64_t streamingBytes)
+{
+    const ListLaunch launch(grads, vars, ms, vs, ss, maxVs, copies, numels, step, gradScale,
+                            foundInf, param, state, grad, copy, maximize);
+    const aea::NativeOptions options = NativeOptionsOf(threads, isa, minElemsPerThread, streamingBytes);
+    uint32_t used = 0;
+    try {
+        const aea::ListTilingResult tiling = aea::ComputeListTiling(
+            numels, launch.dtypes, attrs, launch.options, aea::CpuPlatform());
+        py::gil_scoped_release release;
+        used = aea::RunNativeList(tiling, launch.buffers, options);
+    } catch (const std::invalid_argument& e) {
+        throw py::value_error(e.what());
+    }
+    py::dict out;
     out["isa"] = isa.empty() ? std::string(aea::NativeIsa()) : isa;
     out["threads"] = used;
     return out;
@@ -248,6 +488,67 @@ PYBIND11_MODULE(_twin, mod)
             "Host tiling for numel elements (platform preset, optionally overriding its core "
             "count or UB size).");
 
+    mod.def("list_dtype_combinations", [] {
+        py::list out;
+        for (const aea::ListDtypes& d : aea::ListDtypeCombinations()) {
+            py::dict entry = ListDtypesToDict(d);
+            entry["tiling_key"] = aea::ListTilingKeyOf(d);
+            out.append(entry);
+        }
+        return out;
+    }, "ApplyFusedEmaAdamList's dtype combinations (param, state, grad, copy or None) with their "
+       "tiling keys, in key order.");
+
+    mod.def("list_ub_bytes_per_element",
+            [](const std::string& param, const std::string& state, const std::string& grad,
+               const std::string& copy, bool amsgrad, bool gradScale, uint32_t bufferNum) {
+                return aea::ListUbBytesPerElement(ParseListDtypes(param, state, grad, copy),
+                                                  MakeListOptions(false, amsgrad, gradScale, false),
+                                                  bufferNum);
+            },
+            py::arg("param"), py::arg("state"), py::arg("grad"), py::arg("copy") = "",
+            py::arg("amsgrad") = false, py::arg("grad_scale") = false, py::arg("buffer_num") = 2,
+            "UB bytes per chunk element of the list kernel (the tiling's one formula).");
+
+    mod.def("compute_list_tiling",
+            [](const std::vector<uint64_t>& numels, const std::string& param,
+               const std::string& state, const std::string& grad, const std::string& copy,
+               const aea::Attrs& attrs, bool maximize, bool amsgrad, bool gradScale,
+               bool foundInf, const std::string& platform, uint32_t vectorCoreNum,
+               uint32_t ubSize) {
+                aea::Platform p = aea::FindPlatform(platform);
+                if (vectorCoreNum != 0) p.vectorCoreNum = vectorCoreNum;
+                if (ubSize != 0) p.ubSize = ubSize;
+                try {
+                    return ListTilingToDict(
+                        aea::ComputeListTiling(numels, ParseListDtypes(param, state, grad, copy),
+                                               attrs,
+                                               MakeListOptions(maximize, amsgrad, gradScale,
+                                                               foundInf),
+                                               p),
+                        numels);
+                } catch (const std::invalid_argument& e) {
+                    throw py::value_error(e.what());
+                }
+            },
+            py::arg("numels"), py::arg("param"), py::arg("state"), py::arg("grad"),
+            py::arg("copy") = "", py::arg("attrs") = aea::Attrs(), py::arg("maximize") = false,
+            py::arg("amsgrad") = false, py::arg("grad_scale") = false,
+            py::arg("found_inf") = false, py::arg("platform") = "cpu",
+            py::arg("vector_core_num") = 0, py::arg("ub_size") = 0,
+            "ApplyFusedEmaAdamList host tiling for tensors of numels elements (platform preset, "
+            "optionally overriding its core count or UB size); includes every core's segments.");
+
+    mod.def("launch_list", &LaunchList, py::arg("grads"), py::arg("vars"), py::arg("ms"),
+            py::arg("vs"), py::arg("ss"), py::arg("step"), py::arg("numels"), py::arg("param"),
+            py::arg("state"), py::arg("grad"), py::arg("copy"), py::arg("attrs"),
+            py::arg("maximize") = false, py::arg("max_vs") = py::none(),
+            py::arg("copies") = py::none(), py::arg("grad_scale") = py::none(),
+            py::arg("found_inf") = py::none(), py::arg("platform") = "cpu",
+            py::arg("threads") = 0,
+            "Run the list kernel in place on lists of contiguous buffers through the twin; "
+            "returns the tiling and per-block counters.");
+
     mod.def("launch", &Launch, py::arg("grad"), py::arg("var"), py::arg("m"), py::arg("v"),
             py::arg("s"), py::arg("step"), py::arg("numel"), py::arg("dtype"), py::arg("attrs"),
             py::arg("platform") = "cpu", py::arg("threads") = 0,
@@ -258,10 +559,38 @@ PYBIND11_MODULE(_twin, mod)
             py::arg("v"), py::arg("s"), py::arg("step"), py::arg("numel"), py::arg("dtype"),
             py::arg("attrs"), py::arg("threads") = 0, py::arg("isa") = "",
             py::arg("min_elems_per_thread") = aea::kNativeMinElemsPerThread,
+            py::arg("streaming_bytes") = aea::kNativeStreamingBytes,
             py::arg("var_out") = py::none(), py::arg("m_out") = py::none(),
             py::arg("v_out") = py::none(), py::arg("s_out") = py::none(),
             "Run the native CPU kernel on contiguous buffers, in place unless *_out are given; "
             "returns the tiling, the instruction set and the threads used.");
+
+    mod.def("launch_native_list", &LaunchNativeList, py::arg("grads"), py::arg("vars"),
+            py::arg("ms"), py::arg("vs"), py::arg("ss"), py::arg("max_vs"),
+            py::arg("model_copies"), py::arg("numels"), py::arg("step"), py::arg("grad_scale"),
+            py::arg("found_inf"), py::arg("param"), py::arg("state"), py::arg("grad"),
+            py::arg("copy"), py::arg("attrs"), py::arg("maximize"), py::arg("threads") = 0,
+            py::arg("isa") = "", py::arg("min_elems_per_thread") = aea::kNativeMinElemsPerThread,
+            py::arg("streaming_bytes") = aea::kNativeStreamingBytes,
+            "Run the native list kernel (ApplyFusedEmaAdamList) in place on lists of contiguous "
+            "buffers (max_vs, model_copies, grad_scale, found_inf: None when absent); returns "
+            "the instruction set and the threads used (0: nothing ran).");
+
+    mod.def("native_list_chunks",
+            [](const std::vector<uint64_t>& numels, uint32_t threads) {
+                py::list out;
+                for (const aea::NativeListChunk& c : aea::NativeListChunks(
+                         numels.data(), static_cast<uint32_t>(numels.size()), threads)) {
+                    out.append(py::make_tuple(c.tensor, c.offset, c.count));
+                }
+                return out;
+            },
+            py::arg("numels"), py::arg("threads"),
+            "The chunks (tensor, offset, count) the native list kernel hands out for these "
+            "element counts on `threads` threads.");
+
+    mod.def("native_pool_launches", [] { return aea::native::ThreadPool::Get().Launches(); },
+            "Launches of the native kernels' thread pool so far (one per parallel kernel call).");
 
     mod.def("native_bias_correction", [](float beta, int64_t step) {
         return aea::BiasCorrection(beta, step);
@@ -273,10 +602,10 @@ PYBIND11_MODULE(_twin, mod)
         try {
             d["kernel"] = aea::SelectedCpuKernel() == aea::CpuKernel::kTwin ? "twin" : "native";
             d["threads"] = aea::NativeThreads();
+            d["isa"] = aea::NativeIsa();
         } catch (const std::invalid_argument& e) {
             throw py::value_error(e.what());
         }
-        d["isa"] = aea::NativeIsa();
         return d;
     }, "The CPU device's kernel as the environment selects it now: kernel ('native' or 'twin', "
        "from ASCEND_EMA_ADAM_CPU_KERNEL), the native kernel's instruction set and default threads "

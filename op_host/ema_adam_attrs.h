@@ -43,6 +43,24 @@ struct Attrs {
 };
 
 /**
+ * The attributes as every EMA-Adam API passes them, in CANN's order (the aclnn signatures, the
+ * OpDefs and the torch schemas share it): the one place that order is spelled out.
+ */
+inline Attrs AttrsInCannOrder(double lr, double emaDecay, double beta1, double beta2, double eps,
+                              int64_t mode, bool biasCorrection, double weightDecay)
+{
+    return Attrs()
+        .SetLr(lr)
+        .SetEmaDecay(emaDecay)
+        .SetBeta1(beta1)
+        .SetBeta2(beta2)
+        .SetEps(eps)
+        .SetMode(mode)
+        .SetBiasCorrection(biasCorrection)
+        .SetWeightDecay(weightDecay);
+}
+
+/**
  * mode 0 or 1; lr and weightDecay finite; 0 <= emaDecay <= 1; 0 <= beta1, beta2 < 1; eps >= 0;
  * ranges judged on the fp32 values the kernels use (0.9999999999 is a beta of 1).
  */

@@ -97,24 +97,34 @@ Refusal CheckSameShape(const TensorArg& t, const TensorArg& ref, const char* gro
            " has shape " + ShapeToString(ref.shape) + ": " + group + " must have one shape";
 }
 
-Refusal CheckStepDtype(const TensorArg& step)
+Refusal CheckDtypeIs(const TensorArg& t, DataType expected)
 {
-    const int32_t int64Code = CannCodeOf(DataType::kInt64);
-    if (step.dtype == int64Code) {
+    const int32_t code = CannCodeOf(expected);
+    if (t.dtype == code) {
         return {};
     }
-    return std::string(step.name) + " has dtype " + DescribeDtype(step.dtype) + ", expected " +
-           CannDataTypeName(int64Code);
+    return std::string(t.name) + " has dtype " + DescribeDtype(t.dtype) + ", expected " +
+           CannDataTypeName(code);
+}
+
+Refusal CheckOneElement(const TensorArg& t)
+{
+    const int64_t numel = Numel(t.shape);
+    if (numel == 1) {
+        return {};
+    }
+    return std::string(t.name) + " has shape " + ShapeToString(t.shape) + " (" +
+           std::to_string(numel) + " elements), expected exactly one element";
+}
+
+Refusal CheckStepDtype(const TensorArg& step)
+{
+    return CheckDtypeIs(step, DataType::kInt64);
 }
 
 Refusal CheckStepShape(const TensorArg& step)
 {
-    const int64_t numel = Numel(step.shape);
-    if (numel == 1) {
-        return {};
-    }
-    return std::string(step.name) + " has shape " + ShapeToString(step.shape) + " (" +
-           std::to_string(numel) + " elements), expected exactly one element";
+    return CheckOneElement(step);
 }
 
 Refusal CheckStepValue(int64_t step, bool biasCorrection)

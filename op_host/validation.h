@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "data_type.h"
+
 namespace ascend_ema_adam {
 
 /**
@@ -44,6 +46,11 @@ Refusal CheckFloatDtype(const TensorArg& t);
 Refusal CheckSameDtype(const TensorArg& t, const TensorArg& ref, const char* group);
 /** t has ref's shape (the full shape, not only the element count). */
 Refusal CheckSameShape(const TensorArg& t, const TensorArg& ref, const char* group);
+
+/** t has dtype `expected` ("t has dtype ACL_FLOAT16 (1), expected ACL_FLOAT"). */
+Refusal CheckDtypeIs(const TensorArg& t, DataType expected);
+/** t holds exactly one element (a scalar tensor: step, a grad scale, a found-inf flag). */
+Refusal CheckOneElement(const TensorArg& t);
 
 /** The step tensor is int64 ... */
 Refusal CheckStepDtype(const TensorArg& step);

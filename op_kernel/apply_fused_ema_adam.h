@@ -19,6 +19,7 @@
 #include "kernel_operator.h"
 #include "apply_fused_ema_adam_tiling_data.h"
 #include "ema_adam_scalar.h"
+#include "ema_adam_update.h"
 
 namespace ascend_ema_adam {
 
@@ -27,45 +28,6 @@ using namespace AscendC;
 // Slot order inside one VECIN / VECOUT buffer (each slot chunkLength elements, 32-B aligned).
 enum InSlot : uint32_t { IN_GRAD = 0, IN_VAR, IN_M, IN_V, IN_S, IN_SLOT_NUM };
 enum OutSlot : uint32_t { OUT_VAR = 0, OUT_M, OUT_V, OUT_S, OUT_SLOT_NUM };
-
-/**
- * The update on fp32 UB tensors, one vector instruction (one rounding) per line. The input
- * tensors g, m, v double as scratch once their last read is done; p and s are only read.
- * Op order = golden.emulate_update; keep the two in step.
- */
-__aicore__ inline void UpdateFp32(const LocalTensor<float>& g, const LocalTensor<float>& p,
-                                  const LocalTensor<float>& m, const LocalTensor<float>& v,
-                                  const LocalTensor<float>& s, const LocalTensor<float>& pOut,
-                                  const LocalTensor<float>& mOut, const LocalTensor<float>& vOut,
-                                  const LocalTensor<float>& sOut, const UpdateScalars& k,
-                                  int32_t n)
-{
-    if (k.mode == 0U) {  // Adam + L2: g = wd*var + g (sOut is free scratch until step 8)
-        Muls(sOut, p, k.weightDecay, n);
-        Add(g, sOut, g, n);
-    }
-    Muls(mOut, m, k.beta1, n);          // a = beta1*m
-    Muls(m, g, k.oneMinusBeta1, n);     // b = (1-beta1)*g         (m is scratch from here)
-    Add(mOut, m, mOut, n);              // m' = b + a
-    Muls(m, mOut, k.invC1, n);          // m_hat = m' * (1/c1)
-    Muls(vOut, v, k.beta2, n);          // a = beta2*v
-    Mul(v, g, g, n);                    // g2 = g*g                (v is scratch from here)
-    Muls(v, v, k.oneMinusBeta2, n);     // b = g2*(1-beta2)
-    Add(vOut, v, vOut, n);              // v' = b + a
-    Muls(v, vOut, k.invC2, n);          // v_hat = v' * (1/c2)
-    Sqrt(v, v, n);                      // sqrt(v_hat)
-    Adds(v, v, k.eps, n);               // den = sqrt(v_hat) + eps
-    Div(m, m, v, n);                    // u = m_hat / den
-    if (k.mode == 1U) {                 // AdamW: u = u + wd*var
-        Muls(v, p, k.weightDecay, n);
-        Add(m, m, v, n);
-    }
-    Muls(m, m, k.lr, n);                // lr*u
-    Sub(pOut, p, m, n);                 // var' = var - lr*u
-    Muls(g, pOut, k.oneMinusDecay, n);  // t = (1-d)*var'          (g is scratch from here)
-    Muls(sOut, s, k.decay, n);          // a = d*s
-    Add(sOut, sOut, g, n);              // s' = a + t
-}
 
 /**
  * One core's share of the update. T is the dtype of all five float tensors. CopyIn / CopyOut move
@@ -142,9 +104,7 @@ private:
         LocalTensor<T> out = outQueue_.template AllocTensor<T>();
         const int32_t n = static_cast<int32_t>(count);
         if constexpr (IS_FP32) {
-            UpdateFp32(in[IN_GRAD * chunk_], in[IN_VAR * chunk_], in[IN_M * chunk_],
-                       in[IN_V * chunk_], in[IN_S * chunk_], out[OUT_VAR * chunk_],
-                       out[OUT_M * chunk_], out[OUT_V * chunk_], out[OUT_S * chunk_], k_, n);
+            UpdateFp32(SlotTensors(in, out), k_, UpdateOptions{}, n);
         } else {
             // Widen exactly (CAST_NONE), update in fp32, narrow round-to-nearest-even (CAST_RINT).
             LocalTensor<float> work = workBuf_.template Get<float>();
@@ -152,16 +112,30 @@ private:
                 Cast(work[i * chunk_], in[i * chunk_], RoundMode::CAST_NONE, count);
             }
             const uint32_t o = IN_SLOT_NUM * chunk_;
-            UpdateFp32(work[IN_GRAD * chunk_], work[IN_VAR * chunk_], work[IN_M * chunk_],
-                       work[IN_V * chunk_], work[IN_S * chunk_], work[o + OUT_VAR * chunk_],
-                       work[o + OUT_M * chunk_], work[o + OUT_V * chunk_],
-                       work[o + OUT_S * chunk_], k_, n);
+            UpdateFp32(SlotTensors(work, work[o]), k_, UpdateOptions{}, n);
             for (uint32_t i = 0; i < OUT_SLOT_NUM; ++i) {
                 Cast(out[i * chunk_], work[o + i * chunk_], RoundMode::CAST_RINT, count);
             }
         }
         outQueue_.EnQue(out);
         inQueue_.FreeTensor(in);
+    }
+
+    /** The update's operands: input slot i of `in` and output slot i of `out` (chunk_ apart). */
+    __aicore__ inline UpdateTensors SlotTensors(const LocalTensor<float>& in,
+                                                const LocalTensor<float>& out) const
+    {
+        UpdateTensors t;
+        t.grad = in[IN_GRAD * chunk_];
+        t.var = in[IN_VAR * chunk_];
+        t.m = in[IN_M * chunk_];
+        t.v = in[IN_V * chunk_];
+        t.s = in[IN_S * chunk_];
+        t.varOut = out[OUT_VAR * chunk_];
+        t.mOut = out[OUT_M * chunk_];
+        t.vOut = out[OUT_V * chunk_];
+        t.sOut = out[OUT_S * chunk_];
+        return t;
     }
 
     __aicore__ inline void CopyOut(uint64_t offset, uint32_t count)

@@ -1,13 +1,42 @@
 /**
  * @file module.cpp
  * @brief ascend_ema_adam._C: importing it registers the torch ops (static TORCH_LIBRARY
- *        initialisers in the linked kernel files); it also reports how it was built.
+ *        initialisers in the linked kernel files); it also reports how it was built, and gives
+ *        the optimizer its per-step gradient check in one call.
  */
 #include <pybind11/pybind11.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include <cstdint>
+#include <vector>
 
 #include "platform.h"
 
 namespace py = pybind11;
+
+namespace {
+
+/** The index of the first gradient that is not a dense tensor of its reference's dtype, shape
+ *  and device, or -1: FusedEmaAdamW's check of a cached group, one C++ loop instead of a few
+ *  Python attribute reads per parameter. */
+int64_t FirstUnlikeGradient(const std::vector<at::Tensor>& references,
+                            const std::vector<at::Tensor>& grads)
+{
+    if (references.size() != grads.size()) {
+        return 0;
+    }
+    for (size_t i = 0; i < grads.size(); ++i) {
+        const at::Tensor& g = grads[i];
+        const at::Tensor& r = references[i];
+        if (g.layout() != at::kStrided || g.scalar_type() != r.scalar_type() ||
+            g.sizes() != r.sizes() || g.device() != r.device()) {
+            return static_cast<int64_t>(i);
+        }
+    }
+    return -1;
+}
+
+}  // namespace
 
 PYBIND11_MODULE(_C, mod)
 {
@@ -22,4 +51,7 @@ PYBIND11_MODULE(_C, mod)
         d["cpu_ub_bytes"] = cpu.ubSize;
         return d;
     }, "How this extension was built and the CPU device it runs on.");
+    mod.def("first_unlike_gradient", &FirstUnlikeGradient, py::arg("references"), py::arg("grads"),
+            "The index of the first gradient that is not a dense tensor of its reference's dtype, "
+            "shape and device, or -1.");
 }

@@ -1,7 +1,7 @@
 /**
  * @file acl_meta.h
- * @brief aclnn's tensor handle and status type (CANN's aclnn/acl_meta.h, the subset the CPU
- *        runtime implements). The ACLNN_* status codes live in aclnn/opdev/op_errno.h, as in CANN.
+ * @brief aclnn's tensor and tensor-list handles and status type (CANN's aclnn/acl_meta.h, the
+ *        subset the CPU runtime implements). The ACLNN_* status codes live in aclnn/opdev/op_errno.h, as in CANN.
  */
 #ifndef ASCEND_EMA_ADAM_ACLNN_ACL_META_H
 #define ASCEND_EMA_ADAM_ACLNN_ACL_META_H
@@ -16,6 +16,7 @@ extern "C" {
 
 typedef struct aclOpExecutor aclOpExecutor;
 typedef struct aclTensor aclTensor;
+typedef struct aclTensorList aclTensorList;
 
 typedef int32_t aclnnStatus;
 
@@ -32,6 +33,22 @@ ACL_FUNC_VISIBILITY aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t
                                                void *tensorData);
 /** Destroys the description (not the memory). */
 ACL_FUNC_VISIBILITY aclnnStatus aclDestroyTensor(const aclTensor *tensor);
+
+/**
+ * A list of `size` tensors, the argument type of the operators that take a tensor list (a
+ * DYNAMIC input). The list takes ownership of the tensors: aclDestroyTensorList destroys them,
+ * so a tensor belongs to at most one list and is not destroyed on its own. Entries may be NULL
+ * (the operator's phase 1 refuses them, naming the entry). Returns NULL (message in
+ * aclGetRecentErrMsg) if `value` is NULL while `size` is not 0.
+ */
+ACL_FUNC_VISIBILITY aclTensorList *aclCreateTensorList(const aclTensor *const *value,
+                                                       uint64_t size);
+/**
+ * Destroys the list and every tensor it holds. Returns ACLNN_ERR_PARAM_NULLPTR for NULL,
+ * ACLNN_ERR_PARAM_INVALID for a list that is not live, and ACLNN_ERR_PARAM_INVALID (after
+ * freeing the list and its live tensors) if an entry was no longer a live tensor.
+ */
+ACL_FUNC_VISIBILITY aclnnStatus aclDestroyTensorList(const aclTensorList *array);
 
 #ifdef __cplusplus
 }

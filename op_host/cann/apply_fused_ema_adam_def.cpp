@@ -12,64 +12,30 @@
  * device memory this function cannot read (docs/ACLNN.md, "The NPU path").
  */
 #include <cstdint>
-#include <cstdio>
-#include <cstring>
 #include <exception>
-#include <string>
 #include <vector>
-
-#include "register/op_def_registry.h"
-#include "tiling/platform/platform_ascendc.h"
 
 #include "apply_fused_ema_adam_check.h"
 #include "apply_fused_ema_adam_tiling.h"
-
-// CANN's OP_LOGE (ops-nn's log/log.h, over the toolkit's closed dlog library) is not among the
-// public headers a custom-op project builds against; CANN's own custom-op samples define a local
-// macro the same way. This one writes "[ERROR] OP(<node>): <reason>" to stderr.
-#ifndef OP_LOGE
-#define OP_LOGE(nodeName, fmt, ...) \
-    std::fprintf(stderr, "[ERROR] OP(%s): " fmt "\n", (nodeName), ##__VA_ARGS__)
-#endif
+#include "cann_tiling_common.h"
 
 namespace {
 
 namespace aea = ascend_ema_adam;
+namespace cann = ascend_ema_adam::cann;
 
-// Our dtype codes are aclDataType's; ge::DataType uses the same values for every dtype we accept.
-constexpr bool SameCode(ge::DataType ge, aea::DataType ours)
-{
-    return static_cast<int32_t>(ge) == aea::CannCodeOf(ours);
-}
-static_assert(SameCode(ge::DT_FLOAT, aea::DataType::kFloat32) &&
-                  SameCode(ge::DT_FLOAT16, aea::DataType::kFloat16) &&
-                  SameCode(ge::DT_BF16, aea::DataType::kBFloat16) &&
-                  SameCode(ge::DT_INT64, aea::DataType::kInt64),
-              "ge::DataType and aclDataType disagree on a dtype the operator accepts");
-
+constexpr const char* kOpType = "ApplyFusedEmaAdam";
 // Inputs in OpDef order are the aclnn tensors in signature order (kGrad ... kStep).
-enum AttrIndex : size_t {
-    ATTR_LR = 0, ATTR_EMA_DECAY, ATTR_BETA1, ATTR_BETA2, ATTR_EPS, ATTR_MODE,
-    ATTR_BIAS_CORRECTION, ATTR_WEIGHT_DECAY, ATTR_COUNT
-};
-constexpr const char* kAttrNames[ATTR_COUNT] = {
-    "lr", "ema_decay", "beta1", "beta2", "eps", "mode", "bias_correction", "weight_decay"};
 constexpr size_t kOutputNum = 4;  // var, m, v, s: the refs of inputs INPUT 1..4
 
-const char* NodeName(const gert::TilingContext* context)
-{
-    const char* name = context->GetNodeName();
-    return name != nullptr ? name : "ApplyFusedEmaAdam";
-}
-
 /** The storage shape of input `index` (what the kernel walks), or false if CANN gave none. */
-bool ReadInput(const gert::TilingContext* context, size_t index, int32_t* dtype,
+bool ReadInput(const gert::TilingContext* context, const char* node, size_t index, int32_t* dtype,
                std::vector<int64_t>* dims)
 {
     const gert::CompileTimeTensorDesc* desc = context->GetInputDesc(index);
     const gert::StorageShape* shape = context->GetInputShape(index);
     if (desc == nullptr || shape == nullptr) {
-        OP_LOGE(NodeName(context), "input %s has no %s", aea::kApplyFusedEmaAdamTensorNames[index],
+        OP_LOGE(node, "input %s has no %s", aea::kApplyFusedEmaAdamTensorNames[index],
                 desc == nullptr ? "tensor description" : "shape");
         return false;
     }
@@ -82,85 +48,26 @@ bool ReadInput(const gert::TilingContext* context, size_t index, int32_t* dtype,
     return true;
 }
 
-/** Attribute `index` of type T, or false (logged) if CANN gave none. */
-template <class T>
-bool ReadAttr(const gert::TilingContext* context, const gert::RuntimeAttrs* attrs, size_t index,
-              T* value)
-{
-    const T* pointer = attrs->GetAttrPointer<T>(index);
-    if (pointer == nullptr) {
-        OP_LOGE(NodeName(context), "attribute %s is missing", kAttrNames[index]);
-        return false;
-    }
-    *value = *pointer;
-    return true;
-}
-
-bool ReadAttrs(const gert::TilingContext* context, aea::Attrs* out)
-{
-    const gert::RuntimeAttrs* attrs = context->GetAttrs();
-    if (attrs == nullptr) {
-        OP_LOGE(NodeName(context), "the attributes are missing");
-        return false;
-    }
-    float lr = 0.0F, emaDecay = 0.0F, beta1 = 0.0F, beta2 = 0.0F, eps = 0.0F, weightDecay = 0.0F;
-    int64_t mode = 0;
-    bool biasCorrection = false;
-    if (!ReadAttr(context, attrs, ATTR_LR, &lr) ||
-        !ReadAttr(context, attrs, ATTR_EMA_DECAY, &emaDecay) ||
-        !ReadAttr(context, attrs, ATTR_BETA1, &beta1) ||
-        !ReadAttr(context, attrs, ATTR_BETA2, &beta2) ||
-        !ReadAttr(context, attrs, ATTR_EPS, &eps) ||
-        !ReadAttr(context, attrs, ATTR_MODE, &mode) ||
-        !ReadAttr(context, attrs, ATTR_BIAS_CORRECTION, &biasCorrection) ||
-        !ReadAttr(context, attrs, ATTR_WEIGHT_DECAY, &weightDecay)) {
-        return false;
-    }
-    out->SetLr(lr).SetEmaDecay(emaDecay).SetBeta1(beta1).SetBeta2(beta2).SetEps(eps).SetMode(mode)
-        .SetBiasCorrection(biasCorrection).SetWeightDecay(weightDecay);
-    return true;
-}
-
-/** The vector cores and UB of the SoC the op is compiled for, and AscendC's system workspace. */
-bool ReadPlatform(const gert::TilingContext* context, aea::Platform* out, size_t* systemWorkspace)
-{
-    fe::PlatFormInfos* info = context->GetPlatformInfo();
-    if (info == nullptr) {
-        OP_LOGE(NodeName(context), "the platform information is missing");
-        return false;
-    }
-    const platform_ascendc::PlatformAscendC platform(info);
-    uint64_t ubSize = 0;
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ubSize);
-    const uint32_t cores = platform.GetCoreNumAiv();
-    if (cores == 0 || ubSize == 0 || ubSize > UINT32_MAX) {
-        OP_LOGE(NodeName(context),
-                "the platform reports %u vector cores and %llu UB bytes per core", cores,
-                static_cast<unsigned long long>(ubSize));
-        return false;
-    }
-    *out = aea::Platform{"npu", cores, static_cast<uint32_t>(ubSize), 0.0};
-    *systemWorkspace = platform.GetLibApiWorkSpaceSize();
-    return true;
-}
-
 }  // namespace
 
 namespace optiling {
 
 static ge::graphStatus TilingApplyFusedEmaAdam(gert::TilingContext* context)
 {
+    const char* node = cann::NodeName(context, kOpType);
     int32_t dtypes[aea::kApplyFusedEmaAdamTensors] = {};
     std::vector<int64_t> shapes[aea::kApplyFusedEmaAdamTensors];
     for (size_t i = 0; i < aea::kApplyFusedEmaAdamTensors; ++i) {
-        if (!ReadInput(context, i, &dtypes[i], &shapes[i])) {
+        if (!ReadInput(context, node, i, &dtypes[i], &shapes[i])) {
             return ge::GRAPH_FAILED;
         }
     }
     aea::Attrs attrs;
     aea::Platform platform;
     size_t systemWorkspace = 0;
-    if (!ReadAttrs(context, &attrs) || !ReadPlatform(context, &platform, &systemWorkspace)) {
+    const gert::RuntimeAttrs* runtimeAttrs = cann::ReadAttrs(context, node);
+    if (runtimeAttrs == nullptr || !cann::ReadEmaAdamAttrs(node, runtimeAttrs, &attrs) ||
+        !cann::ReadPlatform(context, node, &platform, &systemWorkspace)) {
         return ge::GRAPH_FAILED;
     }
     aea::TilingResult r;
@@ -175,36 +82,24 @@ static ge::graphStatus TilingApplyFusedEmaAdam(gert::TilingContext* context)
             {names[aea::kStep], dtypes[aea::kStep], shapes[aea::kStep]}};
         const aea::Refusal refusal = aea::CheckApplyFusedEmaAdam(args, attrs);
         if (!refusal.empty()) {
-            OP_LOGE(NodeName(context), "%s", refusal.c_str());
+            OP_LOGE(node, "%s", refusal.c_str());
             return ge::GRAPH_FAILED;
         }
         const aea::DataType dtype = aea::FindDataTypeByCode(dtypes[aea::kGrad])->type;  // checked
         r = aea::ComputeTiling(static_cast<uint64_t>(aea::Numel(shapes[aea::kGrad])), dtype,
                                attrs, platform);
     } catch (const std::exception& e) {  // no exception crosses into CANN
-        OP_LOGE(NodeName(context), "tiling failed: %s", e.what());
+        OP_LOGE(node, "tiling failed: %s", e.what());
         return ge::GRAPH_FAILED;
     }
     if (r.blockDim == 0) {
-        OP_LOGE(NodeName(context),
-                "the tensors are empty (0 elements): there is nothing to launch");
+        OP_LOGE(node, "the tensors are empty (0 elements): there is nothing to launch");
         return ge::GRAPH_FAILED;
     }
-    ApplyFusedEmaAdamTilingData* tiling = context->GetTilingData<ApplyFusedEmaAdamTilingData>();
-    size_t* workspaces = context->GetWorkspaceSizes(1);
-    if (tiling == nullptr || workspaces == nullptr) {
-        OP_LOGE(NodeName(context), "no room for the %zu-byte tiling data or the workspace size",
-                sizeof(ApplyFusedEmaAdamTilingData));
-        return ge::GRAPH_FAILED;
-    }
-    std::memcpy(tiling, &r.data, sizeof(r.data));
-    workspaces[0] = systemWorkspace + r.workspaceSize;
-    if (context->SetBlockDim(r.blockDim) != ge::GRAPH_SUCCESS ||
-        context->SetTilingKey(r.tilingKey) != ge::GRAPH_SUCCESS) {
-        OP_LOGE(NodeName(context), "could not set the block dim or the tiling key");
-        return ge::GRAPH_FAILED;
-    }
-    return ge::GRAPH_SUCCESS;
+    return cann::WriteTiling(context, node, r.data, r.tilingKey, r.blockDim,
+                             systemWorkspace + r.workspaceSize)
+               ? ge::GRAPH_SUCCESS
+               : ge::GRAPH_FAILED;
 }
 
 }  // namespace optiling
@@ -267,14 +162,7 @@ public:
             this->Output(out).ParamType(REQUIRED).DataType(floats).Format(nd)
                 .UnknownShapeFormat(nd);
         }
-        this->Attr("lr").AttrType(OPTIONAL).Float(1e-3f);
-        this->Attr("ema_decay").AttrType(OPTIONAL).Float(0.9999f);
-        this->Attr("beta1").AttrType(OPTIONAL).Float(0.9f);
-        this->Attr("beta2").AttrType(OPTIONAL).Float(0.999f);
-        this->Attr("eps").AttrType(OPTIONAL).Float(1e-8f);
-        this->Attr("mode").AttrType(OPTIONAL).Int(1);
-        this->Attr("bias_correction").AttrType(OPTIONAL).Bool(true);
-        this->Attr("weight_decay").AttrType(OPTIONAL).Float(0.0f);
+        cann::AddEmaAdamAttrs(*this);
 
         this->SetInferShape(ge::InferShapeApplyFusedEmaAdam)
             .SetInferDataType(ge::InferDataTypeApplyFusedEmaAdam);

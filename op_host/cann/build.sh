@@ -1,24 +1,39 @@
 #!/usr/bin/env bash
-# Builds the ApplyFusedEmaAdam custom-operator package with a CANN toolkit.
+# Builds the custom-operator package (ApplyFusedEmaAdam and ApplyFusedEmaAdamList) with a CANN
+# toolkit.
 #
-# CANN's documented flow: msopgen generates the custom-op project from the op description
-# (apply_fused_ema_adam.json); we then place this repository's sources where that project expects
-# them (op_host/: OpDef + tiling, op_kernel/: the kernel) and run the project's own build.sh.
-# Requires ASCEND_HOME_PATH (source <cann>/set_env.sh). Output: build_out/custom_opp_*.run.
+# CANN's documented flow: msopgen generates the custom-op project from the op descriptions
+# (*.json here, merged into one); we then place this repository's sources where that project
+# expects them (op_host/: OpDef + tiling per op, op_kernel/: the kernels) and run the project's
+# own build.sh. Requires ASCEND_HOME_PATH (source <cann>/set_env.sh). Output:
+# build_out/custom_opp_*.run.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 : "${ASCEND_HOME_PATH:?source the CANN set_env.sh first}"
 soc="${SOC_VERSION:-ai_core-ascend910b}"
 project="$here/build_project"
+ops=(apply_fused_ema_adam apply_fused_ema_adam_list)  # <op>.json and <op>_def.cpp each
 
 rm -rf "$project"
-"$ASCEND_HOME_PATH/python/site-packages/bin/msopgen" gen -i "$here/apply_fused_ema_adam.json" \
-    -c "$soc" -lan cpp -out "$project"
+mkdir -p "$project"
+merged="$(mktemp --suffix=.json)"
+trap 'rm -f "$merged"' EXIT
+python3 - "$merged" "${ops[@]/#/$here/}" <<'PY'
+import json, sys
+ops = [op for path in sys.argv[2:] for op in json.load(open(path + ".json"))]
+json.dump(ops, open(sys.argv[1], "w"), indent=2)
+PY
+"$ASCEND_HOME_PATH/python/site-packages/bin/msopgen" gen -i "$merged" -c "$soc" -lan cpp \
+    -out "$project"
 
-# op_host: our registration replaces the generated stub; the pure host code joins it (platform,
-# shared validation, tiling: the same sources the CPU runtime is built from).
-cp "$here/apply_fused_ema_adam_def.cpp" "$project/op_host/apply_fused_ema_adam.cpp"
+# op_host: each op's registration replaces its generated stub (msopgen names it <op>.cpp); the
+# adapters' shared header and the pure host code join them (platform, shared validation, tiling:
+# the same sources the CPU runtime is built from).
+for op in "${ops[@]}"; do
+  cp "$here/${op}_def.cpp" "$project/op_host/${op}.cpp"
+done
+cp "$here"/*.h "$project/op_host/"
 cp "$repo"/op_host/*.h "$repo"/op_host/*.cpp "$project/op_host/"
 # op_kernel: exactly the kernel sources the twin verifies.
 cp "$repo"/op_kernel/*.cpp "$repo"/op_kernel/*.h "$project/op_kernel/"

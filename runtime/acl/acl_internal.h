@@ -30,7 +30,8 @@ struct AclnnOp {
 
 }  // namespace ascend_ema_adam::acl
 
-/** A view of device (here: host) memory, as aclCreateTensor described it. */
+/** A view of device (here: host) memory, as aclCreateTensor described it. The objects live in
+ *  acl_tensor.cpp's pool and are recycled by aclDestroyTensor (see there). */
 struct aclTensor {
     std::vector<int64_t> viewDims;
     std::vector<int64_t> strides;      // elements, one per view dim
@@ -39,6 +40,12 @@ struct aclTensor {
     aclFormat format = ACL_FORMAT_UNDEFINED;
     std::vector<int64_t> storageDims;
     void* data = nullptr;
+    bool live = false;                 // the pool's: handed out and not yet destroyed
+};
+
+/** A list of tensors, as aclCreateTensorList made it: it owns them (aclDestroyTensorList). */
+struct aclTensorList {
+    std::vector<const aclTensor*> tensors;  // entries may be null (phase 1 names them)
 };
 
 /**
@@ -73,6 +80,11 @@ std::string FormatToString(aclFormat format);
 
 /** True while `tensor` was created by aclCreateTensor and not yet destroyed. */
 bool IsLiveTensor(const aclTensor* tensor);
+/** The index of the first of `n` tensors that is not live (null counts as not live), or n: one
+ *  registry look-up for a whole list. */
+size_t FirstDeadTensor(const aclTensor* const* tensors, size_t n);
+/** True while `list` was created by aclCreateTensorList and not yet destroyed. */
+bool IsLiveTensorList(const aclTensorList* list);
 
 /** Keeps `executor` alive until phase 2 takes it or aclFinalize frees it. */
 aclOpExecutor* RegisterExecutor(std::unique_ptr<aclOpExecutor> executor);

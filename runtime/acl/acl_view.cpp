@@ -65,6 +65,41 @@ void CopyView(const View& view, char* packed, bool toPacked)
     }
 }
 
+/**
+ * Sorts spans by start, cheaply when they come in a few ascending runs: the tensors of one list
+ * often lie in address order (parameters and gradients in a framework's flat buffers, or
+ * allocated one after the other), so the runs are merged (O(n log runs)); many runs get a plain
+ * sort.
+ */
+void SortByStart(std::vector<MemorySpan>* spans)
+{
+    const auto byStart = [](const MemorySpan& a, const MemorySpan& b) { return a.begin < b.begin; };
+    constexpr size_t kMaxRuns = 64;
+    std::vector<size_t> bounds = {0};  // the runs are [bounds[k], bounds[k + 1])
+    for (size_t i = 1; i < spans->size() && bounds.size() <= kMaxRuns; ++i) {
+        if ((*spans)[i].begin < (*spans)[i - 1].begin) {
+            bounds.push_back(i);
+        }
+    }
+    if (bounds.size() > kMaxRuns) {
+        std::sort(spans->begin(), spans->end(), byStart);
+        return;
+    }
+    bounds.push_back(spans->size());
+    while (bounds.size() > 2) {  // merge neighbouring runs until one is left
+        std::vector<size_t> merged = {0};
+        for (size_t k = 0; k + 2 < bounds.size(); k += 2) {
+            std::inplace_merge(spans->begin() + bounds[k], spans->begin() + bounds[k + 1],
+                               spans->begin() + bounds[k + 2], byStart);
+            merged.push_back(bounds[k + 2]);
+        }
+        if (bounds.size() % 2 == 0) {  // an odd number of runs: the last one stays as it is
+            merged.push_back(bounds.back());
+        }
+        bounds.swap(merged);
+    }
+}
+
 }  // namespace
 
 uint32_t ElemBytes(aclDataType dtype)
@@ -97,8 +132,8 @@ bool IsContiguous(const std::vector<int64_t>& sizes, const std::vector<int64_t>&
 
 bool HasDistinctElements(const aclTensor* t)
 {
-    if (Numel(t->viewDims) == 0) {
-        return true;
+    if (IsContiguous(t->viewDims, t->strides) || Numel(t->viewDims) == 0) {
+        return true;  // the common case, without the sort below
     }
     std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of dims that repeat
     for (size_t i = 0; i < t->viewDims.size(); ++i) {
@@ -122,6 +157,45 @@ bool Overlap(const aclTensor* a, const aclTensor* b)
     const auto [aBegin, aEnd] = ByteRange(a);
     const auto [bBegin, bEnd] = ByteRange(b);
     return aBegin != aEnd && bBegin != bEnd && aBegin < bEnd && bBegin < aEnd;
+}
+
+MemorySpan SpanOf(const aclTensor* t, uint64_t owner, bool updated)
+{
+    const auto [begin, end] = ByteRange(t);
+    MemorySpan span;
+    span.begin = begin;
+    span.end = end;
+    span.owner = owner;
+    span.updated = updated;
+    return span;
+}
+
+bool FindUpdatedOverlap(std::vector<MemorySpan>* spans, uint64_t* first, uint64_t* second)
+{
+    SortByStart(spans);
+    // Every span seen before x starts at or before x.begin, so it intersects x exactly when it
+    // ends after x.begin: the furthest-reaching earlier span (of any kind, or updated) decides.
+    const MemorySpan* reachAny = nullptr;
+    const MemorySpan* reachUpdated = nullptr;
+    for (const MemorySpan& x : *spans) {
+        if (x.begin == x.end) {
+            continue;
+        }
+        const MemorySpan* hit = x.updated ? reachAny : reachUpdated;
+        if (hit != nullptr && x.begin < hit->end) {
+            const bool xFirst = !hit->updated || (x.updated && x.owner < hit->owner);
+            *first = xFirst ? x.owner : hit->owner;
+            *second = xFirst ? hit->owner : x.owner;
+            return true;
+        }
+        if (reachAny == nullptr || x.end > reachAny->end) {
+            reachAny = &x;
+        }
+        if (x.updated && (reachUpdated == nullptr || x.end > reachUpdated->end)) {
+            reachUpdated = &x;
+        }
+    }
+    return false;
 }
 
 View MakeView(const aclTensor* t, uint64_t* workspaceBytes)

@@ -30,6 +30,23 @@ bool HasDistinctElements(const aclTensor* t);
 /** The byte ranges from first to last element of two views intersect (conservative). */
 bool Overlap(const aclTensor* a, const aclTensor* b);
 
+/** The bytes from a view's first to past its last element ({0, 0} without elements), with an
+ *  id its owner chooses and whether the call writes it. */
+struct MemorySpan {
+    uintptr_t begin = 0;
+    uintptr_t end = 0;
+    uint64_t owner = 0;
+    bool updated = false;
+};
+MemorySpan SpanOf(const aclTensor* t, uint64_t owner, bool updated);
+/**
+ * Overlap among many views, where only pairs with an updated view count (read-only views may
+ * share memory): sorts `spans` by start and sweeps once, O(n log n). Returns false if no such
+ * pair overlaps; else true with the owners of one such pair, an updated view first (the smaller
+ * owner when both are). Empty spans overlap nothing. Conservative like Overlap.
+ */
+bool FindUpdatedOverlap(std::vector<MemorySpan>* spans, uint64_t* first, uint64_t* second);
+
 /** A checked view, copied into an executor: the aclTensor may be destroyed after phase 1. */
 struct View {
     char* first = nullptr;  // element 0 of the view

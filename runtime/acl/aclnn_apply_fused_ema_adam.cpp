@@ -159,12 +159,7 @@ aclnnStatus GetWorkspaceSize(Tensors tensors, const Attrs& attrs, uint64_t* work
 {
     if (aclnnStatus s = CheckParams(tensors, attrs, workspaceSize, executor)) return s;
     auto e = std::make_unique<ApplyFusedEmaAdamExecutor>();
-    try {  // read at every call, so a process (or a test) can switch kernels
-        e->kernel = SelectedCpuKernel();
-        e->threads = e->kernel == CpuKernel::kNative ? NativeThreads() : 0;
-    } catch (const std::invalid_argument& ex) {
-        return Reject(kPhase1, ACLNN_ERR_RUNTIME_ERROR, ex.what());
-    }
+    if (aclnnStatus s = SelectCpuKernel(kPhase1, &e->kernel, &e->threads)) return s;
     const DataType dtype =
         FindDataTypeByCode(static_cast<int32_t>(tensors[kGrad]->dataType))->type;  // checked
     const uint64_t numel = static_cast<uint64_t>(Numel(tensors[kGrad]->viewDims));
@@ -202,15 +197,8 @@ aclnnStatus aclnnApplyFusedEmaAdamGetWorkspaceSize(
     namespace acl = ascend_ema_adam::acl;
     return acl::Guarded(acl::kOp.phase1, [&] {
         const aclTensor* const tensors[acl::kTensorArgs] = {grad, varRef, mRef, vRef, sRef, step};
-        const ascend_ema_adam::Attrs attrs = ascend_ema_adam::Attrs()
-                                                 .SetLr(lr)
-                                                 .SetEmaDecay(emaDecay)
-                                                 .SetBeta1(beta1)
-                                                 .SetBeta2(beta2)
-                                                 .SetEps(eps)
-                                                 .SetMode(mode)
-                                                 .SetBiasCorrection(biasCorrection)
-                                                 .SetWeightDecay(weightDecay);
+        const ascend_ema_adam::Attrs attrs = ascend_ema_adam::AttrsInCannOrder(
+            lr, emaDecay, beta1, beta2, eps, mode, biasCorrection, weightDecay);
         return acl::GetWorkspaceSize(tensors, attrs, workspaceSize, executor);
     });
 }

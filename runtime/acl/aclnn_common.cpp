@@ -5,8 +5,10 @@
 #include "aclnn_common.h"
 
 #include <memory>
+#include <stdexcept>
 
 #include "acl_view.h"
+#include "native_runtime.h"
 
 namespace ascend_ema_adam::acl {
 
@@ -45,11 +47,16 @@ aclnnStatus CheckLiveTensor(const char* api, const char* name, const aclTensor* 
     return ACLNN_SUCCESS;
 }
 
+bool IsNdEquivalent(aclFormat f)
+{
+    return f == ACL_FORMAT_ND || f == ACL_FORMAT_NCL || f == ACL_FORMAT_NCHW ||
+           f == ACL_FORMAT_NCDHW;
+}
+
 aclnnStatus CheckNdFormat(const char* api, const char* name, const aclTensor* t)
 {
     const aclFormat f = t->format;
-    if (f == ACL_FORMAT_ND || f == ACL_FORMAT_NCL || f == ACL_FORMAT_NCHW ||
-        f == ACL_FORMAT_NCDHW) {
+    if (IsNdEquivalent(f)) {
         return ACLNN_SUCCESS;
     }
     return Reject(api, ACLNN_ERR_PARAM_INVALID,
@@ -78,6 +85,17 @@ aclnnStatus CheckNoOverlap(const char* api, const char* name, const aclTensor* t
                   std::string(name) + " and " + otherName +
                       " overlap in memory; an updated tensor must not overlap any other tensor "
                       "of the call");
+}
+
+aclnnStatus SelectCpuKernel(const char* api, CpuKernel* kernel, uint32_t* threads)
+{
+    try {
+        *kernel = SelectedCpuKernel();
+        *threads = *kernel == CpuKernel::kNative ? NativeThreads() : 0;
+    } catch (const std::invalid_argument& ex) {
+        return Reject(api, ACLNN_ERR_RUNTIME_ERROR, ex.what());
+    }
+    return ACLNN_SUCCESS;
 }
 
 aclnnStatus RunPhase2(const AclnnOp& op, void* workspace, uint64_t workspaceSize,

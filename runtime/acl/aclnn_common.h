@@ -13,6 +13,7 @@
 #include <string>
 
 #include "acl_internal.h"
+#include "cpu_kernel.h"
 #include "validation.h"
 
 namespace ascend_ema_adam::acl {
@@ -50,12 +51,19 @@ aclnnStatus CheckNotNull(const char* api, const char* name, const void* pointer)
 aclnnStatus CheckLiveTensor(const char* api, const char* name, const aclTensor* t);
 /** ND, or a layout tag torch_npu and MindSpeed put on ND tensors of rank 3/4/5 (NCL, NCHW,
  *  NCDHW): all describe row-major memory. Private NPU layouts (NC1HWC0, FRACTAL_NZ, ...) do not. */
+bool IsNdEquivalent(aclFormat format);
+/** IsNdEquivalent(t's format), or ACLNN_ERR_PARAM_INVALID naming the format. */
 aclnnStatus CheckNdFormat(const char* api, const char* name, const aclTensor* t);
 /** An updated tensor addresses each of its elements once. */
 aclnnStatus CheckDistinctElements(const char* api, const char* name, const aclTensor* t);
 /** An updated tensor `name` shares no memory with `other` (conservative, see Overlap). */
 aclnnStatus CheckNoOverlap(const char* api, const char* name, const aclTensor* t,
                            const char* otherName, const aclTensor* other);
+
+/** The CPU device's kernel for this call (cpu_kernel.h) and, for the native one, its thread count
+ *  (native_runtime.h): both read from the environment at every phase 1, so a process (or a test)
+ *  can switch. A bad variable is ACLNN_ERR_RUNTIME_ERROR with its message. */
+aclnnStatus SelectCpuKernel(const char* api, CpuKernel* kernel, uint32_t* threads);
 
 // ---- phase 2 -----------------------------------------------------------------------------------
 

@@ -43,11 +43,13 @@ uint32_t RunNative(const TilingResult& tiling, const ApplyFusedEmaAdamBuffers& b
     // Like the kernel, step is read only when it is used.
     const int64_t step = tiling.data.hyper.biasCorrection != 0U ? *b.step : 0;
     job.k = FoldScalars(tiling.data.hyper, step);
+    job.streaming = n * 9U * DataTypeSize(job.dtype) >= options.streamingBytes;  // 5 in, 4 out
     const void* in[] = {b.grad, b.var, b.m, b.v, b.s};
     void* out[] = {b.varOut, b.mOut, b.vOut, b.sOut};
     std::memcpy(job.in, in, sizeof in);
     std::memcpy(job.out, out, sizeof out);
     return Parallel(n, NativeThreadsFor(n, options.threads, options.minElemsPerThread),
+                    NativeWakes(n, options.minElemsPerThread),
                     [&](uint64_t begin, uint64_t end) { loop(job, begin, end); });
 }
 

@@ -21,12 +21,6 @@
 
 namespace ascend_ema_adam {
 
-struct NativeOptions {
-    uint32_t threads = 0;  // 0: NativeThreads()
-    uint64_t minElemsPerThread = kNativeMinElemsPerThread;  // smaller launches use fewer threads
-    const char* isa = nullptr;  // nullptr: NativeIsa(); else a narrower one the CPU supports
-};
-
 /**
  * Runs the update of tiling.data.totalLength elements (dtype from the tiling key, scalars from the
  * tiling) on the calling thread and the pool. Each output buffer is its input (in place) or overlaps

@@ -21,6 +21,7 @@ namespace ascend_ema_adam::native {
 struct ApplyFusedEmaAdamJob {
     UpdateScalars k;
     DataType dtype;
+    bool streaming;  // the launch's data comes from memory, not the caches (NativeOptions::streamingBytes)
     const void* in[5];
     void* out[4];
 };

@@ -73,25 +73,39 @@ Isa BestIsa()
     return best;
 }
 
-const char* NativeIsa()
-{
-    return IsaName(BestIsa());
-}
+namespace {
 
-Isa ResolveIsa(const char* name)
+/** The named instruction set if this CPU runs it; throws std::invalid_argument. */
+Isa SupportedIsa(const char* name, const char* what)
 {
     const Isa best = BestIsa();
-    if (name == nullptr || *name == '\0') {
-        return best;
-    }
     for (uint32_t i = static_cast<uint32_t>(best); i < kIsaCount; ++i) {
         if (std::strcmp(kIsaNames[i], name) == 0) {
             return static_cast<Isa>(i);
         }
     }
-    throw std::invalid_argument(std::string("native kernel: instruction set '") + name +
+    throw std::invalid_argument(std::string(what) + "instruction set '" + name +
                                 "' is unknown or not supported by this CPU (best: " +
                                 IsaName(best) + ")");
+}
+
+}  // namespace
+
+const char* NativeIsa()
+{
+    const char* env = std::getenv("ASCEND_EMA_ADAM_ISA");
+    if (env == nullptr || *env == '\0') {
+        return IsaName(BestIsa());
+    }
+    return IsaName(SupportedIsa(env, "ASCEND_EMA_ADAM_ISA: "));
+}
+
+Isa ResolveIsa(const char* name)
+{
+    if (name == nullptr || *name == '\0') {
+        return SupportedIsa(NativeIsa(), "");
+    }
+    return SupportedIsa(name, "native kernel: ");
 }
 
 }  // namespace ascend_ema_adam

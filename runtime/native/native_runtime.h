@@ -1,8 +1,8 @@
 /**
  * @file native_runtime.h
  * @brief What every operator's native CPU kernel runs on: the thread count, the instruction-set
- *        choice, and Parallel, which hands a launch's elements to the calling thread and the
- *        persistent pool (native_thread_pool.h) in contiguous chunks. No operator, tiling or twin
+ *        choice, and ParallelChunks/Parallel, which hand a launch's work to the calling thread and
+ *        the persistent pool (native_thread_pool.h) in contiguous chunks. No operator, tiling or twin
  *        in here: an operator's kernel brings its loops per instruction set (native_simd*.h has
  *        the vector backends they are written over).
  */
@@ -38,11 +38,16 @@ constexpr uint32_t kIsaCount = 3;
 const char* IsaName(Isa isa);
 /** The widest instruction set this CPU runs (AVX-512 F/BW/VL + F16C, AVX2 + F16C, or portable). */
 Isa BestIsa();
-/** IsaName(BestIsa()). */
+/**
+ * The instruction set launches use by default: ASCEND_EMA_ADAM_ISA if set and not empty (read at
+ * every call: "avx2" measures the AVX2 loops on an AVX-512 machine), else IsaName(BestIsa()).
+ * Throws std::invalid_argument if the variable names no instruction set this CPU runs.
+ */
 const char* NativeIsa();
 /**
- * The instruction set named `name`: null or "" for BestIsa(), else a narrower one this CPU also
- * runs (tests run every instruction set this way). Throws std::invalid_argument otherwise.
+ * The instruction set named `name`: null or "" for NativeIsa(), else a narrower one than
+ * BestIsa() this CPU also runs (tests run every instruction set this way). Throws
+ * std::invalid_argument otherwise.
  */
 Isa ResolveIsa(const char* name);
 
@@ -50,43 +55,111 @@ Isa ResolveIsa(const char* name);
  *  two threads write the same cache line of a 64-B aligned tensor. */
 constexpr uint64_t kNativeGrain = 64;
 
+/** Launches of fewer than this many times minElemsPerThread elements leave sleeping workers be. */
+constexpr uint64_t kNativeWakeFactor = 16;
+
 /**
- * Runs body(begin, end) over [0, n) and returns the threads that took part. With more than one
- * thread, the elements are handed out in contiguous chunks (16 per thread, whole grains) from an
- * atomic counter: the caller starts at once, and a worker that wakes late takes fewer chunks
- * instead of holding everyone up. Small launches stay on the calling thread.
+ * Whether a launch of n elements wakes sleeping pool workers: only from kNativeWakeFactor x
+ * minElemsPerThread elements (2^20 by default, where a cold start breaks even on a 2-vCPU VM whose
+ * sleeping vCPU takes 80-100 us to start a worker: longer than a whole 2^17-element update).
+ * Smaller launches take the workers still spinning after an earlier launch, or run on the caller
+ * alone: never slower than one thread.
+ */
+inline bool NativeWakes(uint64_t n, uint64_t minElemsPerThread)
+{
+    return n >= kNativeWakeFactor * minElemsPerThread;
+}
+
+/** Launches moving at least this many bytes stream from memory (more than a server L3 holds). */
+constexpr uint64_t kNativeStreamingBytes = uint64_t{32} << 20;
+
+/**
+ * Runs body(i) for every i in [0, chunks) and returns the threads that took part. Thread slot s
+ * (0: the caller, s: pool worker s - 1) owns the s-th of `threads` contiguous ranges of chunks
+ * and takes its own first, so with the same split each thread touches the same data launch after
+ * launch (it stays in that core's caches); then it takes what is left of the others' ranges, so
+ * a worker that wakes late, or not at all, only leaves its range to the caller. One pool launch
+ * (none with one thread or one chunk); `wake` as in ThreadPool::Run.
  */
 template <class Body>
-uint32_t Parallel(uint64_t n, uint32_t threads, const Body& body)
+uint32_t ParallelChunks(uint64_t chunks, uint32_t threads, bool wake, const Body& body)
+{
+    if (threads <= 1U || chunks <= 1U) {
+        for (uint64_t i = 0; i < chunks; ++i) {
+            body(i);
+        }
+        return 1;
+    }
+    constexpr uint32_t kMaxRanges = 64;  // slots beyond share ranges (and their counters)
+    struct alignas(64) Range {
+        std::atomic<uint64_t> next;  // chunks of the range taken so far
+        uint64_t begin;
+        uint64_t count;
+    };
+    struct Ctx {
+        const Body* body;
+        uint32_t ranges;
+        Range range[kMaxRanges];
+    } ctx;
+    ctx.body = &body;
+    ctx.ranges = threads < kMaxRanges ? threads : kMaxRanges;
+    ctx.ranges = chunks < ctx.ranges ? static_cast<uint32_t>(chunks) : ctx.ranges;
+    for (uint32_t r = 0; r < ctx.ranges; ++r) {
+        const uint64_t begin = chunks * r / ctx.ranges;
+        ctx.range[r].next.store(0, std::memory_order_relaxed);
+        ctx.range[r].begin = begin;
+        ctx.range[r].count = chunks * (r + 1U) / ctx.ranges - begin;
+    }
+    const auto task = [](const void* p, uint32_t slot) {
+        Ctx& c = *static_cast<Ctx*>(const_cast<void*>(p));
+        for (uint32_t k = 0; k < c.ranges; ++k) {  // own range first, then the others'
+            Range& r = c.range[(slot + k) % c.ranges];
+            for (uint64_t i = r.next.fetch_add(1, std::memory_order_relaxed); i < r.count;
+                 i = r.next.fetch_add(1, std::memory_order_relaxed)) {
+                (*c.body)(r.begin + i);
+            }
+        }
+    };
+    return native::ThreadPool::Get().Run(threads, task, &ctx, wake);
+}
+
+/** Chunks per thread of a parallel launch: enough for stealing to even out a late worker. */
+constexpr uint64_t kNativeChunksPerThread = 16;
+
+/** Elements per chunk when `n` elements are split for `threads` threads: whole grains. */
+inline uint64_t NativeChunkElems(uint64_t n, uint32_t threads)
+{
+    const uint64_t target = n / (threads * kNativeChunksPerThread);
+    const uint64_t chunk = (target + kNativeGrain - 1U) / kNativeGrain * kNativeGrain;
+    return chunk > kNativeGrain ? chunk : kNativeGrain;
+}
+
+/**
+ * Runs body(begin, end) over [0, n) and returns the threads that took part: with more than one
+ * thread, ParallelChunks over contiguous chunks (NativeChunkElems); small launches stay on the
+ * calling thread.
+ */
+template <class Body>
+uint32_t Parallel(uint64_t n, uint32_t threads, bool wake, const Body& body)
 {
     if (threads <= 1U) {
         body(0, n);  // no pool for launches that never need it
         return 1;
     }
-    constexpr uint64_t kChunksPerThread = 16;
-    struct Ctx {
-        const Body* body;
-        uint64_t n;
-        uint64_t chunk;
-        uint64_t chunks;
-        std::atomic<uint64_t> next{0};
-    } ctx;
-    ctx.body = &body;
-    ctx.n = n;
-    const uint64_t target = n / (threads * kChunksPerThread);
-    ctx.chunk = (target + kNativeGrain - 1U) / kNativeGrain * kNativeGrain;
-    ctx.chunk = ctx.chunk > kNativeGrain ? ctx.chunk : kNativeGrain;
-    ctx.chunks = (n + ctx.chunk - 1U) / ctx.chunk;
-    const auto task = [](const void* p) {
-        Ctx& c = *static_cast<Ctx*>(const_cast<void*>(p));
-        for (uint64_t i = c.next.fetch_add(1, std::memory_order_relaxed); i < c.chunks;
-             i = c.next.fetch_add(1, std::memory_order_relaxed)) {
-            const uint64_t end = (i + 1U) * c.chunk;
-            (*c.body)(i * c.chunk, end < c.n ? end : c.n);
-        }
-    };
-    return native::ThreadPool::Get().Run(threads, task, &ctx);
+    const uint64_t chunk = NativeChunkElems(n, threads);
+    return ParallelChunks((n + chunk - 1U) / chunk, threads, wake, [&](uint64_t i) {
+        const uint64_t end = (i + 1U) * chunk;
+        body(i * chunk, end < n ? end : n);
+    });
 }
+
+/** How one launch of a native kernel runs (every op's native kernel takes it). */
+struct NativeOptions {
+    uint32_t threads = 0;  // 0: NativeThreads()
+    uint64_t minElemsPerThread = kNativeMinElemsPerThread;  // smaller launches use fewer threads
+    const char* isa = nullptr;  // nullptr: NativeIsa(); else a narrower one the CPU supports
+    uint64_t streamingBytes = kNativeStreamingBytes;  // launches moving as many bytes stream
+};
 
 }  // namespace ascend_ema_adam
 

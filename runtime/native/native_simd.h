@@ -3,12 +3,17 @@
  * @brief The vector backends the native CPU kernels are written over, and the portable one.
  *
  * A backend A provides: V (a vector of kLanes floats); Set1, Add, Sub, Mul, Div, Sqrt (one IEEE
- * rounding each, lane by lane); LoadFloat, Stream (a store that bypasses the caches, to an address
- * aligned to the vector) and StreamFence; and memory policies that move a Pack of kVecs vectors:
- * Full<T> (kVecs * kLanes elements of storage type T: float, F16, Bf16) and, if kMaskedTail, Part
- * (n <= kLanes elements, any T). A policy may assign elements to lanes in any order, as long as
- * Store inverts Load's order (the kernels are elementwise). Narrowing rounds to nearest even;
- * widening is exact. native_simd_avx2.h and native_simd_avx512.h hold the x86 backends.
+ * rounding each, lane by lane), Neg (flips the sign bit) and Max(a, b) = a > b ? a : b (x86's
+ * maxps: b when either is NaN, b for +-0 pairs); LoadFloat, Stream (a store that bypasses the
+ * caches, to an address aligned to the vector) and StreamFence; and memory policies that move a
+ * Pack of kVecs vectors: Full<T> (kVecs * kLanes elements of storage type T: float, F16, Bf16),
+ * Ordered<T> (kLanes elements in lane order, kVecs = 1 for every T: what a loop mixing storage
+ * types uses, since all of one step's loads must agree on the lanes) and, if kMaskedTail, Part
+ * (n <= kLanes elements, any T, in order). Full may assign elements to lanes in any order, as long
+ * as Store inverts Load's order (the kernels are elementwise). Narrowing rounds to nearest even;
+ * widening is exact. kStreamingPrefetch: how many elements ahead the loops of streaming launches
+ * prefetch their inputs into L2 (0: not at all). native_simd_avx2.h and native_simd_avx512.h
+ * hold the x86 backends.
  *
  * Everything here has internal linkage and uses only compiler builtins (no inline library
  * functions): each ISA translation unit compiles its own copy with its own instruction set, and
@@ -44,12 +49,15 @@ struct Scalar {
     using V = float;
     static constexpr uint64_t kLanes = 1;
     static constexpr bool kMaskedTail = false;
+    static constexpr uint64_t kStreamingPrefetch = 0;
     static V Set1(float x) { return x; }
     static V Add(V a, V b) { return a + b; }
     static V Sub(V a, V b) { return a - b; }
     static V Mul(V a, V b) { return a * b; }
     static V Div(V a, V b) { return a / b; }
     static V Sqrt(V a) { return __builtin_sqrtf(a); }
+    static V Neg(V a) { return -a; }
+    static V Max(V a, V b) { return a > b ? a : b; }
     static V LoadFloat(const float* x) { return *x; }
     static void Stream(float* x, V y) { *x = y; }
     static void StreamFence() {}
@@ -62,6 +70,8 @@ struct Scalar {
         static P Load(const T* x) { return {{Widen(*x)}}; }
         static void Store(T* x, const P& y) { *x = Narrow(y.v[0], x); }
     };
+    template <class T>
+    using Ordered = Full<T>;
 
     static V Widen(float x) { return x; }
     static float Narrow(V y, const float*) { return y; }

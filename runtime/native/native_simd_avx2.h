@@ -23,18 +23,26 @@ struct Avx2 {
     using V = __m256;
     static constexpr uint64_t kLanes = 8;
     static constexpr bool kMaskedTail = false;
+    // 16.8M fp32 elements, 2 threads, Zen 4: 11-26 % faster with 256-768 elements (512 chosen)
+    // into L2 than without, in each of three interleaved runs; into L1 slower. 8-lane loops keep
+    // half the bytes of the 16-lane ones in flight per micro-op.
+    static constexpr uint64_t kStreamingPrefetch = 512;
     static V Set1(float x) { return _mm256_set1_ps(x); }
     static V Add(V a, V b) { return _mm256_add_ps(a, b); }
     static V Sub(V a, V b) { return _mm256_sub_ps(a, b); }
     static V Mul(V a, V b) { return _mm256_mul_ps(a, b); }
     static V Div(V a, V b) { return _mm256_div_ps(a, b); }
     static V Sqrt(V a) { return _mm256_sqrt_ps(a); }
+    static V Neg(V a) { return _mm256_xor_ps(a, _mm256_set1_ps(-0.0f)); }
+    static V Max(V a, V b) { return _mm256_max_ps(a, b); }
     static V LoadFloat(const float* x) { return _mm256_loadu_ps(x); }
     static void Stream(float* x, V y) { _mm256_stream_ps(x, y); }
     static void StreamFence() { _mm_sfence(); }
 
     template <class T>
     struct Full;
+    template <class T>
+    struct Ordered : Full<T> {};  // float and F16 are in lane order already
 };
 
 template <>
@@ -81,6 +89,24 @@ struct Avx2::Full<Bf16> {
         const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7fff)), lsb), 16);
         const __m256i quiet = _mm256_or_si256(high, _mm256_set1_epi32(0x0040));
         return _mm256_blendv_epi8(rounded, quiet, _mm256_castps_si256(_mm256_cmp_ps(y, y, _CMP_UNORD_Q)));
+    }
+};
+
+/** 8 bf16 in lane order (zero-extend and shift; narrow with Full's rounding, then one in-order
+ *  pack of the two 128-bit halves), for loops that mix bf16 with other storage types. */
+template <>
+struct Avx2::Ordered<Bf16> {
+    using P = Pack<V, 1>;
+    static constexpr int kVecs = 1;
+    static P Load(const Bf16* x)
+    {
+        const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x)));
+        return {{_mm256_castsi256_ps(_mm256_slli_epi32(wide, 16))}};
+    }
+    static void Store(Bf16* x, const P& y)
+    {
+        const __m256i bits = Full<Bf16>::Bits(y.v[0]);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(x), _mm_packus_epi32(_mm256_castsi256_si128(bits), _mm256_extracti128_si256(bits, 1)));
     }
 };
 

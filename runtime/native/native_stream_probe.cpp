@@ -38,6 +38,7 @@ uint32_t RunStreamProbe(StreamProbe kind, float* const* arrays, float scalar, ui
     }
     job.scalar = scalar;
     return Parallel(n, NativeThreadsFor(n, threads, kNativeMinElemsPerThread),
+                    NativeWakes(n, kNativeMinElemsPerThread),
                     [&](uint64_t begin, uint64_t end) { loop(job, begin, end); });
 }
 

@@ -1,7 +1,8 @@
 /**
  * @file native_thread_pool.cpp
  * @brief ThreadPool: workers spin briefly after each task, so back-to-back launches (one per tensor
- *        of a model) skip the sleep/wake round trip, then sleep on a condition variable.
+ *        of a model) skip the sleep/wake round trip, then sleep on a condition variable; only
+ *        launches that ask for it wake them.
  */
 #include "native_thread_pool.h"
 
@@ -104,30 +105,38 @@ ThreadPool::ThreadPool(uint32_t threads)
     const uint32_t workers = threads - 1U < kLimitMask ? threads - 1U : kLimitMask;
     workers_.reserve(workers);
     for (uint32_t i = 0; i < workers; ++i) {
-        workers_.emplace_back([this] { WorkerLoop(); });
+        workers_.emplace_back([this, i] { WorkerLoop(i); });
         workers_.back().detach();
     }
 }
 
-uint32_t ThreadPool::Run(uint32_t threads, Task task, const void* ctx)
+uint32_t ThreadPool::Run(uint32_t threads, Task task, const void* ctx, bool wake)
 {
+    launches_.fetch_add(1, std::memory_order_relaxed);
     const uint64_t limit = threads < MaxThreads() ? threads - 1U : MaxThreads() - 1U;
     std::unique_lock<std::mutex> run(runMutex_, std::try_to_lock);
     if (threads <= 1U || limit == 0 || !run.owns_lock()) {
-        task(ctx);
+        task(ctx, 0);
         return 1;
     }
     task_ = task;
     ctx_ = ctx;
     joined_.store(0, std::memory_order_relaxed);
-    {
-        std::lock_guard<std::mutex> lock(mu_);  // a worker checks state_ under mu_ before sleeping
+    const auto open = [this, limit] {
         const uint64_t sequence = Sequence(state_.load(std::memory_order_relaxed)) + 1U;
         state_.store((sequence << kSequenceShift) | kOpen | (limit << kLimitShift),
                      std::memory_order_release);
+    };
+    if (wake) {
+        {
+            std::lock_guard<std::mutex> lock(mu_);  // a worker checks state_ under mu_ before sleeping
+            open();
+        }
+        wake_.notify_all();
+    } else {
+        open();  // only workers still spinning after an earlier launch see it
     }
-    wake_.notify_all();
-    task(ctx);
+    task(ctx, 0);
     // Close: no worker joins from here on; wait only for those already inside the task.
     state_.fetch_and(~kOpen, std::memory_order_acq_rel);
     const auto allLeft = [this] { return Active(state_.load(std::memory_order_acquire)) == 0U; };
@@ -138,11 +147,11 @@ uint32_t ThreadPool::Run(uint32_t threads, Task task, const void* ctx)
     return joined_.load(std::memory_order_relaxed) + 1U;
 }
 
-bool ThreadPool::TryJoin(uint64_t job)
+bool ThreadPool::TryJoin(uint64_t job, uint32_t worker)
 {
     uint64_t state = state_.load(std::memory_order_acquire);
     while (Sequence(state) == Sequence(job) && (state & kOpen) != 0U &&
-           Active(state) < ((state >> kLimitShift) & kLimitMask)) {
+           worker < ((state >> kLimitShift) & kLimitMask)) {
         if (state_.compare_exchange_weak(state, state + 1U, std::memory_order_acq_rel,
                                          std::memory_order_acquire)) {
             joined_.fetch_add(1, std::memory_order_relaxed);
@@ -161,7 +170,7 @@ void ThreadPool::Leave()
     }
 }
 
-void ThreadPool::WorkerLoop()
+void ThreadPool::WorkerLoop(uint32_t worker)
 {
     uint64_t seen = 0;  // sequence of the last launch this worker looked at
     for (;;) {
@@ -174,8 +183,8 @@ void ThreadPool::WorkerLoop()
         }
         const uint64_t job = state_.load(std::memory_order_acquire);
         seen = Sequence(job);
-        if (TryJoin(job)) {
-            task_(ctx_);
+        if (TryJoin(job, worker)) {
+            task_(ctx_, worker + 1U);
             Leave();
         }
     }

@@ -303,6 +303,24 @@ TWIN_CASE(abort_GM_BOUNDS_tiling_too_short) {
     return ExpectedAbort();
 }
 
+// The region lookup is a search over regions sorted by address: a range inside a large region passes even
+// when a smaller region nested in it (or registered after it) ends earlier; a range across two adjacent
+// regions is inside neither.
+TWIN_CASE(ok_GM_BOUNDS_nested_and_unsorted_regions) {
+    std::vector<float> big(256), other(64);
+    const twin::GmRegion nested{big.data() + 16, 4 * sizeof(float)};
+    twin::Launch(k_gm_set_outside, Config(1, {Region(other), nested, Region(big), nested}),
+                 Gm(big) + 100 * sizeof(float));  // floats [100, 116): only `big` holds them
+    return Verdict();
+}
+TWIN_CASE(abort_GM_BOUNDS_across_two_regions) {
+    std::vector<float> x(64);
+    const twin::GmRegion low{x.data(), 32 * sizeof(float)};
+    const twin::GmRegion high{x.data() + 32, 32 * sizeof(float)};
+    twin::Launch(k_gm_set_outside, Config(1, {high, low}), Gm(x) + 24 * sizeof(float));  // [24, 40)
+    return ExpectedAbort();
+}
+
 // ---- QUE_STATE / QUE_DEPTH --------------------------------------------------------------------------------
 
 enum class QueBad : uint32_t { AllocWithoutFree, DoubleFree, DeQueEmpty, InitTwice, EnQueStale, FreeEnqueued, EnQueTBuf };

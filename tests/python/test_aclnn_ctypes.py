@@ -13,78 +13,21 @@ import numpy as np
 import pytest
 
 import ascend_ema_adam
+from aclnn_ctypes import (ACL_FLOAT, ACL_FLOAT16, ACL_INT64, ACLNN_ERR_PARAM_INVALID,  # noqa: F401
+                          ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS, Tensor, open_acl, stream)
 from ascend_ema_adam import golden
 from ascend_ema_adam._dtypes import FLOAT_DTYPES
 from ascend_ema_adam.check import OUTPUTS, random_inputs
 from ascend_ema_adam.golden import Hyper
 
-ACL_FLOAT, ACL_FLOAT16, ACL_INT64, ACL_BF16 = 0, 1, 9, 27
-ACL_FORMAT_ND = 2
-ACLNN_SUCCESS, ACLNN_ERR_PARAM_NULLPTR, ACLNN_ERR_PARAM_INVALID = 0, 161001, 161002
-ACL_DTYPE = {np.dtype(np.float32): ACL_FLOAT, np.dtype(np.float16): ACL_FLOAT16,
-             np.dtype(ml_dtypes.bfloat16): ACL_BF16, np.dtype(np.int64): ACL_INT64}
 DTYPES = [d.numpy for d in FLOAT_DTYPES]
 DTYPE_IDS = [d.short for d in FLOAT_DTYPES]
-
-c_int64_p = ctypes.POINTER(ctypes.c_int64)
 
 
 @pytest.fixture(scope="module")
 def acl():
     """The library with its C signatures, initialised, device 0 set for this thread."""
-    lib = ctypes.CDLL(ascend_ema_adam.get_library())
-    sig = {
-        "aclInit": (ctypes.c_int, [ctypes.c_char_p]),
-        "aclFinalize": (ctypes.c_int, []),
-        "aclGetRecentErrMsg": (ctypes.c_char_p, []),
-        "aclrtSetDevice": (ctypes.c_int, [ctypes.c_int32]),
-        "aclrtResetDevice": (ctypes.c_int, [ctypes.c_int32]),
-        "aclrtCreateStream": (ctypes.c_int, [ctypes.POINTER(ctypes.c_void_p)]),
-        "aclrtDestroyStream": (ctypes.c_int, [ctypes.c_void_p]),
-        "aclrtSynchronizeStream": (ctypes.c_int, [ctypes.c_void_p]),
-        "aclCreateTensor": (ctypes.c_void_p, [c_int64_p, ctypes.c_uint64, ctypes.c_int,
-                                              c_int64_p, ctypes.c_int64, ctypes.c_int,
-                                              c_int64_p, ctypes.c_uint64, ctypes.c_void_p]),
-        "aclDestroyTensor": (ctypes.c_int32, [ctypes.c_void_p]),
-        "aclnnApplyFusedEmaAdamGetWorkspaceSize": (
-            ctypes.c_int32, [ctypes.c_void_p] * 6 + [ctypes.c_double] * 5
-            + [ctypes.c_int64, ctypes.c_bool, ctypes.c_double,
-               ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_void_p)]),
-        "aclnnApplyFusedEmaAdam": (ctypes.c_int32, [ctypes.c_void_p, ctypes.c_uint64,
-                                                    ctypes.c_void_p, ctypes.c_void_p]),
-    }
-    for name, (restype, argtypes) in sig.items():
-        fn = getattr(lib, name)
-        fn.restype, fn.argtypes = restype, argtypes
-    assert lib.aclInit(None) == 0
-    assert lib.aclrtSetDevice(0) == 0
-    yield lib
-    assert lib.aclrtResetDevice(0) == 0
-    assert lib.aclFinalize() == 0
-
-
-def int64s(values):
-    return (ctypes.c_int64 * max(len(values), 1))(*values)
-
-
-class Tensor:
-    """An aclTensor describing numpy array ``view`` inside its base array (the storage)."""
-
-    def __init__(self, acl, view: np.ndarray):
-        base = view
-        while isinstance(base.base, np.ndarray):  # the array that owns the memory
-            base = base.base
-        item = view.dtype.itemsize
-        offset = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0])
-        assert offset % item == 0 and all(s % item == 0 for s in view.strides)
-        self.acl, self.view = acl, view
-        self.handle = acl.aclCreateTensor(
-            int64s(view.shape), view.ndim, ACL_DTYPE[view.dtype], int64s([s // item for s in view.strides]),
-            offset // item, ACL_FORMAT_ND, int64s([base.size]), 1, base.__array_interface__["data"][0])
-        assert self.handle, acl.aclGetRecentErrMsg()
-
-    def close(self):
-        assert self.acl.aclDestroyTensor(self.handle) == 0
+    yield from open_acl()
 
 
 def phase1(acl, tensors, h: Hyper):
@@ -110,14 +53,6 @@ def run_step(acl, arrays, step: np.ndarray, h: Hyper, stream):
     finally:
         for t in tensors:
             t.close()
-
-
-@pytest.fixture
-def stream(acl):
-    s = ctypes.c_void_p()
-    assert acl.aclrtCreateStream(ctypes.byref(s)) == 0
-    yield s
-    assert acl.aclrtDestroyStream(s) == 0
 
 
 def assert_bit_equal(actual, expected, what):

@@ -1,6 +1,7 @@
 """The golden models themselves: the documented reference case, the fp32 bias correction, and
 why the precision comparison floors its relative-error denominator."""
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -113,3 +114,186 @@ def test_precision_nan_inf_positions():
     assert not golden.cann_precision(nan_for_inf, g).passed
     # Beyond fp16's range the golden counts as +Inf for an fp16 output.
     assert golden.cann_precision(np.array([np.inf], dtype=np.float16), np.array([7e4])).passed
+
+
+# ---------------------------------------------------------------------------------------------
+# The list operator's additions (golden.emulate_entry / reference_entry)
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+FP16 = np.dtype(np.float16)
+FP32 = np.dtype(np.float32)
+
+#: (P, S, G, C) combinations of the list operator's contract (C None: no model copy).
+ENTRY_DTYPES = [
+    (FP32, FP32, FP32, None),
+    (FP32, FP32, FP16, FP16), (FP32, FP32, FP32, FP16),
+    (FP32, FP32, BF16, BF16), (FP32, FP32, FP32, BF16),
+    (FP16, FP16, FP16, None), (FP16, FP16, FP32, None),
+    (FP16, FP32, FP16, None), (FP16, FP32, FP32, None),
+    (BF16, BF16, BF16, None), (BF16, BF16, FP32, None),
+    (BF16, FP32, BF16, None), (BF16, FP32, FP32, None),
+]
+ENTRY_IDS = ["-".join(golden.dtype_name(d) if d is not None else "nocopy" for d in c)
+             for c in ENTRY_DTYPES]
+
+
+def entry_inputs(rng, n, p, s, g, c, amsgrad):
+    """Optimizer-like tensors of one list entry in the given dtypes."""
+    sigma = 10.0 ** rng.uniform(-3.0, -1.0)
+    var = rng.normal(0.0, 0.05, n)
+    arrays = dict(
+        grad=rng.normal(0.0, sigma, n).astype(g), var=var.astype(p),
+        m=rng.normal(0.0, 0.3 * sigma, n).astype(s), v=(rng.normal(0.0, sigma, n) ** 2).astype(s),
+        s=(var + rng.normal(0.0, 0.005, n)).astype(s))
+    extra = {}
+    if amsgrad:
+        extra["max_v"] = (rng.normal(0.0, sigma, n) ** 2).astype(s)
+    if c is not None:
+        extra["copy"] = rng.normal(0.0, 0.05, n).astype(c)
+    return arrays, extra
+
+
+@pytest.mark.parametrize("combo", ENTRY_DTYPES, ids=ENTRY_IDS)
+@pytest.mark.parametrize("amsgrad", [False, True], ids=["adam", "amsgrad"])
+@pytest.mark.parametrize("mode", [0, 1])
+def test_entry_emulation_meets_cann_precision(rng, combo, amsgrad, mode):
+    p, s, g, c = combo
+    arrays, extra = entry_inputs(rng, 4099, p, s, g, c, amsgrad)
+    h = Hyper(lr=1e-3, ema_decay=0.999, mode=mode, weight_decay=0.01)
+    ex = golden.Extras(maximize=bool(rng.integers(2)), grad_scale=float(rng.uniform(0.5, 4.0)))
+    step = np.array([int(rng.integers(1, 1000))], np.int64)
+    out = golden.emulate_entry(*arrays.values(), step, h, ex, **extra)
+    ref = golden.reference_entry(*arrays.values(), step, h, ex, **extra)
+    for name in ("var", "m", "v", "s", "max_v", "copy"):
+        a, r = getattr(out, name), getattr(ref, name)
+        assert (a is None) == (name in ("max_v", "copy") and name not in extra)
+        if a is None:
+            continue
+        assert a.dtype == {"var": p, "copy": c}.get(name, s)
+        prec = golden.cann_precision(a, r)
+        assert prec.passed, f"{name}: {prec}"
+
+
+def test_entry_without_extras_is_the_single_op(rng):
+    for dtype in (FP32, FP16, BF16):
+        arrays, _ = entry_inputs(rng, 257, dtype, dtype, dtype, None, False)
+        step = np.array([7], np.int64)
+        h = Hyper(mode=0, weight_decay=0.05)
+        single = golden.emulate_update(*arrays.values(), step, h)
+        entry = golden.emulate_entry(*arrays.values(), step, h, golden.Extras())
+        for a, b in zip(single, entry.astuple()[:4]):
+            assert golden.bit_equal(a, b)
+        assert entry.max_v is None and entry.copy is None
+
+
+def test_maximize_negates_the_gradient_first(rng):
+    arrays, _ = entry_inputs(rng, 1000, FP16, FP32, FP16, None, True)
+    max_v = (rng.normal(0, 0.01, 1000) ** 2).astype(FP32)
+    step, h = np.array([3], np.int64), Hyper(mode=1, weight_decay=0.1)
+    up = golden.emulate_entry(*arrays.values(), step, h, golden.Extras(maximize=True), max_v=max_v)
+    negated = dict(arrays, grad=-arrays["grad"])
+    down = golden.emulate_entry(*negated.values(), step, h, max_v=max_v)
+    for a, b in zip(up.astuple(), down.astuple()):
+        assert (a is None and b is None) or golden.bit_equal(a, b)
+
+
+def test_grad_scale_divides_the_gradient(rng):
+    """A power-of-two scale is undone exactly: (g * 2^k) / 2^k == g in fp32."""
+    arrays, _ = entry_inputs(rng, 1000, FP32, FP32, FP32, None, False)
+    scale = 2.0 ** int(rng.integers(1, 16))
+    scaled = dict(arrays, grad=(arrays["grad"] * np.float32(scale)).astype(FP32))
+    step, h = np.array([11], np.int64), Hyper()
+    a = golden.emulate_entry(*scaled.values(), step, h, golden.Extras(grad_scale=scale))
+    b = golden.emulate_entry(*arrays.values(), step, h)
+    for x, y in zip(a.astuple()[:4], b.astuple()[:4]):
+        assert golden.bit_equal(x, y)
+    # Not a multiplication by the reciprocal: 3 is not a power of two and the two differ.
+    g3 = golden.emulate_entry(*arrays.values(), step, h, golden.Extras(grad_scale=3.0))
+    g = arrays["grad"].astype(np.float32)
+    times_inverse = dict(arrays, grad=(g * (np.float32(1) / np.float32(3))).astype(FP32))
+    alt = golden.emulate_entry(*times_inverse.values(), step, h)
+    divided = dict(arrays, grad=(g / np.float32(3)).astype(FP32))
+    exact = golden.emulate_entry(*divided.values(), step, h)
+    assert golden.bit_equal(g3.m, exact.m)
+    assert not golden.bit_equal(g3.m, alt.m)
+
+
+@pytest.mark.parametrize("found_inf", [1.0, -2.5, float("nan"), float("inf")])
+def test_found_inf_writes_nothing(rng, found_inf):
+    arrays, extra = entry_inputs(rng, 100, FP32, FP32, FP32, BF16, True)
+    out = golden.emulate_entry(*arrays.values(), np.array([5], np.int64), Hyper(),
+                               golden.Extras(found_inf=found_inf), **extra)
+    for got, given in zip(out.astuple(), [*arrays.values()][1:] + [extra["max_v"], extra["copy"]]):
+        assert got is given
+
+
+def test_found_inf_zero_updates(rng):
+    arrays, _ = entry_inputs(rng, 100, FP32, FP32, FP32, None, False)
+    step = np.array([5], np.int64)
+    a = golden.emulate_entry(*arrays.values(), step, Hyper(), golden.Extras(found_inf=0.0))
+    b = golden.emulate_entry(*arrays.values(), step, Hyper())
+    assert golden.bit_equal(a.var, b.var) and not golden.bit_equal(a.var, arrays["var"])
+
+
+def test_amsgrad_keeps_the_running_maximum(rng):
+    arrays, extra = entry_inputs(rng, 2000, FP32, FP32, FP32, None, True)
+    out = golden.emulate_entry(*arrays.values(), np.array([9], np.int64), Hyper(), **extra)
+    assert np.array_equal(out.max_v, np.maximum(extra["max_v"], out.v))
+    assert (out.max_v > out.v).any() and (out.max_v == out.v).any()
+    # A NaN v' propagates into max_v (as torch.maximum does); a NaN stored maximum is replaced.
+    arrays["grad"][0] = np.nan
+    extra["max_v"][1] = np.nan
+    out = golden.emulate_entry(*arrays.values(), np.array([9], np.int64), Hyper(), **extra)
+    assert np.isnan(out.max_v[0])
+    assert out.max_v[1] == out.v[1] and np.isfinite(out.max_v[1])
+
+
+def test_model_copy_is_the_rounded_master(rng):
+    arrays, extra = entry_inputs(rng, 3000, FP32, FP32, BF16, BF16, False)
+    out = golden.emulate_entry(*arrays.values(), np.array([4], np.int64), Hyper(), **extra)
+    assert out.copy.dtype == BF16
+    assert golden.bit_equal(out.copy, out.var.astype(BF16))
+
+
+def test_fp32_state_lets_a_bf16_ema_move():
+    """The motivating case: at decay 0.9999 each EMA increment is below half a bf16 ulp, so a
+    bf16 EMA never moves, while an fp32 EMA of a bf16 parameter follows the float64 EMA of the
+    parameter's actual trajectory."""
+    n = 64
+    h = Hyper(lr=1e-2, ema_decay=0.9999, weight_decay=0.0)
+    grad = np.full(n, 0.1, ml_dtypes.bfloat16)
+    for state in (BF16, FP32):
+        var = np.full(n, 1.0, ml_dtypes.bfloat16)
+        m, v, s = np.zeros(n, state), np.zeros(n, state), var.astype(state)
+        ema64 = var.astype(np.float64)
+        for step in range(1, 201):
+            out = golden.emulate_entry(grad, var, m, v, s, np.array([step]), h)
+            var, m, v, s = out.var, out.m, out.v, out.s
+            ema64 = 0.9999 * ema64 + (1 - 0.9999) * var.astype(np.float64)
+        assert np.all(var.astype(np.float64) < 0.0)  # the parameter moved a long way
+        if state == BF16:
+            assert np.all(s == 1.0)  # stuck at its start
+        else:
+            moved = 1.0 - ema64
+            assert np.all(np.abs(s.astype(np.float64) - ema64) < 1e-3 * moved)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(var=np.zeros(2, np.float64)), "var has dtype float64"),
+    (dict(m=np.zeros(2, np.float16)), "state dtype must be var's"),
+    (dict(v=np.zeros(2, np.float16)), "v has dtype float16 but m has float32"),
+    (dict(grad=np.zeros(2, np.float16)), "grad has dtype float16"),
+    (dict(copy=np.zeros(2, np.float32)), "copy has dtype float32"),
+    (dict(var=np.zeros(2, np.float16), m=np.zeros(2, np.float16), v=np.zeros(2, np.float16),
+          s=np.zeros(2, np.float16), grad=np.zeros(2, np.float16), copy=np.zeros(2, np.float16)),
+     "needs float32 var"),
+    (dict(copy=np.zeros(2, np.float16), grad=np.zeros(2, ml_dtypes.bfloat16)),
+     "grad has dtype bfloat16"),
+])
+def test_entry_dtype_contract(bad, message):
+    arrays = dict(grad=np.ones(2, np.float32), var=np.ones(2, np.float32),
+                  m=np.zeros(2, np.float32), v=np.zeros(2, np.float32), s=np.ones(2, np.float32))
+    arrays.update(bad)
+    copy = arrays.pop("copy", None)
+    with pytest.raises(TypeError, match=message):
+        golden.emulate_entry(*arrays.values(), np.array([1]), Hyper(), copy=copy)

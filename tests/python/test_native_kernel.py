@@ -72,6 +72,18 @@ def test_sweep_sizes(rng, isa, dtype, mode, bias, size):
     assert_cann_precision(actual, golden.reference_update(*inputs, step_arr, hyper))
 
 
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("mode", [0, 1], ids=["l2", "adamw"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("isa", ISAS)
+def test_sweep_sizes_streaming_loops(rng, isa, dtype, mode, size):
+    """The loops for launches that stream from memory (unrolled), forced on small sizes so every
+    tail and range boundary goes through them too."""
+    hyper = Hyper(lr=1e-3, ema_decay=0.999, mode=mode, bias_correction=True, weight_decay=0.01)
+    check(random_inputs(rng, (size,), dtype), 10, hyper, with_twin=False, isa=isa, threads=2,
+          min_elems_per_thread=1, streaming_bytes=0)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("mode", [0, 1], ids=["l2", "adamw"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
@@ -289,6 +301,29 @@ def test_thread_count_from_environment(monkeypatch, rng):
             twin.cpu_kernel()
         with pytest.raises(ValueError, match="expected a positive integer"):
             twin.apply_fused_ema_adam_native(*inputs, step, Hyper())
+
+
+def test_isa_from_environment(monkeypatch, rng):
+    """ASCEND_EMA_ADAM_ISA picks the default instruction set (read per call); a set this CPU does
+    not run is refused before anything is written."""
+    inputs = random_inputs(rng, (1000,), np.float32)
+    step = np.array([2], dtype=np.int64)
+    expected = golden.emulate_update(*inputs, step, Hyper())
+    for isa in ISAS:
+        monkeypatch.setenv("ASCEND_EMA_ADAM_ISA", isa)
+        assert twin.cpu_kernel()["isa"] == isa
+        grad, var, m, v, s = (x.copy() for x in inputs)
+        assert twin.apply_fused_ema_adam_native(grad, var, m, v, s, step)["isa"] == isa
+        assert_bit_exact((var, m, v, s), expected)
+    monkeypatch.setenv("ASCEND_EMA_ADAM_ISA", "sse9")
+    with pytest.raises(ValueError, match="ASCEND_EMA_ADAM_ISA: instruction set 'sse9'"):
+        twin.cpu_kernel()
+    grad, var, m, v, s = (x.copy() for x in inputs)
+    with pytest.raises(ValueError, match="ASCEND_EMA_ADAM_ISA: instruction set 'sse9'"):
+        twin.apply_fused_ema_adam_native(grad, var, m, v, s, step)
+    assert_bit_exact((var, m, v, s), inputs[1:], "the untouched inputs")
+    monkeypatch.setenv("ASCEND_EMA_ADAM_ISA", "")
+    assert twin.cpu_kernel()["isa"] == BEST_ISA
 
 
 def test_small_launches_stay_on_the_calling_thread(rng):

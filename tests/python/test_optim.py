@@ -398,15 +398,16 @@ def test_step_errors_match_mindspeed_and_change_nothing(rng):
 def test_state_layout_step_counter_and_warmup_decay(rng, monkeypatch, scope):
     """State keys and dtypes, EMA initialised as a clone, int64 [1] step incremented before
     each update (the group's: MindSpeed; each parameter's, kept in its state as torch does),
-    warm-up min(d, (1+n)/(10+n)), one op call per param with a grad."""
+    warm-up min(d, (1+n)/(10+n)), one update per param with a grad (each launch of the
+    multi-tensor op updates the parameters of its lists: one record per parameter)."""
     calls = []
-    real = optim_module.npu_apply_fused_ema_adamw
+    real = optim_module.apply_fused_ema_adam_list
 
     def spy(grad, var, m, v, s, step, lr, ema_decay, beta1, beta2, eps, mode, bc, wd):
-        calls.append(dict(var=var, step=step.clone(), ema_decay=ema_decay, mode=mode))
+        calls.extend(dict(var=p, step=step.clone(), ema_decay=ema_decay, mode=mode) for p in var)
         return real(grad, var, m, v, s, step, lr, ema_decay, beta1, beta2, eps, mode, bc, wd)
 
-    monkeypatch.setattr(optim_module, "npu_apply_fused_ema_adamw", spy)
+    monkeypatch.setattr(optim_module, "apply_fused_ema_adam_list", spy)
     seed = torch_seed(rng)
     model = make_model(seed, torch.bfloat16, extra=True)
     trained = [p for n, p in model.named_parameters() if not n.startswith("unused")]
@@ -459,13 +460,13 @@ def test_state_layout_step_counter_and_warmup_decay(rng, monkeypatch, scope):
 @pytest.mark.parametrize("scope", ["group", "param"])
 def test_without_num_updates_the_decay_is_constant(monkeypatch, scope):
     decays = []
-    real = optim_module.npu_apply_fused_ema_adamw
+    real = optim_module.apply_fused_ema_adam_list
 
     def spy(*args):
-        decays.append(args[7])
+        decays.extend(args[7] for _ in args[1])  # one decay per parameter launched
         return real(*args)
 
-    monkeypatch.setattr(optim_module, "npu_apply_fused_ema_adamw", spy)
+    monkeypatch.setattr(optim_module, "apply_fused_ema_adam_list", spy)
     p = torch.nn.Parameter(torch.randn(8))
     opt = FusedEmaAdamW([p], ema_decay=0.95, use_num_updates=False, step_scope=scope)
     for _ in range(3):

@@ -117,13 +117,13 @@ def test_param_scope_launches_once_per_distinct_step(rng, monkeypatch):
     tensor on their device; a late parameter gets its own launch; the golden agrees bit for
     bit with each parameter's own step."""
     launches = []
-    real = optim_module.fused_ema_adamw
+    real = optim_module.apply_fused_ema_adam_list
 
     def spy(grad, var, m, v, s, step, *args):
         launches.append(dict(params=list(var), step=step, value=step.tolist()))
         return real(grad, var, m, v, s, step, *args)
 
-    monkeypatch.setattr(optim_module, "fused_ema_adamw", spy)
+    monkeypatch.setattr(optim_module, "apply_fused_ema_adam_list", spy)
     seed = torch_seed(rng)
     model = make_model(seed, extra=True)
     trained = [p for n, p in model.named_parameters() if not n.startswith("unused")]
@@ -335,11 +335,16 @@ def test_constructor_settings_win_and_checkpoint_counters_win(rng, monkeypatch):
     (constant decay 0.5, not the warm-up's 0.25), and warm-up on stays on after loading a
     checkpoint saved without it (restarting at 0, like MindSpeed's own checkpoints)."""
     decays = []
-    real = optim_module.fused_ema_adamw
+    real = optim_module.apply_fused_ema_adam_list
+    real_single = optim_module.npu_apply_fused_ema_adamw
 
     def spy(*args):
         decays.append(args[7])
         return real(*args)
+
+    def spy_single(*args):  # foreach=False: one launch of the single op per parameter
+        decays.append(args[7])
+        return real_single(*args)
 
     seed = torch_seed(rng)
     batches = make_batches(seed, 4)
@@ -360,7 +365,8 @@ def test_constructor_settings_win_and_checkpoint_counters_win(rng, monkeypatch):
     assert opt.num_updates == -1 and opt.use_num_updates is False
     assert opt.param_groups[0]["foreach"] is False
     assert [float(opt.state[p]["step"]) for p in model.parameters()] == [1] * 6
-    monkeypatch.setattr(optim_module, "fused_ema_adamw", spy)
+    monkeypatch.setattr(optim_module, "apply_fused_ema_adam_list", spy)
+    monkeypatch.setattr(optim_module, "npu_apply_fused_ema_adamw", spy_single)
     backward(model, batches[1])
     opt.step()
     assert set(decays) == {0.5}  # (1+2)/(10+2) = 0.25 had the checkpoint's warm-up come back

@@ -45,7 +45,11 @@ struct BlockContext {
     uint64_t tilingKey = 0;
     uint8_t* ub = nullptr;  // 64-B aligned arena of ubBytes; InitBuffer poisons what it hands out
     uint32_t ubBytes = 0;
+    // The launch's GM regions sorted by base address; regionEnd[i] is the largest end address of
+    // regions[0..i], so CheckGm finds a covering region by binary search (a list launch registers
+    // thousands of tensors).
     const GmRegion* regions = nullptr;
+    const uintptr_t* regionEnd = nullptr;
     size_t regionCount = 0;
     BlockCounters counters;
 

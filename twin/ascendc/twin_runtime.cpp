@@ -85,12 +85,15 @@ void CheckGm(BlockContext& ctx, const char* call, const void* origin, uint64_t o
         Fail("GM_BOUNDS", call, "bytes [%lld, %lld) are outside the GlobalTensor's %llu B set by SetGlobalBuffer", off,
              off + static_cast<long long>(bytes), static_cast<unsigned long long>(originBytes));
     }
-    const GmRegion* nearest = nullptr;  // the region starting closest below p, to make the message useful
-    for (size_t i = 0; i < ctx.regionCount; ++i) {
-        const GmRegion& r = ctx.regions[i];
-        if (Inside(p, bytes, r.base, r.bytes)) return;
-        if (r.base <= p && (nearest == nullptr || nearest->base < r.base)) nearest = &r;
-    }
+    // Among the regions starting at or below p, the one reaching furthest covers [p, p + bytes) if any does.
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    const GmRegion* first = ctx.regions;
+    const GmRegion* last = ctx.regions + ctx.regionCount;
+    const size_t below = static_cast<size_t>(
+        std::upper_bound(first, last, a, [](uintptr_t x, const GmRegion& r) { return x < reinterpret_cast<uintptr_t>(r.base); }) -
+        first);
+    if (below > 0 && ctx.regionEnd[below - 1] >= a && bytes <= ctx.regionEnd[below - 1] - a) return;
+    const GmRegion* nearest = below > 0 ? &ctx.regions[below - 1] : nullptr;  // starts closest below p: the message
     if (nearest == nullptr) {
         Fail("GM_BOUNDS", call, "%llu B at %p lie below every GM region registered for the launch (%zu regions)",
              static_cast<unsigned long long>(bytes), p, ctx.regionCount);
@@ -457,8 +460,27 @@ uint8_t* ThreadArena(uint32_t bytes) {
     return arena.get();
 }
 
+// The launch's GM regions by base address, with the running maximum of their end addresses (CheckGm's index).
+struct RegionIndex {
+    std::vector<GmRegion> sorted;
+    std::vector<uintptr_t> end;
+
+    explicit RegionIndex(const std::vector<GmRegion>& regions) : sorted(regions) {
+        std::stable_sort(sorted.begin(), sorted.end(), [](const GmRegion& x, const GmRegion& y) {
+            return reinterpret_cast<uintptr_t>(x.base) < reinterpret_cast<uintptr_t>(y.base);
+        });
+        end.reserve(sorted.size());
+        uintptr_t reach = 0;
+        for (const GmRegion& r : sorted) {
+            reach = std::max(reach, reinterpret_cast<uintptr_t>(r.base) + r.bytes);
+            end.push_back(reach);
+        }
+    }
+};
+
 struct LaunchState {
     const LaunchConfig& cfg;
+    const RegionIndex& gm;
     KernelThunk thunk;
     const void* closure;
     LaunchResult& result;
@@ -472,8 +494,9 @@ void RunBlock(LaunchState& st, uint8_t* ub, uint32_t idx) {
     ctx.tilingKey = st.cfg.tilingKey;
     ctx.ub = ub;
     ctx.ubBytes = st.cfg.ubBytes;
-    ctx.regions = st.cfg.gm.data();
-    ctx.regionCount = st.cfg.gm.size();
+    ctx.regions = st.gm.sorted.data();
+    ctx.regionEnd = st.gm.end.data();
+    ctx.regionCount = st.gm.sorted.size();
 
     tlsBlock = &ctx;
     st.thunk(st.closure);
@@ -511,7 +534,8 @@ LaunchResult RunLaunch(const LaunchConfig& cfg, KernelThunk thunk, const void* c
     }
     LaunchResult result;
     result.blocks.resize(cfg.blockDim);
-    LaunchState st{cfg, thunk, closure, result};
+    const RegionIndex gm(cfg.gm);
+    LaunchState st{cfg, gm, thunk, closure, result};
 
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     const unsigned threads = std::min<unsigned>(cfg.blockDim, cfg.threads != 0 ? cfg.threads : hw);

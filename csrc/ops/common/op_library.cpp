@@ -5,29 +5,79 @@
  */
 #include "op_library.h"
 
+#include <pybind11/pybind11.h>
 #include <torch/autograd.h>
 #include <torch/csrc/autograd/VariableTypeUtils.h>
 
+#include <utility>
 #include <vector>
 
 namespace ascend_ema_adam::ops {
+
+namespace {
+
+/** Calls f on the tensor an argument holds, or on every tensor of its list (None: nothing). */
+template <class F>
+void ForEachTensor(const c10::IValue& value, const F& f)
+{
+    if (value.isTensor()) {
+        f(value.toTensor());
+    } else if (value.isTensorList()) {
+        for (const c10::IValue& element : value.toListRef()) {
+            f(element.toTensor());
+        }
+    }
+}
+
+/**
+ * Keeps a call's arguments alive and lets them go with the GIL held once. A tensor created in
+ * Python owns its Python object: when its last C++ reference goes, c10 decrefs that object under
+ * the GIL. The dispatcher runs ops with the GIL released, so a list of thousands of tensors
+ * dropped there would take and hand back the GIL once per tensor; dropped here, once per call.
+ */
+class ArgumentsReleasedUnderGil {
+public:
+    explicit ArgumentsReleasedUnderGil(std::vector<c10::IValue> args) : args_(std::move(args)) {}
+    ArgumentsReleasedUnderGil(const ArgumentsReleasedUnderGil&) = delete;
+    ArgumentsReleasedUnderGil& operator=(const ArgumentsReleasedUnderGil&) = delete;
+
+    ~ArgumentsReleasedUnderGil()
+    {
+        if (Py_IsInitialized() != 0 && PyGILState_Check() == 0) {
+            pybind11::gil_scoped_acquire gil;
+            args_.clear();
+        }
+    }
+
+private:
+    std::vector<c10::IValue> args_;
+};
+
+}  // namespace
 
 void InplaceUpdateAutograd(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
                            torch::jit::Stack* stack)
 {
     const std::vector<c10::Argument>& args = op.schema().arguments();
     const size_t first = stack->size() - args.size();
+    const ArgumentsReleasedUnderGil keep(
+        std::vector<c10::IValue>(stack->begin() + static_cast<std::ptrdiff_t>(first), stack->end()));
     bool recordsGrad = false;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const c10::IValue& value = (*stack)[first + i];
-        recordsGrad = recordsGrad || (value.isTensor() && value.toTensor().requires_grad());
+    if (at::GradMode::is_enabled()) {
+        for (size_t i = 0; i < args.size() && !recordsGrad; ++i) {
+            ForEachTensor((*stack)[first + i],
+                          [&](const at::Tensor& t) { recordsGrad = recordsGrad || t.requires_grad(); });
+        }
     }
-    recordsGrad = recordsGrad && at::GradMode::is_enabled();
-    std::vector<at::Tensor> mutated;
+    // The written arguments (a list as one value: one reference count, not one per tensor),
+    // kept to bump their versions once the kernel has consumed the stack.
+    std::vector<c10::IValue> mutated;
     for (size_t i = 0; i < args.size(); ++i) {
         if (args[i].alias_info() != nullptr && args[i].alias_info()->isWrite()) {
-            mutated.push_back((*stack)[first + i].toTensor());
-            torch::autograd::check_inplace(mutated.back(), recordsGrad);
+            mutated.push_back((*stack)[first + i]);
+            ForEachTensor(mutated.back(), [&](const at::Tensor& t) {
+                torch::autograd::check_inplace(t, recordsGrad);
+            });
         }
     }
     TORCH_CHECK(!recordsGrad, op.schema().name(), ": the update has no derivative; call it under "
@@ -36,8 +86,8 @@ void InplaceUpdateAutograd(const c10::OperatorHandle& op, c10::DispatchKeySet ke
         at::AutoDispatchBelowADInplaceOrView guard;
         op.redispatchBoxed(keys & c10::after_ADInplaceOrView_keyset, stack);
     }
-    for (const at::Tensor& t : mutated) {
-        torch::autograd::increment_version(t);
+    for (const c10::IValue& value : mutated) {
+        ForEachTensor(value, [](const at::Tensor& t) { torch::autograd::increment_version(t); });
     }
 }
 

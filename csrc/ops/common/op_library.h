@@ -22,8 +22,9 @@ inline constexpr const char* kFakeKernelModule = "ascend_ema_adam._meta_registra
 /**
  * Autograd kernel of any in-place update op (register with makeFromBoxedFunction): torch's rules
  * for in-place updates. A leaf (or a view of a leaf) that requires grad may only be updated under
- * no_grad (torch's own error otherwise), and every tensor the schema marks as written has its
- * version counter bumped, so autograd notices when a tensor it saved for backward was updated.
+ * no_grad (torch's own error otherwise), and every tensor the schema marks as written (a tensor,
+ * or each tensor of a written list) has its version counter bumped, so autograd notices when a
+ * tensor it saved for backward was updated.
  * The update itself has no derivative.
  */
 void InplaceUpdateAutograd(const c10::OperatorHandle& op, c10::DispatchKeySet keys,

@@ -35,6 +35,8 @@ void* CpuOpApiLibrary()
 struct CommonApi {
     decltype(&aclCreateTensor) createTensor;
     decltype(&aclDestroyTensor) destroyTensor;
+    decltype(&aclCreateTensorList) createTensorList;
+    decltype(&aclDestroyTensorList) destroyTensorList;
     decltype(&aclGetRecentErrMsg) recentErrMsg;
 };
 
@@ -43,8 +45,20 @@ const CommonApi& Common()
     static const CommonApi api{
         CpuOpApiFunction<decltype(&aclCreateTensor)>("aclCreateTensor"),
         CpuOpApiFunction<decltype(&aclDestroyTensor)>("aclDestroyTensor"),
+        CpuOpApiFunction<decltype(&aclCreateTensorList)>("aclCreateTensorList"),
+        CpuOpApiFunction<decltype(&aclDestroyTensorList)>("aclDestroyTensorList"),
         CpuOpApiFunction<decltype(&aclGetRecentErrMsg)>("aclGetRecentErrMsg")};
     return api;
+}
+
+/** aclCreateTensor of t's view (sizes, strides, storage offset) over its whole storage. */
+aclTensor* CreateAclTensor(const at::Tensor& t, bool mutated)
+{
+    const int64_t storageElems = static_cast<int64_t>(t.storage().nbytes() / t.itemsize());
+    void* data = mutated ? t.storage().mutable_data() : const_cast<void*>(t.storage().data());
+    return Common().createTensor(t.sizes().data(), t.dim(), ToAclDataType(t.scalar_type()),
+                                 t.strides().data(), t.storage_offset(), ACL_FORMAT_ND,
+                                 &storageElems, 1, data);
 }
 
 void CheckStatus(const char* api, aclnnStatus status)
@@ -82,14 +96,28 @@ void AclTensorDeleter::operator()(aclTensor* t) const
 
 AclTensorPtr ToAclTensor(const at::Tensor& t, bool mutated)
 {
-    const std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
-    const std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
-    const int64_t storageElems = static_cast<int64_t>(t.storage().nbytes() / t.itemsize());
-    void* data = mutated ? t.storage().mutable_data() : const_cast<void*>(t.storage().data());
-    return AclTensorPtr(Common().createTensor(sizes.data(), sizes.size(),
-                                              ToAclDataType(t.scalar_type()), strides.data(),
-                                              t.storage_offset(), ACL_FORMAT_ND, &storageElems, 1,
-                                              data));
+    return AclTensorPtr(CreateAclTensor(t, mutated));
+}
+
+void AclTensorListDeleter::operator()(aclTensorList* list) const
+{
+    Common().destroyTensorList(list);
+}
+
+AclTensorListPtr ToAclTensorList(at::TensorList tensors, bool mutated)
+{
+    std::vector<const aclTensor*> handles(tensors.size());
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        handles[i] = CreateAclTensor(tensors[i], mutated);
+    }
+    aclTensorList* list = Common().createTensorList(handles.data(), handles.size());
+    if (list == nullptr) {  // out of host memory: the list did not take the tensors
+        for (const aclTensor* h : handles) {
+            if (h != nullptr) Common().destroyTensor(h);
+        }
+        TORCH_CHECK(false, "aclCreateTensorList failed: ", Common().recentErrMsg());
+    }
+    return AclTensorListPtr(list);
 }
 
 void CheckAllOnCpu(const char* op,
@@ -98,6 +126,14 @@ void CheckAllOnCpu(const char* op,
     for (const auto& [name, tensor] : tensors) {
         TORCH_CHECK(tensor->device().is_cpu(), op, ": ", name, " is on ", tensor->device(),
                     ", expected all tensors on cpu");
+    }
+}
+
+void CheckAllOnCpu(const char* op, const char* name, at::TensorList tensors)
+{
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        TORCH_CHECK(tensors[i].device().is_cpu(), op, ": ", name, "[", i, "] is on ",
+                    tensors[i].device(), ", expected all tensors on cpu");
     }
 }
 

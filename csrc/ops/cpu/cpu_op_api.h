@@ -48,10 +48,21 @@ using AclTensorPtr = std::unique_ptr<aclTensor, AclTensorDeleter>;
  *  handle may be null if aclCreateTensor refused it; phase 1 then names the argument. */
 AclTensorPtr ToAclTensor(const at::Tensor& t, bool mutated);
 
+struct AclTensorListDeleter {
+    void operator()(aclTensorList* list) const;
+};
+using AclTensorListPtr = std::unique_ptr<aclTensorList, AclTensorListDeleter>;
+
+/** The tensors as one aclTensorList, which owns their aclTensors (each as ToAclTensor makes it;
+ *  an entry aclCreateTensor refused is null, and phase 1 names it). */
+AclTensorListPtr ToAclTensorList(at::TensorList tensors, bool mutated);
+
 /** Raises "<op>: <name> is on <device>, expected all tensors on cpu" for the first tensor that is
  *  not: the dispatcher routes a mixed call by its tensors' highest-priority device. */
 void CheckAllOnCpu(const char* op,
                    std::initializer_list<std::pair<const char*, const at::Tensor*>> tensors);
+/** The same for every tensor of a list, named "<name>[<i>]". */
+void CheckAllOnCpu(const char* op, const char* name, at::TensorList tensors);
 
 /** Phase 2 of every aclnn operator. */
 using AclnnPhase2 = aclnnStatus (*)(void* workspace, uint64_t workspaceSize,

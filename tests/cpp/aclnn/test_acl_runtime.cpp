@@ -259,6 +259,50 @@ AEA_CASE(create_tensor_checks_the_description)
     EXPECT_ERROR(aclDestroyTensor(nullptr), ACLNN_ERR_PARAM_NULLPTR, "tensor is null");
 }
 
+aclTensor* SmallTensor(float* storage)
+{
+    const int64_t shape[1] = {4}, strides[1] = {1}, storageDims[1] = {4};
+    return aclCreateTensor(shape, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, storageDims, 1, storage);
+}
+
+/** A list owns its tensors: destroying it destroys them; null entries and empty lists are
+ *  valid lists; a dead list or a dead entry is an error, never a crash or a double free. */
+AEA_CASE(tensor_lists_own_their_tensors)
+{
+    float storage[8] = {};
+    aclTensor* a = SmallTensor(storage);
+    aclTensor* b = SmallTensor(storage + 4);
+    const aclTensor* entries[3] = {a, nullptr, b};
+    aclTensorList* list = aclCreateTensorList(entries, 3);
+    EXPECT(list != nullptr);
+    EXPECT(aclDestroyTensorList(list) == ACLNN_SUCCESS);
+    EXPECT_ERROR(aclDestroyTensor(a), ACLNN_ERR_PARAM_INVALID, "not a live aclTensor");
+    EXPECT_ERROR(aclDestroyTensor(b), ACLNN_ERR_PARAM_INVALID, "not a live aclTensor");
+    EXPECT_ERROR(aclDestroyTensorList(list), ACLNN_ERR_PARAM_INVALID,
+                 "aclDestroyTensorList: array is not a live aclTensorList");
+    EXPECT_ERROR(aclDestroyTensorList(nullptr), ACLNN_ERR_PARAM_NULLPTR,
+                 "aclDestroyTensorList: array is null");
+
+    aclTensorList* empty = aclCreateTensorList(nullptr, 0);
+    EXPECT(empty != nullptr);
+    EXPECT(aclDestroyTensorList(empty) == ACLNN_SUCCESS);
+    EXPECT(aclCreateTensorList(nullptr, 2) == nullptr);
+    EXPECT(Contains(RecentError(), "aclCreateTensorList: value is null but size is 2"));
+
+    // The same tensor twice, and a tensor destroyed on its own: the list and its live tensors are
+    // freed (the sanitizer build checks for leaks and double frees), the call reports the entry.
+    aclTensor* c = SmallTensor(storage);
+    aclTensor* d = SmallTensor(storage + 4);
+    const aclTensor* twice[2] = {c, c};
+    EXPECT_ERROR(aclDestroyTensorList(aclCreateTensorList(twice, 2)), ACLNN_ERR_PARAM_INVALID,
+                 "entry 1 was not a live aclTensor (destroyed on its own, or held twice)");
+    const aclTensor* dead[2] = {d, SmallTensor(storage)};
+    EXPECT(aclDestroyTensor(d) == ACLNN_SUCCESS);
+    EXPECT_ERROR(aclDestroyTensorList(aclCreateTensorList(dead, 2)), ACLNN_ERR_PARAM_INVALID,
+                 "entry 0 was not a live aclTensor");
+    EXPECT_ERROR(aclDestroyTensor(dead[1]), ACLNN_ERR_PARAM_INVALID, "not a live aclTensor");
+}
+
 }  // namespace
 
 int main(int argc, char** argv)

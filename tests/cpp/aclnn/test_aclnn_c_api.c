@@ -6,6 +6,7 @@
 #include "acl/acl.h"
 #include "aclnn/opdev/op_errno.h"
 #include "aclnnop/aclnn_apply_fused_ema_adam.h"
+#include "aclnnop/aclnn_apply_fused_ema_adam_list.h"
 
 static int g_failed = 0;
 

@@ -1,15 +1,20 @@
 // tools/ascendc_check --run driver for op_kernel/apply_fused_ema_adam.cpp: the kernel compiled against the
-// ascendc-check: run-sources op_host/apply_fused_ema_adam_tiling.cpp
 // real AscendC headers (CPU-debug mode, do-nothing intrinsics) runs every block of a few launches per tiling
 // key, with the tilings the host computes (op_host ComputeTiling), so the class library's own runtime checks
 // see the kernel's real UB layout: the full 910B chunk (TPipe's InitBuffer accounting against the 192 KiB
-// UB), partial tails, the last core's short range, both modes and bias correction on/off.
+// UB), partial tails, the last core's short range, both modes and bias correction on/off. The copies' GM
+// ranges are checked (gm_coverage.h): grad read, var/m/v/s read and written, each element exactly once, each
+// core exactly its CoreElementRange.
+// ascendc-check: run-sources op_host/apply_fused_ema_adam_tiling.cpp op_host/platform.cpp op_host/ema_adam_attrs.cpp op_host/validation.cpp
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "../../../op_host/apply_fused_ema_adam_tiling.h"
+#include "gm_coverage.h"
 #include "run_support.h"
 
 extern "C" void apply_fused_ema_adam(uint8_t* grad, uint8_t* var, uint8_t* m, uint8_t* v, uint8_t* s,
@@ -51,17 +56,42 @@ int RunCase(DataType dtype, const Case& c)
                   ascend_ema_adam::DataTypeName(dtype), static_cast<unsigned long long>(t.tilingKey), c.platform,
                   static_cast<unsigned long long>(numel), t.data.chunkLength, t.ubBytesPerCore,
                   static_cast<long long>(c.mode), c.biasCorrection ? ", bias correction" : "");
-    return ascendc_check::RunBlocks(what, t.blockDim, t.tilingKey, [&] {
+    const int failedBlocks = ascendc_check::RunBlocks(what, t.blockDim, t.tilingKey, [&] {
         apply_fused_ema_adam(grad.data(), var.data(), m.data(), v.data(), s.data(),
                              reinterpret_cast<uint8_t*>(step.data()), var.data(), m.data(), v.data(), s.data(),
                              nullptr, tiling.data());
-    });
+    }, false);
+    ascendc_check::GmExpectation expected;
+    expected.maxCopyElems = t.data.chunkLength;
+    const uint32_t size = ascend_ema_adam::DataTypeSize(dtype);
+    const uint8_t rw = ascendc_check::kRead | ascendc_check::kWrite;
+    const std::pair<const char*, std::vector<uint8_t>*> tensors[] = {
+        {"grad", &grad}, {"var", &var}, {"m", &m}, {"v", &v}, {"s", &s}};
+    for (const auto& [name, data] : tensors) {
+        expected.tensors.push_back({name, 0, reinterpret_cast<uint64_t>(data->data()), bytes, size,
+                                    data == &grad ? uint8_t{ascendc_check::kRead} : rw});
+    }
+    for (uint32_t core = 0; core < t.data.usedCoreNum; ++core) {
+        const ascend_ema_adam::ElementRange r =
+            ascend_ema_adam::CoreElementRange(numel, t.data.blocksPerCore, t.data.usedCoreNum, t.data.bigCoreNum,
+                                              t.data.alignElems, core);
+        expected.shares.push_back({{0, r.begin, r.end}});
+    }
+    const std::vector<ascendc_check::GmCopy> copies = ascendc_check::GmCopyTrace::Take();
+    const std::vector<std::string> problems = ascendc_check::CheckGmCopies(expected, copies);
+    std::printf("run: %s: %u block(s), %zu GM copies checked, %s\n", what, t.blockDim, copies.size(),
+                failedBlocks == 0 && problems.empty() ? "ok" : "FAILED");
+    for (const std::string& line : problems) {
+        std::printf("run:   %s\n", line.c_str());
+    }
+    return failedBlocks + (problems.empty() ? 0 : 1);
 }
 
 }  // namespace
 
 int main()
 {
+    ascendc_check::GmCopyTrace::Open(uint64_t{1} << 20);
     const Case cases[] = {
         {"Ascend910B2", 0, 1, true},      // full chunks on 48 cores: the UB high-water mark
         {"Ascend910B4", 100003, 0, false},  // 40 cores, partial tails

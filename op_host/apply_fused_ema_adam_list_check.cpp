@@ -1,0 +1,234 @@
+/**
+ * @file apply_fused_ema_adam_list_check.cpp
+ * @brief CheckApplyFusedEmaAdamList (see the header). Entry names are built only for a refusal:
+ *        a parameter group of thousands of tensors is checked without a string per tensor.
+ */
+#include "apply_fused_ema_adam_list_check.h"
+
+#include <string>
+
+namespace ascend_ema_adam {
+
+namespace {
+
+constexpr const char* const* kNames = kApplyFusedEmaAdamListNames;
+constexpr const char* kStateGroup = "msRef, vsRef, ssRef and maxVsRefOptional";
+const int32_t kFp32Code = CannCodeOf(DataType::kFloat32);
+
+/** An entry with its name ("msRef[5]"), for the shared checks and their messages. */
+struct NamedEntry {
+    std::string name;
+    TensorArg arg;
+
+    NamedEntry(int list, size_t index, const ListEntryArg& e)
+        : name(ListEntryName(list, index)),
+          arg{name.c_str(), e.dtype, *e.shape}
+    {
+    }
+    NamedEntry(const NamedEntry&) = delete;
+    NamedEntry& operator=(const NamedEntry&) = delete;
+};
+
+const std::vector<ListEntryArg>& List(const ApplyFusedEmaAdamListArgs& args, int list)
+{
+    static const std::vector<ListEntryArg> kEmpty;
+    return args.lists[list] != nullptr ? *args.lists[list] : kEmpty;
+}
+
+Refusal CheckLengths(const ApplyFusedEmaAdamListArgs& args)
+{
+    const size_t n = List(args, kListGrads).size();
+    for (int list = kListVars; list < kApplyFusedEmaAdamLists; ++list) {
+        const bool optional = list >= kListMaxVs;
+        if (optional && !ListPresent(args, list)) {
+            continue;
+        }
+        const size_t size = List(args, list).size();
+        if (size != n) {
+            return std::string(kNames[list]) + " has " + std::to_string(size) +
+                   " tensors but grads has " + std::to_string(n) +
+                   ": every list holds one tensor per entry" +
+                   (optional ? " (or none, when the optional list is not used)" : "");
+        }
+    }
+    return {};
+}
+
+/** Every tensor of a list has its entry 0's dtype (one kernel instantiation per launch). */
+Refusal CheckOneDtypePerList(const ApplyFusedEmaAdamListArgs& args)
+{
+    for (int list = kListGrads; list < kApplyFusedEmaAdamLists; ++list) {
+        const std::vector<ListEntryArg>& entries = List(args, list);
+        for (size_t i = 1; i < entries.size(); ++i) {
+            if (entries[i].dtype != entries[0].dtype) {
+                const NamedEntry t(list, i, entries[i]);
+                const NamedEntry first(list, 0, entries[0]);
+                const std::string group = std::string("the tensors of ") + kNames[list];
+                return CheckSameDtype(t.arg, first.arg, group.c_str());
+            }
+        }
+    }
+    return {};
+}
+
+/** "expected varsRef's dtype ACL_FLOAT16 (1) or ACL_FLOAT (0)" for one of two allowed dtypes. */
+Refusal ExpectOneOf(const NamedEntry& t, const char* ownerOfFirst, int32_t first,
+                    const std::string& why)
+{
+    if (t.arg.dtype == first || t.arg.dtype == kFp32Code) {
+        return {};
+    }
+    std::string expected = std::string(ownerOfFirst) + "'s dtype " + DescribeDtype(first);
+    if (first != kFp32Code) {
+        expected += " or " + DescribeDtype(kFp32Code);
+    }
+    return t.name + " has dtype " + DescribeDtype(t.arg.dtype) + ", expected " + expected + ": " +
+           why;
+}
+
+/** The operator's dtype contract on the entries 0 (every list has one dtype, checked before). */
+Refusal CheckDtypeContract(const ApplyFusedEmaAdamListArgs& args, ListDtypes* out)
+{
+    const auto entry0 = [&](int list) { return NamedEntry(list, 0, List(args, list)[0]); };
+    const NamedEntry var = entry0(kListVars);
+    if (Refusal r = CheckFloatDtype(var.arg); !r.empty()) return r;
+    const NamedEntry m = entry0(kListMs);
+    if (Refusal r = ExpectOneOf(m, "varsRef", var.arg.dtype,
+                                "the state is stored in the parameters' dtype or in fp32");
+        !r.empty()) {
+        return r;
+    }
+    for (int list : {kListVs, kListSs, kListMaxVs}) {
+        if (!ListPresent(args, list)) continue;
+        if (Refusal r = CheckSameDtype(entry0(list).arg, m.arg, kStateGroup); !r.empty()) return r;
+    }
+    const bool hasCopy = ListPresent(args, kListCopies);
+    int32_t gradPartner = var.arg.dtype;  // grads: the params' dtype or fp32 ...
+    const char* gradPartnerName = "varsRef";
+    if (hasCopy) {  // ... or, with model copies, the copies' dtype or fp32
+        const NamedEntry copy = entry0(kListCopies);
+        const DataTypeInfo* info = FindDataTypeByCode(copy.arg.dtype);
+        if (info == nullptr || !info->isFloat || info->size != 2) {
+            return copy.name + " has dtype " + DescribeDtype(copy.arg.dtype) + ", expected " +
+                   CannDataTypeName(CannCodeOf(DataType::kFloat16)) + " or " +
+                   CannDataTypeName(CannCodeOf(DataType::kBFloat16)) +
+                   ": a model copy holds 16-bit weights";
+        }
+        if (var.arg.dtype != kFp32Code) {
+            return var.name + " has dtype " + DescribeDtype(var.arg.dtype) + ", expected " +
+                   DescribeDtype(kFp32Code) +
+                   " with modelCopiesRefOptional: varsRef holds the fp32 master weights of the "
+                   "model copies";
+        }
+        gradPartner = copy.arg.dtype;
+        gradPartnerName = "modelCopiesRefOptional";
+    }
+    const NamedEntry grad = entry0(kListGrads);
+    if (Refusal r = ExpectOneOf(grad, gradPartnerName, gradPartner,
+                                hasCopy ? "the gradients of the model copies or fp32"
+                                        : "the gradients have the parameters' dtype or fp32");
+        !r.empty()) {
+        return r;
+    }
+    const auto type = [](const NamedEntry& e) { return FindDataTypeByCode(e.arg.dtype)->type; };
+    out->param = type(var);
+    out->state = type(m);
+    out->grad = type(grad);
+    out->hasCopy = hasCopy;
+    if (hasCopy) {
+        out->copy = FindDataTypeByCode(gradPartner)->type;
+    }
+    return {};
+}
+
+Refusal CheckDtypes(const ApplyFusedEmaAdamListArgs& args, ListDtypes* out)
+{
+    if (Refusal r = CheckOneDtypePerList(args); !r.empty()) return r;
+    if (!List(args, kListGrads).empty()) {
+        if (Refusal r = CheckDtypeContract(args, out); !r.empty()) return r;
+    }
+    if (Refusal r = CheckStepDtype(*args.step); !r.empty()) return r;
+    for (const TensorArg* scalar : {args.gradScale, args.foundInf}) {
+        if (scalar == nullptr) continue;
+        if (Refusal r = CheckDtypeIs(*scalar, DataType::kFloat32); !r.empty()) return r;
+    }
+    return {};
+}
+
+Refusal CheckShapes(const ApplyFusedEmaAdamListArgs& args)
+{
+    const std::vector<ListEntryArg>& grads = List(args, kListGrads);
+    for (size_t i = 0; i < grads.size(); ++i) {
+        const std::vector<int64_t>& shape = *grads[i].shape;
+        if (shape.size() > kListMaxRank) {
+            const NamedEntry g(kListGrads, i, grads[i]);
+            return g.name + " has shape " + ShapeToString(shape) + " (rank " +
+                   std::to_string(shape.size()) + "), expected at most " +
+                   std::to_string(kListMaxRank) + " dimensions";
+        }
+        for (int list = kListVars; list < kApplyFusedEmaAdamLists; ++list) {
+            if (!ListPresent(args, list)) continue;
+            const ListEntryArg& e = List(args, list)[i];
+            if (*e.shape != shape) {
+                const NamedEntry t(list, i, e);
+                const NamedEntry g(kListGrads, i, grads[i]);
+                const std::string group = "the tensors of entry " + std::to_string(i);
+                return CheckSameShape(t.arg, g.arg, group.c_str());
+            }
+        }
+    }
+    for (const TensorArg* scalar : {args.step, args.gradScale, args.foundInf}) {
+        if (scalar == nullptr) continue;
+        if (Refusal r = CheckOneElement(*scalar); !r.empty()) return r;
+    }
+    return {};
+}
+
+}  // namespace
+
+std::string ListEntryName(int list, size_t index)
+{
+    return std::string(kNames[list]) + "[" + std::to_string(index) + "]";
+}
+
+bool ListPresent(const ApplyFusedEmaAdamListArgs& args, int list)
+{
+    return args.lists[list] != nullptr && !args.lists[list]->empty();
+}
+
+Refusal CheckApplyFusedEmaAdamList(const ApplyFusedEmaAdamListArgs& args, const Attrs& attrs,
+                                   bool maximize, ListDtypes* dtypes, ListOptions* options)
+{
+    ListDtypes d{DataType::kFloat32, DataType::kFloat32, DataType::kFloat32};  // empty lists
+    Refusal refusal = CheckLengths(args);
+    if (refusal.empty()) refusal = CheckDtypes(args, &d);
+    if (refusal.empty()) refusal = CheckShapes(args);
+    if (refusal.empty()) refusal = CheckAttrs(attrs);
+    if (refusal.empty()) {
+        *dtypes = d;
+        options->maximize = maximize;
+        options->amsgrad = ListPresent(args, kListMaxVs);
+        options->gradScale = args.gradScale != nullptr;
+        options->foundInf = args.foundInf != nullptr;
+    }
+    return refusal;
+}
+
+Refusal CheckApplyFusedEmaAdamListFlat(const ApplyFusedEmaAdamListArgs& args)
+{
+    for (int list = kListGrads; list < kApplyFusedEmaAdamLists; ++list) {
+        const std::vector<ListEntryArg>& entries = List(args, list);
+        for (size_t i = 0; i < entries.size(); ++i) {
+            if (entries[i].shape->size() != 1) {
+                const NamedEntry t(list, i, entries[i]);
+                return t.name + " has shape " + ShapeToString(*entries[i].shape) +
+                       ", expected a 1-D tensor: on the NPU every tensor of the lists is 1-D "
+                       "(the torch op passes flattened views), because the device's list decoder "
+                       "reads every shape of a list with the rank of the list's first tensor";
+            }
+        }
+    }
+    return {};
+}
+
+}  // namespace ascend_ema_adam

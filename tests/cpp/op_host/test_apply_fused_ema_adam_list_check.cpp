@@ -1,0 +1,212 @@
+// The validation ApplyFusedEmaAdamList's NPU path runs (op_host/apply_fused_ema_adam_list_check.h:
+// the CANN tiling adapter and the torch NPU kernel), held to the CPU aclnn layer's bad-input table
+// row by row (the verdicts of tests/cpp/apply_fused_ema_adam_list_bad_inputs.h), plus the dtype
+// contract against the tiling's key table and the adapter's 1-D condition.
+#include <cstdint>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "../apply_fused_ema_adam_list_bad_inputs.h"
+#include "../test_harness.h"
+#include "apply_fused_ema_adam_list_check.h"
+#include "apply_fused_ema_adam_list_tiling.h"
+#include "data_type.h"
+#include "shared_verdicts.h"
+
+using namespace aea_test;
+namespace aea = ascend_ema_adam;
+
+namespace {
+
+/** A spec as the shared check sees it (absent lists: null; absent scalars: null). */
+struct Described {
+    std::vector<aea::ListEntryArg> entries[kLists];
+    std::vector<aea::TensorArg> scalars;
+    aea::ApplyFusedEmaAdamListArgs args;
+
+    explicit Described(const ListCallSpec& c)
+    {
+        for (int l = 0; l < kLists; ++l) {
+            if (!c.lists[l].present) continue;
+            for (size_t i = 0; i < c.lists[l].shape.size(); ++i) {
+                entries[l].push_back({c.lists[l].dtype[i], &c.lists[l].shape[i]});
+            }
+            args.lists[l] = &entries[l];
+        }
+        scalars.reserve(kScalarCount);
+        const aea::TensorArg** slots[kScalarCount] = {&args.step, &args.gradScale, &args.foundInf};
+        for (int s = 0; s < kScalarCount; ++s) {
+            if (!c.scalars[s].present) continue;
+            scalars.push_back({kScalarNames[s], c.scalars[s].dtype, c.scalars[s].shape});
+            *slots[s] = &scalars.back();
+        }
+    }
+};
+
+struct Verdict {
+    aea::Refusal refusal;
+    aea::ListDtypes dtypes{};
+    aea::ListOptions options;
+};
+
+Verdict Check(const ListCallSpec& c)
+{
+    const Described d(c);
+    Verdict v;
+    v.refusal = aea::CheckApplyFusedEmaAdamList(d.args, AttrsOf(c.h), c.maximize, &v.dtypes,
+                                                &v.options);
+    return v;
+}
+
+bool Matches(const std::string& text, const std::string& pattern)
+{
+    return std::regex_search(text, std::regex(pattern));
+}
+
+AEA_CASE(names_are_the_aclnn_names)
+{
+    for (int l = 0; l < kLists; ++l) {
+        EXPECT(std::string(aea::kApplyFusedEmaAdamListNames[l]) == kListNames[l]);
+    }
+    EXPECT(std::string(aea::kListStepName) == kScalarNames[kScalarStep]);
+    EXPECT(std::string(aea::kListGradScaleName) == kScalarNames[kScalarGradScale]);
+    EXPECT(std::string(aea::kListFoundInfName) == kScalarNames[kScalarFoundInf]);
+    EXPECT(aea::ListEntryName(aea::kListMs, 5) == "msRef[5]");
+}
+
+AEA_CASE(base_call_is_valid_and_says_what_to_launch)
+{
+    ListCallSpec c;
+    const Verdict v = Check(c);
+    EXPECT_MSG(v.refusal.empty(), "%s", v.refusal.c_str());
+    EXPECT(v.dtypes.param == aea::DataType::kFloat32 && v.dtypes.state == aea::DataType::kFloat32 &&
+           v.dtypes.grad == aea::DataType::kFloat32 && v.dtypes.hasCopy &&
+           v.dtypes.copy == aea::DataType::kBFloat16);
+    EXPECT(v.options.amsgrad && v.options.gradScale && v.options.foundInf && !v.options.maximize);
+    c.maximize = true;
+    c.lists[kMaxVs].present = false;
+    c.scalars[kScalarGradScale].present = false;
+    const Verdict w = Check(c);
+    EXPECT(w.refusal.empty() && w.options.maximize && !w.options.amsgrad && !w.options.gradScale &&
+           w.options.foundInf);
+}
+
+/** Every row of the aclnn layer's table, with its shared verdict. */
+AEA_CASE(shared_bad_input_table)
+{
+    const std::vector<int> counts = ExpectSharedVerdicts<ListCallSpec>(
+        ListBadInputs(), [](const ListCallSpec& c) { return Check(c).refusal; }, Matches);
+    EXPECT(counts[0] > 0 && counts[1] > 0 && counts[2] > 0 && counts[3] > 0);
+}
+
+/**
+ * The dtype contract is exactly the tiling's key table: of every (P, S, G, C) over the three
+ * float dtypes (C also absent), with and without AMSGrad, the check accepts precisely the
+ * combinations ListDtypeCombinations() lists, and reports them as they are.
+ */
+AEA_CASE(dtype_contract_is_the_key_table)
+{
+    const aea::DataType floats[3] = {aea::DataType::kFloat32, aea::DataType::kFloat16,
+                                     aea::DataType::kBFloat16};
+    const auto code = [](aea::DataType t) { return static_cast<aclDataType>(aea::CannCodeOf(t)); };
+    const std::vector<aea::ListDtypes> keys = aea::ListDtypeCombinations();
+    int accepted = 0;
+    for (bool amsgrad : {false, true}) {
+        for (aea::DataType p : floats) {
+            for (aea::DataType s : floats) {
+                for (aea::DataType g : floats) {
+                    for (int ci = -1; ci < 3; ++ci) {
+                        ListCallSpec c;
+                        c.SetDtypes(code(p), code(s), code(g));
+                        c.lists[kMaxVs].present = amsgrad;
+                        if (ci >= 0) {
+                            c.lists[kCopies].present = true;
+                            c.lists[kCopies].Fill(code(floats[ci]));
+                        }
+                        const Verdict v = Check(c);
+                        bool inTable = false;
+                        for (const aea::ListDtypes& k : keys) {
+                            inTable = inTable || (k.param == p && k.state == s && k.grad == g &&
+                                                  k.hasCopy == (ci >= 0) &&
+                                                  (ci < 0 || k.copy == floats[ci]));
+                        }
+                        EXPECT_MSG(v.refusal.empty() == inTable, "P %d S %d G %d C %d: '%s'",
+                                   static_cast<int>(p), static_cast<int>(s), static_cast<int>(g),
+                                   ci, v.refusal.c_str());
+                        if (inTable && v.refusal.empty()) {
+                            ++accepted;
+                            EXPECT(aea::ListTilingKeyOf(v.dtypes) == aea::ListTilingKeyOf(
+                                       aea::ListDtypes{p, s, g, ci >= 0,
+                                                       ci >= 0 ? floats[ci] : aea::DataType::kFloat16}));
+                            EXPECT(v.options.amsgrad == amsgrad);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    EXPECT_MSG(accepted == 2 * static_cast<int>(keys.size()), "%d accepted, %zu keys", accepted,
+               keys.size());
+}
+
+/** An optional list is absent when null or empty; an empty required list is a call with no
+ *  entries, which is valid when every list is empty. */
+AEA_CASE(empty_lists)
+{
+    ListCallSpec c;
+    c.lists[kMaxVs].shape.clear();
+    c.lists[kMaxVs].dtype.clear();
+    c.lists[kCopies].shape.clear();
+    c.lists[kCopies].dtype.clear();
+    const Verdict v = Check(c);
+    EXPECT_MSG(v.refusal.empty(), "%s", v.refusal.c_str());
+    EXPECT(!v.options.amsgrad && !v.dtypes.hasCopy);
+    for (ListSpec& l : c.lists) {
+        l.shape.clear();
+        l.dtype.clear();
+    }
+    const Verdict none = Check(c);
+    EXPECT_MSG(none.refusal.empty(), "%s", none.refusal.c_str());
+    EXPECT(aea::ListTilingKeyOf(none.dtypes) > 0);  // some kernel key, though nothing launches
+}
+
+/** Rank-0 entries and a rank-0 step (one element each) are valid descriptions. */
+AEA_CASE(rank_zero_tensors)
+{
+    ListCallSpec c;
+    c.SetEntryShape(1, {});
+    c.scalars[kScalarStep].shape = {};
+    c.scalars[kScalarFoundInf].shape = {1, 1};
+    const Verdict v = Check(c);
+    EXPECT_MSG(v.refusal.empty(), "%s", v.refusal.c_str());
+}
+
+/** The NPU path's extra condition: every tensor of every list 1-D. */
+AEA_CASE(npu_needs_flat_lists)
+{
+    ListCallSpec c;
+    const Described mixed(c);
+    const aea::Refusal refusal = aea::CheckApplyFusedEmaAdamListFlat(mixed.args);
+    EXPECT_MSG(Matches(refusal, "^grads\\[0\\] has shape \\[3,4\\], expected a 1-D tensor: on the "
+                                "NPU every tensor of the lists is 1-D"),
+               "%s", refusal.c_str());
+    for (size_t i = 0; i < kEntryShapes.size(); ++i) {
+        int64_t n = 1;
+        for (int64_t d : kEntryShapes[i]) n *= d;
+        c.SetEntryShape(i, {n});
+    }
+    const Described flat(c);
+    EXPECT(aea::CheckApplyFusedEmaAdamListFlat(flat.args).empty());
+    c.lists[kCopies].shape[2] = {};  // rank 0 is not 1-D either
+    const Described scalarEntry(c);
+    EXPECT(Matches(aea::CheckApplyFusedEmaAdamListFlat(scalarEntry.args),
+                   "^modelCopiesRefOptional\\[2\\] has shape \\[\\], expected a 1-D tensor"));
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    return RunCases(argc, argv);
+}
