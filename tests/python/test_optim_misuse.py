@@ -157,8 +157,12 @@ BREAKERS = {
                     r"^param_groups\[1\]\['params'\]\[0\]: state 'ema_params' has shape "
                     r"\[2, 4\], the parameter \[2, 3\]"),
     "negative step": (negative_step, ValueError, r"^param_groups\[1\].*step.*-3"),
-    "sparse grad": (sparse_grad, RuntimeError, r"^AdamW does not support sparse gradients$"),
-    "float64 param": (float64_param, RuntimeError, r"^ema_adamw only support fp32, fp16, bf16\.$"),
+    "sparse grad": (sparse_grad, RuntimeError,
+                    r"^param_groups\[1\]\['params'\]\[0\]: AdamW does not support sparse "
+                    r"gradients$"),
+    "float64 param": (float64_param, RuntimeError,
+                      r"^param_groups\[1\]\['params'\]\[1\]: ema_adamw only support fp32, "
+                      r"fp16, bf16\. \(this parameter is torch\.float64\)$"),
 }
 
 
