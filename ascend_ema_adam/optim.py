@@ -316,11 +316,6 @@ def _host_steps(numbers: list[int]) -> tuple[Tensor, ...]:
 # ---------------------------------------------------------------------------------------------
 # The EMA schedule, GradScaler's tensors, device-side steps
 
-#: The list op takes an EMA-less launch (ss=None) and tensor lr / ema_decay (issue 12's V2).
-_LIST_OP_TAKES_TENSORS = "lr_tensor" in str(
-    torch.ops.ascend_ema_adam.apply_fused_ema_adam_list_.default._schema)
-
-
 def _host_decay(group: dict[str, Any], n: int) -> float:
     """This step's EMA decay on the host, in float64 (the op narrows it to fp32), from the
     warm-up counter ``n`` (-1: off): diffusers' EMAModel.get_decay with MindSpeed's counting
@@ -780,7 +775,23 @@ class FusedEmaAdamW(Optimizer):
         ``set_to_none`` overrides the constructor's choice for one call."""
         if set_to_none is None:
             set_to_none = self.set_grad_none
-        super().zero_grad(set_to_none=set_to_none)
+        if not torch.compiler.is_compiling():
+            super().zero_grad(set_to_none=set_to_none)
+            return
+        # torch's zero_grad is excluded from tracing; inside a compiled training step the same
+        # work is traced here (a full graph needs it)
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    if p.grad.grad_fn is not None:
+                        p.grad.detach_()
+                    else:
+                        p.grad.requires_grad_(False)
+                    p.grad.zero_()
 
     # -- the step: check everything, then write
 
@@ -912,27 +923,21 @@ class FusedEmaAdamW(Optimizer):
         self._group_caches.pop(i, None)  # the next step checks fully and caches again
         return buckets
 
-    # Under torch.compile every float the op receives is a constant of the graph. Where a step
-    # would need a new constant every call (ema_every's EMA-or-not, a warm-up decay the list op
-    # cannot take as a tensor), the update runs eagerly (one graph break at the call of step()).
+    # Under torch.compile every float the op receives is a constant of the graph, so the warm-up
+    # counter and decay are tensors there (computed on the device). ema_every's EMA-or-not is a
+    # host decision, new every step: with ema_every > 1 the update runs eagerly (one graph break
+    # at the call of step()).
     try:
         _update_outside_graph = torch.compiler.disable(
-            _update, reason="FusedEmaAdamW: ema_every > 1 (or a list op without tensor "
-            "ema_decay) changes a constant every step, so the update runs outside the graph")
+            _update, reason="FusedEmaAdamW: ema_every > 1 decides on the host whether a step "
+            "updates the EMA, so the update runs outside the graph")
     except TypeError:  # torch before 2.8: no reason
         _update_outside_graph = torch.compiler.disable(_update)
 
     def _needs_eager_update(self) -> bool:
-        """Under tracing: would the traced update take a new constant on every step?"""
-        if any(group["ema_every"] > 1 for group in self.param_groups):
-            return True
-        if _LIST_OP_TAKES_TENSORS:
-            return False
-        if not self.use_num_updates:
-            return False
-        n = self.num_updates + 1
-        return any(_host_decay(group, n) != _host_decay(group, n + 1)
-                   for group in self.param_groups)
+        """Under tracing: would the traced update take a new constant on every step? (ema_every's
+        EMA-or-not is decided on the host.)"""
+        return any(group["ema_every"] > 1 for group in self.param_groups)
 
     def _checked_group(self, i: int, group: dict[str, Any], dtensor) -> list[_Item]:
         """Check group ``i`` and its parameters with a gradient; read only."""
@@ -1009,8 +1014,7 @@ class FusedEmaAdamW(Optimizer):
             n = -1
         else:
             n = self.param_groups[0].get("num_updates", 0) if self.param_groups else 0
-            if not isinstance(n, Tensor) and scaler.found_inf is None and not (
-                    compiling and _LIST_OP_TAKES_TENSORS):
+            if not isinstance(n, Tensor) and scaler.found_inf is None and not compiling:
                 n = max(n, 0) + 1
             else:
                 if not isinstance(n, Tensor):
@@ -1211,13 +1215,13 @@ class FusedEmaAdamW(Optimizer):
                     decays[device] = _device_decay(group, n, device)
                 decay = decays[device]
             else:
-                decay = host_decay if ema_on else 1.0
+                decay = host_decay if ema_on else 1.0  # (no EMA list: the decay is unused)
             extras = {key: value for key, value in (
                 ("max_vs", b.max_vs), ("model_copies", b.params if b.masters else None),
                 ("grad_scale", scaler.scale_on(device)), ("found_inf", scaler.found_on(device)),
                 ("maximize", maximize)) if value is not None and value is not False
                 and value != []}  # only what is used: the op's defaults stay implicit
-            ss = b.ema_params if ema_on or not _LIST_OP_TAKES_TENSORS else None
+            ss = b.ema_params if ema_on else None  # None: the launch does not touch the EMA
             vars = b.masters or b.params
             step = b.step if b.step.device == device else b.step.to(device)
             lr_here = lr.to(device) if isinstance(lr, Tensor) and lr.device != device else lr
