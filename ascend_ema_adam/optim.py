@@ -488,8 +488,9 @@ class _Bucket:
 
 # C-level accessors for the checks of a cached group (map() runs them without a Python frame).
 _GRAD, _DTYPE, _DEVICE = (attrgetter(a) for a in ("grad", "dtype", "device"))
-_STEP = itemgetter("step")
-_GETTERS = {key: methodcaller("get", key) for key in _WIDE_KEYS + (_MASTER, "step")}
+# (the master is absent for fp32 parameters: get gives None; every other key is always there)
+_GETTERS = {**{key: itemgetter(key) for key in _WIDE_KEYS + ("step",)},
+            _MASTER: methodcaller("get", _MASTER)}
 
 
 def _same(xs):
