@@ -232,6 +232,15 @@ def _option_error(group: dict[str, Any]) -> str | None:
     return None
 
 
+def _check_tensor_hypers(i: int, group: dict[str, Any], j: int, device: torch.device) -> None:
+    """A tensor lr/ema_decay must be on the device of parameter ``j`` (the kernel reads it)."""
+    for name in ("lr", "ema_decay"):
+        value = group[name]
+        if isinstance(value, Tensor) and value.device != device:
+            raise RuntimeError(f"param_groups[{i}]['params'][{j}]: the group's {name} tensor is "
+                               f"on {value.device}, the parameter on {device}")
+
+
 def _check_hyperparameters(group: dict[str, Any], where: str = "") -> None:
     error = _hyperparameter_error(group["lr"], group["eps"], group["betas"],
                                   group["weight_decay"], group["ema_decay"])
@@ -833,6 +842,8 @@ class FusedEmaAdamW(Optimizer):
                 grads = cache.grads_if_unchanged(group, self.state, state_unchanged)
             if grads is not None:
                 _check_hyperparameters(group, f"param_groups[{i}]: ")
+                for (device, _), indexes in cache.buckets.items():
+                    _check_tensor_hypers(i, group, indexes[0], device)
                 if self.step_scope == "group":
                     self._group_step_before(i, group)
                 plan.append((i, group, None, cache, grads))
@@ -946,8 +957,6 @@ class FusedEmaAdamW(Optimizer):
         compiling = torch.compiler.is_compiling()
         per_param = self.step_scope == "param" and not compiling
         keys = _state_keys(group)
-        tensor_hypers = [(name, group[name]) for name in ("lr", "ema_decay")
-                         if isinstance(group[name], Tensor)]
         items = []
         for j, p in enumerate(group["params"]):
             grad = p.grad
@@ -966,12 +975,9 @@ class FusedEmaAdamW(Optimizer):
                 if error is None and state.get(key) is not None:
                     error = _tensor_error(p, state[key], f"state '{key}'", dtensor,
                                           _state_dtypes(p.dtype, key))
-            for name, value in tensor_hypers:
-                if error is None and value.device != _local(p).device:
-                    error = (f"the group's {name} tensor is on {value.device}, the parameter "
-                             f"on {_local(p).device}")
             if error is not None:
                 raise RuntimeError(where + error)
+            _check_tensor_hypers(i, group, j, _local(p).device)
             step = self._param_step_before(i, group, state, where) if per_param else None
             items.append(_Item(p, grad, state, step))
         if self.step_scope == "group" and not compiling:
@@ -1225,10 +1231,9 @@ class FusedEmaAdamW(Optimizer):
             ss = b.ema_params if ema_on else None  # None: the launch does not touch the EMA
             vars = b.masters or b.params
             step = b.step if b.step.device == device else b.step.to(device)
-            lr_here = lr.to(device) if isinstance(lr, Tensor) and lr.device != device else lr
             if not per_param:  # the bucket is one device and dtype already: no regrouping
                 apply_fused_ema_adam_list(b.grads, vars, b.exp_avgs, b.exp_avg_sqs, ss, step,
-                                          lr_here, decay, *rest, **extras)
+                                          lr, decay, *rest, **extras)
             elif (not b.masters and not b.max_vs and not maximize and scaler.found_inf is None
                   and scaler.grad_scale is None and ema_on and not isinstance(lr, Tensor)
                   and not isinstance(decay, Tensor) and b.exp_avgs[0].dtype == vars[0].dtype):
@@ -1244,7 +1249,7 @@ class FusedEmaAdamW(Optimizer):
                         one["model_copies"] = [b.params[k]]
                     apply_fused_ema_adam_list([b.grads[k]], [vars[k]], [b.exp_avgs[k]],
                                               [b.exp_avg_sqs[k]], None if ss is None else
-                                              [ss[k]], step, lr_here, decay, *rest, **one)
+                                              [ss[k]], step, lr, decay, *rest, **one)
 
     # -- EMA access (MindSpeed) and additions
 
@@ -1336,8 +1341,9 @@ class FusedEmaAdamW(Optimizer):
         and the dict holds parameters only; tied weights keep all their names only when the
         optimizer was built from ``named_parameters(remove_duplicate=False)``. Values are
         detached references, like ``Module.state_dict()``: save or clone them before training
-        on (a tied weight is one tensor under all its names). DTensor parameters give sharded
-        DTensor values (see ``ascend_ema_adam.distributed.gather_full_ema_state_dict``).
+        on (a tied weight is one tensor under all its names). An fp32 EMA of a 16-bit parameter
+        is returned in the parameter's dtype (rounded to nearest even: a new tensor). DTensor
+        parameters give sharded DTensor values (see ``ascend_ema_adam.distributed.gather_full_ema_state_dict``).
         """
         if model is not None:
             source = model.state_dict(keep_vars=True)
@@ -1406,21 +1412,21 @@ class FusedEmaAdamW(Optimizer):
         super().load_state_dict(state_dict)
         for group, kept in zip(self.param_groups, settings):
             group.update(kept)
-        params = [p for g in self.param_groups for p in g["params"]]
+        params = [(p, g) for g in self.param_groups for p in g["params"]]
         with torch.no_grad():
-            for saved_id, p in zip(saved_ids, params):
-                self._convert_loaded_state(p, originals.get(saved_id, {}))
+            for saved_id, (p, group) in zip(saved_ids, params):
+                self._convert_loaded_state(p, group, originals.get(saved_id, {}))
         for message in self._load_warnings:
             warnings.warn(message, stacklevel=2)
         del self._load_warnings
 
-    def _convert_loaded_state(self, p: Tensor, original: dict[str, Tensor]) -> None:
+    def _convert_loaded_state(self, p: Tensor, group: dict[str, Any],
+                              original: dict[str, Tensor]) -> None:
         """One parameter's loaded state in this optimizer's layout, converted from the
         checkpoint's tensors (``original``)."""
         state = self.state.get(p)
         if not state or not p.is_floating_point():
             return
-        group = next(g for g in self.param_groups if any(q is p for q in g["params"]))
         state_dtype, master = _layout(group, p.dtype)
         if master:
             saved = original.get(_MASTER)
