@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 import torch
 
+from test_optim import one_thread  # noqa: F401  (autouse: one thread for these tiny tensors)
+
 import ascend_ema_adam.optim as optim_module
 from ascend_ema_adam import golden
 from ascend_ema_adam._dtypes import to_numpy
@@ -19,14 +21,6 @@ from ascend_ema_adam.golden import Extras, Hyper
 from ascend_ema_adam.optim import FusedEmaAdamW
 
 SCOPES = ["param", "group"]
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def seed_of(rng) -> int:
