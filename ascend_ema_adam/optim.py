@@ -213,6 +213,9 @@ def _option_error(group: dict[str, Any]) -> str | None:
     for key in ("master_weights", "amsgrad", "maximize"):
         if not isinstance(group[key], bool):
             return f"Invalid {key}: {group[key]!r} (True or False)"
+    if group["master_weights"] and group["state_dtype"] is None:
+        return ("Invalid state_dtype: None with master_weights=True (the state of an fp32 master "
+                "is fp32: use state_dtype=torch.float32)")
     if group["ema_warmup"] not in _EMA_WARMUPS:
         return (f"Invalid ema_warmup: {group['ema_warmup']!r} ('num_updates', 'power' or "
                 f"None)")

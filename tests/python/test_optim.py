@@ -341,6 +341,9 @@ ERROR_CASES = [
     (dict(state_dtype=torch.float16), ValueError, "Invalid state_dtype: torch.float16 (torch.float32: fp32 moments and EMA for 16-bit "
      "parameters; None: the parameter's dtype)"),
     (dict(master_weights=1), ValueError, "Invalid master_weights: 1 (True or False)"),
+    (dict(master_weights=True, state_dtype=None), ValueError,
+     "Invalid state_dtype: None with master_weights=True (the state of an fp32 master is fp32: "
+     "use state_dtype=torch.float32)"),
     (dict(amsgrad="yes"), ValueError, "Invalid amsgrad: 'yes' (True or False)"),
     (dict(ema_warmup="linear"), ValueError, "Invalid ema_warmup: 'linear' ('num_updates', 'power' or None)"),
     (dict(ema_warmup="power", inv_gamma=0.0), ValueError, "Invalid inv_gamma: 0.0 (a finite number > 0)"),
