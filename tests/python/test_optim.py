@@ -772,10 +772,9 @@ def test_load_old_and_mindspeed_style_dicts(rng):
         st["max_exp_avg_sq"] = st["exp_avg_sq"].double() * 2
     fresh.load_state_dict(amsgrad)
     assert fresh.param_groups[0]["amsgrad"] is True
-    for p, st in zip(model.parameters(), amsgrad["state"].values()):
-        got = fresh.state[fresh.param_groups[0]["params"][0]]["max_exp_avg_sq"]
-        assert got.dtype == torch.float32
-        break
+    for p, st in zip(fresh.param_groups[0]["params"], amsgrad["state"].values()):
+        got = fresh.state[p]["max_exp_avg_sq"]
+        assert got.dtype == torch.float32 and torch.equal(got, st["max_exp_avg_sq"].float())
 
 
 def test_deepcopy_keeps_the_switches(rng):

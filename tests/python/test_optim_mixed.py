@@ -148,9 +148,9 @@ def test_master_weights_on_fp32_params_is_a_no_op(rng):
             set_grads(ps, torch.Generator().manual_seed(seed + n))
             opt.step()
     assert not any("master_param" in st for st in opts[0].state.values())
-    assert_identical(everything(opts[0])[:0] + [(k, v) for k, v in everything(opts[0])
-                                                 if "master_weights" not in k],
-                     [(k, v) for k, v in everything(opts[1]) if "master_weights" not in k])
+    without_option = (lambda opt: [(k, v) for k, v in everything(opt)
+                                   if not k.endswith(".master_weights")])
+    assert_identical(without_option(opts[0]), without_option(opts[1]))
 
 
 # ------------------------------------------------------------------------------------------
@@ -217,12 +217,10 @@ def test_target_master_weights_follow_float64_adamw(rng):
     master = opt.state[p]["master_param"].double()
     movement = (ref.detach() - start.bfloat16().double()).abs().max().item()
     error = (master - ref.detach()).abs().max().item()
-    without = torch.nn.Parameter(start.bfloat16())
     print(f"\n[target 2] bf16 + masters, 3k steps lr 5e-5: master error {error:.3g} = "
           f"{error / movement:.2e} of the movement {movement:.3g}")
     assert movement > 0.05
     assert error <= 1e-3 * movement
-    del without
 
 
 def reference_amsgrad(rng, **options):
@@ -233,7 +231,6 @@ def reference_amsgrad(rng, **options):
     opt = FusedEmaAdamW(params, lr=1e-2, betas=(0.8, 0.99), weight_decay=0.05, **options)
     adamw = torch.optim.AdamW(refs, lr=1e-2, betas=(0.8, 0.99), weight_decay=0.05,
                               foreach=False, **options)
-    worst = 0.0
     for n in range(100):
         scale = 1.0 if n % 10 else 10.0  # large gradients now and then: max_v matters
         for p, r in zip(params, refs):
@@ -241,10 +238,7 @@ def reference_amsgrad(rng, **options):
             r.grad = p.grad.clone()
         opt.step()
         adamw.step()
-    for p, r in zip(params, refs):
-        movement = (r.detach() - p.detach()).abs().max().item()
-        worst = max(worst, movement)
-    return params, refs, opt, adamw, worst
+    return params, refs, opt, adamw
 
 
 @pytest.mark.parametrize("options", [dict(amsgrad=True), dict(maximize=True),
@@ -252,7 +246,7 @@ def reference_amsgrad(rng, **options):
                          ids=["amsgrad", "maximize", "both"])
 def test_target_amsgrad_and_maximize_match_torch_adamw(rng, options):
     """100 steps against torch.optim.AdamW with the same options: fp32 rounding apart."""
-    params, refs, opt, adamw, _ = reference_amsgrad(rng, **options)
+    params, refs, opt, adamw = reference_amsgrad(rng, **options)
     worst = 0.0
     for p, r in zip(params, refs):
         err = (p - r).abs().max().item()
