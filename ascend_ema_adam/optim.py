@@ -353,24 +353,25 @@ def _device_decay(group: dict[str, Any], n, device: torch.device) -> Tensor:
     operations in the same order: the same bits as the host's value narrowed."""
     f64 = dict(dtype=torch.float64, device=device)
     d_max = group["ema_decay"]
-    d = d_max.to(**f64).reshape(()) if isinstance(d_max, Tensor) else torch.tensor(
-        float(d_max), **f64)
+    # torch.full, not torch.tensor: a fill on the device, no host-to-device copy
+    d = d_max.to(**f64).reshape(()) if isinstance(d_max, Tensor) else torch.full(
+        (), float(d_max), **f64)
     counting = isinstance(n, Tensor) or n >= 0
     if counting:
-        m = (n.to(**f64) if isinstance(n, Tensor) else torch.tensor(float(n), **f64)) - float(
+        m = (n.to(**f64) if isinstance(n, Tensor) else torch.full((), float(n), **f64)) - float(
             group["ema_update_after_step"])
         warmup = group["ema_warmup"]
         if warmup == "num_updates":
             d = torch.minimum(d, (1 + m) / (10 + m))
         elif warmup == "power":
             d = torch.minimum(d, 1.0 - torch.pow(1.0 + m / group["inv_gamma"],
-                                                 torch.tensor(-group["power"], **f64)))
+                                                 torch.full((), -group["power"], **f64)))
     d = torch.clamp_min(d, float(group["min_ema_decay"]))
     if counting:
         d = torch.where(m > 0, d, torch.zeros((), **f64))
     k = group["ema_every"]
     if k > 1:  # a tensor exponent: std::pow, as math.pow (a scalar 2 or 3 would multiply)
-        d = torch.pow(d, torch.tensor(float(k), **f64))
+        d = torch.pow(d, torch.full((), float(k), **f64))
     return d.to(torch.float32).reshape(1)
 
 
@@ -1028,8 +1029,8 @@ class FusedEmaAdamW(Optimizer):
                 n = max(n, 0) + 1
             else:
                 if not isinstance(n, Tensor):
-                    n = torch.tensor(max(n, 0), dtype=torch.int64, device=self._counter_device(
-                        scaler))
+                    n = torch.full((), max(n, 0), dtype=torch.int64,
+                                   device=self._counter_device(scaler))
                 n = n + 1 if scaler.found_inf is None else n + scaler.not_inf(n.device,
                                                                               torch.int64)
         for group in self.param_groups:
@@ -1125,9 +1126,11 @@ class FusedEmaAdamW(Optimizer):
         if isinstance(step, Tensor):
             new = step + (1 if scaler.found_inf is None else scaler.not_inf(step.device,
                                                                               step.dtype))
-        else:
-            new = _host_step(step)
-            new = new + scaler.not_inf(new.device, new.dtype)
+        else:  # a host value: the new tensor lives on the scaler's device (no device read)
+            device = scaler.found_inf.device if scaler.found_inf is not None else torch.device(
+                "cpu")
+            new = torch.full((), float(step), dtype=_scalar_dtype(), device=device)
+            new = new + (1 if scaler.found_inf is None else scaler.not_inf(device, new.dtype))
         self._shared_steps[id(new)] = new
         return new
 
@@ -1148,8 +1151,9 @@ class FusedEmaAdamW(Optimizer):
                 new = (old if old is not None else torch.zeros((), dtype=_scalar_dtype())) + 1
                 device = _local(item.param).device
                 buckets.append(_Bucket(new.to(torch.int64).reshape(1).to(device)))
-                if scaler.found_inf is not None:
-                    new = new - 1 + scaler.not_inf(new.device, new.dtype)
+                if scaler.found_inf is not None:  # on the scaler's device: no device read
+                    device = scaler.found_inf.device
+                    new = new.to(device) - 1 + scaler.not_inf(device, new.dtype)
                 item.state["step"] = new
                 buckets[-1].add(item, dtensor)
             return buckets
