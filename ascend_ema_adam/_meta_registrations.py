@@ -18,13 +18,15 @@ def _apply_fused_ema_adam_fake(grad, var, m, v, s, step, lr, ema_decay, beta1, b
 
 
 def _check_list_devices(grads, vars, ms, vs, ss, step, max_vs, model_copies, grad_scale,
-                        found_inf):
+                        found_inf, lr_tensor=None, ema_decay_tensor=None):
     """Every tensor on step's device. The fake kernel is also the Meta kernel: a meta tensor among
     CPU tensors routes the whole call here, which must then fail instead of doing nothing."""
     lists = (("grads", grads), ("vars", vars), ("ms", ms), ("vs", vs), ("ss", ss),
              ("max_vs", max_vs), ("model_copies", model_copies))
     named = [(f"{name}[{i}]", t) for name, ts in lists for i, t in enumerate(ts or ())]
-    named += [(name, t) for name, t in (("grad_scale", grad_scale), ("found_inf", found_inf))
+    named += [(name, t) for name, t in (("grad_scale", grad_scale), ("found_inf", found_inf),
+                                        ("lr_tensor", lr_tensor),
+                                        ("ema_decay_tensor", ema_decay_tensor))
               if t is not None]
     for name, t in named:
         if t.device != step.device:
@@ -36,9 +38,10 @@ def _check_list_devices(grads, vars, ms, vs, ss, step, max_vs, model_copies, gra
 def _apply_fused_ema_adam_list_inplace_fake(grads, vars, ms, vs, ss, step, lr, ema_decay, beta1,
                                             beta2, eps, adam_mode, bias_correction, weight_decay,
                                             *, max_vs=None, model_copies=None, grad_scale=None,
-                                            found_inf=None, maximize=False):
+                                            found_inf=None, maximize=False, lr_tensor=None,
+                                            ema_decay_tensor=None):
     _check_list_devices(grads, vars, ms, vs, ss, step, max_vs, model_copies, grad_scale,
-                        found_inf)
+                        found_inf, lr_tensor, ema_decay_tensor)
     return None
 
 
@@ -46,9 +49,9 @@ def _apply_fused_ema_adam_list_inplace_fake(grads, vars, ms, vs, ss, step, lr, e
 def _apply_fused_ema_adam_list_fake(grads, vars, ms, vs, ss, step, lr, ema_decay, beta1, beta2,
                                     eps, adam_mode, bias_correction, weight_decay, *, max_vs=None,
                                     model_copies=None, grad_scale=None, found_inf=None,
-                                    maximize=False):
+                                    maximize=False, lr_tensor=None, ema_decay_tensor=None):
     _check_list_devices(grads, vars, ms, vs, ss, step, max_vs, model_copies, grad_scale,
-                        found_inf)
+                        found_inf, lr_tensor, ema_decay_tensor)
 
     def like(tensors):
         return [torch.empty_like(t) for t in tensors or ()]

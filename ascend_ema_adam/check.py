@@ -10,6 +10,7 @@ twin counted is the minimum.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import sys
 import time
@@ -174,11 +175,13 @@ def random_list_inputs(rng: np.random.Generator, sizes, combo: ListCombo, *, ams
     return lists
 
 
-def list_traffic_per_element(combo: ListCombo, amsgrad: bool) -> tuple[int, int]:
-    """(bytes read, bytes written) per element: G, P, M, V, S (, MaxV) once each; P, M, V, S
-    (, MaxV) (, C) once each. The model copies are never read."""
+def list_traffic_per_element(combo: ListCombo, amsgrad: bool,
+                             ema: bool = True) -> tuple[int, int]:
+    """(bytes read, bytes written) per element: G, P, M, V (, S) (, MaxV) once each; P, M, V
+    (, S) (, MaxV) (, C) once each. The model copies are never read; without the EMA neither is
+    S written nor read."""
     p, s, g = combo.param.itemsize, combo.state.itemsize, combo.grad.itemsize
-    states = (4 if amsgrad else 3) * s
+    states = (2 + ema + amsgrad) * s
     written = p + states + (combo.copy.itemsize if combo.copy is not None else 0)
     return g + p + states, written
 
@@ -191,19 +194,30 @@ class ListCaseResult(Verdict):
     amsgrad: bool
     sizes: tuple
     stats: twin.LaunchStats
+    ema: bool = True
 
 
 def run_list_case(rng: np.random.Generator, combo: ListCombo, hyper: Hyper,
                   extras: golden.Extras, sizes, step: int, *, amsgrad: bool,
-                  platform: str = "cpu") -> ListCaseResult:
+                  platform: str = "cpu", ema: bool = True,
+                  tensor_scalars: bool = False) -> ListCaseResult:
     """One list launch on the twin, every entry compared with both goldens (each output's
-    entries concatenated for the precision standard)."""
+    entries concatenated for the precision standard). ``ema=False``: the launch has no EMA
+    list (the goldens get ``s=None``). ``tensor_scalars``: lr and the EMA decay reach the
+    kernel as one-element fp32 tensors holding fp32(hyper.lr), fp32(hyper.ema_decay), with
+    different numbers in the attributes (which must then not be used)."""
     lists = random_list_inputs(rng, sizes, combo, amsgrad=amsgrad, grad_scale=extras.grad_scale)
+    if not ema:
+        lists["ss"] = None
     step_arr = np.array([step], dtype=np.int64)
     count = len(sizes)
     entries = [{name: (None if arrays is None else arrays[i]) for name, arrays in lists.items()}
                for i in range(count)]
     expected, reference = [], []
+    launch_hyper, scalars = hyper, {}
+    if tensor_scalars:
+        scalars = {"lr_tensor": np.float32(hyper.lr), "ema_decay_tensor": np.float32(hyper.ema_decay)}
+        launch_hyper = dataclasses.replace(hyper, lr=hyper.lr * 3.0 + 1.0, ema_decay=0.5)
     for e in entries:
         args = (e["grads"], e["vars"], e["ms"], e["vs"], e["ss"], step_arr, hyper, extras)
         optional = {"max_v": e["max_vs"], "copy": e["copies"]}
@@ -213,10 +227,11 @@ def run_list_case(rng: np.random.Generator, combo: ListCombo, hyper: Hyper,
             for name, arrays in lists.items()}
     start = time.perf_counter()
     stats = twin.apply_fused_ema_adam_list(
-        work["grads"], work["vars"], work["ms"], work["vs"], work["ss"], step_arr, hyper, extras,
-        max_vs=work["max_vs"], model_copies=work["copies"], platform=platform)
+        work["grads"], work["vars"], work["ms"], work["vs"], work["ss"], step_arr, launch_hyper,
+        extras, max_vs=work["max_vs"], model_copies=work["copies"], platform=platform, **scalars)
     seconds = time.perf_counter() - start
-    actual = [(work["vars"][i], work["ms"][i], work["vs"][i], work["ss"][i],
+    actual = [(work["vars"][i], work["ms"][i], work["vs"][i],
+               None if work["ss"] is None else work["ss"][i],
                None if work["max_vs"] is None else work["max_vs"][i],
                None if work["copies"] is None else work["copies"][i]) for i in range(count)]
     skipped = golden.writes_nothing(extras)
@@ -229,9 +244,9 @@ def run_list_case(rng: np.random.Generator, combo: ListCombo, hyper: Hyper,
             precision[name] = golden.cann_precision(
                 np.concatenate([a[k] for a in actual]),
                 np.concatenate([np.asarray(r[k], dtype=np.float64) for r in reference]))
-    read, written = list_traffic_per_element(combo, amsgrad)
+    read, written = list_traffic_per_element(combo, amsgrad, ema)
     return ListCaseResult(
-        combo=combo, hyper=hyper, extras=extras, amsgrad=amsgrad, sizes=tuple(sizes),
+        combo=combo, hyper=hyper, extras=extras, amsgrad=amsgrad, sizes=tuple(sizes), ema=ema,
         stats=stats, bit_exact=bit_exact, precision=precision,
         gm_bytes=stats.total("gm_read_bytes") + stats.total("gm_write_bytes"),
         gm_bytes_min=0 if skipped else sum(sizes) * (read + written), seconds=seconds)

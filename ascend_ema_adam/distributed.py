@@ -76,7 +76,9 @@ def _zero_ema_tensors(zero) -> dict[Tensor, Tensor]:
         if owner is None:
             continue
         if owner == me:
-            buf = inner.state[p]["ema_params"].detach().clone(memory_format=torch.contiguous_format)
+            # in the parameter's dtype (an fp32 EMA of a 16-bit parameter rounds to nearest even)
+            buf = inner.state[p]["ema_params"].detach().to(p.dtype).clone(
+                memory_format=torch.contiguous_format)
         else:
             buf = torch.empty(p.shape, dtype=p.dtype, device=p.device)
         _broadcast_(buf, owner, group)

@@ -138,13 +138,13 @@ class Extras:
 @dataclass(frozen=True)
 class Outputs:
     """New values of one entry's outputs. ``max_v`` and ``copy`` are None when the entry has no
-    AMSGrad state / no model copy. When nothing is written (``found_inf``) every field is the
+    AMSGrad state / no model copy, ``s`` when the launch has no EMA (``s=None``). When nothing is written (``found_inf``) every field is the
     corresponding input itself, unchanged."""
 
     var: np.ndarray
     m: np.ndarray
     v: np.ndarray
-    s: np.ndarray
+    s: np.ndarray | None
     max_v: np.ndarray | None = None
     copy: np.ndarray | None = None
 
@@ -162,7 +162,8 @@ def check_entry_dtypes(grad, var, m, v, s, max_v=None, copy=None) -> None:
 
     var (P) is fp32, fp16 or bf16; m, v, s (and max_v) share one state dtype S, equal to P or
     fp32; grad (G) has P's dtype or fp32, or, with a model copy, the copy's dtype or fp32; a
-    model copy (C, fp16 or bf16) needs an fp32 var (the master weights)."""
+    model copy (C, fp16 or bf16) needs an fp32 var (the master weights). ``s`` is None for a
+    launch without the EMA."""
     p = np.dtype(var.dtype)
     if p not in SUPPORTED_DTYPES:
         raise TypeError(f"var has dtype {p}, expected float32, float16 or bfloat16")
@@ -211,7 +212,9 @@ def emulate_entry(grad, var, m, v, s, step, h: Hyper = Hyper(), extras: Extras =
         2. the single op's steps 1-5 (see the module docstring), except that with max_v:
            max_v' = max_v > v' ? max_v : v'  and  v_hat = max_v' * (1/c2)
         3. the single op's steps 6-8; copy = narrow(var')
-    The EMA follows the unrounded fp32 var' (the master's, with a model copy)."""
+    The EMA follows the unrounded fp32 var' (the master's, with a model copy). ``s=None`` is a
+    launch without the EMA (its ``Outputs.s`` is None; nothing else changes). lr and the EMA
+    decay given as one-element fp32 tensors need no variant: ``h`` takes their values."""
     check_entry_dtypes(grad, var, m, v, s, max_v, copy)
     if writes_nothing(extras):
         return Outputs(var, m, v, s, max_v, copy)
@@ -226,7 +229,7 @@ def emulate_entry(grad, var, m, v, s, step, h: Hyper = Hyper(), extras: Extras =
     p = np.asarray(var).astype(f32)
     m32 = np.asarray(m).astype(f32)
     v32 = np.asarray(v).astype(f32)
-    s32 = np.asarray(s).astype(f32)
+    s32 = None if s is None else np.asarray(s).astype(f32)
 
     with np.errstate(all="ignore"):
         if extras.maximize:
@@ -248,11 +251,11 @@ def emulate_entry(grad, var, m, v, s, step, h: Hyper = Hyper(), extras: Extras =
         if h.mode == 1:
             u = u + (wd * p)
         p_new = p - (lr * u)
-        s_new = (d * s32) + (one_minus_d * p_new)
+        s_new = None if s32 is None else (d * s32) + (one_minus_d * p_new)
         state = np.dtype(m.dtype)
         return Outputs(
             var=p_new.astype(var.dtype), m=m_new.astype(state), v=v_new.astype(state),
-            s=s_new.astype(state),
+            s=None if s_new is None else s_new.astype(state),
             max_v=None if max_new is None else max_new.astype(state),
             copy=None if copy is None else p_new.astype(copy.dtype))
 
@@ -272,7 +275,8 @@ def reference_entry(grad, var, m, v, s, step, h: Hyper = Hyper(), extras: Extras
     scale narrowed to fp32 first, powers exact). Returns float64 arrays; ``copy`` is the float64
     var' (what a correctly rounded copy approximates). When nothing is written, the inputs.
     float64 inputs are accepted as they are (a float64 trajectory carries its own float64 state);
-    otherwise the dtypes follow :func:`check_entry_dtypes`."""
+    otherwise the dtypes follow :func:`check_entry_dtypes`. ``s=None``: no EMA (``Outputs.s`` is
+    None)."""
     given = [np.asarray(x) for x in (grad, var, m, v, s, max_v, copy) if x is not None]
     if all(x.dtype != np.float64 for x in given):
         check_entry_dtypes(grad, var, m, v, s, max_v, copy)
@@ -285,7 +289,7 @@ def reference_entry(grad, var, m, v, s, step, h: Hyper = Hyper(), extras: Extras
     with np.errstate(all="ignore"):
         c1 = 1.0 - b1 ** max(n, 0) if h.bias_correction else 1.0
         c2 = 1.0 - b2 ** max(n, 0) if h.bias_correction else 1.0
-        g, p, m64, v64, s64 = (np.asarray(x).astype(f64) for x in (grad, var, m, v, s))
+        g, p, m64, v64 = (np.asarray(x).astype(f64) for x in (grad, var, m, v))
         if extras.maximize:
             g = -g
         if extras.grad_scale is not None:
@@ -299,7 +303,7 @@ def reference_entry(grad, var, m, v, s, step, h: Hyper = Hyper(), extras: Extras
         if h.mode == 1:
             u = u + wd * p
         p_new = p - lr * u
-        s_new = d * s64 + (1.0 - d) * p_new
+        s_new = None if s is None else d * np.asarray(s).astype(f64) + (1.0 - d) * p_new
     return Outputs(p_new, m_new, v_new, s_new, max_new, None if copy is None else p_new)
 
 

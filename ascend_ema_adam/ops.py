@@ -6,8 +6,9 @@ objects passed in, updated in place. CPU tensors run through this package's acln
 CPU device; NPU tensors (torch_npu) through CANN's ``aclnnApplyFusedEmaAdam``.
 
 :func:`apply_fused_ema_adam_list` updates a whole parameter group in one launch
-(``aclnnApplyFusedEmaAdamList``), with AMSGrad, fp32 state of 16-bit parameters, fp16/bf16 model
-copies of fp32 masters, loss-scale division, skipping on overflow and maximize.
+(``aclnnApplyFusedEmaAdamListV2``), with AMSGrad, fp32 state of 16-bit parameters, fp16/bf16 model
+copies of fp32 masters, loss-scale division, skipping on overflow, maximize, launches without the
+EMA, and lr / EMA decay given as device tensors (capturable).
 """
 
 from __future__ import annotations
@@ -76,6 +77,11 @@ def apply_fused_ema_adam_functional(grad, var, m, v, s, step, lr=1e-3, ema_decay
 _list_op = torch.ops.ascend_ema_adam.apply_fused_ema_adam_list_.default
 
 
+#: The float attribute the op receives when lr / ema_decay come as tensors: any finite value in
+#: the attributes' ranges (the kernels use the tensor's value instead).
+_TENSOR_PLACEHOLDER = 0.0
+
+
 def apply_fused_ema_adam_list(grads, vars, ms, vs, ss, step, lr=1e-3, ema_decay=0.9999,
                               beta1=0.9, beta2=0.999, eps=1e-8, mode=1, bias_correction=True,
                               weight_decay=0.0, *, max_vs=None, model_copies=None,
@@ -99,8 +105,14 @@ def apply_fused_ema_adam_list(grads, vars, ms, vs, ss, step, lr=1e-3, ema_decay=
         grads: the gradients (read only).
         vars, ms, vs, ss: parameters, first and second moments, EMA weights; updated in place
             (any strides; no updated tensor may share memory with any other tensor of the call).
+            ``ss=None`` (or an empty list): no EMA on this launch, nothing of it read or written
+            (e.g. the steps between two EMA updates with ``ema_every``).
         step: int64 tensor of one element, the group's 1-based step (not incremented).
-        lr, ema_decay, beta1, beta2, eps, weight_decay: hyper-parameters (used as fp32).
+        lr, ema_decay, beta1, beta2, eps, weight_decay: hyper-parameters (used as fp32). ``lr``
+            and ``ema_decay`` may also be float32 tensors of one element on the parameters'
+            device: the kernel reads them when it runs (no host sync; under torch.compile their
+            values may change between calls without recompiling), and a tensor holding
+            ``fp32(x)`` gives the same bits as the number ``x``. Tensor values are not checked.
         mode: 1 = AdamW (decoupled weight decay), 0 = Adam with L2 (decay added to the gradient).
         bias_correction: divide the moments by ``1 - beta**step``.
         max_vs: AMSGrad's running maxima of the second moments (S), updated in place.
@@ -115,9 +127,14 @@ def apply_fused_ema_adam_list(grads, vars, ms, vs, ss, step, lr=1e-3, ema_decay=
     share one dense layout. A bad call raises before anything is written.
 
     Returns:
-        ``(vars, ms, vs, ss)``, the lists passed in.
+        ``(vars, ms, vs, ss)``, the lists passed in (``ss`` None when given None).
     """
-    _list_op(grads, vars, ms, vs, ss, step, lr, ema_decay, beta1, beta2, eps, mode,
-             bias_correction, weight_decay, max_vs=max_vs, model_copies=model_copies,
-             grad_scale=grad_scale, found_inf=found_inf, maximize=maximize)
+    lr_tensor = lr if isinstance(lr, torch.Tensor) else None
+    decay_tensor = ema_decay if isinstance(ema_decay, torch.Tensor) else None
+    _list_op(grads, vars, ms, vs, [] if ss is None else ss, step,
+             _TENSOR_PLACEHOLDER if lr_tensor is not None else lr,
+             _TENSOR_PLACEHOLDER if decay_tensor is not None else ema_decay,
+             beta1, beta2, eps, mode, bias_correction, weight_decay, max_vs=max_vs,
+             model_copies=model_copies, grad_scale=grad_scale, found_inf=found_inf,
+             maximize=maximize, lr_tensor=lr_tensor, ema_decay_tensor=decay_tensor)
     return vars, ms, vs, ss

@@ -121,7 +121,7 @@ def apply_fused_ema_adam_native(grad, var, m, v, s, step, hyper: Hyper = Hyper()
 
 
 def _checked_lists(grads, vars, ms, vs, ss, max_vs=None, model_copies=None) -> dict:
-    """Checks the lists of one list launch and returns them by name (``max_vs`` and
+    """Checks the lists of one list launch and returns them by name (``ss``, ``max_vs`` and
     ``model_copies`` only when given): equal lengths; numpy arrays, C-contiguous, writeable where
     the kernel writes; one dtype per list; entry i of every list has vars[i]'s shape; each entry's
     dtypes follow :func:`golden.check_entry_dtypes`."""
@@ -148,7 +148,7 @@ def _checked_lists(grads, vars, ms, vs, ss, max_vs=None, model_copies=None) -> d
             if a.shape != entry["vars"].shape:
                 raise ValueError(f"{name}[{i}] has shape {list(a.shape)}, vars[{i}] has "
                                  f"{list(entry['vars'].shape)}")
-        check_entry_dtypes(entry["grads"], entry["vars"], entry["ms"], entry["vs"], entry["ss"],
+        check_entry_dtypes(entry["grads"], entry["vars"], entry["ms"], entry["vs"], entry.get("ss"),
                            entry.get("max_vs"), entry.get("model_copies"))
     return lists
 
@@ -174,30 +174,36 @@ def _scalar_f32(value, name: str) -> np.ndarray | None:
 
 def apply_fused_ema_adam_list(grads, vars, ms, vs, ss, step, hyper: Hyper = Hyper(),
                               extras: Extras = Extras(), *, max_vs=None, model_copies=None,
-                              platform: str = "cpu", threads: int = 0) -> LaunchStats:
+                              platform: str = "cpu", threads: int = 0, lr_tensor=None,
+                              ema_decay_tensor=None) -> LaunchStats:
     """Run ApplyFusedEmaAdamList in place through the twin: one launch for the whole lists.
 
     Entry i of every list has the shape of ``vars[i]``; each list has one dtype, and the
     launch's dtypes follow :func:`golden.check_entry_dtypes` (vars P, state S for ms/vs/ss/max_vs,
     grads G, model copies C). ``max_vs`` turns on AMSGrad, ``model_copies`` the model copies
     (written from the fp32 vars, never read). ``extras`` gives maximize and the values of the
-    optional one-element grad_scale and found_inf tensors. Returns the tiling (with
+    optional one-element grad_scale and found_inf tensors. ``ss=None``: a launch without the EMA
+    (the kernel neither reads nor writes it). ``lr_tensor`` / ``ema_decay_tensor``: values of the
+    one-element fp32 tensors the kernel reads instead of ``hyper.lr`` / ``hyper.ema_decay``.
+    Returns the tiling (with
     ``core_segments``: per core its [(tensor, begin, end), ...]) and the per-core counters."""
     lists = _checked_lists(grads, vars, ms, vs, ss, max_vs, model_copies)
     raw = {name: [_raw(a) for a in arrays] for name, arrays in lists.items()}
     result = _twin.launch_list(
-        raw["grads"], raw["vars"], raw["ms"], raw["vs"], raw["ss"], _checked_step(step),
+        raw["grads"], raw["vars"], raw["ms"], raw["vs"], raw.get("ss"), _checked_step(step),
         [a.size for a in lists["vars"]], *_list_dtype_names(lists), _attrs(hyper),
         extras.maximize, max_vs=raw.get("max_vs"), copies=raw.get("model_copies"),
         grad_scale=_scalar_f32(extras.grad_scale, "grad_scale"),
         found_inf=_scalar_f32(extras.found_inf, "found_inf"),
-        platform=platform, threads=threads)
+        platform=platform, threads=threads, lr=_scalar_f32(lr_tensor, "lr_tensor"),
+        ema_decay=_scalar_f32(ema_decay_tensor, "ema_decay_tensor"))
     return LaunchStats(result["tiling"], result["blocks"])
 
 
 def compute_list_tiling(numels, param, state=None, grad=None, copy=None, hyper: Hyper = Hyper(),
                         *, maximize: bool = False, amsgrad: bool = False,
-                        grad_scale: bool = False, found_inf: bool = False,
+                        grad_scale: bool = False, found_inf: bool = False, ema: bool = True,
+                        lr_tensor: bool = False, ema_decay_tensor: bool = False,
                         platform: str = "cpu", vector_core_num: int = 0,
                         ub_size: int = 0) -> dict:
     """ApplyFusedEmaAdamList host tiling for tensors of ``numels`` elements: dtypes P (``param``),
@@ -209,7 +215,7 @@ def compute_list_tiling(numels, param, state=None, grad=None, copy=None, hyper: 
     return _twin.compute_list_tiling(
         [int(n) for n in numels], dtype_name(param), dtype_name(state), dtype_name(grad),
         "" if copy is None else dtype_name(copy), _attrs(hyper), maximize, amsgrad, grad_scale,
-        found_inf, platform, vector_core_num, ub_size)
+        found_inf, platform, vector_core_num, ub_size, ema, lr_tensor, ema_decay_tensor)
 
 
 def list_dtype_combinations() -> list[dict]:
@@ -220,20 +226,24 @@ def apply_fused_ema_adam_list_native(grads, vars, ms, vs, ss, step, hyper: Hyper
                                      extras: Extras = Extras(), *, max_vs=None,
                                      model_copies=None, threads: int = 0, isa: str = "",
                                      min_elems_per_thread: int | None = None,
-                                     streaming_bytes: int | None = None) -> dict:
+                                     streaming_bytes: int | None = None, lr_tensor=None,
+                                     ema_decay_tensor=None) -> dict:
     """Run ApplyFusedEmaAdamList with the native CPU kernel, in place on lists of numpy arrays:
-    the lists as in :func:`apply_fused_ema_adam_list`; ``threads``, ``isa``,
+    the lists, ``lr_tensor`` and ``ema_decay_tensor`` as in :func:`apply_fused_ema_adam_list`;
+    ``threads``, ``isa``,
     ``min_elems_per_thread`` and ``streaming_bytes`` as in :func:`apply_fused_ema_adam_native`.
     Returns the instruction set and the threads used (0 when nothing ran)."""
     lists = _checked_lists(grads, vars, ms, vs, ss, max_vs, model_copies)
     raw = {name: [_raw(a) for a in arrays] for name, arrays in lists.items()}
     return _twin.launch_native_list(
-        raw["grads"], raw["vars"], raw["ms"], raw["vs"], raw["ss"], raw.get("max_vs"),
+        raw["grads"], raw["vars"], raw["ms"], raw["vs"], raw.get("ss"), raw.get("max_vs"),
         raw.get("model_copies"), [a.size for a in lists["vars"]], _checked_step(step),
         _scalar_f32(extras.grad_scale, "grad_scale"), _scalar_f32(extras.found_inf, "found_inf"),
         *_list_dtype_names(lists),
         _attrs(hyper), extras.maximize, threads, isa,
-        **_native_options(min_elems_per_thread, streaming_bytes))
+        **_native_options(min_elems_per_thread, streaming_bytes),
+        lr=_scalar_f32(lr_tensor, "lr_tensor"),
+        ema_decay=_scalar_f32(ema_decay_tensor, "ema_decay_tensor"))
 
 
 def native_list_chunks(numels, threads: int) -> list[tuple[int, int, int]]:

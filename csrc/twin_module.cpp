@@ -186,6 +186,9 @@ py::dict ListTilingToDict(const aea::ListTilingResult& r, const std::vector<uint
     d["align_elems"] = t.alignElems;
     d["chunk_length"] = t.chunkLength;
     d["buffer_num"] = t.bufferNum;
+    d["has_ema"] = t.hasEma;
+    d["has_lr_tensor"] = t.hasLrTensor;
+    d["has_ema_decay_tensor"] = t.hasEmaDecayTensor;
     py::list starts;
     for (uint32_t core = 0; core <= t.usedCoreNum; ++core) {
         starts.append(py::make_tuple(t.coreStart[core].tensor, t.coreStart[core].block));
@@ -203,13 +206,18 @@ py::dict ListTilingToDict(const aea::ListTilingResult& r, const std::vector<uint
     return d;
 }
 
-aea::ListOptions MakeListOptions(bool maximize, bool amsgrad, bool gradScale, bool foundInf)
+aea::ListOptions MakeListOptions(bool maximize, bool amsgrad, bool gradScale, bool foundInf,
+                                 bool ema = true, bool lrTensor = false,
+                                 bool emaDecayTensor = false)
 {
     aea::ListOptions o;
     o.maximize = maximize;
     o.amsgrad = amsgrad;
     o.gradScale = gradScale;
     o.foundInf = foundInf;
+    o.ema = ema;
+    o.lrTensor = lrTensor;
+    o.emaDecayTensor = emaDecayTensor;
     return o;
 }
 
@@ -241,15 +249,17 @@ struct ListLaunch {
     aea::ApplyFusedEmaAdamListBuffers buffers;
 
     ListLaunch(const BufferList& g, const BufferList& p, const BufferList& m, const BufferList& v,
-               const BufferList& s, const std::optional<BufferList>& maxV,
+               const std::optional<BufferList>& s, const std::optional<BufferList>& maxV,
                const std::optional<BufferList>& copy, const std::vector<uint64_t>& numels,
                const py::buffer& step, const std::optional<py::buffer>& gradScale,
                const std::optional<py::buffer>& foundInf, const std::string& param,
                const std::string& state, const std::string& grad, const std::string& copyDtype,
-               bool maximize)
+               bool maximize, const std::optional<py::buffer>& lr,
+               const std::optional<py::buffer>& emaDecay)
         : dtypes(ParseListDtypes(param, state, grad, copyDtype)),
           options(MakeListOptions(maximize, maxV.has_value(), gradScale.has_value(),
-                                  foundInf.has_value()))
+                                  foundInf.has_value(), s.has_value(), lr.has_value(),
+                                  emaDecay.has_value()))
     {
         if (dtypes.hasCopy != copy.has_value()) {
             throw py::value_error("copy dtype and model copies must be given together");
@@ -260,14 +270,16 @@ struct ListLaunch {
         vars = ListPointers(p, "vars", numels, pBytes, true);
         ms = ListPointers(m, "ms", numels, sBytes, true);
         vs = ListPointers(v, "vs", numels, sBytes, true);
-        ss = ListPointers(s, "ss", numels, sBytes, true);
         buffers.tensorNum = static_cast<uint32_t>(numels.size());
         buffers.numels = numels.data();
         buffers.grads = grads.data();
         buffers.vars = vars.data();
         buffers.ms = ms.data();
         buffers.vs = vs.data();
-        buffers.ss = ss.data();
+        if (s) {
+            ss = ListPointers(*s, "ss", numels, sBytes, true);
+            buffers.ss = ss.data();
+        }
         if (maxV) {
             maxVs = ListPointers(*maxV, "max_vs", numels, sBytes, true);
             buffers.maxVs = maxVs.data();
@@ -286,6 +298,13 @@ struct ListLaunch {
             buffers.foundInf = static_cast<const float*>(
                 BufferPtr(*foundInf, "found_inf", sizeof(float), false));
         }
+        if (lr) {
+            buffers.lr = static_cast<const float*>(BufferPtr(*lr, "lr", sizeof(float), false));
+        }
+        if (emaDecay) {
+            buffers.emaDecay = static_cast<const float*>(
+                BufferPtr(*emaDecay, "ema_decay", sizeof(float), false));
+        }
     }
     ListLaunch(const ListLaunch&) = delete;
     ListLaunch& operator=(const ListLaunch&) = delete;
@@ -293,7 +312,7 @@ struct ListLaunch {
 
 py::dict LaunchList(const std::vector<py::buffer>& grads, const std::vector<py::buffer>& vars,
                     const std::vector<py::buffer>& ms, const std::vector<py::buffer>& vs,
-                    const std::vector<py::buffer>& ss, const py::buffer& step,
+                    const std::optional<std::vector<py::buffer>>& ss, const py::buffer& step,
                     const std::vector<uint64_t>& numels, const std::string& param,
                     const std::string& state, const std::string& grad, const std::string& copy,
                     const aea::Attrs& attrs, bool maximize,
@@ -301,10 +320,11 @@ py::dict LaunchList(const std::vector<py::buffer>& grads, const std::vector<py::
                     const std::optional<std::vector<py::buffer>>& copies,
                     const std::optional<py::buffer>& gradScale,
                     const std::optional<py::buffer>& foundInf, const std::string& platformName,
-                    uint32_t threads)
+                    uint32_t threads, const std::optional<py::buffer>& lr,
+                    const std::optional<py::buffer>& emaDecay)
 {
     const ListLaunch launch(grads, vars, ms, vs, ss, maxVs, copies, numels, step, gradScale,
-                            foundInf, param, state, grad, copy, maximize);
+                            foundInf, param, state, grad, copy, maximize, lr, emaDecay);
     const aea::Platform platform = aea::FindPlatform(platformName);
     aea::ListTilingResult tiling;
     try {
@@ -397,7 +417,7 @@ py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::b
 /** The native list kernel on lists of contiguous buffers, updated in place. */
 py::dict LaunchNativeList(const std::vector<py::buffer>& grads, const std::vector<py::buffer>& vars,
                           const std::vector<py::buffer>& ms, const std::vector<py::buffer>& vs,
-                          const std::vector<py::buffer>& ss,
+                          const std::optional<std::vector<py::buffer>>& ss,
                           const std::optional<std::vector<py::buffer>>& maxVs,
                           const std::optional<std::vector<py::buffer>>& copies,
                           const std::vector<uint64_t>& numels, const py::buffer& step,
@@ -406,10 +426,11 @@ py::dict LaunchNativeList(const std::vector<py::buffer>& grads, const std::vecto
                           const std::string& state, const std::string& grad,
                           const std::string& copy, const aea::Attrs& attrs, bool maximize,
                           uint32_t threads, const std::string& isa, uint64_t minElemsPerThread,
-                          uint64_t streamingBytes)
+                          uint64_t streamingBytes, const std::optional<py::buffer>& lr,
+                          const std::optional<py::buffer>& emaDecay)
 {
     const ListLaunch launch(grads, vars, ms, vs, ss, maxVs, copies, numels, step, gradScale,
-                            foundInf, param, state, grad, copy, maximize);
+                            foundInf, param, state, grad, copy, maximize, lr, emaDecay);
     const aea::NativeOptions options = NativeOptionsOf(threads, isa, minElemsPerThread, streamingBytes);
     uint32_t used = 0;
     try {
@@ -501,13 +522,15 @@ PYBIND11_MODULE(_twin, mod)
 
     mod.def("list_ub_bytes_per_element",
             [](const std::string& param, const std::string& state, const std::string& grad,
-               const std::string& copy, bool amsgrad, bool gradScale, uint32_t bufferNum) {
-                return aea::ListUbBytesPerElement(ParseListDtypes(param, state, grad, copy),
-                                                  MakeListOptions(false, amsgrad, gradScale, false),
-                                                  bufferNum);
+               const std::string& copy, bool amsgrad, bool gradScale, uint32_t bufferNum,
+               bool ema) {
+                return aea::ListUbBytesPerElement(
+                    ParseListDtypes(param, state, grad, copy),
+                    MakeListOptions(false, amsgrad, gradScale, false, ema), bufferNum);
             },
             py::arg("param"), py::arg("state"), py::arg("grad"), py::arg("copy") = "",
             py::arg("amsgrad") = false, py::arg("grad_scale") = false, py::arg("buffer_num") = 2,
+            py::arg("ema") = true,
             "UB bytes per chunk element of the list kernel (the tiling's one formula).");
 
     mod.def("compute_list_tiling",
@@ -515,7 +538,7 @@ PYBIND11_MODULE(_twin, mod)
                const std::string& state, const std::string& grad, const std::string& copy,
                const aea::Attrs& attrs, bool maximize, bool amsgrad, bool gradScale,
                bool foundInf, const std::string& platform, uint32_t vectorCoreNum,
-               uint32_t ubSize) {
+               uint32_t ubSize, bool ema, bool lrTensor, bool emaDecayTensor) {
                 aea::Platform p = aea::FindPlatform(platform);
                 if (vectorCoreNum != 0) p.vectorCoreNum = vectorCoreNum;
                 if (ubSize != 0) p.ubSize = ubSize;
@@ -524,7 +547,8 @@ PYBIND11_MODULE(_twin, mod)
                         aea::ComputeListTiling(numels, ParseListDtypes(param, state, grad, copy),
                                                attrs,
                                                MakeListOptions(maximize, amsgrad, gradScale,
-                                                               foundInf),
+                                                               foundInf, ema, lrTensor,
+                                                               emaDecayTensor),
                                                p),
                         numels);
                 } catch (const std::invalid_argument& e) {
@@ -535,7 +559,8 @@ PYBIND11_MODULE(_twin, mod)
             py::arg("copy") = "", py::arg("attrs") = aea::Attrs(), py::arg("maximize") = false,
             py::arg("amsgrad") = false, py::arg("grad_scale") = false,
             py::arg("found_inf") = false, py::arg("platform") = "cpu",
-            py::arg("vector_core_num") = 0, py::arg("ub_size") = 0,
+            py::arg("vector_core_num") = 0, py::arg("ub_size") = 0, py::arg("ema") = true,
+            py::arg("lr_tensor") = false, py::arg("ema_decay_tensor") = false,
             "ApplyFusedEmaAdamList host tiling for tensors of numels elements (platform preset, "
             "optionally overriding its core count or UB size); includes every core's segments.");
 
@@ -545,8 +570,9 @@ PYBIND11_MODULE(_twin, mod)
             py::arg("maximize") = false, py::arg("max_vs") = py::none(),
             py::arg("copies") = py::none(), py::arg("grad_scale") = py::none(),
             py::arg("found_inf") = py::none(), py::arg("platform") = "cpu",
-            py::arg("threads") = 0,
-            "Run the list kernel in place on lists of contiguous buffers through the twin; "
+            py::arg("threads") = 0, py::arg("lr") = py::none(), py::arg("ema_decay") = py::none(),
+            "Run the list kernel in place on lists of contiguous buffers through the twin (ss "
+            "None: no EMA; lr, ema_decay: one-element fp32 buffers replacing the attributes); "
             "returns the tiling and per-block counters.");
 
     mod.def("launch", &Launch, py::arg("grad"), py::arg("var"), py::arg("m"), py::arg("v"),
@@ -571,10 +597,11 @@ PYBIND11_MODULE(_twin, mod)
             py::arg("found_inf"), py::arg("param"), py::arg("state"), py::arg("grad"),
             py::arg("copy"), py::arg("attrs"), py::arg("maximize"), py::arg("threads") = 0,
             py::arg("isa") = "", py::arg("min_elems_per_thread") = aea::kNativeMinElemsPerThread,
-            py::arg("streaming_bytes") = aea::kNativeStreamingBytes,
+            py::arg("streaming_bytes") = aea::kNativeStreamingBytes, py::arg("lr") = py::none(),
+            py::arg("ema_decay") = py::none(),
             "Run the native list kernel (ApplyFusedEmaAdamList) in place on lists of contiguous "
-            "buffers (max_vs, model_copies, grad_scale, found_inf: None when absent); returns "
-            "the instruction set and the threads used (0: nothing ran).");
+            "buffers (ss, max_vs, model_copies, grad_scale, found_inf, lr, ema_decay: None when "
+            "absent); returns the instruction set and the threads used (0: nothing ran).");
 
     mod.def("native_list_chunks",
             [](const std::vector<uint64_t>& numels, uint32_t threads) {

@@ -35,11 +35,17 @@ const std::vector<ListEntryArg>& List(const ApplyFusedEmaAdamListArgs& args, int
     return args.lists[list] != nullptr ? *args.lists[list] : kEmpty;
 }
 
+/** The list may be absent: max_vs and model copies always, ss with args.emaOptional. */
+bool IsOptional(const ApplyFusedEmaAdamListArgs& args, int list)
+{
+    return list >= kListMaxVs || (list == kListSs && args.emaOptional);
+}
+
 Refusal CheckLengths(const ApplyFusedEmaAdamListArgs& args)
 {
     const size_t n = List(args, kListGrads).size();
     for (int list = kListVars; list < kApplyFusedEmaAdamLists; ++list) {
-        const bool optional = list >= kListMaxVs;
+        const bool optional = IsOptional(args, list);
         if (optional && !ListPresent(args, list)) {
             continue;
         }
@@ -148,7 +154,7 @@ Refusal CheckDtypes(const ApplyFusedEmaAdamListArgs& args, ListDtypes* out)
         if (Refusal r = CheckDtypeContract(args, out); !r.empty()) return r;
     }
     if (Refusal r = CheckStepDtype(*args.step); !r.empty()) return r;
-    for (const TensorArg* scalar : {args.gradScale, args.foundInf}) {
+    for (const TensorArg* scalar : {args.gradScale, args.foundInf, args.lr, args.emaDecay}) {
         if (scalar == nullptr) continue;
         if (Refusal r = CheckDtypeIs(*scalar, DataType::kFloat32); !r.empty()) return r;
     }
@@ -177,7 +183,8 @@ Refusal CheckShapes(const ApplyFusedEmaAdamListArgs& args)
             }
         }
     }
-    for (const TensorArg* scalar : {args.step, args.gradScale, args.foundInf}) {
+    for (const TensorArg* scalar :
+         {args.step, args.gradScale, args.foundInf, args.lr, args.emaDecay}) {
         if (scalar == nullptr) continue;
         if (Refusal r = CheckOneElement(*scalar); !r.empty()) return r;
     }
@@ -210,6 +217,9 @@ Refusal CheckApplyFusedEmaAdamList(const ApplyFusedEmaAdamListArgs& args, const 
         options->amsgrad = ListPresent(args, kListMaxVs);
         options->gradScale = args.gradScale != nullptr;
         options->foundInf = args.foundInf != nullptr;
+        options->ema = ListPresent(args, kListSs);
+        options->lrTensor = args.lr != nullptr;
+        options->emaDecayTensor = args.emaDecay != nullptr;
     }
     return refusal;
 }

@@ -41,6 +41,8 @@ constexpr bool kApplyFusedEmaAdamListUpdated[kApplyFusedEmaAdamLists] = {
 constexpr const char* kListStepName = "step";
 constexpr const char* kListGradScaleName = "gradScaleOptional";
 constexpr const char* kListFoundInfName = "foundInfOptional";
+constexpr const char* kListLrName = "lrOptional";
+constexpr const char* kListEmaDecayName = "emaDecayOptional";
 
 /** Most dimensions a tensor of the lists may have (CANN's shapes hold at most 8). */
 constexpr size_t kListMaxRank = 8;
@@ -59,6 +61,11 @@ struct ApplyFusedEmaAdamListArgs {
     const TensorArg* step = nullptr;       // required
     const TensorArg* gradScale = nullptr;  // null: absent
     const TensorArg* foundInf = nullptr;   // null: absent
+    const TensorArg* lr = nullptr;         // null: absent (the lr attribute is used)
+    const TensorArg* emaDecay = nullptr;   // null: absent (the emaDecay attribute is used)
+    /** The EMA list may be absent (null or empty: no EMA on this launch). False for the V1 API,
+     *  whose ssRef is required. */
+    bool emaOptional = false;
 };
 
 /** "msRef[5]": how the messages name entry `index` of list `list`. */
@@ -69,14 +76,15 @@ bool ListPresent(const ApplyFusedEmaAdamListArgs& args, int list);
 
 /**
  * In this order, the first failure wins:
- *   lengths:    every given list holds grads' number of tensors;
+ *   lengths:    every given list holds grads' number of tensors (ssRef may be absent with
+ *               emaOptional: no EMA);
  *   dtypes:     every tensor of a list has the list's dtype (its entry 0's); then the contract on
  *               the entries 0: varsRef fp32/fp16/bf16 (P); msRef P or fp32 (S); vsRef, ssRef and
  *               maxVsRefOptional S; modelCopiesRefOptional fp16/bf16 (C), only with P fp32;
- *               grads P or fp32 (C or fp32 with copies); step int64; gradScaleOptional and
- *               foundInfOptional fp32;
- *   shapes:     grads[i] at most kListMaxRank dims; every list's entry i grads[i]'s shape; step,
- *               gradScaleOptional and foundInfOptional exactly one element;
+ *               grads P or fp32 (C or fp32 with copies); step int64; gradScaleOptional,
+ *               foundInfOptional, lrOptional and emaDecayOptional fp32;
+ *   shapes:     grads[i] at most kListMaxRank dims; every list's entry i grads[i]'s shape; step
+ *               and the optional scalar tensors exactly one element;
  *   attributes: CheckAttrs.
  * On success fills *dtypes (a combination ComputeListTiling has a kernel for) and *options.
  * The step's value (CheckStepValue) is checked by callers that can read it.

@@ -20,8 +20,8 @@ namespace ascend_ema_adam {
 static_assert(std::is_trivially_copyable_v<ApplyFusedEmaAdamListTilingData>,
               "the tiling struct is copied byte for byte to the device");
 static_assert(sizeof(ApplyFusedEmaAdamListTilingData) ==
-                  72 + 16 * (kApplyFusedEmaAdamListMaxCores + 1) &&
-                  offsetof(ApplyFusedEmaAdamListTilingData, coreStart) == 72,
+                  80 + 16 * (kApplyFusedEmaAdamListMaxCores + 1) &&
+                  offsetof(ApplyFusedEmaAdamListTilingData, coreStart) == 80,
               "list tiling layout changed: update both sides");
 
 namespace {
@@ -123,7 +123,7 @@ uint32_t ListUbBytesPerElement(const ListDtypes& d, const ListOptions& o, uint32
     const uint32_t p = DataTypeSize(d.param);
     const uint32_t s = DataTypeSize(d.state);
     const uint32_t g = DataTypeSize(d.grad);
-    const uint32_t stateSlots = 3U + (o.amsgrad ? 1U : 0U);  // m, v, s (, max_v)
+    const uint32_t stateSlots = 2U + (o.ema ? 1U : 0U) + (o.amsgrad ? 1U : 0U);  // m, v (, s) (, max_v)
     const uint32_t in = g + p + stateSlots * s;
     const uint32_t out = p + stateSlots * s + (d.hasCopy ? DataTypeSize(d.copy) : 0U);
     // fp32 work slots: a 16-bit input is widened into one, a 16-bit output is computed in one
@@ -148,6 +148,9 @@ ListTilingResult ComputeListTiling(const std::vector<uint64_t>& numels, const Li
     t.amsgrad = options.amsgrad ? 1U : 0U;
     t.hasGradScale = options.gradScale ? 1U : 0U;
     t.hasFoundInf = options.foundInf ? 1U : 0U;
+    t.hasEma = options.ema ? 1U : 0U;
+    t.hasLrTensor = options.lrTensor ? 1U : 0U;
+    t.hasEmaDecayTensor = options.emaDecayTensor ? 1U : 0U;
     t.tensorNum = static_cast<uint32_t>(numels.size());
     t.alignElems = AlignElems(dtypes);
     t.bufferNum = kBufferNum;

@@ -33,6 +33,9 @@ struct ListOptions {
     bool amsgrad = false;    // max_vs given
     bool gradScale = false;  // grad_scale given
     bool foundInf = false;   // found_inf given
+    bool ema = true;         // ss given: the EMA is updated (false: no EMA traffic at all)
+    bool lrTensor = false;        // lr read from a one-element fp32 tensor at launch
+    bool emaDecayTensor = false;  // the EMA decay likewise
 };
 
 struct ListTilingResult {
@@ -79,8 +82,9 @@ std::vector<ListSegment> ListCoreSegments(const ApplyFusedEmaAdamListTilingData&
 
 /**
  * UB bytes per element of a chunk for this launch, exactly what the list kernel allocates: a
- * VECIN and a VECOUT queue of bufferNum buffers, each buffer one slot per input (G, P, M, V, S
- * (, MaxV)) / output (P, M, V, S (, MaxV) (, C)) in its own dtype, plus one fp32 work slot per
+ * VECIN and a VECOUT queue of bufferNum buffers, each buffer one slot per input (G, P, M, V
+ * (, S) (, MaxV)) / output (P, M, V (, S) (, MaxV) (, C)) in its own dtype (S only with the EMA:
+ * an EMA-less launch gets the larger chunk the freed UB allows), plus one fp32 work slot per
  * 16-bit input (widened) and per 16-bit output (computed in fp32, then narrowed), plus one fp32
  * slot for the broadcast grad scale. The twin's UB counter holds the kernel to it.
  */

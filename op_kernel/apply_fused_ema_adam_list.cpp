@@ -1,28 +1,14 @@
 /**
  * @file apply_fused_ema_adam_list.cpp
- * @brief Kernel entry of ApplyFusedEmaAdamList: reads the tiling, picks the (P, S, G, C)
- *        instantiation by tiling key, runs one core's share. Argument order is CANN's: the
- *        inputs (dynamic lists as descriptors, then step, grad_scale, found_inf), the in-place
- *        outputs, workspace, tiling. model_copies is an input of the op for CANN's in-place
- *        pairing only: the kernel writes modelCopiesRef and never reads the copies.
+ * @brief Kernel entry of ApplyFusedEmaAdamList (the V1 operator): reads the tiling and runs one
+ *        core's share through the instantiation of the tiling key (apply_fused_ema_adam_list.h).
+ *        Argument order is CANN's: the inputs (dynamic lists as descriptors, then step,
+ *        grad_scale, found_inf), the in-place outputs, workspace, tiling. model_copies is an
+ *        input of the op for CANN's in-place pairing only: the kernel writes modelCopiesRef and
+ *        never reads the copies. lr and the EMA decay are attributes only (ApplyFusedEmaAdamListV2,
+ *        apply_fused_ema_adam_list_v2.cpp, also takes them as tensors, and may omit the EMA).
  */
 #include "apply_fused_ema_adam_list.h"
-#include "apply_fused_ema_adam_list_tiling_key.h"
-
-using ascend_ema_adam::KernelApplyFusedEmaAdamList;
-using ascend_ema_adam::ListKernelArgs;
-using ascend_ema_adam::NoModelCopy;
-
-template <typename P, typename S, typename G, typename C>
-__aicore__ inline void RunApplyFusedEmaAdamList(const ListKernelArgs& args,
-                                                const ApplyFusedEmaAdamListTilingData& tiling)
-{
-    AscendC::TPipe pipe;
-    KernelApplyFusedEmaAdamList<P, S, G, C> op;
-    if (op.Init(args, tiling, &pipe)) {
-        op.Process();
-    }
-}
 
 extern "C" __global__ __aicore__ void apply_fused_ema_adam_list(
     GM_ADDR grads, GM_ADDR vars, GM_ADDR ms, GM_ADDR vs, GM_ADDR ss, GM_ADDR maxVs,
@@ -35,34 +21,8 @@ extern "C" __global__ __aicore__ void apply_fused_ema_adam_list(
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     REGISTER_TILING_DEFAULT(ApplyFusedEmaAdamListTilingData);
     GET_TILING_DATA(tilingData, tiling);
-    const ListKernelArgs args{grads,     vars,     ms,       vs,    ss,    maxVs,    step,
-                              gradScale, foundInf, varsRef,  msRef, vsRef, ssRef,    maxVsRef,
-                              modelCopiesRef};
-    if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP32_FP32_FP32)) {
-        RunApplyFusedEmaAdamList<float, float, float, NoModelCopy>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP32_FP32_FP16_FP16)) {
-        RunApplyFusedEmaAdamList<float, float, half, half>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP32_FP32_FP32_FP16)) {
-        RunApplyFusedEmaAdamList<float, float, float, half>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP32_FP32_BF16_BF16)) {
-        RunApplyFusedEmaAdamList<float, float, bfloat16_t, bfloat16_t>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP32_FP32_FP32_BF16)) {
-        RunApplyFusedEmaAdamList<float, float, float, bfloat16_t>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP16_FP16_FP16)) {
-        RunApplyFusedEmaAdamList<half, half, half, NoModelCopy>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP16_FP16_FP32)) {
-        RunApplyFusedEmaAdamList<half, half, float, NoModelCopy>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP16_FP32_FP16)) {
-        RunApplyFusedEmaAdamList<half, float, half, NoModelCopy>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP16_FP32_FP32)) {
-        RunApplyFusedEmaAdamList<half, float, float, NoModelCopy>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_BF16_BF16_BF16)) {
-        RunApplyFusedEmaAdamList<bfloat16_t, bfloat16_t, bfloat16_t, NoModelCopy>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_BF16_BF16_FP32)) {
-        RunApplyFusedEmaAdamList<bfloat16_t, bfloat16_t, float, NoModelCopy>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_BF16_FP32_BF16)) {
-        RunApplyFusedEmaAdamList<bfloat16_t, float, bfloat16_t, NoModelCopy>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_BF16_FP32_FP32)) {
-        RunApplyFusedEmaAdamList<bfloat16_t, float, float, NoModelCopy>(args, tilingData);
-    }
+    const ascend_ema_adam::ListKernelArgs args{
+        grads, vars,    ms,    vs,    ss,       maxVs,         step, gradScale, foundInf,
+        nullptr, nullptr, varsRef, msRef, vsRef, ssRef, maxVsRef, modelCopiesRef};
+    ascend_ema_adam::RunApplyFusedEmaAdamListOfKey(args, tilingData);
 }

@@ -7,22 +7,28 @@
  *
  * Data flow per AI vector core:
  *   found_inf (if given) first: nonzero (or NaN) -> the core returns before any other GM access;
- *   grad_scale (if given) once, broadcast into an fp32 UB slot; step once (bias correction);
+ *   grad_scale (if given) once, broadcast into an fp32 UB slot; step once (bias correction); lr
+ *   and the EMA decay once each when given as tensors (they replace the attributes before the
+ *   scalars are folded: the same fp32 arithmetic, so fp32(x) in a tensor gives the attribute
+ *   x's bits);
  *   the core's share of the lists' global block sequence, from coreStart[core] to
  *   coreStart[core + 1] (tiling), tensor by tensor; each tensor's element count from the vars
  *   list's descriptor (GetDesc: every list the kernel receives holds 1-D [numel] entries), its
  *   data pointers from each list (GetDataPtr); within a tensor, chunks of <= chunkLength:
- *   CopyIn:  G, P, M, V, S (, MaxV)           GM -> VECIN buffer (DataCopyPad, per-slot dtype)
+ *   CopyIn:  G, P, M, V (, S) (, MaxV)        GM -> VECIN buffer (DataCopyPad, per-slot dtype)
  *   Compute: widen 16-bit slots (CAST_NONE) -> UpdateFp32 (ema_adam_update.h) -> narrow
  *            16-bit results (CAST_RINT); the model copy = RINT(fp32 var') into its own slot
- *   CopyOut: P', M', V', S' (, MaxV') (, C)    VECOUT buffer -> GM
+ *   CopyOut: P', M', V' (, S') (, MaxV') (, C) VECOUT buffer -> GM
+ * S only with the EMA (tiling hasEma): a launch without it neither reads nor writes the EMA list
+ * (it is never opened) and its chunk is larger by the UB the S slots would take.
  * Both queues hold bufferNum (2) buffers: chunk i+1 loads while chunk i computes and stores, also
  * across tensor boundaries. GM traffic is exactly one read of each input and one write of each
  * output; the model copies are never read.
  *
  * The tensor count comes from the tiling, never from ListTensorDesc::GetSize(): CANN's launcher
  * writes 1 in every descriptor header, so GetSize() is 1 on the device for any list (see
- * twin/ascendc/twin_list_tensor.h). Absent optional lists (max_vs, model copies) are never opened.
+ * twin/ascendc/twin_list_tensor.h). Absent optional lists (ss, max_vs, model copies) are never
+ * opened.
  *
  * UB per chunk element (op_host ListUbBytesPerElement, the tiling's one source of this number):
  *   bufferNum x (input slots + output slots, each in its tensor's dtype)
@@ -35,6 +41,7 @@
 #include "kernel_operator.h"
 #include "kernel_operator_list_tensor_intf.h"  // ListTensorDesc: kernel_operator.h does not reach it
 #include "apply_fused_ema_adam_list_tiling_data.h"
+#include "apply_fused_ema_adam_list_tiling_key.h"
 #include "ema_adam_scalar.h"
 #include "ema_adam_update.h"
 
@@ -79,6 +86,8 @@ struct ListKernelArgs {
     GM_ADDR step;
     GM_ADDR gradScale;
     GM_ADDR foundInf;
+    GM_ADDR lr;        // ApplyFusedEmaAdamListV2 only: null for the V1 entry
+    GM_ADDR emaDecay;  // likewise
     GM_ADDR varsRef;
     GM_ADDR msRef;
     GM_ADDR vsRef;
@@ -128,10 +137,18 @@ public:
             step.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(args.step), 1);
             stepValue = step.GetValue(0);
         }
-        k_ = FoldScalars(tiling.hyper, stepValue);
+        EmaAdamHyperParams hyper = tiling.hyper;
+        if (tiling.hasLrTensor != 0U) {
+            hyper.lr = ReadFloat(args.lr);
+        }
+        if (tiling.hasEmaDecayTensor != 0U) {
+            hyper.emaDecay = ReadFloat(args.emaDecay);
+        }
+        k_ = FoldScalars(hyper, stepValue);
         options_.maximize = tiling.maximize != 0U;
         options_.gradScale = tiling.hasGradScale != 0U;
         options_.amsgrad = tiling.amsgrad != 0U;
+        options_.ema = tiling.hasEma != 0U;
         align_ = tiling.alignElems;
         chunk_ = tiling.chunkLength;
         start_ = tiling.coreStart[core_];
@@ -141,11 +158,13 @@ public:
         vars_.Init(args.vars);
         ms_.Init(args.ms);
         vs_.Init(args.vs);
-        ss_.Init(args.ss);
         varsOut_.Init(args.varsRef);
         msOut_.Init(args.msRef);
         vsOut_.Init(args.vsRef);
-        ssOut_.Init(args.ssRef);
+        if (options_.ema) {
+            ss_.Init(args.ss);
+            ssOut_.Init(args.ssRef);
+        }
         if (options_.amsgrad) {
             maxVs_.Init(args.maxVs);
             maxVsOut_.Init(args.maxVsRef);
@@ -198,6 +217,15 @@ private:
     using CopyT = typename Conditional<HAS_COPY, C, half>::type;  // half: never used without copies
     static constexpr uint32_t kMaxRank = 8;  // the API layer accepts rank <= 8 (lists are 1-D)
 
+    /** Element 0 of a one-element fp32 GM tensor, on the scalar unit (host- or earlier-kernel-
+     *  written before the launch, like step). */
+    __aicore__ inline static float ReadFloat(GM_ADDR address)
+    {
+        GlobalTensor<float> value;
+        value.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(address), 1);
+        return value.GetValue(0);
+    }
+
     /** Byte offsets of the slots in the queue buffers and the number of fp32 work slots. */
     __aicore__ inline void InitLayout()
     {
@@ -211,7 +239,7 @@ private:
         inV_ = at;
         at += chunk_ * kBytes<S>;
         inS_ = at;
-        at += chunk_ * kBytes<S>;
+        at += options_.ema ? chunk_ * kBytes<S> : 0U;
         inMaxV_ = at;
         at += options_.amsgrad ? chunk_ * kBytes<S> : 0U;
         inBytes_ = at;
@@ -224,14 +252,14 @@ private:
         outV_ = at;
         at += chunk_ * kBytes<S>;
         outS_ = at;
-        at += chunk_ * kBytes<S>;
+        at += options_.ema ? chunk_ * kBytes<S> : 0U;
         outMaxV_ = at;
         at += options_.amsgrad ? chunk_ * kBytes<S> : 0U;
         outCopy_ = at;
         at += HAS_COPY ? chunk_ * kBytes<CopyT> : 0U;
         outBytes_ = at;
 
-        const uint32_t stateSlots = options_.amsgrad ? 4U : 3U;
+        const uint32_t stateSlots = 2U + (options_.ema ? 1U : 0U) + (options_.amsgrad ? 1U : 0U);
         workSlots_ = (kIsFp32<G> ? 0U : 1U) + (kIsFp32<P> ? 0U : 2U) +
                      (kIsFp32<S> ? 0U : 2U * stateSlots);
     }
@@ -259,11 +287,13 @@ private:
         varGm_.SetGlobalBuffer(vars_.template GetDataPtr<P>(tensor) + begin, length);
         mGm_.SetGlobalBuffer(ms_.template GetDataPtr<S>(tensor) + begin, length);
         vGm_.SetGlobalBuffer(vs_.template GetDataPtr<S>(tensor) + begin, length);
-        sGm_.SetGlobalBuffer(ss_.template GetDataPtr<S>(tensor) + begin, length);
         varOutGm_.SetGlobalBuffer(varsOut_.template GetDataPtr<P>(tensor) + begin, length);
         mOutGm_.SetGlobalBuffer(msOut_.template GetDataPtr<S>(tensor) + begin, length);
         vOutGm_.SetGlobalBuffer(vsOut_.template GetDataPtr<S>(tensor) + begin, length);
-        sOutGm_.SetGlobalBuffer(ssOut_.template GetDataPtr<S>(tensor) + begin, length);
+        if (options_.ema) {
+            sGm_.SetGlobalBuffer(ss_.template GetDataPtr<S>(tensor) + begin, length);
+            sOutGm_.SetGlobalBuffer(ssOut_.template GetDataPtr<S>(tensor) + begin, length);
+        }
         if (options_.amsgrad) {
             maxVGm_.SetGlobalBuffer(maxVs_.template GetDataPtr<S>(tensor) + begin, length);
             maxVOutGm_.SetGlobalBuffer(maxVsOut_.template GetDataPtr<S>(tensor) + begin, length);
@@ -306,7 +336,9 @@ private:
         Load(in, inVar_, varGm_, offset, count);
         Load(in, inM_, mGm_, offset, count);
         Load(in, inV_, vGm_, offset, count);
-        Load(in, inS_, sGm_, offset, count);
+        if (options_.ema) {
+            Load(in, inS_, sGm_, offset, count);
+        }
         if (options_.amsgrad) {
             Load(in, inMaxV_, maxVGm_, offset, count);
         }
@@ -359,14 +391,18 @@ private:
         t.var = Widen<P>(in, inVar_, &workSlot, count);
         t.m = Widen<S>(in, inM_, &workSlot, count);
         t.v = Widen<S>(in, inV_, &workSlot, count);
-        t.s = Widen<S>(in, inS_, &workSlot, count);
+        if (options_.ema) {
+            t.s = Widen<S>(in, inS_, &workSlot, count);
+        }
         if (options_.amsgrad) {
             t.maxV = Widen<S>(in, inMaxV_, &workSlot, count);
         }
         t.varOut = Result<P>(out, outVar_, &workSlot);
         t.mOut = Result<S>(out, outM_, &workSlot);
         t.vOut = Result<S>(out, outV_, &workSlot);
-        t.sOut = Result<S>(out, outS_, &workSlot);
+        if (options_.ema) {
+            t.sOut = Result<S>(out, outS_, &workSlot);
+        }
         if (options_.amsgrad) {
             t.maxVOut = Result<S>(out, outMaxV_, &workSlot);
         }
@@ -377,7 +413,9 @@ private:
         Narrow<P>(out, outVar_, t.varOut, count);
         Narrow<S>(out, outM_, t.mOut, count);
         Narrow<S>(out, outV_, t.vOut, count);
-        Narrow<S>(out, outS_, t.sOut, count);
+        if (options_.ema) {
+            Narrow<S>(out, outS_, t.sOut, count);
+        }
         if (options_.amsgrad) {
             Narrow<S>(out, outMaxV_, t.maxVOut, count);
         }
@@ -395,7 +433,9 @@ private:
         Store(varOutGm_, out, outVar_, offset, count);
         Store(mOutGm_, out, outM_, offset, count);
         Store(vOutGm_, out, outV_, offset, count);
-        Store(sOutGm_, out, outS_, offset, count);
+        if (options_.ema) {
+            Store(sOutGm_, out, outS_, offset, count);
+        }
         if (options_.amsgrad) {
             Store(maxVOutGm_, out, outMaxV_, offset, count);
         }
@@ -461,6 +501,52 @@ private:
     uint32_t outMaxV_ = 0;
     uint32_t outCopy_ = 0;
 };
+
+template <typename P, typename S, typename G, typename C>
+__aicore__ inline void RunApplyFusedEmaAdamList(const ListKernelArgs& args,
+                                                const ApplyFusedEmaAdamListTilingData& tiling)
+{
+    AscendC::TPipe pipe;
+    KernelApplyFusedEmaAdamList<P, S, G, C> op;
+    if (op.Init(args, tiling, &pipe)) {
+        op.Process();
+    }
+}
+
+/** The (P, S, G, C) instantiation of the launch's tiling key, run on this core. Shared by the
+ *  kernel entries of ApplyFusedEmaAdamList and ApplyFusedEmaAdamListV2 (one kernel, two
+ *  operator registrations: V1 passes no lr/decay tensors). */
+__aicore__ inline void RunApplyFusedEmaAdamListOfKey(const ListKernelArgs& args,
+                                                     const ApplyFusedEmaAdamListTilingData& tilingData)
+{
+    if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP32_FP32_FP32)) {
+        RunApplyFusedEmaAdamList<float, float, float, NoModelCopy>(args, tilingData);
+    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP32_FP32_FP16_FP16)) {
+        RunApplyFusedEmaAdamList<float, float, half, half>(args, tilingData);
+    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP32_FP32_FP32_FP16)) {
+        RunApplyFusedEmaAdamList<float, float, float, half>(args, tilingData);
+    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP32_FP32_BF16_BF16)) {
+        RunApplyFusedEmaAdamList<float, float, bfloat16_t, bfloat16_t>(args, tilingData);
+    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP32_FP32_FP32_BF16)) {
+        RunApplyFusedEmaAdamList<float, float, float, bfloat16_t>(args, tilingData);
+    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP16_FP16_FP16)) {
+        RunApplyFusedEmaAdamList<half, half, half, NoModelCopy>(args, tilingData);
+    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP16_FP16_FP32)) {
+        RunApplyFusedEmaAdamList<half, half, float, NoModelCopy>(args, tilingData);
+    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP16_FP32_FP16)) {
+        RunApplyFusedEmaAdamList<half, float, half, NoModelCopy>(args, tilingData);
+    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP16_FP32_FP32)) {
+        RunApplyFusedEmaAdamList<half, float, float, NoModelCopy>(args, tilingData);
+    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_BF16_BF16_BF16)) {
+        RunApplyFusedEmaAdamList<bfloat16_t, bfloat16_t, bfloat16_t, NoModelCopy>(args, tilingData);
+    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_BF16_BF16_FP32)) {
+        RunApplyFusedEmaAdamList<bfloat16_t, bfloat16_t, float, NoModelCopy>(args, tilingData);
+    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_BF16_FP32_BF16)) {
+        RunApplyFusedEmaAdamList<bfloat16_t, float, bfloat16_t, NoModelCopy>(args, tilingData);
+    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_BF16_FP32_FP32)) {
+        RunApplyFusedEmaAdamList<bfloat16_t, float, float, NoModelCopy>(args, tilingData);
+    }
+}
 
 }  // namespace ascend_ema_adam
 

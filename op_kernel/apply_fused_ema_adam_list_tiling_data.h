@@ -11,6 +11,10 @@
  * entry per core plus the end sentinel {tensorNum, 0}: it does not grow with the number of
  * tensors, which CANN's tiling-data size limit (16 KiB by default) would not allow. Element counts
  * per tensor come from the lists themselves (the kernel) or from the host (CPU kernels).
+ *
+ * lr and the EMA decay are attributes (hyper) or, with hasLrTensor / hasEmaDecayTensor, read by
+ * the kernel from one-element fp32 GM tensors once per launch (capturable training: the values
+ * change without a new tiling); the fold of the scalars is then the same fp32 arithmetic.
  */
 #ifndef APPLY_FUSED_EMA_ADAM_LIST_TILING_DATA_H
 #define APPLY_FUSED_EMA_ADAM_LIST_TILING_DATA_H
@@ -41,7 +45,9 @@ struct ApplyFusedEmaAdamListTilingData {
     uint32_t alignElems;    // elements per 32-byte block of the narrowest dtype of the launch
     uint32_t chunkLength;   // elements per unified-buffer chunk (a multiple of alignElems)
     uint32_t bufferNum;     // queue depth of the copy-in/copy-out queues (2: double buffering)
-    uint32_t reserved;      // keeps sizeof a multiple of 8
+    uint32_t hasEma;        // 1: ss is given and updated; 0: the launch neither reads nor writes it
+    uint32_t hasLrTensor;   // 1: lr is read from a one-element fp32 GM tensor (replaces hyper.lr)
+    uint32_t hasEmaDecayTensor;  // 1: the EMA decay likewise (replaces hyper.emaDecay)
     ApplyFusedEmaAdamListPosition coreStart[kApplyFusedEmaAdamListMaxCores + 1];
 };
 

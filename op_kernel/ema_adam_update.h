@@ -17,7 +17,7 @@ namespace ascend_ema_adam {
 /**
  * The fp32 UB tensors of one chunk. grad, m and v double as scratch once their last read is done;
  * var, s and maxV are only read. maxV/maxVOut are used only with AMSGrad, gradScale (the scale
- * broadcast over at least n elements) only with the grad-scale option.
+ * broadcast over at least n elements) only with the grad-scale option, s/sOut only with the EMA.
  */
 struct UpdateTensors {
     AscendC::LocalTensor<float> grad;
@@ -39,6 +39,7 @@ struct UpdateOptions {
     bool maximize = false;   // g = -g first
     bool gradScale = false;  // then g = g / scale (true fp32 division; c220 has no Divs)
     bool amsgrad = false;    // maxV' = max(maxV, v'); v_hat from maxV'
+    bool ema = true;         // s' = d*s + (1-d)*var'; false: s and sOut are not touched
 };
 
 /**
@@ -49,7 +50,7 @@ struct UpdateOptions {
  *   3. a = beta2*v;  g2 = g*g;  b = g2*(1-beta2);  v' = b + a
  *      AMSGrad: maxV' = maxV > v' ? maxV : v';  v_hat = maxV' * (1/c2)   else v_hat = v' * (1/c2)
  *   4. den = sqrt(v_hat) + eps;  u = m_hat / den;  mode 1: u = u + wd*var
- *   5. var' = var - lr*u;  s' = d*s + (1-d)*var'
+ *   5. var' = var - lr*u;  s' = d*s + (1-d)*var'   (the EMA only with o.ema)
  */
 __aicore__ inline void UpdateFp32(const UpdateTensors& t, const UpdateScalars& k,
                                   const UpdateOptions& o, int32_t n)
@@ -65,9 +66,11 @@ __aicore__ inline void UpdateFp32(const UpdateTensors& t, const UpdateScalars& k
     if (o.gradScale) {
         Div(t.grad, t.grad, t.gradScale, n);   // g = g / scale
     }
-    if (k.mode == 0U) {  // Adam + L2: g = wd*var + g (sOut is free scratch until step 5)
-        Muls(t.sOut, t.var, k.weightDecay, n);
-        Add(t.grad, t.sOut, t.grad, n);
+    if (k.mode == 0U) {  // Adam + L2: g = wd*var + g (sOut, or mOut without the EMA, is free
+                         // scratch until it is written)
+        const AscendC::LocalTensor<float>& scratch = o.ema ? t.sOut : t.mOut;
+        Muls(scratch, t.var, k.weightDecay, n);
+        Add(t.grad, scratch, t.grad, n);
     }
     Muls(t.mOut, t.m, k.beta1, n);            // a = beta1*m
     Muls(t.m, t.grad, k.oneMinusBeta1, n);    // b = (1-beta1)*g         (m is scratch from here)
@@ -93,6 +96,9 @@ __aicore__ inline void UpdateFp32(const UpdateTensors& t, const UpdateScalars& k
     }
     Muls(t.m, t.m, k.lr, n);                  // lr*u
     AscendC::Sub(t.varOut, t.var, t.m, n);    // var' = var - lr*u
+    if (!o.ema) {
+        return;
+    }
     Muls(t.grad, t.varOut, k.oneMinusDecay, n);  // t = (1-d)*var'     (g is scratch from here)
     Muls(t.sOut, t.s, k.decay, n);            // a = d*s
     Add(t.sOut, t.sOut, t.grad, n);           // s' = a + t

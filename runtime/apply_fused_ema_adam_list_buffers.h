@@ -19,12 +19,14 @@ struct ApplyFusedEmaAdamListBuffers {
     void* const* vars = nullptr;
     void* const* ms = nullptr;
     void* const* vs = nullptr;
-    void* const* ss = nullptr;
+    void* const* ss = nullptr;      // null without the EMA (neither read nor written)
     void* const* maxVs = nullptr;   // null without AMSGrad
     void* const* copies = nullptr;  // null without model copies (written, never read)
     const int64_t* step = nullptr;     // one element
     const float* gradScale = nullptr;  // one element, or null when absent
     const float* foundInf = nullptr;   // one element, or null when absent
+    const float* lr = nullptr;         // one element, or null: the lr attribute
+    const float* emaDecay = nullptr;   // one element, or null: the emaDecay attribute
 };
 
 }  // namespace ascend_ema_adam

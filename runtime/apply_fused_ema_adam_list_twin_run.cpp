@@ -12,12 +12,15 @@
 
 #include "twin_list_launch.h"
 
-extern "C" void apply_fused_ema_adam_list(GM_ADDR grads, GM_ADDR vars, GM_ADDR ms, GM_ADDR vs,
-                                          GM_ADDR ss, GM_ADDR maxVs, GM_ADDR modelCopies,
-                                          GM_ADDR step, GM_ADDR gradScale, GM_ADDR foundInf,
-                                          GM_ADDR varsRef, GM_ADDR msRef, GM_ADDR vsRef,
-                                          GM_ADDR ssRef, GM_ADDR maxVsRef, GM_ADDR modelCopiesRef,
-                                          GM_ADDR workspace, GM_ADDR tiling);
+// The V2 entry: V1 is V2 without the lr/decay tensors (the same kernel, see
+// op_kernel/apply_fused_ema_adam_list_v2.cpp).
+extern "C" void apply_fused_ema_adam_list_v2(GM_ADDR grads, GM_ADDR vars, GM_ADDR ms, GM_ADDR vs,
+                                             GM_ADDR ss, GM_ADDR maxVs, GM_ADDR modelCopies,
+                                             GM_ADDR step, GM_ADDR gradScale, GM_ADDR foundInf,
+                                             GM_ADDR lr, GM_ADDR emaDecay, GM_ADDR varsRef,
+                                             GM_ADDR msRef, GM_ADDR vsRef, GM_ADDR ssRef,
+                                             GM_ADDR maxVsRef, GM_ADDR modelCopiesRef,
+                                             GM_ADDR workspace, GM_ADDR tiling);
 
 namespace ascend_ema_adam {
 
@@ -80,10 +83,13 @@ twin::LaunchResult RunListOnTwin(const ListTilingResult& tiling, const Platform&
     const ListDtypes& d = tiling.dtypes;
     if (b.tensorNum != t.tensorNum || (t.amsgrad != 0U) != (b.maxVs != nullptr) ||
         d.hasCopy != (b.copies != nullptr) || (t.hasGradScale != 0U) != (b.gradScale != nullptr) ||
-        (t.hasFoundInf != 0U) != (b.foundInf != nullptr) || b.step == nullptr) {
+        (t.hasFoundInf != 0U) != (b.foundInf != nullptr) || b.step == nullptr ||
+        (b.tensorNum > 0 && (t.hasEma != 0U) != (b.ss != nullptr)) ||
+        (t.hasLrTensor != 0U) != (b.lr != nullptr) ||
+        (t.hasEmaDecayTensor != 0U) != (b.emaDecay != nullptr)) {
         throw std::invalid_argument(
-            "RunListOnTwin: the buffers do not match the tiling (tensor count, max_vs, model "
-            "copies, grad_scale, found_inf or step)");
+            "RunListOnTwin: the buffers do not match the tiling (tensor count, ss, max_vs, model "
+            "copies, grad_scale, found_inf, lr, ema_decay or step)");
     }
     if (tiling.blockDim == 0) {
         return {};
@@ -104,6 +110,8 @@ twin::LaunchResult RunListOnTwin(const ListTilingResult& tiling, const Platform&
     GM_ADDR step = mem.Scalar(b.step, sizeof(int64_t));
     GM_ADDR gradScale = mem.Scalar(b.gradScale, sizeof(float));
     GM_ADDR foundInf = mem.Scalar(b.foundInf, sizeof(float));
+    GM_ADDR lr = mem.Scalar(b.lr, sizeof(float));
+    GM_ADDR emaDecay = mem.Scalar(b.emaDecay, sizeof(float));
     GM_ADDR varsRef = mem.List(b.vars, 0);
     GM_ADDR msRef = mem.List(b.ms, 0);
     GM_ADDR vsRef = mem.List(b.vs, 0);
@@ -120,9 +128,9 @@ twin::LaunchResult RunListOnTwin(const ListTilingResult& tiling, const Platform&
     cfg.gm = mem.TakeRegions();
     cfg.gm.push_back({&tilingData, sizeof(tilingData)});
 
-    return twin::Launch(&apply_fused_ema_adam_list, cfg, grads, vars, ms, vs, ss, maxVsIn,
-                        copiesIn, step, gradScale, foundInf, varsRef, msRef, vsRef, ssRef,
-                        maxVsRef, copiesRef, nullptr, Gm(&tilingData));
+    return twin::Launch(&apply_fused_ema_adam_list_v2, cfg, grads, vars, ms, vs, ss, maxVsIn,
+                        copiesIn, step, gradScale, foundInf, lr, emaDecay, varsRef, msRef, vsRef,
+                        ssRef, maxVsRef, copiesRef, nullptr, Gm(&tilingData));
 }
 
 }  // namespace ascend_ema_adam

@@ -9,6 +9,10 @@
  *                               functionalizes it automatically (auto_functionalized).
  *   apply_fused_ema_adam_list   out-of-place variant: returns new lists (vars, ms, vs, ss, max_vs,
  *                               model_copies); an absent optional list gives an empty one.
+ * An empty ss with non-empty vars means "no EMA on this launch" (the only length mismatch
+ * allowed): ss is neither read nor written. lr_tensor / ema_decay_tensor: one-element fp32
+ * tensors on the parameters' device that replace lr / ema_decay when given (read by the kernel
+ * when it runs: no host sync, and torch.compile keeps one graph while their values change).
  * Backend kernels: cpu/ (through our aclnn list API), npu/ (EXEC_NPU_CMD, with torch_npu).
  * Fake (meta) kernels live in ascend_ema_adam/_meta_registrations.py.
  */
@@ -31,13 +35,16 @@ void ApplyFusedEmaAdamListInplace(at::TensorList grads, at::TensorList vars, at:
                                   double weightDecay, std::optional<at::TensorList> maxVs,
                                   std::optional<at::TensorList> modelCopies,
                                   const std::optional<at::Tensor>& gradScale,
-                                  const std::optional<at::Tensor>& foundInf, bool maximize)
+                                  const std::optional<at::Tensor>& foundInf, bool maximize,
+                                  const std::optional<at::Tensor>& lrTensor,
+                                  const std::optional<at::Tensor>& emaDecayTensor)
 {
     static const auto op = c10::Dispatcher::singleton()
                                .findSchemaOrThrow("ascend_ema_adam::apply_fused_ema_adam_list_", "")
                                .typed<decltype(ApplyFusedEmaAdamListInplace)>();
     op.call(grads, vars, ms, vs, ss, step, lr, emaDecay, beta1, beta2, eps, mode, biasCorrection,
-            weightDecay, maxVs, modelCopies, gradScale, foundInf, maximize);
+            weightDecay, maxVs, modelCopies, gradScale, foundInf, maximize, lrTensor,
+            emaDecayTensor);
 }
 
 namespace {
@@ -60,7 +67,8 @@ std::tuple<Lists, Lists, Lists, Lists, Lists, Lists> ApplyFusedEmaAdamListFuncti
     double beta2, double eps, int64_t mode, bool biasCorrection, double weightDecay,
     std::optional<at::TensorList> maxVs, std::optional<at::TensorList> modelCopies,
     const std::optional<at::Tensor>& gradScale, const std::optional<at::Tensor>& foundInf,
-    bool maximize)
+    bool maximize, const std::optional<at::Tensor>& lrTensor,
+    const std::optional<at::Tensor>& emaDecayTensor)
 {
     Lists varsOut = Clones(vars), msOut = Clones(ms), vsOut = Clones(vs), ssOut = Clones(ss);
     Lists maxVsOut = Clones(maxVs), copiesOut = Clones(modelCopies);
@@ -68,7 +76,7 @@ std::tuple<Lists, Lists, Lists, Lists, Lists, Lists> ApplyFusedEmaAdamListFuncti
         grads, varsOut, msOut, vsOut, ssOut, step, lr, emaDecay, beta1, beta2, eps, mode,
         biasCorrection, weightDecay, maxVs ? std::optional<at::TensorList>(maxVsOut) : std::nullopt,
         modelCopies ? std::optional<at::TensorList>(copiesOut) : std::nullopt, gradScale, foundInf,
-        maximize);
+        maximize, lrTensor, emaDecayTensor);
     return {varsOut, msOut, vsOut, ssOut, maxVsOut, copiesOut};
 }
 
@@ -83,12 +91,14 @@ TORCH_LIBRARY_FRAGMENT(ascend_ema_adam, m)
           "Tensor(c!)[] vs, Tensor(d!)[] ss, Tensor step, float lr, float ema_decay, float beta1, "
           "float beta2, float eps, int adam_mode, bool bias_correction, float weight_decay, *, "
           "Tensor(e!)[]? max_vs=None, Tensor(f!)[]? model_copies=None, Tensor? grad_scale=None, "
-          "Tensor? found_inf=None, bool maximize=False) -> ()");
+          "Tensor? found_inf=None, bool maximize=False, Tensor? lr_tensor=None, "
+          "Tensor? ema_decay_tensor=None) -> ()");
     m.def("apply_fused_ema_adam_list(Tensor[] grads, Tensor[] vars, Tensor[] ms, Tensor[] vs, "
           "Tensor[] ss, Tensor step, float lr, float ema_decay, float beta1, float beta2, "
           "float eps, int adam_mode, bool bias_correction, float weight_decay, *, "
           "Tensor[]? max_vs=None, Tensor[]? model_copies=None, Tensor? grad_scale=None, "
-          "Tensor? found_inf=None, bool maximize=False) -> (Tensor[] vars, Tensor[] ms, "
+          "Tensor? found_inf=None, bool maximize=False, Tensor? lr_tensor=None, "
+          "Tensor? ema_decay_tensor=None) -> (Tensor[] vars, Tensor[] ms, "
           "Tensor[] vs, Tensor[] ss, Tensor[] max_vs, Tensor[] model_copies)");
 }
 

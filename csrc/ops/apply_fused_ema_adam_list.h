@@ -15,7 +15,9 @@ namespace ascend_ema_adam::ops {
 
 /** apply_fused_ema_adam_list_(grads, vars!, ms!, vs!, ss!, step, lr, ema_decay, beta1, beta2, eps,
  *  adam_mode, bias_correction, weight_decay, *, max_vs!, model_copies!, grad_scale, found_inf,
- *  maximize) through the dispatcher. */
+ *  maximize, lr_tensor, ema_decay_tensor) through the dispatcher. An empty ss with non-empty vars
+ *  is a launch without the EMA; lr_tensor / ema_decay_tensor (one-element fp32, on the device)
+ *  replace lr / ema_decay. */
 void ApplyFusedEmaAdamListInplace(at::TensorList grads, at::TensorList vars, at::TensorList ms,
                                   at::TensorList vs, at::TensorList ss, const at::Tensor& step,
                                   double lr, double emaDecay, double beta1, double beta2,
@@ -23,7 +25,9 @@ void ApplyFusedEmaAdamListInplace(at::TensorList grads, at::TensorList vars, at:
                                   double weightDecay, std::optional<at::TensorList> maxVs,
                                   std::optional<at::TensorList> modelCopies,
                                   const std::optional<at::Tensor>& gradScale,
-                                  const std::optional<at::Tensor>& foundInf, bool maximize);
+                                  const std::optional<at::Tensor>& foundInf, bool maximize,
+                                  const std::optional<at::Tensor>& lrTensor,
+                                  const std::optional<at::Tensor>& emaDecayTensor);
 
 }  // namespace ascend_ema_adam::ops
 

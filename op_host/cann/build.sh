@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the custom-operator package (ApplyFusedEmaAdam and ApplyFusedEmaAdamList) with a CANN
+# Builds the custom-operator package (ApplyFusedEmaAdam, ApplyFusedEmaAdamList and its V2) with a CANN
 # toolkit.
 #
 # CANN's documented flow: msopgen generates the custom-op project from the op descriptions
@@ -13,7 +13,7 @@ repo="$(cd "$here/../.." && pwd)"
 : "${ASCEND_HOME_PATH:?source the CANN set_env.sh first}"
 soc="${SOC_VERSION:-ai_core-ascend910b}"
 project="$here/build_project"
-ops=(apply_fused_ema_adam apply_fused_ema_adam_list)  # <op>.json and <op>_def.cpp each
+ops=(apply_fused_ema_adam apply_fused_ema_adam_list apply_fused_ema_adam_list_v2)  # <op>.json and <op>_def.cpp each
 
 rm -rf "$project"
 mkdir -p "$project"

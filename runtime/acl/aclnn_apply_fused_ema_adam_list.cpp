@@ -2,6 +2,11 @@
  * @file aclnn_apply_fused_ema_adam_list.cpp
  * @brief The two-phase aclnn API of ApplyFusedEmaAdamList on the CPU device.
  *
+ * V1 (aclnnApplyFusedEmaAdamList) is V2 (aclnnApplyFusedEmaAdamListV2) with a required ssRef and
+ * without the lr/emaDecay tensors: one implementation. V2's ssRefOptional may be null or empty
+ * (no EMA: the list is neither read nor written); its lrOptional / emaDecayOptional, one-element
+ * fp32 tensors read when the launch runs, replace the attributes.
+ *
  * Phase 1 (GetWorkspaceSize) checks every argument before it does anything, in a fixed order:
  * null lists, scalars and out-arguments; live lists; null entries; live tensors; then the shared
  * validation of op_host/apply_fused_ema_adam_list_check.h (lengths, dtypes, shapes, scalar
@@ -40,25 +45,30 @@ namespace ascend_ema_adam::acl {
 
 namespace {
 
-constexpr AclnnOp kOp{"ApplyFusedEmaAdamList", "aclnnApplyFusedEmaAdamListGetWorkspaceSize",
-                      "aclnnApplyFusedEmaAdamList"};
-constexpr const char* kPhase1 = kOp.phase1;
+constexpr AclnnOp kOpV1{"ApplyFusedEmaAdamList", "aclnnApplyFusedEmaAdamListGetWorkspaceSize",
+                        "aclnnApplyFusedEmaAdamList"};
+constexpr AclnnOp kOpV2{"ApplyFusedEmaAdamListV2", "aclnnApplyFusedEmaAdamListV2GetWorkspaceSize",
+                        "aclnnApplyFusedEmaAdamListV2"};
 
 constexpr int kLists = kApplyFusedEmaAdamLists;
 constexpr const char* const* kListNames = kApplyFusedEmaAdamListNames;
 constexpr const bool* kUpdated = kApplyFusedEmaAdamListUpdated;
 
 /** The one-element tensor arguments, in signature order. */
-enum ScalarArg : int { kStep, kGradScale, kFoundInf, kScalars };
+enum ScalarArg : int { kStep, kGradScale, kFoundInf, kLr, kEmaDecay, kScalars };
 constexpr const char* kScalarNames[kScalars] = {kListStepName, kListGradScaleName,
-                                                kListFoundInfName};
+                                                kListFoundInfName, kListLrName, kListEmaDecayName};
 
 /** One call's arguments. */
 struct Call {
+    const AclnnOp* op = &kOpV1;  // V2: ssRef optional, lr/emaDecay tensors
     const aclTensorList* lists[kLists] = {};
     const aclTensor* scalars[kScalars] = {};
     Attrs attrs;
     bool maximize = false;
+
+    bool V2() const { return op == &kOpV2; }
+    const char* Phase1() const { return op->phase1; }
 };
 
 size_t SizeOf(const aclTensorList* list)
@@ -93,7 +103,7 @@ struct StagedView {
 };
 
 struct ApplyFusedEmaAdamListExecutor final : aclOpExecutor {
-    ApplyFusedEmaAdamListExecutor() : aclOpExecutor(kOp) {}
+    explicit ApplyFusedEmaAdamListExecutor(const AclnnOp& op) : aclOpExecutor(op) {}
 
     ListTilingResult tiling;
     Platform platform;
@@ -104,6 +114,8 @@ struct ApplyFusedEmaAdamListExecutor final : aclOpExecutor {
     const int64_t* step = nullptr;
     const float* gradScale = nullptr;
     const float* foundInf = nullptr;
+    const float* lr = nullptr;
+    const float* emaDecay = nullptr;
     CpuKernel kernel = CpuKernel::kNative;  // from the environment at phase 1
     uint32_t threads = 0;                   // the native kernel's
 
@@ -114,10 +126,11 @@ struct ApplyFusedEmaAdamListExecutor final : aclOpExecutor {
 
 aclnnStatus CheckListEntries(const Call& call, int list)
 {
+    const char* phase1 = call.Phase1();
     const std::vector<const aclTensor*>& tensors = call.lists[list]->tensors;
     for (size_t i = 0; i < tensors.size(); ++i) {
         if (tensors[i] == nullptr) {
-            return Reject(kPhase1, ACLNN_ERR_PARAM_NULLPTR,
+            return Reject(phase1, ACLNN_ERR_PARAM_NULLPTR,
                           ListEntryName(list, i) + " is null");
         }
     }
@@ -125,7 +138,7 @@ aclnnStatus CheckListEntries(const Call& call, int list)
     for (size_t i = 0; i < tensors.size(); ++i) {
         const aclTensor* t = tensors[i];
         if (i == dead || (t->data == nullptr && Numel(t->viewDims) > 0)) {
-            return CheckLiveTensor(kPhase1, ListEntryName(list, i).c_str(), t);
+            return CheckLiveTensor(phase1, ListEntryName(list, i).c_str(), t);
         }
     }
     return ACLNN_SUCCESS;
@@ -134,15 +147,17 @@ aclnnStatus CheckListEntries(const Call& call, int list)
 aclnnStatus CheckHandles(const Call& call, const uint64_t* workspaceSize,
                          aclOpExecutor* const* executor)
 {
-    for (int list = kListGrads; list < kListMaxVs; ++list) {  // the required lists
-        if (aclnnStatus s = CheckNotNull(kPhase1, kListNames[list], call.lists[list])) return s;
+    const char* phase1 = call.Phase1();
+    const int required = call.V2() ? kListSs : kListMaxVs;  // V2's ssRefOptional may be null
+    for (int list = kListGrads; list < required; ++list) {
+        if (aclnnStatus s = CheckNotNull(phase1, kListNames[list], call.lists[list])) return s;
     }
-    if (aclnnStatus s = CheckNotNull(kPhase1, kScalarNames[kStep], call.scalars[kStep])) return s;
-    if (aclnnStatus s = CheckNotNull(kPhase1, "workspaceSize", workspaceSize)) return s;
-    if (aclnnStatus s = CheckNotNull(kPhase1, "executor", executor)) return s;
+    if (aclnnStatus s = CheckNotNull(phase1, kScalarNames[kStep], call.scalars[kStep])) return s;
+    if (aclnnStatus s = CheckNotNull(phase1, "workspaceSize", workspaceSize)) return s;
+    if (aclnnStatus s = CheckNotNull(phase1, "executor", executor)) return s;
     for (int list = 0; list < kLists; ++list) {
         if (call.lists[list] != nullptr && !IsLiveTensorList(call.lists[list])) {
-            return Reject(kPhase1, ACLNN_ERR_PARAM_INVALID,
+            return Reject(phase1, ACLNN_ERR_PARAM_INVALID,
                           std::string(kListNames[list]) +
                               " is not a live aclTensorList (already destroyed, or not from "
                               "aclCreateTensorList)");
@@ -155,7 +170,7 @@ aclnnStatus CheckHandles(const Call& call, const uint64_t* workspaceSize,
     }
     for (int i = 0; i < kScalars; ++i) {
         if (call.scalars[i] != nullptr) {
-            if (aclnnStatus s = CheckLiveTensor(kPhase1, kScalarNames[i], call.scalars[i])) {
+            if (aclnnStatus s = CheckLiveTensor(phase1, kScalarNames[i], call.scalars[i])) {
                 return s;
             }
         }
@@ -183,23 +198,27 @@ aclnnStatus CheckDescription(const Call& call, ListDtypes* dtypes, ListOptions* 
     args.step = &*scalars[kStep];
     args.gradScale = scalars[kGradScale] ? &*scalars[kGradScale] : nullptr;
     args.foundInf = scalars[kFoundInf] ? &*scalars[kFoundInf] : nullptr;
-    return RejectIf(kPhase1,
+    args.lr = scalars[kLr] ? &*scalars[kLr] : nullptr;
+    args.emaDecay = scalars[kEmaDecay] ? &*scalars[kEmaDecay] : nullptr;
+    args.emaOptional = call.V2();
+    return RejectIf(call.Phase1(),
                     CheckApplyFusedEmaAdamList(args, call.attrs, call.maximize, dtypes, options));
 }
 
 aclnnStatus CheckFormats(const Call& call)
 {
+    const char* phase1 = call.Phase1();
     for (int list = 0; list < kLists; ++list) {
         for (size_t i = 0; i < SizeOf(call.lists[list]); ++i) {
             const aclTensor* t = call.lists[list]->tensors[i];
             if (!IsNdEquivalent(t->format)) {
-                return CheckNdFormat(kPhase1, ListEntryName(list, i).c_str(), t);
+                return CheckNdFormat(phase1, ListEntryName(list, i).c_str(), t);
             }
         }
     }
     for (int i = 0; i < kScalars; ++i) {
         if (call.scalars[i] != nullptr) {
-            if (aclnnStatus s = CheckNdFormat(kPhase1, kScalarNames[i], call.scalars[i])) return s;
+            if (aclnnStatus s = CheckNdFormat(phase1, kScalarNames[i], call.scalars[i])) return s;
         }
     }
     return ACLNN_SUCCESS;
@@ -212,6 +231,7 @@ aclnnStatus CheckFormats(const Call& call)
  */
 aclnnStatus CheckMemory(const Call& call)
 {
+    const char* phase1 = call.Phase1();
     size_t total = kScalars;
     for (int list = 0; list < kLists; ++list) {
         total += SizeOf(call.lists[list]);
@@ -219,7 +239,7 @@ aclnnStatus CheckMemory(const Call& call)
         for (size_t i = 0; i < SizeOf(call.lists[list]); ++i) {
             const aclTensor* t = call.lists[list]->tensors[i];
             if (!HasDistinctElements(t)) {
-                return CheckDistinctElements(kPhase1, ListEntryName(list, i).c_str(), t);
+                return CheckDistinctElements(phase1, ListEntryName(list, i).c_str(), t);
             }
         }
     }
@@ -240,7 +260,7 @@ aclnnStatus CheckMemory(const Call& call)
     if (!FindUpdatedOverlap(&spans, &first, &second)) {
         return ACLNN_SUCCESS;
     }
-    return CheckNoOverlap(kPhase1, NameOf(first).c_str(), TensorOf(call, first),
+    return CheckNoOverlap(phase1, NameOf(first).c_str(), TensorOf(call, first),
                           NameOf(second).c_str(), TensorOf(call, second));
 }
 
@@ -254,7 +274,7 @@ aclnnStatus CheckParams(const Call& call, const uint64_t* workspaceSize,
     // The step's value: on the CPU device its memory is host memory, read here, once all else is
     // known to be valid (an int64 of one element, not overlapping any updated tensor).
     const int64_t step = *reinterpret_cast<const int64_t*>(FirstElement(call.scalars[kStep]));
-    return RejectIf(kPhase1, CheckStepValue(step, call.attrs.biasCorrection));
+    return RejectIf(call.Phase1(), CheckStepValue(step, call.attrs.biasCorrection));
 }
 
 // ---- phase 2 -----------------------------------------------------------------------------------
@@ -310,6 +330,8 @@ void ApplyFusedEmaAdamListExecutor::Execute(char* workspace) const
     b.step = step;
     b.gradScale = gradScale;
     b.foundInf = foundInf;
+    b.lr = lr;
+    b.emaDecay = emaDecay;
     RunListKernel(*this, b);
     for (const StagedView& s : staged) {
         if (kUpdated[s.list]) {
@@ -323,8 +345,9 @@ aclnnStatus GetWorkspaceSize(const Call& call, uint64_t* workspaceSize, aclOpExe
     ListDtypes dtypes{};
     ListOptions options;
     if (aclnnStatus s = CheckParams(call, workspaceSize, executor, &dtypes, &options)) return s;
-    auto e = std::make_unique<ApplyFusedEmaAdamListExecutor>();
-    if (aclnnStatus s = SelectCpuKernel(kPhase1, &e->kernel, &e->threads)) return s;
+    const char* phase1 = call.Phase1();
+    auto e = std::make_unique<ApplyFusedEmaAdamListExecutor>(*call.op);
+    if (aclnnStatus s = SelectCpuKernel(phase1, &e->kernel, &e->threads)) return s;
     const std::vector<const aclTensor*>& grads = call.lists[kListGrads]->tensors;
     e->numels.resize(grads.size());
     uint64_t elements = 0;
@@ -336,12 +359,13 @@ aclnnStatus GetWorkspaceSize(const Call& call, uint64_t* workspaceSize, aclOpExe
     try {
         e->tiling = ComputeListTiling(e->numels, dtypes, call.attrs, options, e->platform);
     } catch (const std::invalid_argument& ex) {
-        return Reject(kPhase1, ACLNN_ERR_INNER_TILING_ERROR,
+        return Reject(phase1, ACLNN_ERR_INNER_TILING_ERROR,
                       std::string("tiling failed: ") + ex.what());
     }
     uint64_t staging = 0;
     for (int list = 0; list < kLists; ++list) {
-        const bool absent = list >= kListMaxVs && SizeOf(call.lists[list]) == 0;
+        const bool absent = (list >= kListMaxVs || (list == kListSs && !options.ema)) &&
+                            SizeOf(call.lists[list]) == 0;
         if (absent) continue;
         const std::vector<const aclTensor*>& tensors = call.lists[list]->tensors;
         e->data[list].resize(tensors.size());
@@ -360,6 +384,8 @@ aclnnStatus GetWorkspaceSize(const Call& call, uint64_t* workspaceSize, aclOpExe
     e->step = reinterpret_cast<const int64_t*>(first(kStep));
     e->gradScale = reinterpret_cast<const float*>(first(kGradScale));
     e->foundInf = reinterpret_cast<const float*>(first(kFoundInf));
+    e->lr = reinterpret_cast<const float*>(first(kLr));
+    e->emaDecay = reinterpret_cast<const float*>(first(kEmaDecay));
     e->workspaceSize = staging;
     e->empty = elements == 0;
     *workspaceSize = staging;
@@ -369,6 +395,46 @@ aclnnStatus GetWorkspaceSize(const Call& call, uint64_t* workspaceSize, aclOpExe
 
 }  // namespace
 
+}  // namespace ascend_ema_adam::acl
+
+namespace ascend_ema_adam::acl {
+namespace {
+
+/** Both versions' phase 1: V1 passes a required ssRef and no lr/emaDecay tensors. */
+aclnnStatus ListPhase1(const AclnnOp& op, const aclTensorList* grads, aclTensorList* varsRef,
+                       aclTensorList* msRef, aclTensorList* vsRef, aclTensorList* ssRef,
+                       aclTensorList* maxVsRef, aclTensorList* modelCopiesRef,
+                       const aclTensor* step, const aclTensor* gradScale,
+                       const aclTensor* foundInf, const aclTensor* lrTensor,
+                       const aclTensor* emaDecayTensor, double lr, double emaDecay, double beta1,
+                       double beta2, double eps, int64_t mode, bool biasCorrection,
+                       double weightDecay, bool maximize, uint64_t* workspaceSize,
+                       aclOpExecutor** executor)
+{
+    return Guarded(op.phase1, [&] {
+        Call call;
+        call.op = &op;
+        const aclTensorList* lists[kLists] = {grads, varsRef, msRef, vsRef, ssRef, maxVsRef,
+                                              modelCopiesRef};
+        std::copy(lists, lists + kLists, call.lists);
+        const aclTensor* scalars[kScalars] = {step, gradScale, foundInf, lrTensor,
+                                              emaDecayTensor};
+        std::copy(scalars, scalars + kScalars, call.scalars);
+        call.attrs = AttrsInCannOrder(lr, emaDecay, beta1, beta2, eps, mode, biasCorrection,
+                                      weightDecay);
+        call.maximize = maximize;
+        return GetWorkspaceSize(call, workspaceSize, executor);
+    });
+}
+
+aclnnStatus ListPhase2(const AclnnOp& op, void* workspace, uint64_t workspaceSize,
+                       aclOpExecutor* executor, aclrtStream stream)
+{
+    return Guarded(op.phase2,
+                   [&] { return RunPhase2(op, workspace, workspaceSize, executor, stream); });
+}
+
+}  // namespace
 }  // namespace ascend_ema_adam::acl
 
 extern "C" {
@@ -382,28 +448,41 @@ aclnnStatus aclnnApplyFusedEmaAdamListGetWorkspaceSize(
     aclOpExecutor** executor)
 {
     namespace acl = ascend_ema_adam::acl;
-    return acl::Guarded(acl::kOp.phase1, [&] {
-        acl::Call call;
-        const aclTensorList* lists[acl::kLists] = {grads, varsRef, msRef, vsRef, ssRef,
-                                                   maxVsRefOptional, modelCopiesRefOptional};
-        std::copy(lists, lists + acl::kLists, call.lists);
-        call.scalars[acl::kStep] = step;
-        call.scalars[acl::kGradScale] = gradScaleOptional;
-        call.scalars[acl::kFoundInf] = foundInfOptional;
-        call.attrs = ascend_ema_adam::AttrsInCannOrder(
-            lr, emaDecay, beta1, beta2, eps, mode, biasCorrection, weightDecay);
-        call.maximize = maximize;
-        return acl::GetWorkspaceSize(call, workspaceSize, executor);
-    });
+    return acl::ListPhase1(acl::kOpV1, grads, varsRef, msRef, vsRef, ssRef, maxVsRefOptional,
+                           modelCopiesRefOptional, step, gradScaleOptional, foundInfOptional,
+                           nullptr, nullptr, lr, emaDecay, beta1, beta2, eps, mode,
+                           biasCorrection, weightDecay, maximize, workspaceSize, executor);
 }
 
 aclnnStatus aclnnApplyFusedEmaAdamList(void* workspace, uint64_t workspaceSize,
                                        aclOpExecutor* executor, aclrtStream stream)
 {
     namespace acl = ascend_ema_adam::acl;
-    return acl::Guarded(acl::kOp.phase2, [&] {
-        return acl::RunPhase2(acl::kOp, workspace, workspaceSize, executor, stream);
-    });
+    return acl::ListPhase2(acl::kOpV1, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnApplyFusedEmaAdamListV2GetWorkspaceSize(
+    const aclTensorList* grads, aclTensorList* varsRef, aclTensorList* msRef, aclTensorList* vsRef,
+    aclTensorList* ssRefOptional, aclTensorList* maxVsRefOptional,
+    aclTensorList* modelCopiesRefOptional, const aclTensor* step,
+    const aclTensor* gradScaleOptional, const aclTensor* foundInfOptional,
+    const aclTensor* lrOptional, const aclTensor* emaDecayOptional, double lr, double emaDecay,
+    double beta1, double beta2, double eps, int64_t mode, bool biasCorrection,
+    double weightDecay, bool maximize, uint64_t* workspaceSize, aclOpExecutor** executor)
+{
+    namespace acl = ascend_ema_adam::acl;
+    return acl::ListPhase1(acl::kOpV2, grads, varsRef, msRef, vsRef, ssRefOptional,
+                           maxVsRefOptional, modelCopiesRefOptional, step, gradScaleOptional,
+                           foundInfOptional, lrOptional, emaDecayOptional, lr, emaDecay, beta1,
+                           beta2, eps, mode, biasCorrection, weightDecay, maximize, workspaceSize,
+                           executor);
+}
+
+aclnnStatus aclnnApplyFusedEmaAdamListV2(void* workspace, uint64_t workspaceSize,
+                                         aclOpExecutor* executor, aclrtStream stream)
+{
+    namespace acl = ascend_ema_adam::acl;
+    return acl::ListPhase2(acl::kOpV2, workspace, workspaceSize, executor, stream);
 }
 
 }  // extern "C"

@@ -91,9 +91,9 @@ native::ApplyFusedEmaAdamListLoop LoopFor(Isa isa, const native::ListLoopShape& 
 
 /** Bytes one element of every entry moves: grad, var and the state read; var, the state and the
  *  model copy written. */
-uint64_t BytesPerElement(const ListDtypes& d, bool amsgrad)
+uint64_t BytesPerElement(const ListDtypes& d, bool amsgrad, bool ema)
 {
-    const uint64_t states = amsgrad ? 4U : 3U;
+    const uint64_t states = 2U + (amsgrad ? 1U : 0U) + (ema ? 1U : 0U);
     return DataTypeSize(d.grad) + 2U * DataTypeSize(d.param) + 2U * states * DataTypeSize(d.state) +
            (d.hasCopy ? DataTypeSize(d.copy) : 0U);
 }
@@ -122,8 +122,11 @@ uint32_t RunNativeList(const ListTilingResult& tiling, const ApplyFusedEmaAdamLi
     const ApplyFusedEmaAdamListTilingData& t = tiling.data;
     const ListDtypes dtypes = ListDtypesOfKey(tiling.tilingKey);
     const bool amsgrad = t.amsgrad != 0U;
+    const bool ema = t.hasEma != 0U;
     const bool entries = b.tensorNum > 0;  // an empty list may come with null list arrays
-    if ((entries && amsgrad && b.maxVs == nullptr) ||
+    if ((entries && amsgrad && b.maxVs == nullptr) || (entries && ema && b.ss == nullptr) ||
+        (t.hasLrTensor != 0U && b.lr == nullptr) ||
+        (t.hasEmaDecayTensor != 0U && b.emaDecay == nullptr) ||
         (entries && dtypes.hasCopy && b.copies == nullptr) ||
         (t.hasGradScale != 0U && b.gradScale == nullptr) ||
         (t.hasFoundInf != 0U && b.foundInf == nullptr) || t.tensorNum != b.tensorNum) {
@@ -137,6 +140,7 @@ uint32_t RunNativeList(const ListTilingResult& tiling, const ApplyFusedEmaAdamLi
     shape.copy = dtypes.copy;
     shape.mode = t.hyper.mode;
     shape.amsgrad = amsgrad;
+    shape.ema = ema;
     shape.prologue = t.hasGradScale != 0U ? kPrologueDivide
                      : t.maximize != 0U   ? kPrologueNegate
                                           : kPrologueNone;
@@ -144,7 +148,7 @@ uint32_t RunNativeList(const ListTilingResult& tiling, const ApplyFusedEmaAdamLi
     for (uint32_t i = 0; i < b.tensorNum; ++i) {
         total += b.numels[i];
     }
-    shape.streaming = total * BytesPerElement(dtypes, amsgrad) >= options.streamingBytes;
+    shape.streaming = total * BytesPerElement(dtypes, amsgrad, ema) >= options.streamingBytes;
     const native::ApplyFusedEmaAdamListLoop loop = LoopFor(ResolveIsa(options.isa), shape);
 
     // found_inf before any other tensor: nonzero (NaN included) means no read and no write more.
@@ -152,8 +156,16 @@ uint32_t RunNativeList(const ListTilingResult& tiling, const ApplyFusedEmaAdamLi
         return 0;
     }
     native::ApplyFusedEmaAdamListJob job{};
-    // Like the kernel, step is read only when it is used, the grad scale once.
-    job.k = FoldScalars(t.hyper, t.hyper.biasCorrection != 0U ? *b.step : 0);
+    // Like the kernel, step is read only when it is used, the grad scale, lr and decay tensors
+    // once (replacing the attributes before the same fold).
+    EmaAdamHyperParams hyper = t.hyper;
+    if (t.hasLrTensor != 0U) {
+        hyper.lr = *b.lr;
+    }
+    if (t.hasEmaDecayTensor != 0U) {
+        hyper.emaDecay = *b.emaDecay;
+    }
+    job.k = FoldScalars(hyper, hyper.biasCorrection != 0U ? *b.step : 0);
     job.gradDivisor = 1.0f;
     if (t.hasGradScale != 0U) {
         job.gradDivisor = t.maximize != 0U ? -*b.gradScale : *b.gradScale;
@@ -163,7 +175,7 @@ uint32_t RunNativeList(const ListTilingResult& tiling, const ApplyFusedEmaAdamLi
     job.vars = b.vars;
     job.ms = b.ms;
     job.vs = b.vs;
-    job.ss = b.ss;
+    job.ss = ema ? b.ss : nullptr;
     job.maxVs = b.maxVs;
     job.copies = b.copies;
 

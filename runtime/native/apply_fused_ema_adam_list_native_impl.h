@@ -3,7 +3,7 @@
  * @brief ApplyFusedEmaAdamList's native loops: a chunk of the launch's flat element sequence,
  *        entry by entry, through the shared update (ema_adam_native_update.h); and the choice of
  *        the instantiation for a launch's shape (the operator's 13 dtype combinations x mode x
- *        gradient prologue x AMSGrad x streaming or cache-resident). Instantiated by each ISA translation unit
+ *        gradient prologue x AMSGrad x EMA or none x streaming or cache-resident). Instantiated by each ISA translation unit
  *        (apply_fused_ema_adam_list_native_<isa>.cpp). Internal linkage only (see native_simd.h).
  */
 #ifndef ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM_LIST_NATIVE_IMPL_H
@@ -35,7 +35,7 @@ void RunChunk(const ApplyFusedEmaAdamListJob& job, uint32_t tensor, uint64_t off
         P* const p = static_cast<P*>(job.vars[tensor]);
         S* const m = static_cast<S*>(job.ms[tensor]);
         S* const v = static_cast<S*>(job.vs[tensor]);
-        S* const s = static_cast<S*>(job.ss[tensor]);
+        S* const s = K::kEma ? static_cast<S*>(job.ss[tensor]) : nullptr;
         S* const maxV = K::kAmsgrad ? static_cast<S*>(job.maxVs[tensor]) : nullptr;
         C* const copy = K::kHasCopy ? static_cast<C*>(job.copies[tensor]) : nullptr;
         const Streams<K> t{static_cast<const G*>(job.grads[tensor]), p, m, v, s, maxV,
@@ -56,11 +56,19 @@ ApplyFusedEmaAdamListLoop PickUnroll(bool streaming)
     return &RunChunk<A, K, 1>;
 }
 
+template <class A, class G, class P, class S, class C, uint32_t kMode, Prologue kPro, bool kAmsgrad>
+ApplyFusedEmaAdamListLoop PickEma(const ListLoopShape& shape)
+{
+    return shape.ema
+               ? PickUnroll<A, Kind<G, P, S, C, kMode, kPro, kAmsgrad, true>>(shape.streaming)
+               : PickUnroll<A, Kind<G, P, S, C, kMode, kPro, kAmsgrad, false>>(shape.streaming);
+}
+
 template <class A, class G, class P, class S, class C, uint32_t kMode, Prologue kPro>
 ApplyFusedEmaAdamListLoop PickAmsgrad(const ListLoopShape& shape)
 {
-    return shape.amsgrad ? PickUnroll<A, Kind<G, P, S, C, kMode, kPro, true>>(shape.streaming)
-                         : PickUnroll<A, Kind<G, P, S, C, kMode, kPro, false>>(shape.streaming);
+    return shape.amsgrad ? PickEma<A, G, P, S, C, kMode, kPro, true>(shape)
+                         : PickEma<A, G, P, S, C, kMode, kPro, false>(shape);
 }
 
 template <class A, class G, class P, class S, class C, uint32_t kMode>

@@ -25,6 +25,7 @@ struct ListLoopShape {
     uint32_t mode;         // 0: Adam + L2; 1: AdamW
     uint32_t prologue;     // native::Prologue: 0 none, 1 negate, 2 divide by gradDivisor
     bool amsgrad;          // max_vs given
+    bool ema;              // ss given (false: the EMA is neither read nor written)
     bool streaming;        // the launch's data comes from memory, not the caches (NativeOptions::streamingBytes)
 };
 
@@ -37,7 +38,7 @@ struct ApplyFusedEmaAdamListJob {
     void* const* vars;
     void* const* ms;
     void* const* vs;
-    void* const* ss;
+    void* const* ss;       // the EMA only
     void* const* maxVs;    // AMSGrad only
     void* const* copies;   // model copies only
 };

@@ -33,10 +33,12 @@ struct NoCopy {};
 
 /**
  * One loop's compile-time shape: storage types of grad (G), var (P), state m/v/s/max_v (S) and the
- * model copy (C, or NoCopy), the weight-decay mode, the gradient prologue and AMSGrad. Every
- * combination of options is its own loop, so the hot loops never branch on them.
+ * model copy (C, or NoCopy), the weight-decay mode, the gradient prologue, AMSGrad and the EMA
+ * (without it, s is neither loaded nor stored). Every combination of options is its own loop, so
+ * the hot loops never branch on them.
  */
-template <class G, class P, class S, class C, uint32_t kModeV, Prologue kProV, bool kAmsgradV>
+template <class G, class P, class S, class C, uint32_t kModeV, Prologue kProV, bool kAmsgradV,
+          bool kEmaV = true>
 struct Kind {
     using Grad = G;
     using Param = P;
@@ -45,6 +47,7 @@ struct Kind {
     static constexpr uint32_t kMode = kModeV;
     static constexpr Prologue kPro = kProV;
     static constexpr bool kAmsgrad = kAmsgradV;
+    static constexpr bool kEma = kEmaV;
     static constexpr bool kHasCopy = !__is_same(C, NoCopy);
     /** One storage type for every stream: the backend's Full policies (any lane order). */
     static constexpr bool kUniform =
@@ -52,7 +55,8 @@ struct Kind {
 };
 
 /** The tensors of one range of one entry. An output either is its input (in place) or overlaps
- *  no input; maxV/maxVOut are used only with AMSGrad, copy only with a model copy. */
+ *  no input; maxV/maxVOut are used only with AMSGrad, copy only with a model copy, s/sOut only
+ *  with the EMA. */
 template <class K>
 struct Streams {
     const typename K::Grad* g;
@@ -124,7 +128,9 @@ inline void Update(const Consts<A>& c, Lanes<typename A::V> in, Lanes<typename A
         u = A::Add(u, A::Mul(in.p, c.weightDecay));
     }
     out.p = A::Sub(in.p, A::Mul(u, c.lr));                                  // var' = var - lr*u
-    out.s = A::Add(A::Mul(in.s, c.decay), A::Mul(out.p, c.oneMinusDecay));  // s' = d*s + (1-d)*var'
+    if constexpr (K::kEma) {
+        out.s = A::Add(A::Mul(in.s, c.decay), A::Mul(out.p, c.oneMinusDecay));  // s' = d*s + (1-d)*var'
+    }
 }
 
 /**
@@ -173,12 +179,14 @@ inline void Step(const Consts<A>& c, const Streams<K>& t, uint64_t i, const Mem&
     const auto p = mem.Load(t.p + i);
     const auto m = mem.Load(t.m + i);
     const auto v = mem.Load(t.v + i);
-    const auto s = mem.Load(t.s + i);
-    decltype(mem.Load(t.s)) maxV{};
+    decltype(mem.Load(t.m)) s{}, maxV{};
+    if constexpr (K::kEma) {
+        s = mem.Load(t.s + i);
+    }
     if constexpr (K::kAmsgrad) {
         maxV = mem.Load(t.maxV + i);
     }
-    decltype(mem.Load(t.s)) pOut, mOut, vOut, sOut, maxVOut;
+    decltype(mem.Load(t.m)) pOut, mOut, vOut, sOut, maxVOut;
     for (int k = 0; k < Mem::kVecs; ++k) {
         Lanes<typename A::V> out;
         Update<A, K>(c, {g.v[k], p.v[k], m.v[k], v.v[k], s.v[k], maxV.v[k]}, out);
@@ -191,7 +199,9 @@ inline void Step(const Consts<A>& c, const Streams<K>& t, uint64_t i, const Mem&
     mem.Store(t.pOut + i, pOut);
     mem.Store(t.mOut + i, mOut);
     mem.Store(t.vOut + i, vOut);
-    mem.Store(t.sOut + i, sOut);
+    if constexpr (K::kEma) {
+        mem.Store(t.sOut + i, sOut);
+    }
     if constexpr (K::kAmsgrad) {
         mem.Store(t.maxVOut + i, maxVOut);
     }
@@ -223,7 +233,9 @@ inline void PrefetchInputs(const Streams<K>& t, uint64_t i)
     __builtin_prefetch(t.p + i, kRead, kL2);
     __builtin_prefetch(t.m + i, kRead, kL2);
     __builtin_prefetch(t.v + i, kRead, kL2);
-    __builtin_prefetch(t.s + i, kRead, kL2);
+    if constexpr (K::kEma) {
+        __builtin_prefetch(t.s + i, kRead, kL2);
+    }
     if constexpr (K::kAmsgrad) {
         __builtin_prefetch(t.maxV + i, kRead, kL2);
     }

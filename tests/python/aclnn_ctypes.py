@@ -42,6 +42,10 @@ _SIGNATURES = {
         ctypes.c_int32, [ctypes.c_void_p] * 10 + [ctypes.c_double] * 5
         + [ctypes.c_int64, ctypes.c_bool, ctypes.c_double, ctypes.c_bool] + _PHASE1_TAIL),
     "aclnnApplyFusedEmaAdamList": _PHASE2,
+    "aclnnApplyFusedEmaAdamListV2GetWorkspaceSize": (
+        ctypes.c_int32, [ctypes.c_void_p] * 12 + [ctypes.c_double] * 5
+        + [ctypes.c_int64, ctypes.c_bool, ctypes.c_double, ctypes.c_bool] + _PHASE1_TAIL),
+    "aclnnApplyFusedEmaAdamListV2": _PHASE2,
 }
 
 

@@ -20,13 +20,14 @@ from ascend_ema_adam.ops import apply_fused_ema_adam_list
 REPO = pathlib.Path(__file__).resolve().parents[2]
 F32, F16, BF16 = (by_name(n).torch for n in ("float32", "float16", "bfloat16"))
 
-#: The schema of issue 10, verbatim.
+#: The schema of issue 10, verbatim, with issue 12's two keywords at the end (issue12_design).
 ISSUE_SCHEMA = (
     "ascend_ema_adam::apply_fused_ema_adam_list_(Tensor[] grads, Tensor(a!)[] vars, "
     "Tensor(b!)[] ms, Tensor(c!)[] vs, Tensor(d!)[] ss, Tensor step, float lr, float ema_decay, "
     "float beta1, float beta2, float eps, int adam_mode, bool bias_correction, "
     "float weight_decay, *, Tensor(e!)[]? max_vs=None, Tensor(f!)[]? model_copies=None, "
-    "Tensor? grad_scale=None, Tensor? found_inf=None, bool maximize=False) -> ()")
+    "Tensor? grad_scale=None, Tensor? found_inf=None, bool maximize=False, "
+    "Tensor? lr_tensor=None, Tensor? ema_decay_tensor=None) -> ()")
 
 
 def make_group(rng, shapes, param=F32, state=None, grad=None, copy=None, amsgrad=False):
@@ -177,7 +178,8 @@ def test_bad_input_raises_and_touches_nothing(rng, build, error):
     with pytest.raises(RuntimeError, match=error) as info:
         run(g, lr=0.1)
     assert "aclnn status 161002" in str(info.value)
-    assert "aclnnApplyFusedEmaAdamListGetWorkspaceSize: " in str(info.value)
+    # the API the op calls (V2 since issue 12)
+    assert "aclnnApplyFusedEmaAdamListV2GetWorkspaceSize: " in str(info.value)
     for t, b in zip(tensors_of(g), before):
         assert torch.equal(t, b)
 

@@ -25,13 +25,13 @@ COMBO_IDS = [c.name.replace("float", "f").replace("/", "-") for c in COMBOS]
 SWEEP_SIZES = (0, 1, 7, 16, 17, 33, 0, 1000, 12289)
 
 
-def vector_calls_per_chunk(combo, hyper, extras, amsgrad):
+def vector_calls_per_chunk(combo, hyper, extras, amsgrad, ema=True):
     """The kernel's vector instructions per chunk: the single op's 19 (17 + 2 for the weight
-    decay, in either mode), one per option, the widening and narrowing casts and the model
-    copy's cast."""
-    states = 4 if amsgrad else 3
+    decay, in either mode; 3 of them the EMA's), one per option, the widening and narrowing casts
+    and the model copy's cast."""
+    states = 2 + ema + amsgrad
     wide = [np.dtype(d).itemsize == 2 for d in (combo.grad, combo.param)]
-    calls = 19 + extras.maximize + (extras.grad_scale is not None) + amsgrad
+    calls = 16 + 3 * ema + extras.maximize + (extras.grad_scale is not None) + amsgrad
     calls += wide[0] + wide[1] + states * (combo.state.itemsize == 2)          # widen
     calls += wide[1] + states * (combo.state.itemsize == 2)                    # narrow
     return calls + (combo.copy is not None)
@@ -39,16 +39,18 @@ def vector_calls_per_chunk(combo, hyper, extras, amsgrad):
 
 def assert_launch_is_minimal(result, combo, extras, amsgrad, sizes):
     """Per core: GM bytes of exactly its segments (each input read once, each output written
-    once), the vector instructions of its chunks, the UB the tiling computed; in total the
-    minimum. The scalar reads never count as DMA."""
+    once; without the EMA not one byte of it), the vector instructions of its chunks, the UB the
+    tiling computed; in total the minimum. The scalar reads never count as DMA."""
     tiling, blocks = result.stats.tiling, result.stats.blocks
-    read, written = list_traffic_per_element(combo, amsgrad)
+    ema = result.ema
+    assert tiling["has_ema"] == ema
+    read, written = list_traffic_per_element(combo, amsgrad, ema)
     chunk = tiling["chunk_length"]
-    per_chunk = vector_calls_per_chunk(combo, result.hyper, extras, amsgrad)
+    per_chunk = vector_calls_per_chunk(combo, result.hyper, extras, amsgrad, ema)
     ub = _twin.list_ub_bytes_per_element(
         golden.dtype_name(combo.param), golden.dtype_name(combo.state),
         golden.dtype_name(combo.grad), golden.dtype_name(combo.copy) if combo.copy else "",
-        amsgrad, extras.grad_scale is not None)
+        amsgrad, extras.grad_scale is not None, ema=ema)
     assert len(blocks) == tiling["block_dim"] == len(tiling["core_segments"])
     covered = 0
     for block, segments in zip(blocks, tiling["core_segments"]):
@@ -120,6 +122,66 @@ def test_many_small_tensors(rng):
     assert all(result.bit_exact.values()), result.bit_exact
     assert_launch_is_minimal(result, combo, extras, True, sizes)
     assert min(len(segs) for segs in result.stats.tiling["core_segments"]) > 10
+
+
+# ------------------------------------------------------------------------------------------
+# Issue 12: launches without the EMA, lr and the EMA decay as one-element tensors
+
+
+@pytest.mark.parametrize("platform", ["cpu", A2])
+@pytest.mark.parametrize("mode", [0, 1], ids=["l2", "adamw"])
+@pytest.mark.parametrize("amsgrad", [False, True], ids=["adam", "amsgrad"])
+@pytest.mark.parametrize("combo", COMBOS, ids=COMBO_IDS)
+def test_no_ema(rng, combo, amsgrad, mode, platform):
+    """No EMA list: var, m, v (, max_v) (, copy) bit-exact with golden.emulate_entry(s=None), and
+    not one byte of EMA traffic (the per-core GM counters are the minimum without S; the twin
+    aborts on any access outside the registered tensors, and the EMA list is not registered)."""
+    hyper = Hyper(lr=1e-3, ema_decay=0.999, mode=mode, weight_decay=0.01)
+    extras = Extras(maximize=mode == 1, grad_scale=512.0 if amsgrad else None)
+    result = run_list_case(rng, combo, hyper, extras, SWEEP_SIZES, step=int(rng.integers(1, 500)),
+                           amsgrad=amsgrad, platform=platform, ema=False)
+    expected_outputs = {"var", "m", "v"} | ({"max_v"} if amsgrad else set()) \
+        | ({"copy"} if combo.copy is not None else set())
+    assert set(result.bit_exact) == expected_outputs == set(result.precision)
+    assert all(result.bit_exact.values()), result.bit_exact
+    assert all(p.passed for p in result.precision.values()), result.precision
+    assert_launch_is_minimal(result, combo, extras, amsgrad, SWEEP_SIZES)
+
+
+@pytest.mark.parametrize("combo", COMBOS, ids=COMBO_IDS)
+def test_no_ema_gets_the_freed_unified_buffer(combo):
+    """Without the S slots the chunk grows by the UB they took (same formula as the kernel's)."""
+    names = [golden.dtype_name(d) if d is not None else ""
+             for d in (combo.param, combo.state, combo.grad, combo.copy)]
+    for amsgrad in (False, True):
+        with_ema, without = (
+            twin.compute_list_tiling([2**24], combo.param, combo.state, combo.grad, combo.copy,
+                                     amsgrad=amsgrad, ema=ema, platform=A2)
+            for ema in (True, False))
+        assert (with_ema["has_ema"], without["has_ema"]) == (1, 0)
+        assert without["chunk_length"] > with_ema["chunk_length"]
+        per_element = _twin.list_ub_bytes_per_element(*names, amsgrad, False, ema=False)
+        assert per_element < _twin.list_ub_bytes_per_element(*names, amsgrad, False, ema=True)
+        assert without["ub_bytes_per_core"] == without["chunk_length"] * per_element
+
+
+@pytest.mark.parametrize("ema", [True, False], ids=["ema", "noema"])
+@pytest.mark.parametrize("combo", COMBOS, ids=COMBO_IDS)
+def test_lr_and_decay_tensors(rng, combo, ema):
+    """lr and the EMA decay read from one-element fp32 tensors (attributes set to other numbers):
+    the bits of golden.emulate_entry with the tensors' values as attributes, GM traffic still
+    exactly the minimum (the two scalar reads are not DMA)."""
+    hyper = Hyper(lr=float(rng.uniform(1e-4, 1e-2)), ema_decay=float(rng.uniform(0.9, 0.9999)),
+                  mode=int(rng.integers(0, 2)), weight_decay=0.02)
+    extras = Extras(grad_scale=8.0)
+    for platform in ("cpu", A2):
+        result = run_list_case(rng, combo, hyper, extras, SWEEP_SIZES, step=17, amsgrad=True,
+                               platform=platform, ema=ema, tensor_scalars=True)
+        assert all(result.bit_exact.values()), (platform, result.bit_exact)
+        assert "s" in result.bit_exact or not ema
+        assert result.stats.tiling["has_lr_tensor"] == result.stats.tiling[
+            "has_ema_decay_tensor"] == 1
+        assert_launch_is_minimal(result, combo, extras, True, SWEEP_SIZES)
 
 
 @pytest.mark.parametrize("special", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])

@@ -46,7 +46,7 @@ def run_list(lists, step, hyper, extras=Extras(), **options):
     """The native list kernel on copies of `lists`; returns (the updated copies, its result)."""
     out = copied(lists)
     result = twin.apply_fused_ema_adam_list_native(
-        out["grads"], out["vars"], out["ms"], out["vs"], out["ss"], np.array([step], np.int64),
+        out["grads"], out["vars"], out["ms"], out["vs"], out.get("ss"), np.array([step], np.int64),
         hyper, extras, max_vs=out.get("max_vs"), model_copies=out.get("model_copies"), **options)
     assert all(a.tobytes() == b.tobytes() for a, b in zip(out["grads"], lists["grads"])), \
         "grads were written"
@@ -58,7 +58,8 @@ def expected_lists(lists, step, hyper, extras=Extras()):
     expected = {name: [] for name in lists if name != "grads"}
     for i in range(len(lists["grads"])):
         out = golden.emulate_entry(
-            lists["grads"][i], lists["vars"][i], lists["ms"][i], lists["vs"][i], lists["ss"][i],
+            lists["grads"][i], lists["vars"][i], lists["ms"][i], lists["vs"][i],
+            lists["ss"][i] if "ss" in lists else None,
             np.array([step], np.int64), hyper, extras,
             max_v=lists["max_vs"][i] if "max_vs" in lists else None,
             copy=lists["model_copies"][i] if "model_copies" in lists else None)
@@ -102,6 +103,38 @@ def test_sweep(rng, isa, combo, amsgrad, maximize, grad_scale, mode, found_inf):
         assert result["isa"] == isa and 1 <= result["threads"] <= min(2, CPUS)
         assert_lists_equal(actual, expected, f"golden.emulate_entry (streaming_bytes "
                                              f"{streaming_bytes})")
+
+
+@pytest.mark.parametrize("tensors", [False, True], ids=["attrs", "lr-decay-tensors"])
+@pytest.mark.parametrize("ema", [True, False], ids=["ema", "noema"])
+@pytest.mark.parametrize("amsgrad", [False, True], ids=["adam", "amsgrad"])
+@pytest.mark.parametrize("combo", ENTRY_DTYPES, ids=ENTRY_IDS)
+@pytest.mark.parametrize("isa", ISAS)
+def test_no_ema_and_tensor_scalars(rng, isa, combo, amsgrad, ema, tensors):
+    """Issue 12: launches without the EMA (no ss list at all: the kernel gets no pointer to it)
+    and lr / EMA decay from one-element fp32 tensors (the attributes then hold other numbers),
+    bit-exact with golden.emulate_entry (s=None; the tensors' values as attributes), both
+    modes, the cache-resident and the streaming loops."""
+    lists = make_entries(rng, SIZES, combo, amsgrad)
+    if not ema:
+        del lists["ss"]
+    for mode in (0, 1):
+        hyper = Hyper(lr=float(rng.uniform(1e-4, 1e-2)), ema_decay=float(rng.uniform(0.9, 1.0)),
+                      mode=mode, weight_decay=0.01)
+        extras = Extras(maximize=bool(mode), grad_scale=2.0 if amsgrad else None)
+        expected = expected_lists(lists, 7, hyper, extras)
+        launch_hyper, scalars = hyper, {}
+        if tensors:
+            launch_hyper = Hyper(lr=0.5, ema_decay=0.0, mode=mode, weight_decay=0.01)
+            scalars = {"lr_tensor": np.float32(hyper.lr),
+                       "ema_decay_tensor": np.float32(hyper.ema_decay)}
+        for streaming_bytes in (None, 0):
+            actual, result = run_list(lists, 7, launch_hyper, extras, isa=isa, threads=2,
+                                      min_elems_per_thread=1, streaming_bytes=streaming_bytes,
+                                      **scalars)
+            assert result["threads"] >= 1
+            assert ("ss" in actual) == ema
+            assert_lists_equal(actual, expected)
 
 
 def test_contract_has_thirteen_combinations():

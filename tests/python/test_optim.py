@@ -248,7 +248,8 @@ def test_fp32_trajectory_matches_torch_reference(rng, mode, bias):
 @pytest.mark.parametrize("mode", [0, 1], ids=["l2", "adamw"])
 @pytest.mark.parametrize("dtype", TORCH_DTYPES, ids=DTYPE_IDS)
 def test_trajectory_each_step_matches_golden_and_reference(rng, dtype, mode, bias):
-    """60 steps of a model with params in ``dtype``; every step: the optimizer's result equals
+    """60 steps of a model with params in ``dtype`` and MindSpeed's layout (``state_dtype=None``:
+    the state in the parameter's dtype); every step: the optimizer's result equals
     the golden bit for bit, and the plain-torch reference applied to the same pre-step state
     (all state in the param dtype, rounded each step, as the kernel's contract says) agrees
     within 1 ulp of the dtype plus 16 fp32 ulps of the tensor's scale.
@@ -266,7 +267,7 @@ def test_trajectory_each_step_matches_golden_and_reference(rng, dtype, mode, bia
     model = make_model(seed, dtype)
     params = list(model.parameters())
     opt = FusedEmaAdamW(params, ema_decay=0.99, adam_w_mode=bool(mode), bias_correction=bias,
-                        **hyper)
+                        state_dtype=None, **hyper)
     fp32_floor = 16 * 2.0**-24
     moved = 0
     for n, batch in enumerate(make_batches(seed, STEPS, dtype), start=1):
@@ -325,8 +326,6 @@ def test_defaults_and_positional_order_match_mindspeed():
 
 
 ERROR_CASES = [
-    (dict(amsgrad=True), RuntimeError, "ema_adamw does not support the AMSGrad variant."),
-    (dict(maximize=True), RuntimeError, "ema_adamw does not support the maximize variant."),
     (dict(lr=-1e-3), ValueError, "Invalid learning rate: -0.001"),
     (dict(eps=-1.0), ValueError, "Invalid epsilon value: -1.0"),
     (dict(betas=(1.0, 0.999)), ValueError, "Invalid beta parameter at index 0: 1.0"),
@@ -337,9 +336,28 @@ ERROR_CASES = [
     (dict(ema_decay=1.5), ValueError, "Invalid ema_decay value: 1.5"),
     (dict(ema_decay=-0.01), ValueError, "Invalid ema_decay value: -0.01"),
     (dict(ema_decay=float("nan")), ValueError, "Invalid ema_decay value: nan"),
-    # MindSpeed's order: amsgrad before maximize before the values
-    (dict(amsgrad=True, maximize=True, lr=-1.0), RuntimeError, "AMSGrad"),
     (dict(lr=-1.0, eps=-1.0), ValueError, "Invalid learning rate: -1.0"),
+    # this optimizer's options (amsgrad and maximize, MindSpeed's RuntimeErrors, are supported)
+    (dict(state_dtype=torch.float16), ValueError, "Invalid state_dtype: torch.float16 (torch.float32: fp32 moments and EMA for 16-bit "
+     "parameters; None: the parameter's dtype)"),
+    (dict(master_weights=1), ValueError, "Invalid master_weights: 1 (True or False)"),
+    (dict(master_weights=True, state_dtype=None), ValueError,
+     "Invalid state_dtype: None with master_weights=True (the state of an fp32 master is fp32: "
+     "use state_dtype=torch.float32)"),
+    (dict(amsgrad="yes"), ValueError, "Invalid amsgrad: 'yes' (True or False)"),
+    (dict(ema_warmup="linear"), ValueError, "Invalid ema_warmup: 'linear' ('num_updates', 'power' or None)"),
+    (dict(ema_warmup="power", inv_gamma=0.0), ValueError, "Invalid inv_gamma: 0.0 (a finite number > 0)"),
+    (dict(power=float("inf")), ValueError, "Invalid power: inf (a finite number > 0)"),
+    (dict(min_ema_decay=1.5), ValueError, "Invalid min_ema_decay: 1.5 (a number in [0, 1])"),
+    (dict(ema_update_after_step=-1), ValueError, "Invalid ema_update_after_step: -1 (an int >= 0)"),
+    (dict(ema_every=0), ValueError, "Invalid ema_every: 0 (an int >= 1)"),
+    (dict(ema_every=2.0), ValueError, "Invalid ema_every: 2.0 (an int >= 1)"),
+    (dict(lr=torch.tensor(0.1, dtype=torch.float64)), ValueError, "Invalid lr: a tensor lr must be a float32 tensor of one element "
+     "without grad (got torch.float64, 1 elements)"),
+    (dict(ema_decay=torch.ones(2)), ValueError, "Invalid ema_decay: a tensor ema_decay must be a "
+     "float32 tensor of one element without grad (got torch.float32, 2 elements)"),
+    (dict(use_num_updates=False, ema_warmup="power"), ValueError, "use_num_updates=False turns the warm-up counter off: ema_warmup='power' and "
+     "ema_update_after_step need it"),
 ]
 
 
@@ -361,8 +379,8 @@ def test_group_values_are_validated_too():
     opt = FusedEmaAdamW([a])
     with pytest.raises(ValueError, match="Invalid ema_decay value: 2"):
         opt.add_param_group({"params": [b], "ema_decay": 2})
-    with pytest.raises(RuntimeError, match="AMSGrad"):
-        opt.add_param_group({"params": [b], "amsgrad": True})
+    with pytest.raises(ValueError, match="Invalid ema_every: 0"):
+        opt.add_param_group({"params": [b], "ema_every": 0})
     assert len(opt.param_groups) == 1  # nothing half-added
     with pytest.raises(ValueError, match="Invalid ema_decay value: -1"):
         opt.ema_decay = -1
@@ -379,7 +397,9 @@ def test_step_errors_match_mindspeed_and_change_nothing(rng):
     before = good.detach().clone()
     with pytest.raises(RuntimeError) as info:
         opt.step()
-    assert str(info.value) == "ema_adamw only support fp32, fp16, bf16."
+    # MindSpeed's text, naming the parameter (issue 12)
+    assert str(info.value) == ("param_groups[1]['params'][0]: ema_adamw only support fp32, fp16, "
+                               "bf16. (this parameter is torch.float64)")
     assert torch.equal(good, before) and opt.num_updates == 0 and good not in opt.state
     assert all("step" not in g for g in opt.param_groups)
 
@@ -390,7 +410,8 @@ def test_step_errors_match_mindspeed_and_change_nothing(rng):
     before = emb.weight.detach().clone()
     with pytest.raises(RuntimeError) as info:
         opt.step()
-    assert str(info.value) == "AdamW does not support sparse gradients"
+    assert str(info.value) == ("param_groups[0]['params'][0]: AdamW does not support sparse "
+                               "gradients")
     assert torch.equal(emb.weight, before) and opt.num_updates == 0
 
 
@@ -413,7 +434,8 @@ def test_state_layout_step_counter_and_warmup_decay(rng, monkeypatch, scope):
     trained = [p for n, p in model.named_parameters() if not n.startswith("unused")]
     unused = list(model.unused.parameters())
     unused_before = [p.detach().clone() for p in unused]
-    opt = FusedEmaAdamW(model.parameters(), ema_decay=0.7, adam_w_mode=False, step_scope=scope)
+    opt = FusedEmaAdamW(model.parameters(), ema_decay=0.7, adam_w_mode=False, step_scope=scope,
+                        state_dtype=None)  # MindSpeed's layout: state in the param's dtype
     batches = make_batches(seed, 25, torch.bfloat16)
 
     backward(model, batches[0])
@@ -644,7 +666,7 @@ def test_state_dict_round_trip_resumes_bit_identically(rng, dtype, scope):
     model = make_model(seed, dtype)
     opt = FusedEmaAdamW([{"params": list(model.parameters())[:2], "lr": 0.02},
                          {"params": list(model.parameters())[2:], "betas": (0.8, 0.99)}],
-                        lr=0.01, ema_decay=0.999, step_scope=scope)
+                        lr=0.01, ema_decay=0.999, step_scope=scope, state_dtype=None)
     batches = make_batches(seed, 14, dtype)
     for batch in batches[:6]:
         backward(model, batch)
@@ -669,7 +691,8 @@ def test_state_dict_round_trip_resumes_bit_identically(rng, dtype, scope):
     resumed = make_model(seed + 7, dtype)  # different weights until loaded
     resumed.load_state_dict(checkpoint["model"])
     opt2 = FusedEmaAdamW([{"params": list(resumed.parameters())[:2]},
-                          {"params": list(resumed.parameters())[2:]}], step_scope=scope)
+                          {"params": list(resumed.parameters())[2:]}], step_scope=scope,
+                         state_dtype=None)
     opt2.load_state_dict(checkpoint["optimizer"])
     assert opt2.num_updates == 6 and opt2.ema_decay == 0.95
     assert all(t.dtype == dtype for st in opt2.state.values() for k, t in st.items()
@@ -729,7 +752,8 @@ def test_load_torch_adamw_checkpoint_and_continue(rng):
 
 def test_load_old_and_mindspeed_style_dicts(rng):
     """apex#577: a checkpoint without ``bias_correction`` (or our extra group keys, as
-    MindSpeed's own checkpoints) loads with the defaults; amsgrad checkpoints are refused."""
+    MindSpeed's own checkpoints) loads with the defaults; an amsgrad checkpoint loads with its
+    max_exp_avg_sq (torch's), kept in fp32."""
     model, opt = trained(rng, steps=3, step_scope="group")
     state_dict = copy.deepcopy(opt.state_dict())
     for g in state_dict["param_groups"]:
@@ -742,10 +766,15 @@ def test_load_old_and_mindspeed_style_dicts(rng):
     assert g["bias_correction"] is True and g["ema_decay"] == 0.5 and g["num_updates"] == -1
     assert g["step"].tolist() == [3]
 
-    bad = copy.deepcopy(state_dict)
-    bad["param_groups"][0]["amsgrad"] = True
-    with pytest.raises(RuntimeError, match="AMSGrad"):
-        fresh.load_state_dict(bad)
+    amsgrad = copy.deepcopy(state_dict)
+    amsgrad["param_groups"][0]["amsgrad"] = True
+    for st in amsgrad["state"].values():
+        st["max_exp_avg_sq"] = st["exp_avg_sq"].double() * 2
+    fresh.load_state_dict(amsgrad)
+    assert fresh.param_groups[0]["amsgrad"] is True
+    for p, st in zip(fresh.param_groups[0]["params"], amsgrad["state"].values()):
+        got = fresh.state[p]["max_exp_avg_sq"]
+        assert got.dtype == torch.float32 and torch.equal(got, st["max_exp_avg_sq"].float())
 
 
 def test_deepcopy_keeps_the_switches(rng):
@@ -762,9 +791,11 @@ def test_deepcopy_keeps_the_switches(rng):
 def test_load_keeps_16bit_state_and_casts_to_the_param_dtype(rng):
     """MindSpeed's layout: every state tensor in the parameter's dtype (test_optim_steps: the
     per-parameter steps, float32 like torch's)."""
-    model, opt = trained(rng, steps=2, dtype=torch.bfloat16, step_scope="group")
+    model, opt = trained(rng, steps=2, dtype=torch.bfloat16, step_scope="group",
+                         state_dtype=None)
     state_dict = opt.state_dict()
-    fresh = FusedEmaAdamW(copy.deepcopy(model).parameters(), step_scope="group")
+    fresh = FusedEmaAdamW(copy.deepcopy(model).parameters(), step_scope="group",
+                          state_dtype=None)
     fresh.load_state_dict(state_dict)
     assert all(t.dtype == torch.bfloat16 for st in fresh.state.values() for t in st.values())
     # an fp32 checkpoint loaded into bf16 params takes the kernel's one dtype

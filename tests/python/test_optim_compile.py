@@ -69,8 +69,8 @@ def test_compiled_opt_step_fullgraph_is_bit_identical(rng, scope):
 def test_compiled_training_step_with_warmup_is_bit_identical(rng, ema_decay):
     """forward + backward + step compiled as one function, EMA warm-up on (the default), more
     steps than dynamo's recompile limit: the results equal eager's bit for bit and the caller
-    keeps being compiled (the changing warm-up decay stays out of the graph: the update runs
-    eagerly until the decay reaches ema_decay, at step 8 for 0.5, and is traced from then on)."""
+    keeps being compiled (the changing warm-up decay is a tensor in the graph: the counter and
+    the decay are computed on the device, so nothing recompiles)."""
     seed = torch_seed(rng)
     eager_model = make_model(seed)
     compiled_model = copy.deepcopy(eager_model)
@@ -93,3 +93,87 @@ def test_compiled_training_step_with_warmup_is_bit_identical(rng, ema_decay):
     assert_bit_identical(eager_model, eager, compiled_model, compiled)
     assert compiled.num_updates == steps
     assert torch._dynamo.utils.counters["stats"]["unique_graphs"] <= 8
+
+
+def fullgraph_training_step(model, opt):
+    def train_step(x, y):
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss.detach()
+    return train_step
+
+
+@pytest.fixture
+def trace_backward():
+    """dynamo traces loss.backward() into the graph only with this switch (torch 2.13)."""
+    old = torch._dynamo.config.trace_autograd_ops
+    torch._dynamo.config.trace_autograd_ops = True
+    yield
+    torch._dynamo.config.trace_autograd_ops = old
+
+
+@pytest.mark.parametrize("scope", ["param", "group"])
+def test_fullgraph_training_step_in_the_default_configuration(rng, scope, trace_backward):
+    """forward, backward, opt.step() and opt.zero_grad() compiled with fullgraph=True, the
+    default configuration (EMA warm-up on, fp32 state), more steps than dynamo's recompile
+    limit: eager's bits, and two graphs (state creation, then the update) for the whole run."""
+    seed = torch_seed(rng)
+    eager_model = make_model(seed)
+    compiled_model = copy.deepcopy(eager_model)
+    eager = FusedEmaAdamW(eager_model.parameters(), lr=0.02, ema_decay=0.99, step_scope=scope)
+    compiled = FusedEmaAdamW(compiled_model.parameters(), lr=0.02, ema_decay=0.99,
+                             step_scope=scope)
+    eager_step = fullgraph_training_step(eager_model, eager)
+    compiled_step = torch.compile(fullgraph_training_step(compiled_model, compiled),
+                                  fullgraph=True, backend="aot_eager")
+    steps = torch._dynamo.config.recompile_limit + 4
+    for x, y in make_batches(seed, steps):
+        assert torch.equal(compiled_step(x, y), eager_step(x, y))
+        assert all(p.grad is None for p in compiled_model.parameters())
+    assert_bit_identical(eager_model, eager, compiled_model, compiled)
+    assert compiled.num_updates == steps
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == 2
+
+
+def test_tensor_lr_and_ema_decay_change_without_recompiling(rng, trace_backward):
+    """Capturable: lr and ema_decay as one-element float32 tensors; a schedule writes them in
+    place between compiled steps, nothing recompiles, and the results are the eager bits of the
+    same values given as floats."""
+    seed = torch_seed(rng)
+    eager_model = make_model(seed)
+    compiled_model = copy.deepcopy(eager_model)
+    eager = FusedEmaAdamW(eager_model.parameters(), lr=0.02, ema_decay=0.9)
+    lr, decay = torch.tensor([0.02]), torch.tensor([0.9])
+    compiled = FusedEmaAdamW(compiled_model.parameters(), lr=lr, ema_decay=decay)
+    eager_step = fullgraph_training_step(eager_model, eager)
+    compiled_step = torch.compile(fullgraph_training_step(compiled_model, compiled),
+                                  fullgraph=True, backend="aot_eager")
+    for n, (x, y) in enumerate(make_batches(seed, 12)):
+        value_lr, value_decay = 0.02 * 0.9**n, 0.9 + 0.005 * n
+        eager.param_groups[0]["lr"], eager.ema_decay = value_lr, value_decay
+        lr.fill_(value_lr)
+        decay.fill_(value_decay)
+        assert torch.equal(compiled_step(x, y), eager_step(x, y))
+    assert_bit_identical(eager_model, eager, compiled_model, compiled)
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == 2
+
+
+def test_eager_tensor_lr_reads_nothing_back(rng, monkeypatch):
+    """Eager steps with tensor lr/ema_decay and the default warm-up never read a tensor's value
+    on the host (the step counter is a host number, the decay the min of host and device
+    values computed on the device)."""
+    seed = torch_seed(rng)
+    model = make_model(seed)
+    opt = FusedEmaAdamW(model.parameters(), lr=torch.tensor([0.01]),
+                        ema_decay=torch.tensor([0.99]))
+    for x, y in make_batches(seed, 3):
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        with monkeypatch.context() as m:
+            for name in ("item", "tolist", "__bool__", "__float__", "__int__"):
+                m.setattr(torch.Tensor, name, lambda *a, **k: (_ for _ in ()).throw(
+                    AssertionError("host read")))
+            opt.step()
+    assert opt.num_updates == 3

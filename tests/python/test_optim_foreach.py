@@ -62,7 +62,7 @@ def test_list_launches_equal_per_parameter_launches(rng, monkeypatch, scope):
     monkeypatch.setattr(optim_module, "apply_fused_ema_adam_list", spy)
     params = [mixed_params(seed) for _ in range(2)]
     opts = [FusedEmaAdamW(ps, lr=0.05, ema_decay=0.9, weight_decay=0.1, step_scope=scope,
-                          foreach=f) for ps, f in zip(params, (None, False))]
+                          foreach=f, state_dtype=None) for ps, f in zip(params, (None, False))]
     for step in range(5):
         launches.clear()
         for ps, opt in zip(params, opts):
@@ -191,8 +191,10 @@ def _reshaped_param(ps):
 
 
 @pytest.mark.parametrize("breaker,error", [
-    (_sparse_grad, "^AdamW does not support sparse gradients$"),
-    (_float64_param, r"^ema_adamw only support fp32, fp16, bf16.$"),
+    (_sparse_grad, r"^param_groups\[0\]\['params'\]\[2\]: AdamW does not support sparse "
+                   r"gradients$"),
+    (_float64_param, r"^param_groups\[0\]\['params'\]\[2\]: ema_adamw only support fp32, fp16, "
+                     r"bf16. \(this parameter is torch.float64\)$"),
     (_reshaped_param, r"^param_groups\[0\]\['params'\]\[0\]: state 'exp_avg' has shape "
                       r"\[5, 3\], the parameter \[15\]$")],
     ids=["sparse", "float64", "reshaped"])

@@ -127,6 +127,16 @@ def float64_param(opt, params):
     p.grad = torch.randn(p.shape, dtype=torch.float64)
 
 
+def complex_param(opt, params):
+    p = params[2]
+    p.data = p.data.to(torch.complex64)
+    p.grad = torch.randn(p.shape, dtype=torch.complex64)
+
+
+def lr_tensor_on_meta(opt, params):
+    opt.param_groups[1]["lr"] = torch.tensor([0.01], device="meta")
+
+
 # (breaker, exception, what the message must say: anchored at both ends, MindSpeed's exact text)
 BREAKERS = {
     "lr=inf": (set_group("lr", math.inf), ValueError,
@@ -157,8 +167,24 @@ BREAKERS = {
                     r"^param_groups\[1\]\['params'\]\[0\]: state 'ema_params' has shape "
                     r"\[2, 4\], the parameter \[2, 3\]"),
     "negative step": (negative_step, ValueError, r"^param_groups\[1\].*step.*-3"),
-    "sparse grad": (sparse_grad, RuntimeError, r"^AdamW does not support sparse gradients$"),
-    "float64 param": (float64_param, RuntimeError, r"^ema_adamw only support fp32, fp16, bf16\.$"),
+    "sparse grad": (sparse_grad, RuntimeError,
+                    r"^param_groups\[1\]\['params'\]\[0\]: AdamW does not support sparse "
+                    r"gradients$"),
+    "ema_every=0": (set_group("ema_every", 0), ValueError,
+                    r"^param_groups\[1\]: Invalid ema_every: 0 \(an int >= 1\)$"),
+    "state_dtype=fp16": (set_group("state_dtype", torch.float16), ValueError,
+                         r"^param_groups\[1\]: Invalid state_dtype: torch.float16"),
+    "lr tensor float64": (set_group("lr", torch.tensor([0.01], dtype=torch.float64)), ValueError,
+                          r"^param_groups\[1\]: Invalid lr: a tensor lr must be a float32"),
+    "lr tensor on meta": (lr_tensor_on_meta, RuntimeError,
+                          r"^param_groups\[1\]\['params'\]\[0\]: the group's lr tensor is on "
+                          r"meta, the parameter on cpu$"),
+    "complex param": (complex_param, RuntimeError,
+                      r"^param_groups\[1\]\['params'\]\[0\]: ema_adamw only support fp32, "
+                      r"fp16, bf16\. \(this parameter is torch\.complex64\)$"),
+    "float64 param": (float64_param, RuntimeError,
+                      r"^param_groups\[1\]\['params'\]\[1\]: ema_adamw only support fp32, "
+                      r"fp16, bf16\. \(this parameter is torch\.float64\)$"),
 }
 
 

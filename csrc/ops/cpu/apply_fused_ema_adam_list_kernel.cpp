@@ -1,10 +1,11 @@
 /**
  * @file apply_fused_ema_adam_list_kernel.cpp
  * @brief CPU kernel of ascend_ema_adam::apply_fused_ema_adam_list_: the lists go through our
- *        aclnn list API (aclCreateTensorList, the two phases), every tensor with its real sizes,
- *        strides and storage offset, and a workspace from the torch allocator. The arguments are
- *        validated by aclnn's phase 1; this file only checks that every tensor is on the CPU and
- *        turns a failed phase into an error. An absent optional list is passed as NULL.
+ *        aclnn list API (aclnnApplyFusedEmaAdamListV2: aclCreateTensorList, the two phases),
+ *        every tensor with its real sizes, strides and storage offset, and a workspace from the
+ *        torch allocator. The arguments are validated by aclnn's phase 1; this file only checks
+ *        that every tensor is on the CPU and turns a failed phase into an error. An absent
+ *        optional list or tensor is passed as NULL; so is an empty ss with non-empty vars (no EMA).
  */
 #include <torch/library.h>
 
@@ -37,7 +38,9 @@ void ApplyFusedEmaAdamListCpu(at::TensorList grads, at::TensorList vars, at::Ten
                               std::optional<at::TensorList> maxVs,
                               std::optional<at::TensorList> modelCopies,
                               const std::optional<at::Tensor>& gradScale,
-                              const std::optional<at::Tensor>& foundInf, bool maximize)
+                              const std::optional<at::Tensor>& foundInf, bool maximize,
+                              const std::optional<at::Tensor>& lrTensor,
+                              const std::optional<at::Tensor>& emaDecayTensor)
 {
     CheckAllOnCpu(kOpName, "grads", grads);
     CheckAllOnCpu(kOpName, "vars", vars);
@@ -49,28 +52,34 @@ void ApplyFusedEmaAdamListCpu(at::TensorList grads, at::TensorList vars, at::Ten
     CheckAllOnCpu(kOpName, {{"step", &step}});
     if (gradScale) CheckAllOnCpu(kOpName, {{"grad_scale", &*gradScale}});
     if (foundInf) CheckAllOnCpu(kOpName, {{"found_inf", &*foundInf}});
+    if (lrTensor) CheckAllOnCpu(kOpName, {{"lr_tensor", &*lrTensor}});
+    if (emaDecayTensor) CheckAllOnCpu(kOpName, {{"ema_decay_tensor", &*emaDecayTensor}});
     static const auto getWorkspaceSize =
-        CpuOpApiFunction<decltype(&aclnnApplyFusedEmaAdamListGetWorkspaceSize)>(
-            "aclnnApplyFusedEmaAdamListGetWorkspaceSize");
+        CpuOpApiFunction<decltype(&aclnnApplyFusedEmaAdamListV2GetWorkspaceSize)>(
+            "aclnnApplyFusedEmaAdamListV2GetWorkspaceSize");
     static const auto run =
-        CpuOpApiFunction<decltype(&aclnnApplyFusedEmaAdamList)>("aclnnApplyFusedEmaAdamList");
+        CpuOpApiFunction<decltype(&aclnnApplyFusedEmaAdamListV2)>("aclnnApplyFusedEmaAdamListV2");
+    const bool noEma = ss.empty() && !vars.empty();
     const AclTensorListPtr aclGrads = ToAclTensorList(grads, false);
     const AclTensorListPtr aclVars = ToAclTensorList(vars, true);
     const AclTensorListPtr aclMs = ToAclTensorList(ms, true);
     const AclTensorListPtr aclVs = ToAclTensorList(vs, true);
-    const AclTensorListPtr aclSs = ToAclTensorList(ss, true);
+    const AclTensorListPtr aclSs = noEma ? AclTensorListPtr() : ToAclTensorList(ss, true);
     const AclTensorListPtr aclMaxVs = ToAclOptionalList(maxVs);
     const AclTensorListPtr aclCopies = ToAclOptionalList(modelCopies);
     const AclTensorPtr aclStep = ToAclTensor(step, false);
     const AclTensorPtr aclGradScale = ToAclOptional(gradScale);
     const AclTensorPtr aclFoundInf = ToAclOptional(foundInf);
-    RunAclnn("aclnnApplyFusedEmaAdamList", run,
+    const AclTensorPtr aclLr = ToAclOptional(lrTensor);
+    const AclTensorPtr aclEmaDecay = ToAclOptional(emaDecayTensor);
+    RunAclnn("aclnnApplyFusedEmaAdamListV2", run,
              [&](uint64_t* workspaceSize, aclOpExecutor** executor) {
                  return getWorkspaceSize(aclGrads.get(), aclVars.get(), aclMs.get(), aclVs.get(),
                                          aclSs.get(), aclMaxVs.get(), aclCopies.get(),
-                                         aclStep.get(), aclGradScale.get(), aclFoundInf.get(), lr,
-                                         emaDecay, beta1, beta2, eps, mode, biasCorrection,
-                                         weightDecay, maximize, workspaceSize, executor);
+                                         aclStep.get(), aclGradScale.get(), aclFoundInf.get(),
+                                         aclLr.get(), aclEmaDecay.get(), lr, emaDecay, beta1,
+                                         beta2, eps, mode, biasCorrection, weightDecay, maximize,
+                                         workspaceSize, executor);
              });
 }
 

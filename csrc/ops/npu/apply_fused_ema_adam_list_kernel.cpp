@@ -10,8 +10,11 @@
  * any other entry is refused, naming it. Flattening hides shape mismatches, so the call is first
  * checked on its real shapes by the shared validation (op_host), with the CPU device's messages.
  * An absent optional list is passed as an empty list (op-plugin converts an empty TensorList to
- * an empty aclTensorList; CANN's launcher then gives the kernel an empty descriptor). A call
- * without elements launches nothing. EXEC_NPU_CMD resolves aclnnApplyFusedEmaAdamList from our
+ * an empty aclTensorList; CANN's launcher then gives the kernel an empty descriptor); so is an
+ * empty ss (no EMA on this launch). Absent optional tensors (grad_scale, found_inf, lr_tensor,
+ * ema_decay_tensor) are passed as empty optionals (op-plugin's ConvertType gives a null
+ * aclTensor*). A call without elements launches nothing. EXEC_NPU_CMD resolves
+ * aclnnApplyFusedEmaAdamListV2 (the OpDef ApplyFusedEmaAdamListV2, op_host/cann/) from our
  * custom-op package and enqueues it on the current stream.
  */
 #include <torch/library.h>
@@ -37,11 +40,18 @@ constexpr const char* kTorchNames[kApplyFusedEmaAdamLists] = {
 /** The op's lists in the shared validation's order (an absent optional list is empty). */
 using TorchLists = at::TensorList[kApplyFusedEmaAdamLists];
 
+/** The optional one-element tensors, in signature order. */
+constexpr int kOptionalScalars = 4;
+using OptionalScalars = const std::optional<at::Tensor>* [kOptionalScalars];
+constexpr const char* kTorchScalarNames[kOptionalScalars] = {"grad_scale", "found_inf",
+                                                             "lr_tensor", "ema_decay_tensor"};
+constexpr const char* kCheckScalarNames[kOptionalScalars] = {
+    kListGradScaleName, kListFoundInfName, kListLrName, kListEmaDecayName};
+
 /** Every tensor on step's NPU device (the dispatcher routes a call by its highest-priority
  *  device, so CPU tensors among NPU tensors reach this kernel). */
 void CheckOneDevice(const TorchLists& lists, const at::Tensor& step,
-                    const std::optional<at::Tensor>& gradScale,
-                    const std::optional<at::Tensor>& foundInf)
+                    const OptionalScalars& scalars)
 {
     for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
         for (size_t i = 0; i < lists[l].size(); ++i) {
@@ -50,18 +60,17 @@ void CheckOneDevice(const TorchLists& lists, const at::Tensor& step,
                         ": all tensors must be on one device");
         }
     }
-    for (const auto& [name, t] : {std::pair{"grad_scale", &gradScale}, {"found_inf", &foundInf}}) {
-        TORCH_CHECK(!t->has_value() || (*t)->device() == step.device(), kOpName, ": ", name,
-                    " is on ", (*t)->device(), ", step is on ", step.device(),
+    for (int s = 0; s < kOptionalScalars; ++s) {
+        const std::optional<at::Tensor>& t = *scalars[s];
+        TORCH_CHECK(!t.has_value() || t->device() == step.device(), kOpName, ": ",
+                    kTorchScalarNames[s], " is on ", t->device(), ", step is on ", step.device(),
                     ": all tensors must be on one device");
     }
 }
 
 /** The shared validation on the real shapes and dtypes (the NPU kernel sees flattened ones). */
 void CheckDescription(const TorchLists& lists, const at::Tensor& step,
-                      const std::optional<at::Tensor>& gradScale,
-                      const std::optional<at::Tensor>& foundInf, const Attrs& attrs,
-                      bool maximize)
+                      const OptionalScalars& scalars, const Attrs& attrs, bool maximize)
 {
     std::vector<std::vector<int64_t>> shapes[kApplyFusedEmaAdamLists];
     std::vector<ListEntryArg> entries[kApplyFusedEmaAdamLists];
@@ -79,20 +88,22 @@ void CheckDescription(const TorchLists& lists, const at::Tensor& step,
     const TensorArg stepArg{kListStepName, static_cast<int32_t>(ConvertType(step.scalar_type())),
                             stepShape};
     args.step = &stepArg;
-    std::vector<int64_t> scalarShapes[2];
-    std::optional<TensorArg> scalarArgs[2];
-    const std::optional<at::Tensor>* scalars[2] = {&gradScale, &foundInf};
-    const char* scalarNames[2] = {kListGradScaleName, kListFoundInfName};
-    for (int s = 0; s < 2; ++s) {
+    std::vector<int64_t> scalarShapes[kOptionalScalars];
+    std::optional<TensorArg> scalarArgs[kOptionalScalars];
+    for (int s = 0; s < kOptionalScalars; ++s) {
         if (!scalars[s]->has_value()) continue;
         const at::Tensor& t = **scalars[s];
         scalarShapes[s].assign(t.sizes().begin(), t.sizes().end());
         scalarArgs[s].emplace(
-            TensorArg{scalarNames[s], static_cast<int32_t>(ConvertType(t.scalar_type())),
+            TensorArg{kCheckScalarNames[s], static_cast<int32_t>(ConvertType(t.scalar_type())),
                       scalarShapes[s]});
     }
-    args.gradScale = scalarArgs[0] ? &*scalarArgs[0] : nullptr;
-    args.foundInf = scalarArgs[1] ? &*scalarArgs[1] : nullptr;
+    const auto given = [&](int s) { return scalarArgs[s] ? &*scalarArgs[s] : nullptr; };
+    args.gradScale = given(0);
+    args.foundInf = given(1);
+    args.lr = given(2);
+    args.emaDecay = given(3);
+    args.emaOptional = true;  // an empty ss: no EMA on this launch
     ListDtypes dtypes;
     ListOptions options;
     const Refusal refusal = CheckApplyFusedEmaAdamList(args, attrs, maximize, &dtypes, &options);
@@ -135,14 +146,17 @@ void ApplyFusedEmaAdamListNpu(at::TensorList grads, at::TensorList vars, at::Ten
                               std::optional<at::TensorList> maxVs,
                               std::optional<at::TensorList> modelCopies,
                               const std::optional<at::Tensor>& gradScale,
-                              const std::optional<at::Tensor>& foundInf, bool maximize)
+                              const std::optional<at::Tensor>& foundInf, bool maximize,
+                              const std::optional<at::Tensor>& lrTensor,
+                              const std::optional<at::Tensor>& emaDecayTensor)
 {
     const TorchLists lists = {grads, vars, ms, vs, ss, maxVs.value_or(at::TensorList()),
                               modelCopies.value_or(at::TensorList())};
     const Attrs attrs = AttrsInCannOrder(lr, emaDecay, beta1, beta2, eps, mode, biasCorrection,
                                          weightDecay);
-    CheckOneDevice(lists, step, gradScale, foundInf);
-    CheckDescription(lists, step, gradScale, foundInf, attrs, maximize);
+    const OptionalScalars scalars = {&gradScale, &foundInf, &lrTensor, &emaDecayTensor};
+    CheckOneDevice(lists, step, scalars);
+    CheckDescription(lists, step, scalars, attrs, maximize);
     std::vector<at::Tensor> flat[kApplyFusedEmaAdamLists];
     int64_t elements = 0;
     for (size_t i = 0; i < grads.size(); ++i) {
@@ -159,9 +173,9 @@ void ApplyFusedEmaAdamListNpu(at::TensorList grads, at::TensorList vars, at::Ten
     const at::TensorList flatSs(flat[kListSs]);
     const at::TensorList flatMaxVs(flat[kListMaxVs]);
     const at::TensorList flatCopies(flat[kListCopies]);
-    EXEC_NPU_CMD(aclnnApplyFusedEmaAdamList, flatGrads, flatVars, flatMs, flatVs, flatSs,
-                 flatMaxVs, flatCopies, step, gradScale, foundInf, lr, emaDecay, beta1, beta2,
-                 eps, mode, biasCorrection, weightDecay, maximize);
+    EXEC_NPU_CMD(aclnnApplyFusedEmaAdamListV2, flatGrads, flatVars, flatMs, flatVs, flatSs,
+                 flatMaxVs, flatCopies, step, gradScale, foundInf, lrTensor, emaDecayTensor, lr,
+                 emaDecay, beta1, beta2, eps, mode, biasCorrection, weightDecay, maximize);
 }
 
 static_assert(std::is_same_v<decltype(ApplyFusedEmaAdamListNpu),

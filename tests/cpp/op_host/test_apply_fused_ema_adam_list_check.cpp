@@ -171,6 +171,63 @@ AEA_CASE(empty_lists)
     EXPECT(aea::ListTilingKeyOf(none.dtypes) > 0);  // some kernel key, though nothing launches
 }
 
+/** V2's extensions (emaOptional, lr / emaDecay tensors): an absent or empty ss means no EMA only
+ *  with emaOptional; a partial one is still a length error; the scalar tensors are fp32 of one
+ *  element, named in the refusals; the options say what the kernel gets. */
+AEA_CASE(v2_optional_ema_and_scalar_tensors)
+{
+    ListCallSpec c;
+    Described d(c);
+    const auto check = [&](Verdict* v) {
+        v->refusal = aea::CheckApplyFusedEmaAdamList(d.args, AttrsOf(c.h), c.maximize, &v->dtypes,
+                                                     &v->options);
+    };
+    Verdict v;
+    check(&v);
+    EXPECT(v.refusal.empty() && v.options.ema && !v.options.lrTensor && !v.options.emaDecayTensor);
+    const std::vector<aea::ListEntryArg> none;
+    d.args.lists[aea::kListSs] = &none;  // an empty ss: V1 refuses, V2 has no EMA
+    check(&v);
+    EXPECT_MSG(Matches(v.refusal, "^ssRef has 0 tensors but grads has 3: every list holds one "
+                                  "tensor per entry$"),
+               "%s", v.refusal.c_str());
+    d.args.emaOptional = true;
+    check(&v);
+    EXPECT_MSG(v.refusal.empty() && !v.options.ema, "%s", v.refusal.c_str());
+    d.args.lists[aea::kListSs] = nullptr;
+    check(&v);
+    EXPECT(v.refusal.empty() && !v.options.ema);
+    const std::vector<aea::ListEntryArg> two(d.entries[aea::kListSs].begin(),
+                                             d.entries[aea::kListSs].begin() + 2);
+    d.args.lists[aea::kListSs] = &two;
+    check(&v);
+    EXPECT_MSG(Matches(v.refusal, "^ssRef has 2 tensors but grads has 3: .*\\(or none, when the "
+                                  "optional list is not used\\)$"),
+               "%s", v.refusal.c_str());
+    d.args.lists[aea::kListSs] = &d.entries[aea::kListSs];
+
+    const std::vector<int64_t> one{1};
+    const std::vector<int64_t> pair{2};
+    const aea::TensorArg lr{aea::kListLrName, ACL_FLOAT, one};
+    const aea::TensorArg decay{aea::kListEmaDecayName, ACL_FLOAT, one};
+    d.args.lr = &lr;
+    d.args.emaDecay = &decay;
+    check(&v);
+    EXPECT(v.refusal.empty() && v.options.ema && v.options.lrTensor && v.options.emaDecayTensor);
+    const aea::TensorArg halfLr{aea::kListLrName, ACL_FLOAT16, one};
+    d.args.lr = &halfLr;
+    check(&v);
+    EXPECT_MSG(Matches(v.refusal, "^lrOptional has dtype ACL_FLOAT16 \\(1\\), expected ACL_FLOAT"),
+               "%s", v.refusal.c_str());
+    const aea::TensorArg twoDecays{aea::kListEmaDecayName, ACL_FLOAT, pair};
+    d.args.lr = &lr;
+    d.args.emaDecay = &twoDecays;
+    check(&v);
+    EXPECT_MSG(Matches(v.refusal, "^emaDecayOptional has shape \\[2\\] \\(2 elements\\), expected "
+                                  "exactly one element"),
+               "%s", v.refusal.c_str());
+}
+
 /** Rank-0 entries and a rank-0 step (one element each) are valid descriptions. */
 AEA_CASE(rank_zero_tensors)
 {
