@@ -1,9 +1,11 @@
 """Train a small CNN on scikit-learn's bundled digits with FusedEmaAdamW (through the kernel).
 
-``python -m ascend_ema_adam train-demo [--epochs N] [--out PATH.png] [--seed S]`` prints, per
-epoch, the training loss and the held-out accuracy of the raw and the EMA weights (evaluated with
-``optimizer.swap_ema()``), draws both curves into a PNG, and spot-checks one real optimizer step
-of the run against ``golden.emulate_update`` bit for bit. The digits (1,797 8x8 images) ship with
+``python -m ascend_ema_adam train-demo [--epochs N] [--out PATH.png] [--seed S]`` trains the same
+model from the same start twice: in float32, and in bfloat16 with the optimizer's defaults (fp32
+moments and EMA for 16-bit parameters). Per epoch it prints the training loss and the held-out
+accuracy of the raw and the EMA weights (evaluated with ``optimizer.swap_ema()``), draws both runs
+into one PNG, and spot-checks one real optimizer step of each run against ``golden.emulate_entry``
+bit for bit. The digits (1,797 8x8 images) ship with
 scikit-learn: nothing is downloaded. It needs the ``demo`` extra
 (``pip install 'ascend-ema-adam[demo]'``: tqdm, scikit-learn, matplotlib).
 """
@@ -61,16 +63,16 @@ def _evaluate(model, x, y):
     import torch
 
     with torch.no_grad():
-        logits = model(x)
+        logits = model(x).float()
         loss = torch.nn.functional.cross_entropy(logits, y).item()
         accuracy = (logits.argmax(1) == y).float().mean().item()
     return loss, accuracy
 
 
 def _spot_check(optimizer):
-    """Run optimizer.step() and hold every parameter's (var, m, v, s) to golden.emulate_update
-    (same step number, warmed-up decay and group hyper-parameters). Returns (ok, tensors,
-    elements, step)."""
+    """Run optimizer.step() and hold every parameter's (var, m, v, s) to golden.emulate_entry
+    (same step number, warmed-up decay, group hyper-parameters and state dtypes). Returns (ok,
+    tensors, elements, step)."""
     import numpy as np
 
     from . import golden
@@ -94,46 +96,52 @@ def _spot_check(optimizer):
             step = int(counter["step"].item()) + 1 if "step" in counter else 1
             inputs = [as_numpy(t) for t in (p.grad, p, st["exp_avg"], st["exp_avg_sq"],
                                             st["ema_params"])]
-            expected.append((p, golden.emulate_update(*inputs, np.array([step]), h)))
+            expected.append((p, golden.emulate_entry(*inputs, np.array([step]), h)))
     optimizer.step()
     ok = True
-    for p, (var, m, v, s) in expected:
+    for p, want in expected:
         st = optimizer.state[p]
-        for actual, want in ((p, var), (st["exp_avg"], m), (st["exp_avg_sq"], v),
-                             (st["ema_params"], s)):
-            ok &= golden.bit_equal(as_numpy(actual), want)
+        for actual, value in ((p, want.var), (st["exp_avg"], want.m), (st["exp_avg_sq"], want.v),
+                              (st["ema_params"], want.s)):
+            ok &= golden.bit_equal(as_numpy(actual), value)
     return ok, len(expected), sum(p.numel() for p, _ in expected), step
 
 
-def _plot(history, path: str, title: str) -> None:
+# (label, line style) of each run in the plot
+RUNS = (("float32", "-"), ("bfloat16", "--"))
+
+
+def _plot(histories: dict, path: str, title: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    epochs = [h["epoch"] for h in history]
-    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(12, 4.6))
     raw, ema = "C0", "C1"
-    ax_loss.plot(epochs, [h["train_loss"] for h in history], "o:", color="0.5",
-                 label="train (raw weights)")
-    ax_loss.plot(epochs, [h["test_loss_raw"] for h in history], "s-", color=raw,
-                 label="held-out, raw weights")
-    ax_loss.plot(epochs, [h["test_loss_ema"] for h in history], "^-", color=ema,
-                 label="held-out, EMA weights")
+    for label, style in RUNS:
+        history = histories[label]
+        epochs = [h["epoch"] for h in history]
+        ax_loss.plot(epochs, [h["train_loss"] for h in history], "o" + style, color="0.6",
+                     label=f"{label}: train (raw)", markersize=3)
+        ax_loss.plot(epochs, [h["test_loss_raw"] for h in history], "s" + style, color=raw,
+                     label=f"{label}: held-out, raw", markersize=4)
+        ax_loss.plot(epochs, [h["test_loss_ema"] for h in history], "^" + style, color=ema,
+                     label=f"{label}: held-out, EMA", markersize=4)
+        ax_acc.plot(epochs, [100 * h["acc_raw"] for h in history], "s" + style, color=raw,
+                    label=f"{label}: raw weights", markersize=4)
+        ax_acc.plot(epochs, [100 * h["acc_ema"] for h in history], "^" + style, color=ema,
+                    label=f"{label}: EMA weights", markersize=4)
     ax_loss.set_yscale("log")
     ax_loss.set_xlabel("epoch")
     ax_loss.set_ylabel("cross-entropy")
     ax_loss.set_title("loss")
     ax_loss.grid(alpha=0.3)
-    ax_loss.legend()
-    ax_acc.plot(epochs, [100 * h["acc_raw"] for h in history], "s-", color=raw,
-                label="raw weights")
-    ax_acc.plot(epochs, [100 * h["acc_ema"] for h in history], "^-", color=ema,
-                label="EMA weights")
+    ax_loss.legend(fontsize=7)
     ax_acc.set_xlabel("epoch")
     ax_acc.set_ylabel("held-out accuracy (%)")
     ax_acc.set_title("held-out accuracy")
     ax_acc.grid(alpha=0.3)
-    ax_acc.legend()
+    ax_acc.legend(fontsize=7)
     fig.suptitle(title)
     fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -143,7 +151,7 @@ def _plot(history, path: str, title: str) -> None:
 
 def main(epochs: int = 15, out: str | None = None, seed: int = 0, batch_size: int = 32,
          lr: float = 2e-2, ema_decay: float = 0.995) -> int:
-    """Train, print, plot, spot-check. Returns 0 when the spot-check is bit-exact.
+    """Train both runs, print, plot, spot-check. Returns 0 when both spot-checks are bit-exact.
 
     The constant learning rate is deliberately on the high side for Adam: the raw weights keep
     jumping around the minimum, which is what an EMA of the weights smooths out."""
@@ -159,29 +167,58 @@ def main(epochs: int = 15, out: str | None = None, seed: int = 0, batch_size: in
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        return _train(epochs, out, seed, batch_size, lr, ema_decay, start)
+        torch.manual_seed(seed)
+        data = _data(seed)
+        initial = _model().state_dict()  # both runs start from these weights
+        n_params = sum(t.numel() for t in initial.values())
+        print(f"digits: {len(data[0])} train / {len(data[2])} held-out 8x8 images; CNN with "
+              f"{n_params:,} parameters in {len(initial)} tensors")
+        print(f"FusedEmaAdamW(lr={lr}, weight_decay=0.01, ema_decay={ema_decay}, EMA warm-up "
+              f"on): one fused multi-tensor kernel launch per step, on the CPU device; held-out "
+              f"accuracy of the EMA weights via optimizer.swap_ema()")
+        histories, spots, states = {}, {}, {}
+        for label, _ in RUNS:
+            histories[label], spots[label], states[label] = _train(
+                getattr(torch, label), initial, data, epochs, seed, batch_size, lr, ema_decay)
     finally:
         torch.set_num_threads(threads)
 
+    _plot(histories, out, f"FusedEmaAdamW on sklearn digits ({epochs} epochs): float32 weights vs "
+                          f"bfloat16 weights with {states['bfloat16']} moments and EMA")
+    print(f"plot: {os.path.abspath(out)}")
+    ok = True
+    for label, _ in RUNS:
+        spot = spots[label]
+        if spot is None:
+            print(f"{label} golden spot-check: not reached, FAIL")
+            ok = False
+            continue
+        passed, tensors, elements, step = spot
+        ok &= passed
+        print(f"{label} golden spot-check, step {step}: {tensors} tensors, {elements:,} "
+              f"elements, var/m/v/s vs golden.emulate_entry: "
+              f"{'bit-exact, PASS' if passed else 'MISMATCH, FAIL'}")
+    print(f"train-demo finished in {time.perf_counter() - start:.1f} s")
+    return 0 if ok else 1
 
-def _train(epochs, out, seed, batch_size, lr, ema_decay, start) -> int:
+
+def _train(dtype, initial, data, epochs, seed, batch_size, lr, ema_decay):
+    """One run in `dtype` from the `initial` weights. Returns (history, spot-check result, the
+    dtype name of the optimizer state)."""
     import torch
     from tqdm import tqdm
 
     from .optim import FusedEmaAdamW
 
-    torch.manual_seed(seed)
-    x_train, y_train, x_test, y_test = _data(seed)
+    label = str(dtype).removeprefix("torch.")
+    x_train, y_train, x_test, y_test = data
+    x_train, x_test = x_train.to(dtype), x_test.to(dtype)
     model = _model()
+    model.load_state_dict(initial)
+    model.to(dtype)
     optimizer = FusedEmaAdamW(model.parameters(), lr=lr, weight_decay=1e-2, ema_decay=ema_decay)
     steps_per_epoch = -(-len(x_train) // batch_size)
     check_at = steps_per_epoch * (epochs // 2) + 1  # a step in the middle of the run
-    n_params = sum(p.numel() for p in model.parameters())
-    print(f"digits: {len(x_train)} train / {len(x_test)} held-out 8x8 images; CNN with "
-          f"{n_params:,} parameters in {len(list(model.parameters()))} tensors")
-    print(f"FusedEmaAdamW(lr={lr}, weight_decay=0.01, ema_decay={ema_decay}, EMA warm-up on): "
-          f"one fused kernel call per parameter tensor and step, on the CPU device; "
-          f"held-out accuracy of the EMA weights via optimizer.swap_ema()")
 
     history, spot = [], None
     gen = torch.Generator().manual_seed(seed)
@@ -195,7 +232,8 @@ def _train(epochs, out, seed, batch_size, lr, ema_decay, start) -> int:
         for i in range(steps_per_epoch):
             idx = order[i * batch_size:(i + 1) * batch_size]
             optimizer.zero_grad()
-            loss = torch.nn.functional.cross_entropy(model(x_train[idx]), y_train[idx])
+            logits = model(x_train[idx]).float()
+            loss = torch.nn.functional.cross_entropy(logits, y_train[idx])
             loss.backward()
             if optimizer.num_updates + 1 == check_at:
                 spot = _spot_check(optimizer)
@@ -203,7 +241,12 @@ def _train(epochs, out, seed, batch_size, lr, ema_decay, start) -> int:
                 optimizer.step()
             total += loss.item() * len(idx)
             bar.update(1)
-            bar.set_postfix(epoch=epoch, loss=f"{loss.item():.3f}")
+            bar.set_postfix(run=label, epoch=epoch, loss=f"{loss.item():.3f}")
+        if epoch == 1:
+            state = optimizer.state[next(model.parameters())]
+            state_dtype = str(state["ema_params"].dtype).removeprefix("torch.")
+            bar.write(f"{label} run: parameters in {label}, exp_avg/exp_avg_sq/ema_params in "
+                      f"{state_dtype}")
         model.eval()
         test_loss_raw, acc_raw = _evaluate(model, x_test, y_test)
         with optimizer.swap_ema():
@@ -212,27 +255,14 @@ def _train(epochs, out, seed, batch_size, lr, ema_decay, start) -> int:
                             test_loss_raw=test_loss_raw, test_loss_ema=test_loss_ema,
                             acc_raw=acc_raw, acc_ema=acc_ema))
         decay = min(ema_decay, (1 + optimizer.num_updates) / (10 + optimizer.num_updates))
-        bar.write(f"epoch {epoch:2d}  train loss {total / len(x_train):.4f}  held-out acc: "
-                  f"raw {100 * acc_raw:5.1f}%  EMA {100 * acc_ema:5.1f}%  "
+        bar.write(f"{label:>8} epoch {epoch:2d}  train loss {total / len(x_train):.4f}  "
+                  f"held-out acc: raw {100 * acc_raw:5.1f}%  EMA {100 * acc_ema:5.1f}%  "
                   f"(EMA decay now {decay:.4f})")
     bar.close()
-
-    _plot(history, out, f"FusedEmaAdamW on sklearn digits ({epochs} epochs, "
-                        f"{optimizer.num_updates} steps)")
     best_raw = max(h["acc_raw"] for h in history)
     best_ema = max(h["acc_ema"] for h in history)
     last = history[-1]
-    print(f"final held-out accuracy: raw {100 * last['acc_raw']:.1f}%, EMA "
-          f"{100 * last['acc_ema']:.1f}% (best: raw {100 * best_raw:.1f}%, "
-          f"EMA {100 * best_ema:.1f}%)")
-    print(f"plot: {os.path.abspath(out)}")
-    ok = False
-    if spot is not None:
-        ok, tensors, elements, step = spot
-        print(f"golden spot-check, step {step}: {tensors} tensors, {elements:,} elements, "
-              f"var/m/v/s vs golden.emulate_update: "
-              f"{'bit-exact, PASS' if ok else 'MISMATCH, FAIL'}")
-    else:
-        print("golden spot-check: not reached, FAIL")
-    print(f"train-demo finished in {time.perf_counter() - start:.1f} s")
-    return 0 if ok else 1
+    print(f"{label} final held-out accuracy ({optimizer.num_updates} steps): raw "
+          f"{100 * last['acc_raw']:.1f}%, EMA {100 * last['acc_ema']:.1f}% (best: raw "
+          f"{100 * best_raw:.1f}%, EMA {100 * best_ema:.1f}%)")
+    return history, spot, state_dtype

@@ -900,5 +900,8 @@ def test_train_demo_cli_trains_plots_and_spot_checks(tmp_path, capsys):
     text = capsys.readouterr().out
     assert out.stat().st_size > 10_000 and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "epoch  2" in text and "EMA" in text and f"plot: {out}" in text
-    assert re.search(r"golden spot-check, step \d+: 8 tensors, 38,282 elements, .*bit-exact, "
-                     r"PASS", text)
+    for run in ("float32", "bfloat16"):
+        assert re.search(run + r" golden spot-check, step \d+: 8 tensors, 38,282 elements, "
+                         r".*bit-exact, PASS", text)
+    # the bf16 run keeps its optimizer state in fp32 (the default state_dtype)
+    assert "bfloat16 run: parameters in bfloat16, exp_avg/exp_avg_sq/ema_params in float32" in text
