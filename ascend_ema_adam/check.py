@@ -252,10 +252,12 @@ def run_list_case(rng: np.random.Generator, combo: ListCombo, hyper: Hyper,
         gm_bytes_min=0 if skipped else sum(sizes) * (read + written), seconds=seconds)
 
 
-#: The list sweep's option sets: (label, AMSGrad, Extras).
+#: The list sweep's option sets: (label, AMSGrad, Extras, V2: no EMA and lr / EMA decay tensors).
 LIST_OPTIONS = (
-    ("adam", False, golden.Extras()),
-    ("amsgrad+max+scale", True, golden.Extras(maximize=True, grad_scale=1024.0, found_inf=0.0)),
+    ("adam", False, golden.Extras(), False),
+    ("amsgrad+max+scale", True, golden.Extras(maximize=True, grad_scale=1024.0, found_inf=0.0),
+     False),
+    ("noema+lr/d tensors", True, golden.Extras(grad_scale=64.0), True),
 )
 
 
@@ -263,10 +265,10 @@ def list_sweep(sizes=LIST_FULL_SIZES, seed: int | None = None, platform: str = "
     """Yields one ListCaseResult per dtype combination x option set (fresh random inputs)."""
     rng = np.random.default_rng(seed)
     for combo in list_combos():
-        for mode, (label, amsgrad, extras) in enumerate(LIST_OPTIONS):
-            hyper = Hyper(lr=1e-3, ema_decay=0.999, mode=mode, weight_decay=0.01)
+        for k, (label, amsgrad, extras, v2) in enumerate(LIST_OPTIONS):
+            hyper = Hyper(lr=1e-3, ema_decay=0.999, mode=k % 2, weight_decay=0.01)
             yield run_list_case(rng, combo, hyper, extras, sizes, step=10, amsgrad=amsgrad,
-                                platform=platform)
+                                platform=platform, ema=not v2, tensor_scalars=v2)
 
 
 LIST_HEADER = (f"{'param/state/grad[/copy]':<34}{'options':<19}{'mode':>4}{'cores':>6}  "
@@ -275,8 +277,8 @@ LIST_HEADER = (f"{'param/state/grad[/copy]':<34}{'options':<19}{'mode':>4}{'core
 
 
 def format_list_row(r: ListCaseResult) -> str:
-    label = next(name for name, ams, ex in LIST_OPTIONS
-                 if ams == r.amsgrad and ex == r.extras)
+    label = next(name for name, ams, ex, v2 in LIST_OPTIONS
+                 if ams == r.amsgrad and ex == r.extras and v2 != r.ema)
     return (f"{r.combo.name:<34}{label:<19}{r.hyper.mode:>4}{r.stats.tiling['block_dim']:>6}  "
             f"{r.exact_column():<40}{r.columns()}")
 

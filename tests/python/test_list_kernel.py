@@ -391,5 +391,7 @@ def test_check_command_has_passing_list_rows():
     assert "ApplyFusedEmaAdamList" in text
     rows = [line for line in text.splitlines()
             if line.startswith(tuple(c.name + " " for c in COMBOS))]
-    assert len(rows) == 2 * len(COMBOS) and all(line.endswith("PASS") for line in rows)
-    assert f"{2 * len(COMBOS)}/{2 * len(COMBOS)} PASS" in text
+    expected = len(check.LIST_OPTIONS) * len(COMBOS)  # 3 option sets since issue 12 (was 2)
+    assert len(check.LIST_OPTIONS) == 3
+    assert len(rows) == expected and all(line.endswith("PASS") for line in rows)
+    assert f"{expected}/{expected} PASS" in text

@@ -10,7 +10,7 @@
 // ascendc-check: driver-self-test --break=mixed-ranks vars\[2\] elements \[24, 960\) never read
 // ascendc-check: driver-self-test --break=ub-formula \[InitBuffer\].*exceeds the limit 196608
 // ascendc-check: driver-self-test --break=core-boundary block 0 read grads\[\d+\] elements .*outside its share
-// ascendc-check: driver-self-test --break=found-inf-ignored block 0 touched list descriptors, step and grad_scale
+// ascendc-check: driver-self-test --break=found-inf-ignored block 0 touched list descriptors, step, grad_scale
 // ascendc-check: driver-self-test --break=found-inf-ignored-unprotected found_inf = 1: the blocks issued \d+ GM copies
 // ascendc-check: driver-self-test --break=absent-list-opened block 0 touched the page after the empty list
 #include <sys/mman.h>
@@ -31,11 +31,25 @@
 #include "gm_coverage.h"
 #include "run_support.h"
 
+// 1: this file is compiled by apply_fused_ema_adam_list_v2_run.cpp, the driver of the V2 entry (lr / ema_decay
+// tensors, ss optional); 0: the driver of the V1 entry.
+#ifndef AEA_LIST_RUN_V2
+#define AEA_LIST_RUN_V2 0
+#endif
+
+#if AEA_LIST_RUN_V2
+extern "C" void apply_fused_ema_adam_list_v2(uint8_t* grads, uint8_t* vars, uint8_t* ms, uint8_t* vs, uint8_t* ss,
+                                             uint8_t* maxVs, uint8_t* modelCopies, uint8_t* step, uint8_t* gradScale,
+                                             uint8_t* foundInf, uint8_t* lr, uint8_t* emaDecay, uint8_t* varsRef,
+                                             uint8_t* msRef, uint8_t* vsRef, uint8_t* ssRef, uint8_t* maxVsRef,
+                                             uint8_t* modelCopiesRef, uint8_t* workspace, uint8_t* tiling);
+#else
 extern "C" void apply_fused_ema_adam_list(uint8_t* grads, uint8_t* vars, uint8_t* ms, uint8_t* vs, uint8_t* ss,
                                           uint8_t* maxVs, uint8_t* modelCopies, uint8_t* step, uint8_t* gradScale,
                                           uint8_t* foundInf, uint8_t* varsRef, uint8_t* msRef, uint8_t* vsRef,
                                           uint8_t* ssRef, uint8_t* maxVsRef, uint8_t* modelCopiesRef,
                                           uint8_t* workspace, uint8_t* tiling);
+#endif
 
 namespace {
 
@@ -60,7 +74,12 @@ const char* const kVerifies =
     "run:   split (ListCoreSegments). Tensor data is PROT_NONE in the blocks (only copies touch it); with\n"
     "run:   found_inf nonzero also every list, step and grad_scale: no copy and no other GM access happens.\n"
     "run:   NOT verified: numerical results (the intrinsics do nothing; the twin tests hold the kernel to the\n"
-    "run:   golden), UB addresses and dependencies between pipes (no instruction model), the device compiler.\n";
+    "run:   golden), UB addresses and dependencies between pipes (no instruction model), the device compiler.\n"
+#if AEA_LIST_RUN_V2
+    "run: V2 entry: also launches without the EMA (ss and ssRef the empty list before an inaccessible page: never\n"
+    "run:   opened, S neither read nor written) and with lr / ema_decay as one-element GM tensors (scalar reads)\n"
+#endif
+    ;
 
 enum class FoundInf { kAbsent, kZero, kOne, kNaN };
 const FoundInf kFoundInfs[] = {FoundInf::kAbsent, FoundInf::kZero, FoundInf::kOne, FoundInf::kNaN};
@@ -78,7 +97,7 @@ const char* FoundInfName(FoundInf f)
 
 /** What a driver self-test breaks (--break=...); kNone for the real runs. */
 enum class Break { kNone, kMixedRanks, kUbFormula, kCoreBoundary, kFoundInfIgnored, kFoundInfIgnoredUnprotected,
-                   kAbsentListOpened };
+                   kAbsentListOpened, kAbsentEmaOpened };
 
 /** Pages of host memory standing in for GM; Protect() makes them inaccessible (in a forked block). */
 class Pages {
@@ -190,14 +209,17 @@ std::string Describe(const Launch& l, const ListTilingResult& t)
                     std::to_string(t.data.chunkLength) + (l.options.amsgrad ? ", amsgrad" : ", max_vs absent") +
                     ", grad_scale " + (l.options.gradScale ? "given" : "absent") + ", found_inf = " +
                     FoundInfName(l.foundInf) + (l.options.maximize ? ", maximize" : "") + ", mode " +
-                    std::to_string(l.attrs.mode) + (l.attrs.biasCorrection ? ", bias correction" : "");
+                    std::to_string(l.attrs.mode) + (l.attrs.biasCorrection ? ", bias correction" : "") +
+                    (l.options.ema ? "" : ", ss absent") + (l.options.lrTensor ? ", lr tensor" : "") +
+                    (l.options.emaDecayTensor ? ", ema_decay tensor" : "");
     return s;
 }
 
 /**
  * The GM of one launch: every tensor of every list in `data` (512-B aligned, at least 512 B apart, so an empty
  * tensor has an address nothing covers), the list descriptors (inputs, then separate descriptors of the same
- * tensors for the in-place outputs, as on the device), step and grad_scale in `meta`, found_inf alone in `flag`.
+ * tensors for the in-place outputs, as on the device), step, grad_scale, lr and ema_decay in `meta`, found_inf alone
+ * in `flag`.
  */
 class LaunchGm {
 public:
@@ -213,7 +235,9 @@ public:
         AddList(l, "vars", p, rw);
         AddList(l, "ms", s, rw);
         AddList(l, "vs", s, rw);
-        AddList(l, "ss", s, rw);
+        if (l.options.ema) {
+            AddList(l, "ss", s, rw);
+        }
         if (l.options.amsgrad) {
             AddList(l, "max_vs", s, rw);
         }
@@ -225,6 +249,14 @@ public:
         if (l.options.gradScale) {
             gradScale_ = reinterpret_cast<float*>(meta_.Take(sizeof(float), sizeof(float)));
             *gradScale_ = 1024.0f;
+        }
+        if (l.options.lrTensor) {
+            lr_ = reinterpret_cast<float*>(meta_.Take(sizeof(float), sizeof(float)));
+            *lr_ = 1e-3f;
+        }
+        if (l.options.emaDecayTensor) {
+            emaDecay_ = reinterpret_cast<float*>(meta_.Take(sizeof(float), sizeof(float)));
+            *emaDecay_ = 0.999f;
         }
         if (l.foundInf != FoundInf::kAbsent) {
             foundInf_ = reinterpret_cast<float*>(flag_.Base());
@@ -243,10 +275,11 @@ public:
     {
         std::vector<ascendc_check::GuardedRegion> guarded = {
             {data_.Base(), data_.Size(), "tensor data (only copies may move it)"},
-            {Empty().Guard(), Pages::PageSize(), "the page after the empty list of an absent max_vs or model_copies"}};
+            {Empty().Guard(), Pages::PageSize(),
+             "the page after the empty list of an absent ss, max_vs or model_copies"}};
         if (descriptorsToo) {
-            guarded.push_back(
-                {meta_.Base(), meta_.Size(), "list descriptors, step and grad_scale (found_inf is nonzero)"});
+            guarded.push_back({meta_.Base(), meta_.Size(),
+                               "list descriptors, step, grad_scale, lr and ema_decay (found_inf is nonzero)"});
         }
         ascendc_check::SetGuardedRegions(guarded);
     }
@@ -262,11 +295,20 @@ public:
     /** The kernel on this block, with CANN's argument order. */
     void RunBlock()
     {
+#if AEA_LIST_RUN_V2
+        apply_fused_ema_adam_list_v2(In("grads"), In("vars"), In("ms"), In("vs"), In("ss"), In("max_vs"),
+                                     In("model_copies"), reinterpret_cast<uint8_t*>(step_),
+                                     reinterpret_cast<uint8_t*>(gradScale_), reinterpret_cast<uint8_t*>(foundInf_),
+                                     reinterpret_cast<uint8_t*>(lr_), reinterpret_cast<uint8_t*>(emaDecay_),
+                                     Out("vars"), Out("ms"), Out("vs"), Out("ss"), Out("max_vs"),
+                                     Out("model_copies"), nullptr, reinterpret_cast<uint8_t*>(&tiling_));
+#else
         apply_fused_ema_adam_list(In("grads"), In("vars"), In("ms"), In("vs"), In("ss"), In("max_vs"),
                                   In("model_copies"), reinterpret_cast<uint8_t*>(step_),
                                   reinterpret_cast<uint8_t*>(gradScale_), reinterpret_cast<uint8_t*>(foundInf_),
                                   Out("vars"), Out("ms"), Out("vs"), Out("ss"), Out("max_vs"), Out("model_copies"),
                                   nullptr, reinterpret_cast<uint8_t*>(&tiling_));
+#endif
     }
 
 private:
@@ -280,7 +322,7 @@ private:
     }
     static size_t MetaBytes(const Launch& l)
     {
-        size_t words = 2 + 2;  // word 0 and the last pointer's slack; step and grad_scale
+        size_t words = 2 + 4;  // word 0 and the last pointer's slack; step, grad_scale, lr and ema_decay
         for (size_t i = 0; i < l.numels.size(); ++i) {
             words += 2 + 2;  // header, dim (a mixed-rank entry one more), pointer
         }
@@ -322,6 +364,8 @@ private:
     int64_t* step_ = nullptr;
     float* gradScale_ = nullptr;
     float* foundInf_ = nullptr;
+    float* lr_ = nullptr;
+    float* emaDecay_ = nullptr;
 };
 
 /** What the host tiling says each block moves: its ListCoreSegments. */
@@ -354,6 +398,7 @@ void BreakTiling(Break b, ApplyFusedEmaAdamListTilingData* t)
         case Break::kFoundInfIgnored:
         case Break::kFoundInfIgnoredUnprotected: t->hasFoundInf = 0; break;
         case Break::kAbsentListOpened: t->amsgrad = 1; break;  // max_vs is absent: an empty list
+        case Break::kAbsentEmaOpened: t->hasEma = 1; break;    // ss is absent: an empty list
         default: break;
     }
 }
@@ -470,15 +515,20 @@ int RunAll()
         for (const Layout& layout : layouts) {
             Outcome sum;
             uint64_t n = 0;
+            // V1: AMSGrad x grad_scale x found_inf. V2: AMSGrad x EMA or none (grad_scale with AMSGrad, lr and
+            // ema_decay tensors always) x found_inf.
             for (int amsgrad = 0; amsgrad < 2; ++amsgrad) {
-                for (int scale = 0; scale < 2; ++scale) {
+                for (int variant = 0; variant < 2; ++variant) {
                     for (FoundInf f : kFoundInfs) {
+                        const int scale = AEA_LIST_RUN_V2 ? amsgrad : variant;
                         Launch l;
                         l.layout = layout.name;
                         l.platform = layout.platform;
                         l.dtypes = keys[k];
                         l.options.amsgrad = amsgrad != 0;
                         l.options.gradScale = scale != 0;
+                        l.options.ema = !AEA_LIST_RUN_V2 || variant == 0;
+                        l.options.lrTensor = l.options.emaDecayTensor = AEA_LIST_RUN_V2 != 0;
                         l.options.maximize = (k + amsgrad + scale) % 2 == 1;
                         l.attrs.mode = static_cast<int64_t>((k + scale) % 2);
                         l.attrs.biasCorrection = !(amsgrad != 0 && scale != 0);
@@ -552,6 +602,7 @@ int RunBroken(Break b)
             break;
         case Break::kFoundInfIgnored:
         case Break::kFoundInfIgnoredUnprotected: l.foundInf = FoundInf::kOne; break;
+        case Break::kAbsentEmaOpened: l.options.ema = false; break;
         default: break;
     }
     return RunLaunch(l).ok ? 0 : 1;
@@ -572,11 +623,12 @@ int main(int argc, char** argv)
         {"--break=found-inf-ignored", Break::kFoundInfIgnored},
         {"--break=found-inf-ignored-unprotected", Break::kFoundInfIgnoredUnprotected},
         {"--break=absent-list-opened", Break::kAbsentListOpened},
+        {"--break=absent-ema-opened", Break::kAbsentEmaOpened},
     };
     const auto b = breaks.find(argc == 2 ? argv[1] : "");
     if (b == breaks.end()) {
         std::fprintf(stderr, "usage: %s [--break=mixed-ranks|ub-formula|core-boundary|found-inf-ignored|"
-                             "found-inf-ignored-unprotected|absent-list-opened]\n", argv[0]);
+                             "found-inf-ignored-unprotected|absent-list-opened|absent-ema-opened]\n", argv[0]);
         return 2;
     }
     const int rc = RunBroken(b->second);
