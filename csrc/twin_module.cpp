@@ -14,6 +14,7 @@
 
 #include "apply_fused_ema_adam_list_native.h"
 #include "apply_fused_ema_adam_native.h"
+#include "apply_fused_ema_adam_list_opdef.h"
 #include "apply_fused_ema_adam_list_tiling.h"
 #include "apply_fused_ema_adam_list_twin_run.h"
 #include "apply_fused_ema_adam_tiling.h"
@@ -519,6 +520,20 @@ PYBIND11_MODULE(_twin, mod)
         return out;
     }, "ApplyFusedEmaAdamList's dtype combinations (param, state, grad, copy or None) with their "
        "tiling keys, in key order.");
+
+    mod.def("list_opdef_columns", [](bool emaOptional) {
+        py::list out;
+        for (const aea::ListOpDefColumn& c : aea::ListOpDefColumns(emaOptional)) {
+            py::list inputs, outputs;
+            for (aea::DataType d : c.inputs) inputs.append(aea::DataTypeName(d));
+            for (aea::DataType d : c.outputs) outputs.append(aea::DataTypeName(d));
+            out.append(py::make_tuple(py::tuple(inputs), py::tuple(outputs)));
+        }
+        return out;
+    }, py::arg("ema_optional"),
+       "The list OpDefs' dtype columns (op_host/apply_fused_ema_adam_list_opdef.h): per column the "
+       "dtypes of the lists as inputs (grads ... model_copies) and as outputs (vars ... "
+       "model_copies); ema_optional: V2's (ss may be empty).");
 
     mod.def("list_ub_bytes_per_element",
             [](const std::string& param, const std::string& state, const std::string& grad,

@@ -12,7 +12,7 @@ namespace ascend_ema_adam {
 namespace {
 
 constexpr const char* const* kNames = kApplyFusedEmaAdamListNames;
-constexpr const char* kStateGroup = "msRef, vsRef, ssRef and maxVsRefOptional";
+constexpr const char* kStateGroup = "msRef, vsRef, ssRef and maxVsRef";
 const int32_t kFp32Code = CannCodeOf(DataType::kFloat32);
 
 /** An entry with its name ("msRef[5]"), for the shared checks and their messages. */
@@ -123,11 +123,11 @@ Refusal CheckDtypeContract(const ApplyFusedEmaAdamListArgs& args, ListDtypes* ou
         if (var.arg.dtype != kFp32Code) {
             return var.name + " has dtype " + DescribeDtype(var.arg.dtype) + ", expected " +
                    DescribeDtype(kFp32Code) +
-                   " with modelCopiesRefOptional: varsRef holds the fp32 master weights of the "
+                   " with modelCopiesRef: varsRef holds the fp32 master weights of the "
                    "model copies";
         }
         gradPartner = copy.arg.dtype;
-        gradPartnerName = "modelCopiesRefOptional";
+        gradPartnerName = "modelCopiesRef";
     }
     const NamedEntry grad = entry0(kListGrads);
     if (Refusal r = ExpectOneOf(grad, gradPartnerName, gradPartner,

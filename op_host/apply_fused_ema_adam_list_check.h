@@ -31,9 +31,11 @@ enum ApplyFusedEmaAdamListArg : int {
     kListCopies,
     kApplyFusedEmaAdamLists
 };
-/** Their names in the aclnn API (messages name an entry as "msRef[5]"). */
+/** Their names in the aclnn API, as CANN's op_build generates them from the OpDef (messages name
+ *  an entry as "msRef[5]"). A DYNAMIC parameter is never "Optional" in CANN's naming: an absent
+ *  list is an empty one. */
 constexpr const char* kApplyFusedEmaAdamListNames[kApplyFusedEmaAdamLists] = {
-    "grads", "varsRef", "msRef", "vsRef", "ssRef", "maxVsRefOptional", "modelCopiesRefOptional"};
+    "grads", "varsRef", "msRef", "vsRef", "ssRef", "maxVsRef", "modelCopiesRef"};
 /** The list arguments the kernel writes. */
 constexpr bool kApplyFusedEmaAdamListUpdated[kApplyFusedEmaAdamLists] = {
     false, true, true, true, true, true, true};
@@ -41,8 +43,13 @@ constexpr bool kApplyFusedEmaAdamListUpdated[kApplyFusedEmaAdamLists] = {
 constexpr const char* kListStepName = "step";
 constexpr const char* kListGradScaleName = "gradScaleOptional";
 constexpr const char* kListFoundInfName = "foundInfOptional";
-constexpr const char* kListLrName = "lrOptional";
-constexpr const char* kListEmaDecayName = "emaDecayOptional";
+constexpr const char* kListLrName = "lrTensorOptional";
+constexpr const char* kListEmaDecayName = "emaDecayTensorOptional";
+
+/** Most tensors one list of a launch may hold: CANN's opbase refuses a longer dynamic list
+ *  (NNOPBASE_DYNAMIC_PARAM_DEF_NUM, ACLNN_ERR_PARAM_INVALID), and the CPU aclnn layer keeps that
+ *  contract. Callers with more entries launch once per slice of at most this many. */
+constexpr size_t kListMaxTensors = 256;
 
 /** Most dimensions a tensor of the lists may have (CANN's shapes hold at most 8). */
 constexpr size_t kListMaxRank = 8;
@@ -56,15 +63,16 @@ struct ListEntryArg {
 /** A call as the checks see it. */
 struct ApplyFusedEmaAdamListArgs {
     /** Entries of each list, in order. The optional lists (max_vs, model copies) are absent when
-     *  null or empty: an empty list is how torch_npu and CANN pass an absent dynamic input. */
+     *  empty, which is how an absent dynamic input reaches CANN's tiling (no instance); null here
+     *  means the same (the aclnn layers refuse a NULL list before this check). */
     const std::vector<ListEntryArg>* lists[kApplyFusedEmaAdamLists] = {};
     const TensorArg* step = nullptr;       // required
     const TensorArg* gradScale = nullptr;  // null: absent
     const TensorArg* foundInf = nullptr;   // null: absent
     const TensorArg* lr = nullptr;         // null: absent (the lr attribute is used)
     const TensorArg* emaDecay = nullptr;   // null: absent (the emaDecay attribute is used)
-    /** The EMA list may be absent (null or empty: no EMA on this launch). False for the V1 API,
-     *  whose ssRef is required. */
+    /** The EMA list may be absent (empty: no EMA on this launch). False for the V1 API, whose
+     *  ssRef must hold one tensor per entry. */
     bool emaOptional = false;
 };
 
@@ -80,9 +88,9 @@ bool ListPresent(const ApplyFusedEmaAdamListArgs& args, int list);
  *               emaOptional: no EMA);
  *   dtypes:     every tensor of a list has the list's dtype (its entry 0's); then the contract on
  *               the entries 0: varsRef fp32/fp16/bf16 (P); msRef P or fp32 (S); vsRef, ssRef and
- *               maxVsRefOptional S; modelCopiesRefOptional fp16/bf16 (C), only with P fp32;
- *               grads P or fp32 (C or fp32 with copies); step int64; gradScaleOptional,
- *               foundInfOptional, lrOptional and emaDecayOptional fp32;
+ *               maxVsRef S; modelCopiesRef fp16/bf16 (C), only with P fp32; grads P or fp32 (C or
+ *               fp32 with copies); step int64; gradScaleOptional, foundInfOptional,
+ *               lrTensorOptional and emaDecayTensorOptional fp32;
  *   shapes:     grads[i] at most kListMaxRank dims; every list's entry i grads[i]'s shape; step
  *               and the optional scalar tensors exactly one element;
  *   attributes: CheckAttrs.

@@ -50,6 +50,14 @@ ACL_FUNC_VISIBILITY aclTensorList *aclCreateTensorList(const aclTensor *const *v
  */
 ACL_FUNC_VISIBILITY aclnnStatus aclDestroyTensorList(const aclTensorList *array);
 
+/**
+ * Destroys an executor that phase 1 returned and phase 2 has not consumed (a caller that
+ * prepared several launches and gives up before running them all). Returns
+ * ACLNN_ERR_INNER_NULLPTR for NULL and ACLNN_ERR_INNER for a pointer that is not a live executor
+ * (already run, destroyed, freed by aclFinalize), as CANN's opbase does.
+ */
+ACL_FUNC_VISIBILITY aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,23 +1,20 @@
 /**
  * @file aclnn_apply_fused_ema_adam_list.h
- * @brief Two-phase aclnn API of ApplyFusedEmaAdamList: the fused Adam/AdamW + EMA update of a
- *        whole parameter group (entry i of every list is one parameter) in one launch, with
- *        optional AMSGrad (maxVsRefOptional), fp16/bf16 model copies of fp32 master weights
- *        (modelCopiesRefOptional), loss-scale division (gradScaleOptional), skipping on overflow
- *        (foundInfOptional) and maximize.
+ * @brief Two-phase aclnn API of ApplyFusedEmaAdamList, declared exactly as CANN's op_build
+ *        generates it from the OpDef (op_host/cann/): the fused Adam/AdamW + EMA update of a whole
+ *        parameter group (entry i of every list is one parameter) in one launch, with optional
+ *        AMSGrad (maxVsRef), fp16/bf16 model copies of fp32 master weights (modelCopiesRef),
+ *        loss-scale division (gradScaleOptional), skipping on overflow (foundInfOptional) and
+ *        maximize.
  *
- * Phase 1 validates every argument (161001 for null required arguments and null entries, 161002
- * for any other bad input, naming the list and the entry), runs the host tiling and returns the
- * workspace size and a single-use executor; phase 2 queues the in-place update on the stream.
- * An absent optional list is NULL or an empty list. See docs/ACLNN.md for the contract, the
- * validation table and an example.
- *
- * V2 (CANN's versioning: aclnnXxxV2 beside aclnnXxx) adds, for capturable training and EMA
- * schedules: ssRefOptional may be NULL or an empty list (no EMA on this launch: the EMA list is
- * neither read nor written), and lrOptional / emaDecayOptional, one-element fp32 tensors on the
- * device read when the launch runs, replace the lr / emaDecay attributes (their values are not
- * validated, like gradScaleOptional; the attributes still are). V1 is V2 with a required ssRef
- * and both tensors NULL.
+ * Every list is a DYNAMIC parameter: never NULL (161001, as CANN's generated layer), at most 256
+ * tensors (161002, as CANN's opbase), and an optional list that is not used is an EMPTY list
+ * (aclCreateTensorList(NULL, 0)). Phase 1 validates every argument (161001 for null arguments and
+ * null entries, 161002 for any other bad input, naming the list and the entry), runs the host
+ * tiling and returns the workspace size and a single-use executor; phase 2 queues the in-place
+ * update on the stream. See docs/ACLNN.md for the contract, the validation table and an example.
+ * ApplyFusedEmaAdamListV2 (no EMA, lr / EMA decay as device tensors) has its own header,
+ * aclnn_apply_fused_ema_adam_list_v2.h.
  */
 #ifndef ASCEND_EMA_ADAM_ACLNN_APPLY_FUSED_EMA_ADAM_LIST_H
 #define ASCEND_EMA_ADAM_ACLNN_APPLY_FUSED_EMA_ADAM_LIST_H
@@ -33,25 +30,13 @@ extern "C" {
 
 __attribute__((visibility("default"))) aclnnStatus aclnnApplyFusedEmaAdamListGetWorkspaceSize(
     const aclTensorList *grads, aclTensorList *varsRef, aclTensorList *msRef, aclTensorList *vsRef,
-    aclTensorList *ssRef, aclTensorList *maxVsRefOptional, aclTensorList *modelCopiesRefOptional,
+    aclTensorList *ssRef, aclTensorList *maxVsRef, aclTensorList *modelCopiesRef,
     const aclTensor *step, const aclTensor *gradScaleOptional, const aclTensor *foundInfOptional,
     double lr, double emaDecay, double beta1, double beta2, double eps, int64_t mode,
     bool biasCorrection, double weightDecay, bool maximize,
     uint64_t *workspaceSize, aclOpExecutor **executor);
 
 __attribute__((visibility("default"))) aclnnStatus aclnnApplyFusedEmaAdamList(
-    void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
-
-__attribute__((visibility("default"))) aclnnStatus aclnnApplyFusedEmaAdamListV2GetWorkspaceSize(
-    const aclTensorList *grads, aclTensorList *varsRef, aclTensorList *msRef, aclTensorList *vsRef,
-    aclTensorList *ssRefOptional, aclTensorList *maxVsRefOptional,
-    aclTensorList *modelCopiesRefOptional, const aclTensor *step,
-    const aclTensor *gradScaleOptional, const aclTensor *foundInfOptional,
-    const aclTensor *lrOptional, const aclTensor *emaDecayOptional, double lr, double emaDecay,
-    double beta1, double beta2, double eps, int64_t mode, bool biasCorrection,
-    double weightDecay, bool maximize, uint64_t *workspaceSize, aclOpExecutor **executor);
-
-__attribute__((visibility("default"))) aclnnStatus aclnnApplyFusedEmaAdamListV2(
     void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
 
 #ifdef __cplusplus

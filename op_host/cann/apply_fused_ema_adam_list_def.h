@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "apply_fused_ema_adam_list_check.h"
+#include "apply_fused_ema_adam_list_opdef.h"
 #include "apply_fused_ema_adam_list_tiling.h"
 #include "cann_tiling_common.h"
 
@@ -48,7 +49,7 @@ constexpr size_t INPUT_LR = INPUT_STEP + 3;         // V2 only
 constexpr size_t INPUT_EMA_DECAY = INPUT_STEP + 4;  // V2 only
 constexpr int kMaxScalars = 5;  // step, grad_scale, found_inf (, lr_tensor, ema_decay_tensor)
 // Outputs: the six updated lists, the refs of inputs 1..6 (vars ... model_copies).
-constexpr size_t kOutputLists = aea::kApplyFusedEmaAdamLists - 1;
+constexpr size_t kOutputLists = aea::kApplyFusedEmaAdamListOutputs;
 // Attributes after the EMA-Adam ones (cann_tiling_common.h).
 constexpr size_t ATTR_MAXIMIZE = cann::EMA_ADAM_ATTR_COUNT;
 
@@ -238,29 +239,31 @@ inline ge::graphStatus InferDataType(gert::InferDataTypeContext* context)
 }
 
 /**
- * The OpDef of either registration. One dtype column per kernel instantiation (ListDtypeCombinations, the tiling keys): grads G,
- * vars P, ms/vs/ss/max_vs S, model_copies C. A launch without model copies has no model_copies
- * instance; its columns name fp32 there, a dtype no copy has, so that every column is distinct.
+ * The OpDef of either registration. Its dtype columns are ListOpDefColumns
+ * (op_host/apply_fused_ema_adam_list_opdef.h): one per dtype combination and absent-list pattern,
+ * with an empty list's dtype as CANN's opbase reads it (grads' for an input, varsRef's for an
+ * output), so every launch the contract allows finds its kernel binary.
  * Every input is AutoContiguous, as in the single op (the torch op passes contiguous 1-D views;
  * other callers' strided views are copied to contiguous ones and back by the generated layer).
  */
 inline void Define(ops::OpDef& def, Version version, gert::OpImplRegisterV2::TilingKernelFunc tiling)
 {
-    std::vector<ge::DataType> columns[aea::kApplyFusedEmaAdamLists];
-    for (const aea::ListDtypes& d : aea::ListDtypeCombinations()) {
-        const aea::DataType perList[aea::kApplyFusedEmaAdamLists] = {
-            d.grad, d.param, d.state, d.state, d.state, d.state,
-            d.hasCopy ? d.copy : aea::DataType::kFloat32};
+    std::vector<ge::DataType> inputs[aea::kApplyFusedEmaAdamLists];
+    std::vector<ge::DataType> outputs[aea::kApplyFusedEmaAdamListOutputs];
+    for (const aea::ListOpDefColumn& c : aea::ListOpDefColumns(version == Version::kV2)) {
         for (int list = 0; list < aea::kApplyFusedEmaAdamLists; ++list) {
-            columns[list].push_back(cann::GeDataType(perList[list]));
+            inputs[list].push_back(cann::GeDataType(c.inputs[list]));
+        }
+        for (int out = 0; out < aea::kApplyFusedEmaAdamListOutputs; ++out) {
+            outputs[out].push_back(cann::GeDataType(c.outputs[out]));
         }
     }
-    const size_t n = columns[0].size();
+    const size_t n = inputs[0].size();
     const std::vector<ge::Format> nd(n, ge::FORMAT_ND);
     const char* names[aea::kApplyFusedEmaAdamLists] = {
         "grads", "vars", "ms", "vs", "ss", "max_vs", "model_copies"};
     for (int list = 0; list < aea::kApplyFusedEmaAdamLists; ++list) {
-        def.Input(names[list]).ParamType(ops::DYNAMIC).DataType(columns[list]).Format(nd)
+        def.Input(names[list]).ParamType(ops::DYNAMIC).DataType(inputs[list]).Format(nd)
             .UnknownShapeFormat(nd).AutoContiguous();
     }
     def.Input("step").ParamType(ops::REQUIRED)
@@ -276,7 +279,7 @@ inline void Define(ops::OpDef& def, Version version, gert::OpImplRegisterV2::Til
             .UnknownShapeFormat(nd).AutoContiguous();
     }
     for (int list = aea::kListVars; list < aea::kApplyFusedEmaAdamLists; ++list) {
-        def.Output(names[list]).ParamType(ops::DYNAMIC).DataType(columns[list]).Format(nd)
+        def.Output(names[list]).ParamType(ops::DYNAMIC).DataType(outputs[list - 1]).Format(nd)
             .UnknownShapeFormat(nd);
     }
     cann::AddEmaAdamAttrs(def);

@@ -302,6 +302,32 @@ aclError aclFinalize()
     return ACL_SUCCESS;
 }
 
+aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor* executor)
+{
+    // CANN's status codes for this call (opbase acl_op_api.cpp): 561103 for null, 561000 for a
+    // pointer that is not an executor.
+    if (executor == nullptr) {
+        AddErrorMessage("aclDestroyAclOpExecutor: executor is null");
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    Runtime& rt = State();
+    std::unique_ptr<aclOpExecutor> destroyed;  // freed after the lock is released
+    {
+        std::lock_guard<std::mutex> lock(rt.mu);
+        auto it = rt.executors.find(executor);
+        if (it == rt.executors.end()) {
+            AddErrorMessage(
+                "aclDestroyAclOpExecutor: executor is not a live executor: it was already run "
+                "(phase 2 consumes it), destroyed, freed by aclFinalize, or never returned by "
+                "phase 1");
+            return ACLNN_ERR_INNER;
+        }
+        destroyed = std::move(it->second);
+        rt.executors.erase(it);
+    }
+    return ACLNN_SUCCESS;
+}
+
 const char* aclGetRecentErrMsg()
 {
     if (t_messages.empty()) {

@@ -1,8 +1,9 @@
 /**
  * @file acl_view.h
  * @brief What the CPU device does with the memory an aclTensor describes, for every operator:
- *        contiguity, distinct elements, overlap, and the staging of strided views through the
- *        workspace (phase 1 lays the copies out, phase 2 gathers, runs, scatters).
+ *        its layout and byte span (the rules on them, contiguity, distinct elements and overlap,
+ *        are op_host/memory_layout.h's), and the staging of strided views through the workspace
+ *        (phase 1 lays the copies out, phase 2 gathers, runs, scatters).
  */
 #ifndef ASCEND_EMA_ADAM_ACL_VIEW_H
 #define ASCEND_EMA_ADAM_ACL_VIEW_H
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "acl_internal.h"
+#include "memory_layout.h"
 
 namespace ascend_ema_adam::acl {
 
@@ -19,33 +21,18 @@ uint32_t ElemBytes(aclDataType dtype);
 /** Address of the view's element 0 (null for the null address an empty tensor may have). */
 char* FirstElement(const aclTensor* t);
 
+/** The sizes and strides of t's view (op_host/memory_layout.h), borrowed from t. */
+inline ViewLayout LayoutOf(const aclTensor* t)
+{
+    return {t->viewDims.data(), t->strides.data(), t->viewDims.size()};
+}
 /** Row-major contiguous, ignoring the strides of size-1 dims (they address nothing). */
-bool IsContiguous(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
-/**
- * True if no two elements of the view share an address: ordered by stride, every dim must step
- * past everything the smaller dims span. Conservative: a few exotic interleavings without overlap
- * are refused too.
- */
-bool HasDistinctElements(const aclTensor* t);
-/** The byte ranges from first to last element of two views intersect (conservative). */
-bool Overlap(const aclTensor* a, const aclTensor* b);
-
-/** The bytes from a view's first to past its last element ({0, 0} without elements), with an
- *  id its owner chooses and whether the call writes it. */
-struct MemorySpan {
-    uintptr_t begin = 0;
-    uintptr_t end = 0;
-    uint64_t owner = 0;
-    bool updated = false;
-};
+inline bool IsContiguous(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides)
+{
+    return ascend_ema_adam::IsContiguous(ViewLayout{sizes.data(), strides.data(), sizes.size()});
+}
+/** The bytes of t's view, owned by `owner` (memory_layout.h's FindUpdatedOverlap sweeps them). */
 MemorySpan SpanOf(const aclTensor* t, uint64_t owner, bool updated);
-/**
- * Overlap among many views, where only pairs with an updated view count (read-only views may
- * share memory): sorts `spans` by start and sweeps once, O(n log n). Returns false if no such
- * pair overlaps; else true with the owners of one such pair, an updated view first (the smaller
- * owner when both are). Empty spans overlap nothing. Conservative like Overlap.
- */
-bool FindUpdatedOverlap(std::vector<MemorySpan>* spans, uint64_t* first, uint64_t* second);
 
 /** A checked view, copied into an executor: the aclTensor may be destroyed after phase 1. */
 struct View {

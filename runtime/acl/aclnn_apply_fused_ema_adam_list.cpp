@@ -1,26 +1,31 @@
 /**
  * @file aclnn_apply_fused_ema_adam_list.cpp
- * @brief The two-phase aclnn API of ApplyFusedEmaAdamList on the CPU device.
+ * @brief The two-phase aclnn API of ApplyFusedEmaAdamList and ApplyFusedEmaAdamListV2 on the CPU
+ *        device.
  *
- * V1 (aclnnApplyFusedEmaAdamList) is V2 (aclnnApplyFusedEmaAdamListV2) with a required ssRef and
- * without the lr/emaDecay tensors: one implementation. V2's ssRefOptional may be null or empty
- * (no EMA: the list is neither read nor written); its lrOptional / emaDecayOptional, one-element
- * fp32 tensors read when the launch runs, replace the attributes.
+ * V1 (aclnnApplyFusedEmaAdamList) is V2 (aclnnApplyFusedEmaAdamListV2) with a full ssRef and
+ * without the lr/emaDecay tensors: one implementation. Every list keeps the contract of the aclnn
+ * that CANN generates from the OpDef and of opbase's executor: a NULL list is refused (161001, a
+ * DYNAMIC parameter is null-checked), an empty list is an absent one (maxVsRef, modelCopiesRef,
+ * V2's ssRef: no EMA), and a list of more than kListMaxTensors (256) tensors is refused (161002).
+ * V2's lrTensorOptional / emaDecayTensorOptional, one-element fp32 tensors read when the launch
+ * runs, replace the attributes.
  *
  * Phase 1 (GetWorkspaceSize) checks every argument before it does anything, in a fixed order:
- * null lists, scalars and out-arguments; live lists; null entries; live tensors; then the shared
- * validation of op_host/apply_fused_ema_adam_list_check.h (lengths, dtypes, shapes, scalar
- * tensors, attributes); then formats, memory layout (updated tensors address distinct elements;
- * no updated tensor overlaps any other tensor of the call, one sorted sweep over all of them)
- * and the step's value. It then runs the list tiling and registers a single-use executor holding
- * each entry's memory (and a staging copy in the workspace for each strided view). Phase 2 queues
- * the executor on the stream (RunPhase2, shared with every operator).
+ * null lists, scalars and out-arguments; live lists; list sizes; null entries; live tensors; then
+ * the shared validation of op_host/apply_fused_ema_adam_list_check.h (lengths, dtypes, shapes,
+ * scalar tensors, attributes); then formats, memory layout (updated tensors address distinct
+ * elements; no updated tensor overlaps any other tensor of the call, one sorted sweep over all of
+ * them) and the step's value. It then runs the list tiling and registers a single-use executor
+ * holding each entry's memory (and a staging copy in the workspace for each strided view). Phase 2
+ * queues the executor on the stream (RunPhase2, shared with every operator).
  *
  * Host work grows with the number of tensors, so it is kept per tensor to a few loads and
  * compares: names are built only for a refusal, one registry look-up per list, no allocation
  * per contiguous tensor.
  */
 #include "aclnnop/aclnn_apply_fused_ema_adam_list.h"
+#include "aclnnop/aclnn_apply_fused_ema_adam_list_v2.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -61,7 +66,7 @@ constexpr const char* kScalarNames[kScalars] = {kListStepName, kListGradScaleNam
 
 /** One call's arguments. */
 struct Call {
-    const AclnnOp* op = &kOpV1;  // V2: ssRef optional, lr/emaDecay tensors
+    const AclnnOp* op = &kOpV1;  // V2: ssRef may be empty, lr/emaDecay tensors
     const aclTensorList* lists[kLists] = {};
     const aclTensor* scalars[kScalars] = {};
     Attrs attrs;
@@ -73,7 +78,7 @@ struct Call {
 
 size_t SizeOf(const aclTensorList* list)
 {
-    return list != nullptr ? list->tensors.size() : 0;
+    return list->tensors.size();
 }
 
 /** Owner ids of the memory sweep: a list entry, or a scalar tensor after the lists. */
@@ -148,15 +153,15 @@ aclnnStatus CheckHandles(const Call& call, const uint64_t* workspaceSize,
                          aclOpExecutor* const* executor)
 {
     const char* phase1 = call.Phase1();
-    const int required = call.V2() ? kListSs : kListMaxVs;  // V2's ssRefOptional may be null
-    for (int list = kListGrads; list < required; ++list) {
+    // Every list is a DYNAMIC parameter: never null (an absent optional list is an empty list).
+    for (int list = 0; list < kLists; ++list) {
         if (aclnnStatus s = CheckNotNull(phase1, kListNames[list], call.lists[list])) return s;
     }
     if (aclnnStatus s = CheckNotNull(phase1, kScalarNames[kStep], call.scalars[kStep])) return s;
     if (aclnnStatus s = CheckNotNull(phase1, "workspaceSize", workspaceSize)) return s;
     if (aclnnStatus s = CheckNotNull(phase1, "executor", executor)) return s;
     for (int list = 0; list < kLists; ++list) {
-        if (call.lists[list] != nullptr && !IsLiveTensorList(call.lists[list])) {
+        if (!IsLiveTensorList(call.lists[list])) {
             return Reject(phase1, ACLNN_ERR_PARAM_INVALID,
                           std::string(kListNames[list]) +
                               " is not a live aclTensorList (already destroyed, or not from "
@@ -164,9 +169,18 @@ aclnnStatus CheckHandles(const Call& call, const uint64_t* workspaceSize,
         }
     }
     for (int list = 0; list < kLists; ++list) {
-        if (call.lists[list] != nullptr) {
-            if (aclnnStatus s = CheckListEntries(call, list)) return s;
+        const size_t size = SizeOf(call.lists[list]);
+        if (size > kListMaxTensors) {
+            return Reject(phase1, ACLNN_ERR_PARAM_INVALID,
+                          std::string(kListNames[list]) + " holds " + std::to_string(size) +
+                              " tensors, more than the " + std::to_string(kListMaxTensors) +
+                              " a dynamic list of a CANN operator may hold (opbase's limit): "
+                              "launch in slices of at most " +
+                              std::to_string(kListMaxTensors) + " entries");
         }
+    }
+    for (int list = 0; list < kLists; ++list) {
+        if (aclnnStatus s = CheckListEntries(call, list)) return s;
     }
     for (int i = 0; i < kScalars; ++i) {
         if (call.scalars[i] != nullptr) {
@@ -184,7 +198,6 @@ aclnnStatus CheckDescription(const Call& call, ListDtypes* dtypes, ListOptions* 
     std::vector<ListEntryArg> entries[kLists];
     ApplyFusedEmaAdamListArgs args;
     for (int list = 0; list < kLists; ++list) {
-        if (call.lists[list] == nullptr) continue;
         entries[list].reserve(call.lists[list]->tensors.size());
         for (const aclTensor* t : call.lists[list]->tensors) {
             entries[list].push_back({static_cast<int32_t>(t->dataType), &t->viewDims});
@@ -238,7 +251,7 @@ aclnnStatus CheckMemory(const Call& call)
         if (!kUpdated[list]) continue;
         for (size_t i = 0; i < SizeOf(call.lists[list]); ++i) {
             const aclTensor* t = call.lists[list]->tensors[i];
-            if (!HasDistinctElements(t)) {
+            if (!HasDistinctElements(LayoutOf(t))) {
                 return CheckDistinctElements(phase1, ListEntryName(list, i).c_str(), t);
             }
         }
@@ -400,7 +413,7 @@ aclnnStatus GetWorkspaceSize(const Call& call, uint64_t* workspaceSize, aclOpExe
 namespace ascend_ema_adam::acl {
 namespace {
 
-/** Both versions' phase 1: V1 passes a required ssRef and no lr/emaDecay tensors. */
+/** Both versions' phase 1: V1 passes a full ssRef and no lr/emaDecay tensors. */
 aclnnStatus ListPhase1(const AclnnOp& op, const aclTensorList* grads, aclTensorList* varsRef,
                        aclTensorList* msRef, aclTensorList* vsRef, aclTensorList* ssRef,
                        aclTensorList* maxVsRef, aclTensorList* modelCopiesRef,
@@ -441,15 +454,15 @@ extern "C" {
 
 aclnnStatus aclnnApplyFusedEmaAdamListGetWorkspaceSize(
     const aclTensorList* grads, aclTensorList* varsRef, aclTensorList* msRef, aclTensorList* vsRef,
-    aclTensorList* ssRef, aclTensorList* maxVsRefOptional, aclTensorList* modelCopiesRefOptional,
+    aclTensorList* ssRef, aclTensorList* maxVsRef, aclTensorList* modelCopiesRef,
     const aclTensor* step, const aclTensor* gradScaleOptional, const aclTensor* foundInfOptional,
     double lr, double emaDecay, double beta1, double beta2, double eps, int64_t mode,
     bool biasCorrection, double weightDecay, bool maximize, uint64_t* workspaceSize,
     aclOpExecutor** executor)
 {
     namespace acl = ascend_ema_adam::acl;
-    return acl::ListPhase1(acl::kOpV1, grads, varsRef, msRef, vsRef, ssRef, maxVsRefOptional,
-                           modelCopiesRefOptional, step, gradScaleOptional, foundInfOptional,
+    return acl::ListPhase1(acl::kOpV1, grads, varsRef, msRef, vsRef, ssRef, maxVsRef,
+                           modelCopiesRef, step, gradScaleOptional, foundInfOptional,
                            nullptr, nullptr, lr, emaDecay, beta1, beta2, eps, mode,
                            biasCorrection, weightDecay, maximize, workspaceSize, executor);
 }
@@ -463,17 +476,16 @@ aclnnStatus aclnnApplyFusedEmaAdamList(void* workspace, uint64_t workspaceSize,
 
 aclnnStatus aclnnApplyFusedEmaAdamListV2GetWorkspaceSize(
     const aclTensorList* grads, aclTensorList* varsRef, aclTensorList* msRef, aclTensorList* vsRef,
-    aclTensorList* ssRefOptional, aclTensorList* maxVsRefOptional,
-    aclTensorList* modelCopiesRefOptional, const aclTensor* step,
-    const aclTensor* gradScaleOptional, const aclTensor* foundInfOptional,
-    const aclTensor* lrOptional, const aclTensor* emaDecayOptional, double lr, double emaDecay,
-    double beta1, double beta2, double eps, int64_t mode, bool biasCorrection,
+    aclTensorList* ssRef, aclTensorList* maxVsRef, aclTensorList* modelCopiesRef,
+    const aclTensor* step, const aclTensor* gradScaleOptional, const aclTensor* foundInfOptional,
+    const aclTensor* lrTensorOptional, const aclTensor* emaDecayTensorOptional, double lr,
+    double emaDecay, double beta1, double beta2, double eps, int64_t mode, bool biasCorrection,
     double weightDecay, bool maximize, uint64_t* workspaceSize, aclOpExecutor** executor)
 {
     namespace acl = ascend_ema_adam::acl;
-    return acl::ListPhase1(acl::kOpV2, grads, varsRef, msRef, vsRef, ssRefOptional,
-                           maxVsRefOptional, modelCopiesRefOptional, step, gradScaleOptional,
-                           foundInfOptional, lrOptional, emaDecayOptional, lr, emaDecay, beta1,
+    return acl::ListPhase1(acl::kOpV2, grads, varsRef, msRef, vsRef, ssRef, maxVsRef,
+                           modelCopiesRef, step, gradScaleOptional, foundInfOptional,
+                           lrTensorOptional, emaDecayTensorOptional, lr, emaDecay, beta1,
                            beta2, eps, mode, biasCorrection, weightDecay, maximize, workspaceSize,
                            executor);
 }

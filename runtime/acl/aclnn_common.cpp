@@ -66,25 +66,19 @@ aclnnStatus CheckNdFormat(const char* api, const char* name, const aclTensor* t)
 
 aclnnStatus CheckDistinctElements(const char* api, const char* name, const aclTensor* t)
 {
-    if (HasDistinctElements(t)) {
+    if (HasDistinctElements(LayoutOf(t))) {
         return ACLNN_SUCCESS;
     }
-    return Reject(api, ACLNN_ERR_PARAM_INVALID,
-                  std::string(name) + " (shape " + ShapeToString(t->viewDims) + ", stride " +
-                      ShapeToString(t->strides) +
-                      ") addresses some elements more than once; an updated tensor must not");
+    return Reject(api, ACLNN_ERR_PARAM_INVALID, RepeatedElementsRefusal(name, LayoutOf(t)));
 }
 
 aclnnStatus CheckNoOverlap(const char* api, const char* name, const aclTensor* t,
                            const char* otherName, const aclTensor* other)
 {
-    if (!Overlap(t, other)) {
+    if (!SpansOverlap(SpanOf(t, 0, true), SpanOf(other, 1, false))) {
         return ACLNN_SUCCESS;
     }
-    return Reject(api, ACLNN_ERR_PARAM_INVALID,
-                  std::string(name) + " and " + otherName +
-                      " overlap in memory; an updated tensor must not overlap any other tensor "
-                      "of the call");
+    return Reject(api, ACLNN_ERR_PARAM_INVALID, OverlapRefusal(name, otherName));
 }
 
 aclnnStatus SelectCpuKernel(const char* api, CpuKernel* kernel, uint32_t* threads)

@@ -80,6 +80,8 @@ enum class Shared {
     kAclnnOnly,      // it accepts the description: the defect needs the tensors themselves
     kStepValueOnly,  // only CheckStepValue refuses: where step's value is readable (CPU aclnn)
     kOther,          // it refuses with `sharedMessage` (the aclnn layer found another defect first)
+    kOpbaseOnly,     // it accepts the description: on the NPU, CANN's opbase refuses the launch
+                     // before the tiling (a dynamic list of more than 256 tensors)
 };
 
 struct BadInput {

@@ -31,7 +31,7 @@ namespace aea_test {
 constexpr int kGrads = 0, kVars = 1, kMs = 2, kVs = 3, kSs = 4, kMaxVs = 5, kCopies = 6, kLists = 7;
 constexpr int kScalarStep = 0, kScalarGradScale = 1, kScalarFoundInf = 2, kScalarCount = 3;
 inline const char* const kListNames[kLists] = {"grads", "varsRef", "msRef", "vsRef", "ssRef",
-                                               "maxVsRefOptional", "modelCopiesRefOptional"};
+                                               "maxVsRef", "modelCopiesRef"};
 inline const char* const kScalarNames[kScalarCount] = {"step", "gradScaleOptional",
                                                        "foundInfOptional"};
 
@@ -158,8 +158,9 @@ inline std::vector<ListBadInput> ListBadInputs()
     using B = ListBreak;
     const std::string entryMismatch = ": every list holds one tensor per entry";
     std::vector<ListBadInput> rows;
-    // ---- null and dead handles (161001 for nulls, 161002 for dead handles)
-    for (int l = kGrads; l <= kSs; ++l) {
+    // ---- null and dead handles (161001 for nulls, 161002 for dead handles): every list is a
+    // DYNAMIC parameter, never null (an unused optional list is an empty one)
+    for (int l = kGrads; l < kLists; ++l) {
         rows.push_back(ListAclnnOnly(std::string("null ") + kListNames[l], {{B::kNullList, l}},
                                      ACLNN_ERR_PARAM_NULLPTR,
                                      std::string("^") + kListNames[l] + " is null$"));
@@ -173,9 +174,9 @@ inline std::vector<ListBadInput> ListBadInputs()
     rows.push_back(ListAclnnOnly("destroyed msRef list", {{B::kDestroyedList, kMs}},
                                  ACLNN_ERR_PARAM_INVALID,
                                  "^msRef is not a live aclTensorList \\(already destroyed"));
-    rows.push_back(ListAclnnOnly("destroyed maxVsRefOptional list", {{B::kDestroyedList, kMaxVs}},
+    rows.push_back(ListAclnnOnly("destroyed maxVsRef list", {{B::kDestroyedList, kMaxVs}},
                                  ACLNN_ERR_PARAM_INVALID,
-                                 "^maxVsRefOptional is not a live aclTensorList"));
+                                 "^maxVsRef is not a live aclTensorList"));
     for (const auto& [l, i] : {std::pair{kGrads, 1}, {kVars, 0}, {kSs, 2}, {kMaxVs, 1},
                                {kCopies, 0}}) {
         rows.push_back(ListAclnnOnly("null " + std::string(kListNames[l]) + "[" +
@@ -193,6 +194,26 @@ inline std::vector<ListBadInput> ListBadInputs()
                                  {{B::kDestroyedScalar, kScalarGradScale}},
                                  ACLNN_ERR_PARAM_INVALID,
                                  "^gradScaleOptional is not a live aclTensor"));
+    // ---- at most 256 tensors per list (CANN's opbase refuses more; the shared validation, the
+    // tiling adapter's, never sees such a list on the NPU)
+    const auto entries = [](ListCallSpec& c, int list, size_t n) {
+        ListSpec& l = c.lists[list];
+        while (l.shape.size() < n) {
+            l.shape.push_back({2});
+            l.dtype.push_back(l.dtype[0]);
+        }
+    };
+    rows.push_back({"257 entries in every list",
+                    [entries](ListCallSpec& c) {
+                        for (int l = kGrads; l < kLists; ++l) entries(c, l, 257);
+                    },
+                    {}, ACLNN_ERR_PARAM_INVALID,
+                    "^grads holds 257 tensors, more than the 256 a dynamic list of a CANN operator "
+                    "may hold \\(opbase's limit\\): launch in slices of at most 256 entries$",
+                    Shared::kOpbaseOnly, ""});
+    rows.push_back({"maxVsRef of 257 tensors", [entries](ListCallSpec& c) { entries(c, kMaxVs, 257); },
+                    {}, ACLNN_ERR_PARAM_INVALID, "^maxVsRef holds 257 tensors, more than the 256",
+                    Shared::kOther, "^maxVsRef has 257 tensors but grads has 3"});
     // ---- list lengths
     rows.push_back(ListAlike("varsRef one entry short",
                              [](ListCallSpec& c) {
@@ -200,12 +221,12 @@ inline std::vector<ListBadInput> ListBadInputs()
                                  c.lists[kVars].dtype.pop_back();
                              },
                              "^varsRef has 2 tensors but grads has 3" + entryMismatch + "$"));
-    rows.push_back(ListAlike("maxVsRefOptional one entry long",
+    rows.push_back(ListAlike("maxVsRef one entry long",
                              [](ListCallSpec& c) {
                                  c.lists[kMaxVs].shape.push_back({7});
                                  c.lists[kMaxVs].dtype.push_back(ACL_FLOAT);
                              },
-                             "^maxVsRefOptional has 4 tensors but grads has 3" + entryMismatch +
+                             "^maxVsRef has 4 tensors but grads has 3" + entryMismatch +
                                  " \\(or none, when the optional list is not used\\)$"));
     rows.push_back(ListAlike("empty grads",
                              [](ListCallSpec& c) {
@@ -220,10 +241,10 @@ inline std::vector<ListBadInput> ListBadInputs()
     rows.push_back(ListAlike("grads[1] bf16 among fp32",
                              [](ListCallSpec& c) { c.lists[kGrads].dtype[1] = ACL_BF16; },
                              "^grads\\[1\\] has dtype ACL_BF16 \\(27\\) but grads\\[0\\] has ACL_FLOAT"));
-    rows.push_back(ListAlike("modelCopiesRefOptional[2] fp16 among bf16",
+    rows.push_back(ListAlike("modelCopiesRef[2] fp16 among bf16",
                              [](ListCallSpec& c) { c.lists[kCopies].dtype[2] = ACL_FLOAT16; },
-                             "^modelCopiesRefOptional\\[2\\] has dtype ACL_FLOAT16 \\(1\\) but "
-                             "modelCopiesRefOptional\\[0\\] has ACL_BF16 \\(27\\)"));
+                             "^modelCopiesRef\\[2\\] has dtype ACL_FLOAT16 \\(1\\) but "
+                             "modelCopiesRef\\[0\\] has ACL_BF16 \\(27\\)"));
     rows.push_back(ListAlike("varsRef fp64", [](ListCallSpec& c) { c.lists[kVars].Fill(ACL_DOUBLE); },
                              "^varsRef\\[0\\] has dtype ACL_DOUBLE \\(11\\), expected ACL_FLOAT, "
                              "ACL_FLOAT16 or ACL_BF16$"));
@@ -239,13 +260,13 @@ inline std::vector<ListBadInput> ListBadInputs()
     rows.push_back(ListAlike("vsRef fp16, msRef fp32",
                              [](ListCallSpec& c) { c.lists[kVs].Fill(ACL_FLOAT16); },
                              "^vsRef\\[0\\] has dtype ACL_FLOAT16 \\(1\\) but msRef\\[0\\] has ACL_FLOAT "
-                             "\\(0\\): msRef, vsRef, ssRef and maxVsRefOptional must share one dtype$"));
-    rows.push_back(ListAlike("maxVsRefOptional bf16, msRef fp32",
+                             "\\(0\\): msRef, vsRef, ssRef and maxVsRef must share one dtype$"));
+    rows.push_back(ListAlike("maxVsRef bf16, msRef fp32",
                              [](ListCallSpec& c) { c.lists[kMaxVs].Fill(ACL_BF16); },
-                             "^maxVsRefOptional\\[0\\] has dtype ACL_BF16 \\(27\\) but msRef\\[0\\]"));
+                             "^maxVsRef\\[0\\] has dtype ACL_BF16 \\(27\\) but msRef\\[0\\]"));
     rows.push_back(ListAlike("model copies fp32",
                              [](ListCallSpec& c) { c.lists[kCopies].Fill(ACL_FLOAT); },
-                             "^modelCopiesRefOptional\\[0\\] has dtype ACL_FLOAT \\(0\\), expected "
+                             "^modelCopiesRef\\[0\\] has dtype ACL_FLOAT \\(0\\), expected "
                              "ACL_FLOAT16 or ACL_BF16: a model copy holds 16-bit weights$"));
     rows.push_back(ListAlike("model copies of fp16 params",
                              [](ListCallSpec& c) {
@@ -254,7 +275,7 @@ inline std::vector<ListBadInput> ListBadInputs()
                                  c.lists[kCopies].Fill(ACL_FLOAT16);
                              },
                              "^varsRef\\[0\\] has dtype ACL_FLOAT16 \\(1\\), expected ACL_FLOAT "
-                             "\\(0\\) with modelCopiesRefOptional: varsRef holds the fp32 master "
+                             "\\(0\\) with modelCopiesRef: varsRef holds the fp32 master "
                              "weights of the model copies$"));
     rows.push_back(ListAlike("fp16 grads of fp32 params",
                              [](ListCallSpec& c) { c.SetDtypes(ACL_FLOAT, ACL_FLOAT, ACL_FLOAT16); },
@@ -267,7 +288,7 @@ inline std::vector<ListBadInput> ListBadInputs()
     rows.push_back(ListAlike("fp16 grads of bf16 model copies",
                              [](ListCallSpec& c) { c.lists[kGrads].Fill(ACL_FLOAT16); },
                              "^grads\\[0\\] has dtype ACL_FLOAT16 \\(1\\), expected "
-                             "modelCopiesRefOptional's dtype ACL_BF16 \\(27\\) or ACL_FLOAT \\(0\\): "
+                             "modelCopiesRef's dtype ACL_BF16 \\(27\\) or ACL_FLOAT \\(0\\): "
                              "the gradients of the model copies or fp32$"));
     rows.push_back(ListAlike("step fp32",
                              [](ListCallSpec& c) { c.scalars[kScalarStep].dtype = ACL_FLOAT; },
@@ -286,13 +307,13 @@ inline std::vector<ListBadInput> ListBadInputs()
     rows.push_back(ListAlike("varsRef[0] [4,3], grads[0] [3,4] (same element count)",
                              [](ListCallSpec& c) { c.lists[kVars].shape[0] = {4, 3}; },
                              "^varsRef\\[0\\] has shape \\[4,3\\] but grads\\[0\\] has shape \\[3,4\\]"));
-    rows.push_back(ListAlike("maxVsRefOptional[2] [6], grads[2] [2,1,3]",
+    rows.push_back(ListAlike("maxVsRef[2] [6], grads[2] [2,1,3]",
                              [](ListCallSpec& c) { c.lists[kMaxVs].shape[2] = {6}; },
-                             "^maxVsRefOptional\\[2\\] has shape \\[6\\] but grads\\[2\\] has shape "
+                             "^maxVsRef\\[2\\] has shape \\[6\\] but grads\\[2\\] has shape "
                              "\\[2,1,3\\]"));
-    rows.push_back(ListAlike("modelCopiesRefOptional[0] [3,5]",
+    rows.push_back(ListAlike("modelCopiesRef[0] [3,5]",
                              [](ListCallSpec& c) { c.lists[kCopies].shape[0] = {3, 5}; },
-                             "^modelCopiesRefOptional\\[0\\] has shape \\[3,5\\] but grads\\[0\\]"));
+                             "^modelCopiesRef\\[0\\] has shape \\[3,5\\] but grads\\[0\\]"));
     rows.push_back(ListAlike("rank 9 entry",
                              [](ListCallSpec& c) { c.SetEntryShape(1, {1, 1, 1, 1, 1, 1, 1, 1, 5}); },
                              "^grads\\[1\\] has shape \\[1,1,1,1,1,1,1,1,5\\] \\(rank 9\\), expected "
@@ -323,10 +344,10 @@ inline std::vector<ListBadInput> ListBadInputs()
                                  ACLNN_ERR_PARAM_INVALID,
                                  "^grads\\[2\\] has format ACL_FORMAT_NC1HWC0 \\(3\\), expected "
                                  "ACL_FORMAT_ND"));
-    rows.push_back(ListAclnnOnly("modelCopiesRefOptional[1] FRACTAL_NZ",
+    rows.push_back(ListAclnnOnly("modelCopiesRef[1] FRACTAL_NZ",
                                  {{B::kEntryFormat, kCopies, 1, -1, 0, ACL_FORMAT_FRACTAL_NZ}},
                                  ACLNN_ERR_PARAM_INVALID,
-                                 "^modelCopiesRefOptional\\[1\\] has format ACL_FORMAT_FRACTAL_NZ"));
+                                 "^modelCopiesRef\\[1\\] has format ACL_FORMAT_FRACTAL_NZ"));
     rows.push_back(ListAclnnOnly("foundInfOptional NHWC",
                                  {{B::kScalarFormat, kScalarFoundInf, 0, -1, 0, ACL_FORMAT_NHWC}},
                                  ACLNN_ERR_PARAM_INVALID,
@@ -347,10 +368,10 @@ inline std::vector<ListBadInput> ListBadInputs()
     rows.push_back(ListAclnnOnly("ssRef[0] half over varsRef[0]",
                                  {{B::kHalfOverlap, kVars, 0, kSs, 0}}, ACLNN_ERR_PARAM_INVALID,
                                  "^varsRef\\[0\\] and ssRef\\[0\\]" + overlap));
-    rows.push_back(ListAclnnOnly("modelCopiesRefOptional[1] is maxVsRefOptional[1]'s memory "
+    rows.push_back(ListAclnnOnly("modelCopiesRef[1] is maxVsRef[1]'s memory "
                                  "(a bf16 view of fp32 memory)",
                                  {{B::kSameMemory, kCopies, 1, kMaxVs, 1}}, ACLNN_ERR_PARAM_INVALID,
-                                 "^maxVsRefOptional\\[1\\] and modelCopiesRefOptional\\[1\\]" + overlap));
+                                 "^maxVsRef\\[1\\] and modelCopiesRef\\[1\\]" + overlap));
     rows.push_back(ListAclnnOnly("grads[1] is msRef[1]'s memory (read-only with updated)",
                                  {{B::kSameMemory, kGrads, 1, kMs, 1}}, ACLNN_ERR_PARAM_INVALID,
                                  "^msRef\\[1\\] and grads\\[1\\]" + overlap));
@@ -367,10 +388,10 @@ inline std::vector<ListBadInput> ListBadInputs()
                                  {{B::kScalarInside, kScalarGradScale, 0, kSs, 1}},
                                  ACLNN_ERR_PARAM_INVALID,
                                  "^ssRef\\[1\\] and gradScaleOptional" + overlap));
-    rows.push_back(ListAclnnOnly("foundInfOptional inside maxVsRefOptional[0]",
+    rows.push_back(ListAclnnOnly("foundInfOptional inside maxVsRef[0]",
                                  {{B::kScalarInside, kScalarFoundInf, 0, kMaxVs, 0}},
                                  ACLNN_ERR_PARAM_INVALID,
-                                 "^maxVsRefOptional\\[0\\] and foundInfOptional" + overlap));
+                                 "^maxVsRef\\[0\\] and foundInfOptional" + overlap));
     // ---- the step's value, with bias correction
     for (int64_t step : {int64_t{0}, int64_t{-3}}) {
         rows.push_back({"step " + std::to_string(step),
@@ -380,7 +401,12 @@ inline std::vector<ListBadInput> ListBadInputs()
                             ", expected step >= 1 when biasCorrection is true",
                         Shared::kStepValueOnly, ""});
     }
-    // ---- the fixed order: nulls, live, entries, description, formats, memory, step value
+    // ---- the fixed order: nulls, live, list sizes, entries, description, formats, memory, step
+    // value
+    rows.push_back({"order: list size before null entry",
+                    [entries](ListCallSpec& c) { entries(c, kVs, 300); }, {{B::kNullEntry, kGrads, 0}},
+                    ACLNN_ERR_PARAM_INVALID, "^vsRef holds 300 tensors",
+                    Shared::kOther, "^vsRef has 300 tensors but grads has 3"});
     rows.push_back({"order: null entry before dtype",
                     [](ListCallSpec& c) { c.lists[kMs].dtype[1] = ACL_FLOAT16; },
                     {{B::kNullEntry, kSs, 2}}, ACLNN_ERR_PARAM_NULLPTR, "^ssRef\\[2\\] is null$",

@@ -33,7 +33,8 @@ def acl():
 
 
 def make_entries(rng, shapes, p, s, g, c, amsgrad):
-    """Per list the arrays of every entry (None for an absent optional list)."""
+    """Per list the arrays of every entry (None for an absent optional list, passed as an empty
+    list)."""
     out = {name: [] for name in LISTS}
     for shape in shapes:
         grad, var, m, v, ema = random_inputs(rng, shape, np.float32)
@@ -53,7 +54,7 @@ def make_entries(rng, shapes, p, s, g, c, amsgrad):
 def run(acl, stream, entries, step, h: Hyper, extras: Extras):
     """Both phases of the list API on ``stream`` and a synchronisation (arrays updated in
     place); returns phase 1's workspace size."""
-    lists = [TensorList(acl, entries[n]) if entries[n] is not None else None for n in LISTS]
+    lists = [TensorList(acl, entries[n] if entries[n] is not None else []) for n in LISTS]
     scalars = [Tensor(acl, np.array([step], np.int64))]
     for value in (extras.grad_scale, extras.found_inf):
         scalars.append(Tensor(acl, np.array([value], np.float32)) if value is not None else None)

@@ -1,8 +1,8 @@
-"""aclnnApplyFusedEmaAdamListV2 through ctypes, on both CPU kernels: ssRefOptional NULL or an
-empty list (no EMA) and lrOptional / emaDecayOptional tensors, bit for bit the golden's
-emulate_entry (s=None; the tensors' values as attributes); V1 still refuses a NULL ssRef; bad
-lr / emaDecay tensors are refused with their names and nothing written; V1 and V2 executors are
-kept apart."""
+"""aclnnApplyFusedEmaAdamListV2 through ctypes, on both CPU kernels: an empty ssRef (no EMA) and
+lrTensorOptional / emaDecayTensorOptional tensors, bit for bit the golden's emulate_entry (s=None;
+the tensors' values as attributes); a NULL list is refused by both versions (CANN's generated
+aclnn null-checks every DYNAMIC parameter) and V1 refuses an empty ssRef; bad lr / emaDecay tensors
+are refused with their names and nothing written; V1 and V2 executors are kept apart."""
 
 import ctypes
 
@@ -23,13 +23,11 @@ def acl():
     yield from open_acl()
 
 
-def phase1(acl, entries, step, h, extras, *, lr=None, ema_decay=None, empty_ss=False,
-           version=2):
-    """Phase 1 of V2 (or V1); entries["ss"] None passes NULL (or, with empty_ss, an empty list).
-    Returns (status, workspace size, executor, the handles to close)."""
-    lists = [TensorList(acl, entries[n]) if entries[n] is not None else None for n in LISTS]
-    if entries["ss"] is None and empty_ss:
-        lists[4] = TensorList(acl, [])
+def phase1(acl, entries, step, h, extras, *, lr=None, ema_decay=None, null=(), version=2):
+    """Phase 1 of V2 (or V1); a list whose entries are None is passed as an empty list, one named
+    in ``null`` as NULL. Returns (status, workspace size, executor, the handles to close)."""
+    lists = [None if n in null else TensorList(acl, entries[n] if entries[n] is not None else [])
+             for n in LISTS]
     scalars = [Tensor(acl, np.array([step], np.int64))]
     values = (extras.grad_scale, extras.found_inf) + ((lr, ema_decay) if version == 2 else ())
     for value in values:
@@ -67,17 +65,17 @@ def expected_without_ema(entries, step, h, extras):
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("combo", COMBOS, ids=COMBO_IDS)
 def test_no_ema_and_tensor_scalars_match_golden(acl, stream, rng, monkeypatch, kernel, combo):
-    """Per combination: a NULL ssRefOptional, an empty one, and lr/decay tensors with and
+    """Per combination: an empty ssRef (with and without AMSGrad), and lr/decay tensors with and
     without the EMA (the attributes then hold other numbers), two steps each."""
     monkeypatch.setenv("ASCEND_EMA_ADAM_CPU_KERNEL", kernel)
     h = Hyper(lr=float(rng.uniform(1e-3, 1e-2)), ema_decay=float(rng.uniform(0.9, 0.999)),
               weight_decay=0.05, mode=int(rng.integers(0, 2)))
     decoy = Hyper(lr=0.5, ema_decay=0.0, weight_decay=0.05, mode=h.mode)
     scalars = dict(lr=np.float32(h.lr), ema_decay=np.float32(h.ema_decay))
-    cases = [("null-ss", False, {}, h), ("empty-ss", False, dict(empty_ss=True), h),
+    cases = [("empty-ss", False, {}, h), ("empty-ss-amsgrad", False, {}, h),
              ("tensors", True, scalars, decoy), ("tensors-no-ema", False, scalars, decoy)]
     for name, ema, kwargs, launch_hyper in cases:
-        entries = make_entries(rng, SHAPES, *combo, amsgrad=name != "null-ss")
+        entries = make_entries(rng, SHAPES, *combo, amsgrad=name != "empty-ss")
         if not ema:
             entries["ss"] = None
         extras = Extras(maximize=True, grad_scale=64.0)
@@ -88,23 +86,43 @@ def test_no_ema_and_tensor_scalars_match_golden(acl, stream, rng, monkeypatch, k
             assert_matches(entries, expected)
 
 
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("null", ["ss", "max_vs", "copies"])
+def test_null_lists_refused_nothing_written(acl, rng, version, null):
+    """A NULL list is 161001 in both versions, whether the list would be used or not: an absent
+    list is an empty one."""
+    entries = make_entries(rng, SHAPES, np.float32, np.float32, np.float32, None, amsgrad=False)
+    before = {n: [a.copy() for a in entries[n]] for n in LISTS if entries[n] is not None}
+    status, ws, executor, handles = phase1(acl, entries, 1, Hyper(), Extras(), null=(null,),
+                                           version=version)
+    for x in handles:
+        x.close()
+    assert status == ACLNN_ERR_PARAM_NULLPTR
+    name = {"ss": "ssRef", "max_vs": "maxVsRef", "copies": "modelCopiesRef"}[null]
+    assert acl.aclGetRecentErrMsg() == f"aclnnApplyFusedEmaAdamList{'V2' if version == 2 else ''}" \
+        f"GetWorkspaceSize: {name} is null".encode()
+    assert executor.value is None and ws == 0
+    for n, arrays in before.items():
+        assert all(np.array_equal(a, b) for a, b in zip(entries[n], arrays)), n
+
+
 def test_v1_still_requires_ss(acl, rng):
     entries = make_entries(rng, SHAPES, np.float32, np.float32, np.float32, None, amsgrad=False)
     entries["ss"] = None
     status, _, _, handles = phase1(acl, entries, 1, Hyper(), Extras(), version=1)
     for x in handles:
         x.close()
-    assert status == ACLNN_ERR_PARAM_NULLPTR
-    assert b"ssRef is null" in acl.aclGetRecentErrMsg()
+    assert status == ACLNN_ERR_PARAM_INVALID
+    assert b"ssRef has 0 tensors but grads has" in acl.aclGetRecentErrMsg()
 
 
 BAD = [
-    ("lr-fp16", dict(lr=np.array([1e-3], np.float16)), rb"lrOptional has dtype ACL_FLOAT16"),
-    ("decay-int64", dict(ema_decay=np.array([1], np.int64)), rb"emaDecayOptional has dtype ACL_INT64"),
+    ("lr-fp16", dict(lr=np.array([1e-3], np.float16)), rb"lrTensorOptional has dtype ACL_FLOAT16"),
+    ("decay-int64", dict(ema_decay=np.array([1], np.int64)), rb"emaDecayTensorOptional has dtype ACL_INT64"),
     ("lr-two", dict(lr=np.array([1e-3, 1e-3], np.float32)),
-     rb"lrOptional has shape \[2\] \(2 elements\), expected exactly one element"),
+     rb"lrTensorOptional has shape \[2\] \(2 elements\), expected exactly one element"),
     ("decay-rank2-empty", dict(ema_decay=np.zeros((1, 0), np.float32)),
-     rb"emaDecayOptional has shape \[1,0\] \(0 elements\)"),
+     rb"emaDecayTensorOptional has shape \[1,0\] \(0 elements\)"),
 ]
 
 
@@ -131,7 +149,7 @@ def test_lr_tensor_aliasing_an_updated_tensor_refused(acl, rng):
     for x in handles:
         x.close()
     assert status == ACLNN_ERR_PARAM_INVALID
-    assert b"varsRef[3] and lrOptional overlap in memory" in acl.aclGetRecentErrMsg()
+    assert b"varsRef[3] and lrTensorOptional overlap in memory" in acl.aclGetRecentErrMsg()
 
 
 def test_executors_of_v1_and_v2_are_kept_apart(acl, stream, rng):

@@ -95,25 +95,29 @@ def _contract_combinations():
     return accepted
 
 
-def test_opdef_dtype_columns_are_the_contract():
-    """The CANN op description has one dtype column per kernel key: exactly the combinations the
-    contract accepts; max_vs has the state's dtype; a column without model copies names fp32
-    there (a dtype no copy has), so every column is distinct."""
+def test_opdef_dtype_columns_cover_the_contract():
+    """Every dtype combination the golden's contract accepts has its CANN kernel column: with
+    AMSGrad and the EMA, every list given in its own dtype (an absent model_copies is keyed as
+    CANN's opbase keys an empty list: the gradients' dtype as an input, the parameters' as an
+    output). The columns for the other absent lists, and that every column is the OpDef's, are
+    op_host.test_apply_fused_ema_adam_list_opdef's and test_cann_op_json's."""
     (op,) = json.loads((REPO / "op_host/cann/apply_fused_ema_adam_list.json").read_text())
     types = {d["name"]: d["type"] for d in op["input_desc"]}
     outputs = {d["name"]: d["type"] for d in op["output_desc"]}
     json_names = {"float": "float32", "float16": "float16", "bfloat16": "bfloat16"}
-    columns = set()
+    lists = ["grads", "vars", "ms", "vs", "ss", "max_vs", "model_copies"]
+    columns = {(tuple(json_names[types[k][i]] for k in lists),
+                tuple(json_names[outputs[k][i]] for k in lists[1:]))
+               for i in range(len(types["vars"]))}
+    combinations = _contract_combinations()
+    assert len(combinations) == 13
+    for p, s, g, c in combinations:
+        inputs = (g, p, s, s, s, s, c or g)
+        outs = (p, s, s, s, s, c or p)
+        assert (inputs, outs) in columns, (p, s, g, c)
     for i in range(len(types["vars"])):
-        p, s, g = (json_names[types[k][i]] for k in ("vars", "ms", "grads"))
-        assert types["vs"][i] == types["ss"][i] == types["max_vs"][i] == types["ms"][i]
-        c = json_names[types["model_copies"][i]]
-        columns.add((p, s, g, None if c == "float32" else c))
         assert types["step"][i] == "int64"
         assert types["grad_scale"][i] == types["found_inf"][i] == "float"
-    assert len(columns) == len(types["vars"]) == 13
-    assert columns == _contract_combinations()
-    assert all(outputs[k] == types[k] for k in outputs)
     assert {d["name"]: d["param_type"] for d in op["input_desc"]} == {
         "grads": "dynamic", "vars": "dynamic", "ms": "dynamic", "vs": "dynamic", "ss": "dynamic",
         "max_vs": "dynamic", "model_copies": "dynamic", "step": "required",
@@ -164,9 +168,9 @@ BAD_CASES = [
     ("found-inf-two", lambda g: setattr(g, "found_inf", torch.zeros(2)) or g,
      r"foundInfOptional has shape \[2\] \(2 elements\), expected exactly one element"),
     ("max-vs-short", lambda g: setattr(g, "max_vs", [torch.zeros(s) for s in SHAPES[:2]]) or g,
-     r"maxVsRefOptional has 2 tensors but grads has 3"),
+     r"maxVsRef has 2 tensors but grads has 3"),
     ("copies-of-fp16", lambda g: setattr(g, "copies", [torch.zeros(s, dtype=F32) for s in SHAPES])
-     or g, r"modelCopiesRefOptional\[0\] has dtype ACL_FLOAT \(0\), expected ACL_FLOAT16 or "
+     or g, r"modelCopiesRef\[0\] has dtype ACL_FLOAT \(0\), expected ACL_FLOAT16 or "
            r"ACL_BF16"),
 ]
 

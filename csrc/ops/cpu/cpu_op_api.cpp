@@ -61,32 +61,21 @@ aclTensor* CreateAclTensor(const at::Tensor& t, bool mutated)
                                  &storageElems, 1, data);
 }
 
-void CheckStatus(const char* api, aclnnStatus status)
-{
-    TORCH_CHECK(status == ACLNN_SUCCESS, "call ", api, " failed (aclnn status ", status,
-                "), detail: ", Common().recentErrMsg());
-}
-
 }  // namespace
+
+void CheckAclnnStatus(const char* api, aclnnStatus status, const std::string& where)
+{
+    if (status == ACLNN_SUCCESS) return;
+    const char* detail = Common().recentErrMsg();
+    TORCH_CHECK(false, "call ", api, " failed (aclnn status ", status,
+                "), detail: ", detail != nullptr ? detail : "(no message)", where);
+}
 
 void* CpuOpApiSymbol(const char* name)
 {
     void* sym = dlsym(CpuOpApiLibrary(), name);
     TORCH_CHECK(sym != nullptr, "ascend_ema_adam: ", name, " not found in the CPU ACL library");
     return sym;
-}
-
-aclDataType ToAclDataType(at::ScalarType type)
-{
-    switch (type) {
-        case at::kFloat: return ACL_FLOAT;
-        case at::kHalf: return ACL_FLOAT16;
-        case at::kBFloat16: return ACL_BF16;
-        case at::kLong: return ACL_INT64;
-        case at::kDouble: return ACL_DOUBLE;
-        case at::kInt: return ACL_INT32;
-        default: return ACL_DT_UNDEFINED;  // rejected by phase 1 with the argument's name
-    }
 }
 
 void AclTensorDeleter::operator()(aclTensor* t) const
@@ -142,11 +131,11 @@ void RunAclnn(const char* api, AclnnPhase2 phase2,
 {
     uint64_t workspaceSize = 0;
     aclOpExecutor* executor = nullptr;
-    CheckStatus(api, phase1(&workspaceSize, &executor));
+    CheckAclnnStatus(api, phase1(&workspaceSize, &executor));
     const at::Tensor workspace = at::empty({static_cast<int64_t>(workspaceSize)},
                                            at::TensorOptions().dtype(at::kByte));
     // The null stream is the CPU device's synchronous default stream: done when this returns.
-    CheckStatus(api, phase2(workspaceSize > 0 ? workspace.data_ptr() : nullptr, workspaceSize,
+    CheckAclnnStatus(api, phase2(workspaceSize > 0 ? workspace.data_ptr() : nullptr, workspaceSize,
                             executor, nullptr));
 }
 

@@ -16,11 +16,13 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "acl/acl.h"
 #include "aclnn/acl_meta.h"
 #include "aclnn/opdev/op_errno.h"
+#include "../common/acl_dtype.h"
 
 namespace ascend_ema_adam::ops {
 
@@ -35,9 +37,6 @@ F CpuOpApiFunction(const char* name)
 {
     return reinterpret_cast<F>(CpuOpApiSymbol(name));
 }
-
-/** The aclDataType of a torch dtype (ACL_DT_UNDEFINED for one ACL lacks): torch's one mapping. */
-aclDataType ToAclDataType(at::ScalarType type);
 
 struct AclTensorDeleter {
     void operator()(aclTensor* t) const;
@@ -63,6 +62,10 @@ void CheckAllOnCpu(const char* op,
                    std::initializer_list<std::pair<const char*, const at::Tensor*>> tensors);
 /** The same for every tensor of a list, named "<name>[<i>]". */
 void CheckAllOnCpu(const char* op, const char* name, at::TensorList tensors);
+
+/** Raises "call <api> failed (aclnn status <n>), detail: <aclGetRecentErrMsg()><where>" unless
+ *  `status` is ACLNN_SUCCESS. */
+void CheckAclnnStatus(const char* api, aclnnStatus status, const std::string& where = {});
 
 /** Phase 2 of every aclnn operator. */
 using AclnnPhase2 = aclnnStatus (*)(void* workspace, uint64_t workspaceSize,

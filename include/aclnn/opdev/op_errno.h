@@ -13,5 +13,6 @@
 #define ACLNN_ERR_INNER 561000                   /* internal error */
 #define ACLNN_ERR_INNER_TILING_ERROR 561002      /* host tiling failed */
 #define ACLNN_ERR_INNER_CREATE_EXECUTOR 561101   /* the executor could not be created */
+#define ACLNN_ERR_INNER_NULLPTR 561103           /* an internal pointer argument is null */
 
 #endif /* ASCEND_EMA_ADAM_ACLNN_OP_ERRNO_H */

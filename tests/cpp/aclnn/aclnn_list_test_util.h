@@ -89,13 +89,14 @@ struct ListCall {
         RecentError();  // cleanup of deliberately broken calls may leave messages
     }
 
-    /** Creates the lists (they take the handles); absent lists stay null. Idempotent. */
+    /** Creates the lists (they take the handles); an absent list is an empty one, as the
+     *  contract says (never NULL). Idempotent. */
     void Build()
     {
         if (built) return;
         for (int l = 0; l < kLists; ++l) {
-            if (!present[l]) continue;
-            lists[l] = aclCreateTensorList(handles[l].data(), handles[l].size());
+            lists[l] = present[l] ? aclCreateTensorList(handles[l].data(), handles[l].size())
+                                  : aclCreateTensorList(nullptr, 0);
             listArgs[l] = lists[l];
         }
         built = true;

@@ -3,8 +3,8 @@
 //   bad_input_table      every rejected input of tests/cpp/apply_fused_ema_adam_list_bad_inputs.h:
 //                        exact status, the message matching its pattern, every tensor byte-identical
 //                        and both out-arguments unwritten
-//   the other cases      what phase 1 accepts (read-only tensors sharing memory, absent and empty
-//                        optional lists, empty calls, strided views and their workspace), executors
+//   the other cases      what phase 1 accepts (read-only tensors sharing memory, empty optional
+//                        lists, 256 entries, empty calls, strided views and their workspace), executors
 //                        of the two operators kept apart; phase 2: strided views against
 //                        contiguous runs, queued steps in stream order, 8 threads at once, lists
 //                        destroyed between the phases (tests/python holds the results to the golden)
@@ -90,7 +90,8 @@ AEA_CASE(read_only_tensors_may_share_memory)
     ExpectAccepted(call, 0, "shared read-only memory");
 }
 
-/** An optional list that is empty is absent (torch_npu passes absent dynamic inputs so). */
+/** An optional list that is empty is absent: the contract of CANN's generated aclnn, where a
+ *  DYNAMIC parameter is never NULL (the bad-input table holds NULL lists to 161001). */
 AEA_CASE(empty_optional_lists_are_absent)
 {
     ListCallSpec spec;
@@ -100,10 +101,53 @@ AEA_CASE(empty_optional_lists_are_absent)
     }
     ListCall call(spec);
     ExpectAccepted(call, 0, "empty optional lists");
-    spec.lists[kMaxVs].present = false;
-    spec.lists[kCopies].present = false;
-    ListCall absent(spec);
-    ExpectAccepted(absent, 0, "null optional lists");
+    EXPECT(call.lists[kMaxVs] != nullptr && call.lists[kCopies] != nullptr);
+}
+
+/** 256 tensors per list, opbase's limit, are one launch; every entry is updated (one more is
+ *  refused: the bad-input table). */
+AEA_CASE(lists_of_256_tensors_run)
+{
+    ListCallSpec spec;
+    for (ListSpec& l : spec.lists) {
+        l.shape.assign(256, {3});
+        l.Fill(l.dtype[0]);
+    }
+    spec.scalars[kScalarFoundInf].present = false;
+    ListCall call(spec);
+    ExpectAccepted(call, 0, "256 entries");
+    const auto before = call.Snapshot();
+    EXPECT(aclnnApplyFusedEmaAdamList(nullptr, 0, call.executor, nullptr) == ACLNN_SUCCESS);
+    const auto after = call.Snapshot();
+    for (size_t i = 0; i < 256; ++i) {  // snapshots list the tensors list by list
+        EXPECT_MSG(after[kVars * 256 + i] != before[kVars * 256 + i], "varsRef[%zu] unchanged", i);
+        EXPECT_MSG(after[kGrads * 256 + i] == before[kGrads * 256 + i], "grads[%zu] written", i);
+    }
+}
+
+/** aclDestroyAclOpExecutor (CANN's opbase semantics and status codes): an executor phase 1
+ *  returned can be destroyed instead of run (a caller that prepared several launches and gives up
+ *  after a later phase 1 failed); nothing is written, and it is gone for phase 2 and for a second
+ *  destroy. */
+AEA_CASE(prepared_executors_can_be_destroyed)
+{
+    ListCall call{ListCallSpec()};
+    ExpectAccepted(call, 0, "to destroy");
+    const auto before = call.Snapshot();
+    EXPECT(aclDestroyAclOpExecutor(call.executor) == ACLNN_SUCCESS);
+    EXPECT(call.Snapshot() == before);
+    EXPECT(aclnnApplyFusedEmaAdamList(nullptr, 0, call.executor, nullptr) ==
+           ACLNN_ERR_PARAM_INVALID);
+    EXPECT(Contains(RecentError(), "executor is not a live executor"));
+    EXPECT(aclDestroyAclOpExecutor(call.executor) == ACLNN_ERR_INNER);
+    EXPECT(Contains(RecentError(), "aclDestroyAclOpExecutor: executor is not a live executor"));
+    EXPECT(aclDestroyAclOpExecutor(nullptr) == ACLNN_ERR_INNER_NULLPTR);
+    EXPECT(Contains(RecentError(), "aclDestroyAclOpExecutor: executor is null"));
+    ListCall ran{ListCallSpec()};
+    ExpectAccepted(ran, 0, "to run");
+    EXPECT(aclnnApplyFusedEmaAdamList(nullptr, 0, ran.executor, nullptr) == ACLNN_SUCCESS);
+    EXPECT(aclDestroyAclOpExecutor(ran.executor) == ACLNN_ERR_INNER);  // phase 2 consumed it
+    RecentError();
 }
 
 /** No entries, or only empty tensors: a valid call whose phase 2 does nothing. */

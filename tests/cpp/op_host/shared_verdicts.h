@@ -32,6 +32,8 @@ inline ascend_ema_adam::Attrs AttrsOf(const Hyper& h)
  *   Shared::kStepValueOnly  accepted by the check, refused by CheckStepValue: on the NPU path
  *                           step's value is device memory the tiling cannot read
  *   Shared::kOther          refused with the row's own shared message (ordering rows)
+ *   Shared::kOpbaseOnly     accepted: on the NPU, CANN's opbase refuses such a launch before the
+ *                           tiling (more than 256 tensors in a list); no break of the tensors
  *
  * `check(spec)` is the validation the adapter runs on a row's description; `matches(text,
  * expected)` compares a message with a row's (a substring, or a regular expression). Returns the
@@ -41,7 +43,7 @@ template <class Spec, class Row, class Check, class Matches>
 std::vector<int> ExpectSharedVerdicts(const std::vector<Row>& rows, const Check& check,
                                       const Matches& matches)
 {
-    std::vector<int> counts(4, 0);
+    std::vector<int> counts(5, 0);
     for (const Row& row : rows) {
         Spec c;
         row.describe(c);
@@ -69,14 +71,20 @@ std::vector<int> ExpectSharedVerdicts(const std::vector<Row>& rows, const Check&
                            row.name.c_str(), stepRefusal.c_str(), expected.c_str());
                 break;
             }
+            case Shared::kOpbaseOnly:
+                EXPECT_MSG(refusal.empty() && stepRefusal.empty() && row.aclnnOnly.empty(),
+                           "[%s] the description alone should be valid (opbase refuses it before "
+                           "the tiling), got '%s%s'",
+                           row.name.c_str(), refusal.c_str(), stepRefusal.c_str());
+                break;
             case Shared::kOther:
                 EXPECT_MSG(matches(refusal, row.sharedMessage), "[%s] '%s' does not match '%s'",
                            row.name.c_str(), refusal.c_str(), row.sharedMessage.c_str());
                 break;
         }
     }
-    std::printf("  %d refused alike, %d aclnn-only, %d step-value-only, %d other\n", counts[0],
-                counts[1], counts[2], counts[3]);
+    std::printf("  %d refused alike, %d aclnn-only, %d step-value-only, %d other, %d opbase-only\n",
+                counts[0], counts[1], counts[2], counts[3], counts[4]);
     return counts;
 }
 
