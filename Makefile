@@ -33,9 +33,12 @@ test: python cpp sanitize npu-check
 # torch-npu 2.13.0 wheel (downloaded and unpacked, never installed: without CANN an installed
 # torch_npu breaks `import torch`). Syntax and types only: linking needs CANN.
 # Then op_host/cann/ against CANN's registration headers, when CANN_METADEF_DIR and
-# ASC_DEVKIT_DIR name checkouts of hicann/metadef and asc-devkit (it says SKIPPED otherwise).
+# ASC_DEVKIT_DIR name checkouts of hicann/metadef and asc-devkit, and CANN's own op_build on our
+# OpDefs, built from those checkouts and hicann/asc-tools' project template (ASC_TOOLS_DIR): the
+# aclnn declarations it generates must be include/aclnnop/'s (each says SKIPPED otherwise).
 npu-check: build/npu-check.stamp ascendc-check
 	@tools/cann_host_check.sh
+	@tools/cann_op_build.sh
 build/npu-check.stamp: $(TORCH_NPU_INC)/.stamp $(VENV)/.requirements.stamp tools/npu_check.sh \
                        $(wildcard csrc/ops/npu/*.cpp csrc/ops/*.h op_host/*.h)
 	tools/npu_check.sh $(TORCH_NPU_INC) $(PY)

@@ -1,13 +1,18 @@
-// Calls ApplyFusedEmaAdam through CANN's two-phase aclnn API, using only the public headers, and
-// checks every result against values this program computes itself in double precision.
+// Calls ApplyFusedEmaAdam and ApplyFusedEmaAdamList through CANN's two-phase aclnn API, using only
+// the public headers, and checks every result against values this program computes itself in
+// double precision.
 //
 //   1. the operator's documented case (x = 1..8, step 10), against the documented table;
 //   2. a short training loop: several optimizer steps on one set of tensors, a fresh gradient
 //      and a fresh int64 step every iteration;
-//   3. how bad inputs are reported (status code and aclGetRecentErrMsg).
+//   3. how bad inputs are reported (status code and aclGetRecentErrMsg);
+//   4. a parameter group in one launch (ApplyFusedEmaAdamList): three parameters of different
+//      shapes, the unused optional lists (AMSGrad, model copies) passed as EMPTY lists, as the
+//      generated API requires (a NULL list is refused, also shown).
 //
-// The same source builds against a CANN toolkit (-DAEA_USE_CANN=ON) or ascend-ema-adam's CPU
-// runtime (the default). Exit status: 0 if every check passed, 1 otherwise.
+// The same source builds against a CANN toolkit (-DAEA_USE_CANN=ON, with this project's custom
+// operator package for part 4) or ascend-ema-adam's CPU runtime (the default). Exit status: 0 if
+// every check passed, 1 otherwise.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -15,6 +20,7 @@
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_apply_fused_ema_adam.h"
+#include "aclnnop/aclnn_apply_fused_ema_adam_list.h"
 
 // CANN keeps the aclnn status codes in an internal header; its samples define what they use.
 #ifndef ACLNN_SUCCESS
@@ -307,6 +313,130 @@ bool BadInputs()
     return ok;
 }
 
+/** Part 4: a parameter group (weight, bias, one more) updated by one ApplyFusedEmaAdamList
+ *  launch; maxVsRef and modelCopiesRef are empty lists (no AMSGrad, no model copies). */
+bool ParameterGroup(aclrtStream stream)
+{
+    std::printf("\n4. A parameter group in one launch: [32,16], [16] and [3,5] fp32 parameters, "
+                "2 steps (AdamW)\n");
+    const Hyper h{0.005, 0.95, 0.9, 0.999, 1e-8, 1, true, 0.05};
+    const std::vector<std::vector<int64_t>> shapes = {{32, 16}, {16}, {3, 5}};
+    uint32_t seed = 777;
+    auto uniform = [&seed] {
+        seed = seed * 1664525U + 1013904223U;
+        return static_cast<float>(seed >> 8) / 8388608.0F - 1.0F;
+    };
+    struct Entry {
+        size_t n;
+        std::vector<float> var, grad;
+        std::vector<double> rVar, rM, rV, rS;
+        OptimizerState st;
+    };
+    std::vector<Entry> entries(shapes.size());
+    bool ok = true;
+    for (size_t e = 0; e < shapes.size() && ok; ++e) {
+        Entry& x = entries[e];
+        x.n = 1;
+        for (int64_t d : shapes[e]) x.n *= static_cast<size_t>(d);
+        x.var.resize(x.n);
+        x.grad.resize(x.n);
+        for (float& p : x.var) p = uniform();
+        const std::vector<float> zeros(x.n, 0.0F);
+        x.rVar.assign(x.var.begin(), x.var.end());
+        x.rM.assign(x.n, 0.0);
+        x.rV.assign(x.n, 0.0);
+        x.rS = x.rVar;
+        ok = x.st.Create(zeros, x.var, zeros, zeros, x.var, 1, shapes[e]);
+    }
+    // One step tensor for the group; the entries' own step tensors are not used.
+    DeviceTensor step;
+    ok = ok && CreateTensor(std::vector<int64_t>{1}, {1}, ACL_INT64, &step);
+    for (int64_t t = 1; ok && t <= 2; ++t) {
+        std::vector<const aclTensor*> handles[5];
+        for (Entry& x : entries) {
+            for (size_t i = 0; i < x.n; ++i) {
+                x.grad[i] = 0.1F * uniform();
+                ReferenceUpdate(h, t, x.grad[i], x.rVar[i], x.rM[i], x.rV[i], x.rS[i]);
+            }
+            ok = ok && aclrtMemcpy(x.st.grad.data, x.st.grad.bytes, x.grad.data(),
+                                   x.st.grad.bytes, ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS;
+            // A list owns its tensors (aclDestroyTensorList destroys them): describe the memory
+            // again for this launch's lists.
+            const DeviceTensor* parts[5] = {&x.st.grad, &x.st.var, &x.st.m, &x.st.v, &x.st.s};
+            for (int l = 0; l < 5; ++l) {
+                const int64_t n = static_cast<int64_t>(x.n);
+                const int64_t one = 1;
+                handles[l].push_back(aclCreateTensor(&n, 1, ACL_FLOAT, &one, 0, ACL_FORMAT_ND,
+                                                     &n, 1, parts[l]->data));
+            }
+        }
+        ok = ok && aclrtMemcpy(step.data, sizeof(int64_t), &t, sizeof(int64_t),
+                               ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS;
+        aclTensorList* lists[7];
+        for (int l = 0; l < 5; ++l) {
+            lists[l] = aclCreateTensorList(handles[l].data(), handles[l].size());
+        }
+        lists[5] = aclCreateTensorList(nullptr, 0);  // maxVsRef: no AMSGrad
+        lists[6] = aclCreateTensorList(nullptr, 0);  // modelCopiesRef: no model copies
+        uint64_t workspaceSize = 0;
+        aclOpExecutor* executor = nullptr;
+        if (ok && t == 1) {  // a NULL list is refused: an unused list is an empty one
+            const int status = aclnnApplyFusedEmaAdamListGetWorkspaceSize(
+                lists[0], lists[1], lists[2], lists[3], lists[4], nullptr, lists[6],
+                step.tensor, nullptr, nullptr, h.lr, h.emaDecay, h.beta1, h.beta2, h.eps, h.mode,
+                h.biasCorrection, h.weightDecay, false, &workspaceSize, &executor);
+            const char* msg = aclGetRecentErrMsg();
+            std::printf("   maxVsRef = nullptr -> status %d: %s\n", status, msg ? msg : "");
+            Expect(status == ACLNN_ERR_PARAM_NULLPTR, "a NULL list is ACLNN_ERR_PARAM_NULLPTR");
+        }
+        int status = ok ? aclnnApplyFusedEmaAdamListGetWorkspaceSize(
+                              lists[0], lists[1], lists[2], lists[3], lists[4], lists[5],
+                              lists[6], step.tensor, nullptr, nullptr, h.lr, h.emaDecay, h.beta1,
+                              h.beta2, h.eps, h.mode, h.biasCorrection, h.weightDecay, false,
+                              &workspaceSize, &executor)
+                        : -1;
+        void* workspace = nullptr;
+        if (status == ACLNN_SUCCESS && workspaceSize > 0) {
+            status = aclrtMalloc(&workspace, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST);
+        }
+        if (status == ACLNN_SUCCESS) {
+            status = aclnnApplyFusedEmaAdamList(workspace, workspaceSize, executor, stream);
+        }
+        if (status == ACLNN_SUCCESS) {
+            status = aclrtSynchronizeStream(stream);
+        }
+        if (status != ACLNN_SUCCESS) {
+            const char* msg = aclGetRecentErrMsg();
+            std::printf("FAILED: the list launch of step %lld: status %d: %s\n",
+                        static_cast<long long>(t), status, msg ? msg : "");
+            ok = false;
+        }
+        if (workspace != nullptr) aclrtFree(workspace);
+        for (aclTensorList* list : lists) aclDestroyTensorList(list);
+    }
+    size_t bad = 0;
+    size_t total = 0;
+    for (Entry& x : entries) {
+        std::vector<float> var, m, v, s;
+        if (ok && ReadBack(x.st.var, &var) && ReadBack(x.st.m, &m) && ReadBack(x.st.v, &v) &&
+            ReadBack(x.st.s, &s)) {
+            for (size_t i = 0; i < x.n; ++i) {
+                bad += !(Close(var[i], x.rVar[i]) && Close(m[i], x.rM[i]) &&
+                         Close(v[i], x.rV[i]) && Close(s[i], x.rS[i]));
+            }
+            total += x.n;
+        }
+        x.st.Destroy();
+    }
+    DestroyTensor(&step);
+    if (!ok) {
+        return false;
+    }
+    std::printf("   elements off the reference: %zu of %zu\n", bad, total);
+    Expect(bad == 0, "every parameter of the group follows the double-precision trajectory");
+    return true;
+}
+
 }  // namespace
 
 int main()
@@ -319,7 +449,8 @@ int main()
         std::printf("FAILED to set up device 0: %s\n", msg ? msg : "");
         return 1;
     }
-    const bool ran = DocumentedCase(stream) && TrainingLoop(stream) && BadInputs();
+    const bool ran =
+        DocumentedCase(stream) && TrainingLoop(stream) && BadInputs() && ParameterGroup(stream);
     aclrtDestroyStream(stream);
     aclrtResetDevice(0);
     aclFinalize();

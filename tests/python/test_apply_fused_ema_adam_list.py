@@ -419,3 +419,80 @@ def test_torch_compile_fullgraph_matches_eager(rng):
                scale)
     for k in ("vars", "ms", "vs", "ss", "max_vs"):
         assert all(torch.equal(a, b) for a, b in zip(getattr(g, k), getattr(eager, k))), k
+
+
+# ------------------------------------------------------------------------------------------
+# More than 256 entries: launches of at most 256 (CANN's limit per dynamic list), the whole call
+# validated before the first one
+
+MANY = 600  # three launches: 256, 256, 88
+
+
+def _many_shapes(rng, n=MANY):
+    return [tuple(int(d) for d in rng.integers(1, 9, size=int(rng.integers(1, 3))))
+            for _ in range(n)]
+
+
+@pytest.mark.parametrize("combo", [COMBOS[0], COMBOS[3], COMBOS[6]],
+                         ids=[COMBO_IDS[0], COMBO_IDS[3], COMBO_IDS[6]])
+def test_many_entries_equal_golden_and_per_entry_launches(rng, combo):
+    """600 entries in one call: bit for bit the golden and launches of one entry each, with and
+    without AMSGrad and the EMA (an empty ss)."""
+    p, s, gr, c = combo
+    for amsgrad, ema in ((True, True), (False, False)):
+        extras = golden.Extras(maximize=False, grad_scale=4.0)
+        g = make_group(rng, _many_shapes(rng), param=p, state=s, grad=gr, copy=c,
+                       amsgrad=amsgrad)
+        if not ema:
+            g.ss = []
+        single = SimpleNamespace(**{k: ([t.clone() for t in v] if isinstance(v, list) else v)
+                                    for k, v in vars(g).items()})
+        call_with(g, HYPER, extras)
+        for i in range(MANY):
+            one = SimpleNamespace(**{k: (v[i:i + 1] if isinstance(v, list) and v else v)
+                                     for k, v in vars(single).items()})
+            call_with(one, HYPER, extras)
+        for k in ("vars", "ms", "vs", "ss", "max_vs", "copies"):
+            for a, b in zip(getattr(g, k) or [], getattr(single, k) or []):
+                assert torch.equal(a, b), k
+
+
+def test_many_entries_match_the_golden(rng):
+    """700 entries (three launches) of bf16 parameters with fp32 state, AMSGrad, maximize and a
+    grad scale: every entry the golden's, bit for bit."""
+    g = make_group(rng, _many_shapes(rng, 700), param=BF16, state=F32, grad=BF16, amsgrad=True)
+    extras = golden.Extras(maximize=True, grad_scale=2.0)
+    expected = golden_after(g, 3, HYPER, extras)
+    call_with(g, HYPER, extras)
+    assert_golden(g, expected)
+
+
+LATE_BAD = [
+    ("dtype-at-entry-500", lambda g: g.ms.__setitem__(500, g.ms[500].half()),
+     r"msRef\[500\] has dtype ACL_FLOAT16 \(1\) but msRef\[0\] has ACL_FLOAT \(0\)"),
+    ("shape-at-entry-599", lambda g: g.vs.__setitem__(599, torch.zeros(g.vs[599].numel() + 1)),
+     r"vsRef\[599\] has shape"),
+    ("same-param-in-two-launches", lambda g: g.vars.__setitem__(400, g.vars[3]),
+     r"varsRef\[3\] and varsRef\[400\] overlap in memory"),
+    ("grad-aliasing-a-state-of-another-launch", lambda g: g.grads.__setitem__(10, g.ms[300]),
+     r"msRef\[300\] and grads\[10\] overlap in memory"),
+    ("broadcast-moment-in-last-launch",
+     lambda g: g.ms.__setitem__(590, torch.zeros(1).expand(g.ms[590].shape)),
+     r"msRef\[590\] \(shape \[.*\], stride \[0.*\]\) addresses some elements more than once"),
+]
+
+
+@pytest.mark.parametrize("build,error", [c[1:] for c in LATE_BAD], ids=[c[0] for c in LATE_BAD])
+def test_bad_entry_in_a_later_launch_changes_nothing(rng, build, error):
+    """A defect in any launch is found before the first one runs: nothing is written, and the
+    message names the entry by its index in the call."""
+    shapes = _many_shapes(rng)
+    shapes[3] = shapes[400] = (4, 3)  # the aliasing cases need equal shapes
+    shapes[10] = shapes[300] = (5,)
+    g = make_group(rng, shapes, amsgrad=True)
+    build(g)
+    before = [t.clone() for t in tensors_of(g)]
+    with pytest.raises(RuntimeError, match=error):
+        run(g, lr=0.1)
+    for t, b in zip(tensors_of(g), before):
+        assert torch.equal(t, b)

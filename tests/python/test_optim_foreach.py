@@ -242,3 +242,32 @@ def test_a_saved_state_dict_keeps_its_steps(rng):
         step_both(params, opts, seed + k)
         assert [float(t) for t in saved] == [3.0] * len(params[0])
     assert all(float(opts[0].state[p]["step"]) == 6 for p in params[0])
+
+
+@pytest.mark.parametrize("masters", [False, True], ids=["plain", "master-weights"])
+def test_more_than_256_parameters_equal_per_parameter_launches(rng, masters):
+    """650 parameters of one dtype in one group: the list op runs them as launches of at most 256
+    entries (CANN's limit per dynamic list), bit for bit the per-parameter optimizer, with AMSGrad
+    and (bf16 parameters) fp32 master weights, over several steps."""
+    seed = seed_of(rng)
+    dtype = torch.bfloat16 if masters else torch.float32
+    gen = torch.Generator().manual_seed(seed)
+    shapes = [tuple(int(d) for d in torch.randint(1, 7, (1 + k % 2,), generator=gen))
+              for k in range(650)]
+    params = [[torch.nn.Parameter((torch.randn(s, generator=torch.Generator().manual_seed(k))
+                                   * 0.1).to(dtype)) for k, s in enumerate(shapes)]
+              for _ in range(2)]
+    opts = [FusedEmaAdamW(ps, lr=0.02, ema_decay=0.9, weight_decay=0.1, amsgrad=True,
+                          master_weights=masters, foreach=f)
+            for ps, f in zip(params, (None, False))]
+    for step in range(3):
+        for ps, opt in zip(params, opts):
+            set_grads(ps, seed + step)
+            opt.step()
+        assert_same(*opts)
+        for pa, pb in zip(*params):
+            for key in ("max_exp_avg_sq", "master_param"):
+                if key in opts[0].state[pa] or key in opts[1].state[pb]:
+                    assert torch.equal(opts[0].state[pa][key], opts[1].state[pb][key]), key
+    assert "max_exp_avg_sq" in opts[0].state[params[0][0]]
+    assert ("master_param" in opts[0].state[params[0][0]]) == masters
