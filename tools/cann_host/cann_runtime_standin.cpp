@@ -1,1 +1,492 @@
-// placeholder
+/**
+ * @file cann_runtime_standin.cpp
+ * @brief Stand-ins for the closed part of CANN's runtime that opbase, metadef and the generated
+ *        aclnn call (tools/cann_host). Each function is defined against CANN's own declaration
+ *        (the snapshot's headers are included), so a signature drift fails to compile.
+ *
+ *   device memory   = host memory (aligned_alloc); every live allocation is a GM region the
+ *                     twin launch registers (CannHostDeviceRegions)
+ *   streams/events  = in order on the caller: async copies happen at once, synchronize is a no-op
+ *   SoC             = Ascend910B2 (aclrtGetSocName); rtGetSocSpec answers from CANN's platform
+ *                     library (fe::PlatformInfoManager over the snapshot's Ascend910B2.ini), as
+ *                     the runtime's ApiImpl::GetDeviceInfoFromPlatformInfo does
+ *   mmpa            the few OS wrappers used (POSIX)
+ *   dlog            warnings and errors to stderr (ASCEND_GLOBAL_LOG_LEVEL=0..3 shows more/less)
+ *   adump, msprof, error_manager: no-ops (dump and profiling are off)
+ * The kernel side (aclrtBinaryLoadFromData, aclrtBinaryGetFunction*, aclrtLaunchKernelWithHostArgs)
+ * is twin_device.cpp.
+ */
+#include <cerrno>
+#include <climits>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <map>
+#include <mutex>
+#include <string>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <vector>
+
+#include "acl/acl.h"
+#include "acl/acl_rt.h"
+#include "base/dlog_pub.h"
+#include "base/err_msg.h"
+#include "dump/adump_api.h"
+#include "dump/adump_pub.h"
+#include "mmpa/mmpa_api.h"
+#include "platform/platform_info.h"
+#include "profiling/aprof_pub.h"
+#include "runtime/rt_external_base.h"
+#include "runtime/rt_external_kernel.h"
+#include "securec.h"
+
+#define STANDIN extern "C" __attribute__((visibility("default")))
+
+namespace {
+constexpr const char* kSoc = "Ascend910B2";
+
+std::mutex g_memMutex;
+std::map<uintptr_t, size_t>& Allocations()
+{
+    static std::map<uintptr_t, size_t> allocations;
+    return allocations;
+}
+
+void* DeviceAlloc(size_t size)
+{
+    const size_t bytes = ((size == 0 ? 1 : size) + 511U) / 512U * 512U;  // the runtime's 512 B granule
+    void* p = std::aligned_alloc(512, bytes);
+    if (p != nullptr) {
+        std::lock_guard<std::mutex> lock(g_memMutex);
+        Allocations()[reinterpret_cast<uintptr_t>(p)] = bytes;
+    }
+    return p;
+}
+
+struct Stream {
+    int32_t id;
+};
+struct Event {
+    int32_t id;
+};
+int32_t g_nextStreamId = 1;
+thread_local int32_t g_device = -1;
+
+int32_t LogThreshold()
+{
+    const char* env = std::getenv("ASCEND_GLOBAL_LOG_LEVEL");
+    return (env != nullptr && *env != '\0') ? std::atoi(env) : DLOG_WARN;
+}
+}  // namespace
+
+// ---- what twin_device.cpp asks --------------------------------------------------------------------
+/** Every live device allocation, for the launch's GM regions. */
+STANDIN size_t CannHostDeviceRegions(const void** bases, size_t* sizes, size_t capacity)
+{
+    std::lock_guard<std::mutex> lock(g_memMutex);
+    size_t n = 0;
+    for (const auto& [base, size] : Allocations()) {
+        if (n < capacity) {
+            bases[n] = reinterpret_cast<const void*>(base);
+            sizes[n] = size;
+        }
+        ++n;
+    }
+    return n;
+}
+
+// ---- acl: init, devices, memory, streams, events ---------------------------------------------------
+STANDIN aclError aclInit(const char*) { return ACL_SUCCESS; }
+STANDIN aclError aclFinalize() { return ACL_SUCCESS; }
+STANDIN aclError aclrtSetDevice(int32_t deviceId)
+{
+    if (deviceId != 0) {
+        return ACL_ERROR_RT_INVALID_DEVICEID;
+    }
+    g_device = deviceId;
+    return fe::PlatformInfoManager::GeInstance().InitRuntimePlatformInfos(kSoc) == 0U ? ACL_SUCCESS
+                                                                                     : ACL_ERROR_RT_INTERNAL_ERROR;
+}
+STANDIN aclError aclrtResetDevice(int32_t) { return ACL_SUCCESS; }
+STANDIN aclError aclrtGetDevice(int32_t* deviceId)
+{
+    if (g_device < 0) {
+        return ACL_ERROR_RT_CONTEXT_NULL;
+    }
+    *deviceId = g_device;
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclrtGetDeviceCount(uint32_t* count)
+{
+    *count = 1;
+    return ACL_SUCCESS;
+}
+STANDIN const char* aclrtGetSocName() { return kSoc; }
+STANDIN aclError aclrtGetRunMode(aclrtRunMode* mode)
+{
+    *mode = ACL_HOST;
+    return ACL_SUCCESS;
+}
+
+STANDIN aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy)
+{
+    if (devPtr == nullptr || size == 0) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    *devPtr = DeviceAlloc(size);
+    return *devPtr != nullptr ? ACL_SUCCESS : ACL_ERROR_BAD_ALLOC;
+}
+STANDIN aclError aclrtMallocWithCfg(void** devPtr, size_t size, aclrtMemMallocPolicy policy, aclrtMallocConfig*)
+{
+    return aclrtMalloc(devPtr, size, policy);
+}
+STANDIN aclError aclrtMallocAlign32(void** devPtr, size_t size, aclrtMemMallocPolicy policy)
+{
+    return aclrtMalloc(devPtr, size, policy);
+}
+STANDIN aclError aclrtFree(void* devPtr)
+{
+    {
+        std::lock_guard<std::mutex> lock(g_memMutex);
+        Allocations().erase(reinterpret_cast<uintptr_t>(devPtr));
+    }
+    std::free(devPtr);
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclrtMallocHost(void** hostPtr, size_t size)
+{
+    *hostPtr = std::malloc(size == 0 ? 1 : size);
+    return *hostPtr != nullptr ? ACL_SUCCESS : ACL_ERROR_BAD_ALLOC;
+}
+STANDIN aclError aclrtFreeHost(void* hostPtr)
+{
+    std::free(hostPtr);
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind)
+{
+    if (count > destMax || (count != 0 && (dst == nullptr || src == nullptr))) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    std::memmove(dst, src, count);
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind,
+                                  aclrtStream)
+{
+    return aclrtMemcpy(dst, destMax, src, count, kind);
+}
+STANDIN aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count)
+{
+    if (count > maxCount) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    std::memset(devPtr, value, count);
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream)
+{
+    return aclrtMemset(devPtr, maxCount, value, count);
+}
+
+STANDIN aclError aclrtCreateStream(aclrtStream* stream)
+{
+    *stream = new Stream{g_nextStreamId++};
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclrtCreateStreamWithConfig(aclrtStream* stream, uint32_t, uint32_t)
+{
+    return aclrtCreateStream(stream);
+}
+STANDIN aclError aclrtDestroyStream(aclrtStream stream)
+{
+    delete static_cast<Stream*>(stream);
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclrtDestroyStreamForce(aclrtStream stream) { return aclrtDestroyStream(stream); }
+STANDIN aclError aclrtSynchronizeStream(aclrtStream) { return ACL_SUCCESS; }
+STANDIN aclError aclrtSynchronizeDevice() { return ACL_SUCCESS; }
+STANDIN aclError aclrtStreamGetId(aclrtStream stream, int32_t* streamId)
+{
+    *streamId = stream != nullptr ? static_cast<Stream*>(stream)->id : 0;
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclrtGetStreamAttribute(aclrtStream, aclrtStreamAttr, aclrtStreamAttrValue* value)
+{
+    std::memset(value, 0, sizeof(*value));
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclrtCreateEvent(aclrtEvent* event)
+{
+    *event = new Event{0};
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclrtCreateEventWithFlag(aclrtEvent* event, uint32_t) { return aclrtCreateEvent(event); }
+STANDIN aclError aclrtCreateEventExWithFlag(aclrtEvent* event, uint32_t) { return aclrtCreateEvent(event); }
+STANDIN aclError aclrtDestroyEvent(aclrtEvent event)
+{
+    delete static_cast<Event*>(event);
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclrtRecordEvent(aclrtEvent, aclrtStream) { return ACL_SUCCESS; }
+STANDIN aclError aclrtStreamWaitEvent(aclrtStream, aclrtEvent) { return ACL_SUCCESS; }
+STANDIN aclError aclrtSynchronizeEvent(aclrtEvent) { return ACL_SUCCESS; }
+STANDIN aclError aclrtResetEvent(aclrtEvent, aclrtStream) { return ACL_SUCCESS; }
+
+// Model capture (aclmdlRI*): never capturing.
+STANDIN aclError aclmdlRICaptureGetInfo(aclrtStream, aclmdlRICaptureStatus* status, aclmdlRI* modelRI)
+{
+    *status = ACL_MODEL_RI_CAPTURE_STATUS_NONE;
+    if (modelRI != nullptr) {
+        *modelRI = nullptr;
+    }
+    return ACL_SUCCESS;
+}
+
+// System parameters, overflow, sync: the defaults of a fresh device.
+STANDIN aclError aclrtCtxGetSysParamOpt(aclSysParamOpt, int64_t* value)
+{
+    *value = 0;
+    return ACL_ERROR_RT_SYSPARAMOPT_NOT_SET;
+}
+STANDIN aclError aclrtGetSysParamOpt(aclSysParamOpt, int64_t* value)
+{
+    *value = 0;
+    return ACL_ERROR_RT_SYSPARAMOPT_NOT_SET;
+}
+STANDIN aclError aclrtGetDeviceSatMode(aclrtFloatOverflowMode* mode)
+{
+    *mode = ACL_RT_OVERFLOW_MODE_INFNAN;
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclrtCtxGetFloatOverflowAddr(void** overflowAddr)
+{
+    static void* addr = DeviceAlloc(512);
+    *overflowAddr = addr;
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclrtGetHardwareSyncAddr(void** addr)
+{
+    static void* sync = DeviceAlloc(512);
+    *addr = sync;
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclrtNpuGetFloatOverFlowStatus(void* outputAddr, uint64_t outputSize, uint32_t, aclrtStream)
+{
+    std::memset(outputAddr, 0, outputSize);
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclrtNpuClearFloatOverFlowStatus(uint32_t, aclrtStream) { return ACL_SUCCESS; }
+STANDIN aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, uint32_t* value)
+{
+    *value = type == ACL_RT_DEV_RES_VECTOR_CORE ? 48U : 24U;  // Ascend910B2: 24 AIC, 48 AIV
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclrtGetThreadLastTaskId(uint32_t* taskId)
+{
+    *taskId = 0;
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclrtCacheLastTaskOpInfo(const void* const, const size_t) { return ACL_SUCCESS; }
+STANDIN aclError aclrtRandomNumAsync(const aclrtRandomNumTaskInfo*, const aclrtStream, void*)
+{
+    return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
+}
+STANDIN aclError aclrtBinaryUnLoad(aclrtBinHandle) { return ACL_SUCCESS; }
+STANDIN aclError aclrtBinarySetExceptionCallback(aclrtBinHandle, aclrtOpExceptionCallback, void*)
+{
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclsysGetVersionNum(char*, int32_t*) { return ACL_ERROR_RT_FEATURE_NOT_SUPPORT; }
+
+// ---- rt: SoC spec from CANN's platform library ----------------------------------------------------
+STANDIN rtError_t rtGetSocSpec(const char* label, const char* key, char* val, const uint32_t maxLen)
+{
+    if (fe::PlatformInfoManager::GeInstance().InitRuntimePlatformInfos(kSoc) != 0U) {
+        return ACL_ERROR_RT_INTERNAL_ERROR;
+    }
+    fe::PlatFormInfos infos;
+    if (fe::PlatformInfoManager::GeInstance().GetRuntimePlatformInfosByDevice(0, infos) != 0U) {
+        return ACL_ERROR_RT_INTERNAL_ERROR;
+    }
+    std::string value;
+    if (!infos.GetPlatformResWithLock(label, key, value) || value.size() + 1 > maxLen) {
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    std::memcpy(val, value.c_str(), value.size() + 1);
+    return RT_ERROR_NONE;
+}
+STANDIN rtError_t rtSetExceptionExtInfo(const rtArgsSizeInfo_t* const) { return RT_ERROR_NONE; }
+
+// ---- mmpa -----------------------------------------------------------------------------------------
+STANDIN INT32 mmGetTid() { return static_cast<INT32>(syscall(SYS_gettid)); }
+STANDIN INT32 mmAccess2(const CHAR* pathName, INT32 mode) { return access(pathName, mode) == 0 ? EN_OK : EN_ERROR; }
+STANDIN INT32 mmIsDir(const CHAR* fileName)
+{
+    struct stat st;
+    return (stat(fileName, &st) == 0 && S_ISDIR(st.st_mode)) ? EN_OK : EN_ERROR;
+}
+STANDIN INT32 mmMkdir(const CHAR* pathName, mmMode_t mode) { return mkdir(pathName, mode) == 0 ? EN_OK : EN_ERROR; }
+STANDIN INT32 mmRealPath(const CHAR* path, CHAR* realPath, INT32 realPathLen)
+{
+    char buf[PATH_MAX];
+    if (path == nullptr || realpath(path, buf) == nullptr || static_cast<INT32>(std::strlen(buf)) >= realPathLen) {
+        return EN_ERROR;
+    }
+    std::strcpy(realPath, buf);
+    return EN_OK;
+}
+STANDIN INT32 mmDladdr(VOID* addr, mmDlInfo* info)
+{
+    Dl_info dl;
+    if (dladdr(addr, &dl) == 0) {
+        return EN_ERROR;
+    }
+    info->dli_fname = dl.dli_fname;
+    info->dli_fbase = dl.dli_fbase;
+    info->dli_sname = dl.dli_sname;
+    info->dli_saddr = dl.dli_saddr;
+    return EN_OK;
+}
+// mmSysGetEnv is weak in mmpa's header: left undefined, MM_SYS_GET_ENV reads getenv itself.
+
+// ---- dlog -----------------------------------------------------------------------------------------
+int32_t CheckLogLevel(int32_t, int32_t logLevel) { return logLevel >= LogThreshold() ? 1 : 0; }
+void DlogVaList(int32_t, int32_t level, const char* fmt, va_list list)
+{
+    static const char* const kNames[] = {"DEBUG", "INFO", "WARNING", "ERROR"};
+    std::fprintf(stderr, "[%s] ", (level >= 0 && level <= DLOG_ERROR) ? kNames[level] : "LOG");
+    std::vfprintf(stderr, fmt, list);
+    if (std::strchr(fmt, '\n') == nullptr) {
+        std::fputc('\n', stderr);
+    }
+}
+void DlogRecord(int32_t moduleId, int32_t level, const char* fmt, ...)
+{
+    va_list list;
+    va_start(list, fmt);
+    DlogVaList(moduleId, level, fmt, list);
+    va_end(list);
+}
+
+// ---- adump (dump off), msprof (profiling off) ----------------------------------------------------
+STANDIN void* AdumpGetSizeInfoAddr(uint32_t, uint32_t& atomicIndex)
+{
+    atomicIndex = 0;
+    return nullptr;
+}
+STANDIN void* AdumpGetDFXInfoAddrForDynamic(uint32_t, uint64_t& atomicIndex)
+{
+    atomicIndex = 0;
+    return nullptr;
+}
+STANDIN int32_t AdumpAddExceptionOperatorInfoV2(const Adx::OperatorInfoV2&) { return 0; }
+namespace Adx {
+uint64_t AdumpGetDumpSwitch(const DumpType) { return 0; }
+int32_t AdumpDumpTensorV2(const std::string&, const std::string&, const std::vector<TensorInfoV2>&, aclrtStream)
+{
+    return 0;
+}
+void AdumpPrintWorkSpace(const void*, const size_t, aclrtStream, const char*) {}
+void AdumpPrintWorkSpace(const void*, const size_t, aclrtStream, const char*, bool) {}
+int32_t AdumpRegisterCallback(uint32_t, AdumpCallback, AdumpCallback) { return 0; }
+int32_t AdumpSaveToFile(const char*, size_t, const char*, SaveType) { return 0; }
+}  // namespace Adx
+STANDIN int32_t MsprofRegisterCallback(uint32_t, ProfCommandHandle) { return 0; }
+STANDIN int32_t MsprofReportApi(uint32_t, const struct MsprofApi*) { return 0; }
+STANDIN int32_t MsprofReportCompactInfo(uint32_t, const VOID_PTR, uint32_t) { return 0; }
+STANDIN int32_t MsprofReportAdditionalInfo(uint32_t, const VOID_PTR, uint32_t) { return 0; }
+STANDIN int32_t MsprofRegTypeInfo(uint16_t, uint32_t, const char*) { return 0; }
+STANDIN uint64_t MsprofGetHashId(const char* hashInfo, size_t length)
+{
+    return std::hash<std::string>()(std::string(hashInfo, length));
+}
+STANDIN uint64_t MsprofSysCycleTime(void) { return 0; }
+
+// ---- securec (libboundscheck): the functions used, with its return conventions ---------------------
+STANDIN errno_t memcpy_s(void* dest, size_t destMax, const void* src, size_t count)
+{
+    if (dest == nullptr || src == nullptr || count > destMax) {
+        return EINVAL;
+    }
+    std::memmove(dest, src, count);
+    return EOK;
+}
+STANDIN errno_t memmove_s(void* dest, size_t destMax, const void* src, size_t count)
+{
+    return memcpy_s(dest, destMax, src, count);
+}
+STANDIN errno_t memset_s(void* dest, size_t destMax, int c, size_t count)
+{
+    if (dest == nullptr || count > destMax) {
+        return EINVAL;
+    }
+    std::memset(dest, c, count);
+    return EOK;
+}
+STANDIN errno_t strcpy_s(char* dest, size_t destMax, const char* src)
+{
+    if (dest == nullptr || src == nullptr || std::strlen(src) + 1 > destMax) {
+        return EINVAL;
+    }
+    std::strcpy(dest, src);
+    return EOK;
+}
+STANDIN errno_t strncpy_s(char* dest, size_t destMax, const char* src, size_t count)
+{
+    const size_t n = src == nullptr ? 0 : strnlen(src, count);
+    if (dest == nullptr || src == nullptr || n + 1 > destMax) {
+        return EINVAL;
+    }
+    std::memcpy(dest, src, n);
+    dest[n] = '\0';
+    return EOK;
+}
+STANDIN errno_t strcat_s(char* dest, size_t destMax, const char* src)
+{
+    const size_t d = dest == nullptr ? 0 : strnlen(dest, destMax);
+    return dest == nullptr ? EINVAL : strcpy_s(dest + d, destMax - d, src);
+}
+STANDIN errno_t strncat_s(char* dest, size_t destMax, const char* src, size_t count)
+{
+    const size_t d = dest == nullptr ? 0 : strnlen(dest, destMax);
+    return dest == nullptr ? EINVAL : strncpy_s(dest + d, destMax - d, src, count);
+}
+STANDIN int vsnprintf_s(char* dest, size_t destMax, size_t count, const char* format, va_list argList)
+{
+    if (dest == nullptr || destMax == 0) {
+        return -1;
+    }
+    const size_t limit = count + 1 < destMax ? count + 1 : destMax;
+    const int n = std::vsnprintf(dest, limit, format, argList);
+    return (n < 0 || static_cast<size_t>(n) >= limit) ? -1 : n;
+}
+STANDIN int snprintf_s(char* dest, size_t destMax, size_t count, const char* format, ...)
+{
+    va_list list;
+    va_start(list, format);
+    const int n = vsnprintf_s(dest, destMax, count, format, list);
+    va_end(list);
+    return n;
+}
+STANDIN int sprintf_s(char* dest, size_t destMax, const char* format, ...)
+{
+    va_list list;
+    va_start(list, format);
+    const int n = vsnprintf_s(dest, destMax, destMax - 1, format, list);
+    va_end(list);
+    return n;
+}
+STANDIN int sscanf_s(const char* buffer, const char* format, ...)
+{
+    va_list list;
+    va_start(list, format);
+    const int n = std::vsscanf(buffer, format, list);  // numeric conversions only (as opbase uses it)
+    va_end(list);
+    return n;
+}
