@@ -1,1 +1,647 @@
-int main() { return 0; }
+/**
+ * @file cann_host_cases.cpp
+ * @brief The case table of tools/cann_host: every case runs twice on the same inputs --
+ *        through CANN's host stack (op_build's generated aclnn, opbase's executor, our tiling via
+ *        gert's registry, the launch on the twin; linked into this program) and through our CPU
+ *        aclnn layer (libascend_ema_adam_acl.so, dlopen'ed with RTLD_DEEPBIND so that its acl*
+ *        symbols stay its own) -- and the outputs must be bit-identical; a case expected to be
+ *        refused must be refused by CANN's stack with the listed code.
+ *
+ *   cann_host_cases <libascend_ema_adam_acl.so> [--only SUBSTRING] [--expect CODE]
+ * --expect: a self-test -- every selected case must end with CODE on CANN's stack (phase 1 or 2).
+ *
+ * Prints one line per case that is not as expected, the differences in refusal codes between the
+ * two layers, and the summary line; exit 0 only when N = M + K.
+ */
+#include <dlfcn.h>
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "aclnn/acl_meta.h"
+#include "aclnn_apply_fused_ema_adam.h"
+#include "aclnn_apply_fused_ema_adam_list.h"
+#include "aclnn_apply_fused_ema_adam_list_v2.h"
+
+namespace {
+
+// ---- the two layers' C APIs --------------------------------------------------------------------------
+struct Api {
+    const char* name;
+    decltype(&aclCreateTensor) createTensor;
+    decltype(&aclCreateTensorList) createTensorList;
+    decltype(&aclDestroyTensor) destroyTensor;
+    decltype(&aclDestroyTensorList) destroyTensorList;
+    decltype(&aclrtMalloc) malloc;
+    decltype(&aclrtFree) free;
+    decltype(&aclrtMemcpy) memcpy;
+    decltype(&aclrtSynchronizeStream) sync;
+    decltype(&aclnnApplyFusedEmaAdamGetWorkspaceSize) single1;
+    decltype(&aclnnApplyFusedEmaAdam) single2;
+    decltype(&aclnnApplyFusedEmaAdamListGetWorkspaceSize) v1a;
+    decltype(&aclnnApplyFusedEmaAdamList) v1b;
+    decltype(&aclnnApplyFusedEmaAdamListV2GetWorkspaceSize) v2a;
+    decltype(&aclnnApplyFusedEmaAdamListV2) v2b;
+    aclrtStream stream = nullptr;
+};
+
+Api CannApi()
+{
+    return {"CANN", &aclCreateTensor, &aclCreateTensorList, &aclDestroyTensor, &aclDestroyTensorList,
+            &aclrtMalloc, &aclrtFree, &aclrtMemcpy, &aclrtSynchronizeStream,
+            &aclnnApplyFusedEmaAdamGetWorkspaceSize, &aclnnApplyFusedEmaAdam,
+            &aclnnApplyFusedEmaAdamListGetWorkspaceSize, &aclnnApplyFusedEmaAdamList,
+            &aclnnApplyFusedEmaAdamListV2GetWorkspaceSize, &aclnnApplyFusedEmaAdamListV2};
+}
+
+template <class F>
+void Sym(void* lib, const char* name, F& out)
+{
+    out = reinterpret_cast<F>(dlsym(lib, name));
+    if (out == nullptr) {
+        std::fprintf(stderr, "cann-host: %s missing from our CPU layer\n", name);
+        std::exit(2);
+    }
+}
+
+Api CpuApi(const char* path, void** libOut)
+{
+    void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    if (lib == nullptr) {
+        std::fprintf(stderr, "cann-host: cannot load %s: %s\n", path, dlerror());
+        std::exit(2);
+    }
+    *libOut = lib;
+    Api a{};
+    a.name = "CPU";
+    Sym(lib, "aclCreateTensor", a.createTensor);
+    Sym(lib, "aclCreateTensorList", a.createTensorList);
+    Sym(lib, "aclDestroyTensor", a.destroyTensor);
+    Sym(lib, "aclDestroyTensorList", a.destroyTensorList);
+    Sym(lib, "aclrtMalloc", a.malloc);
+    Sym(lib, "aclrtFree", a.free);
+    Sym(lib, "aclrtMemcpy", a.memcpy);
+    Sym(lib, "aclrtSynchronizeStream", a.sync);
+    Sym(lib, "aclnnApplyFusedEmaAdamGetWorkspaceSize", a.single1);
+    Sym(lib, "aclnnApplyFusedEmaAdam", a.single2);
+    Sym(lib, "aclnnApplyFusedEmaAdamListGetWorkspaceSize", a.v1a);
+    Sym(lib, "aclnnApplyFusedEmaAdamList", a.v1b);
+    Sym(lib, "aclnnApplyFusedEmaAdamListV2GetWorkspaceSize", a.v2a);
+    Sym(lib, "aclnnApplyFusedEmaAdamListV2", a.v2b);
+    using Init = aclError (*)(const char*);
+    using SetDevice = aclError (*)(int32_t);
+    using CreateStream = aclError (*)(aclrtStream*);
+    Init init;
+    SetDevice setDevice;
+    CreateStream createStream;
+    Sym(lib, "aclInit", init);
+    Sym(lib, "aclrtSetDevice", setDevice);
+    Sym(lib, "aclrtCreateStream", createStream);
+    if (init(nullptr) != 0 || setDevice(0) != 0 || createStream(&a.stream) != 0) {
+        std::fprintf(stderr, "cann-host: our CPU layer did not initialise\n");
+        std::exit(2);
+    }
+    return a;
+}
+
+// ---- data ------------------------------------------------------------------------------------------------
+enum Dt { F32 = ACL_FLOAT, F16 = ACL_FLOAT16, BF16 = ACL_BF16, I64 = ACL_INT64 };
+
+size_t Bytes(int dt) { return dt == F32 ? 4 : dt == I64 ? 8 : 2; }
+const char* DtName(int dt) { return dt == F32 ? "f32" : dt == F16 ? "f16" : dt == BF16 ? "bf16" : "i64"; }
+
+uint16_t ToHalf(float f)
+{
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    const uint32_t sign = (x >> 16) & 0x8000U;
+    int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
+    uint32_t mant = x & 0x7fffffU;
+    if (exp <= 0) {
+        return static_cast<uint16_t>(sign);  // tiny values: zero (the generator avoids them)
+    }
+    if (exp >= 31) {
+        return static_cast<uint16_t>(sign | 0x7c00U);
+    }
+    uint32_t h = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+    const uint32_t rest = mant & 0x1fffU;
+    if (rest > 0x1000U || (rest == 0x1000U && (h & 1U))) {
+        ++h;
+    }
+    return static_cast<uint16_t>(h);
+}
+uint16_t ToBf16(float f)
+{
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    x += 0x7fffU + ((x >> 16) & 1U);
+    return static_cast<uint16_t>(x >> 16);
+}
+
+/** n values of dtype dt from a seeded generator: |x| in [lo, hi), negative too when `sign`. */
+std::vector<uint8_t> Values(int dt, size_t n, uint64_t seed, float lo, float hi, bool sign)
+{
+    std::vector<uint8_t> out(n * Bytes(dt));
+    uint64_t s = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    for (size_t i = 0; i < n; ++i) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        const float u = static_cast<float>((s >> 40) & 0xffffff) / 16777216.0f;
+        float v = lo + (hi - lo) * u;
+        if (sign && ((s >> 20) & 1U)) {
+            v = -v;
+        }
+        if (dt == F32) {
+            std::memcpy(&out[i * 4], &v, 4);
+        } else if (dt == F16) {
+            const uint16_t h = ToHalf(v);
+            std::memcpy(&out[i * 2], &h, 2);
+        } else {
+            const uint16_t b = ToBf16(v);
+            std::memcpy(&out[i * 2], &b, 2);
+        }
+    }
+    return out;
+}
+
+// ---- cases -----------------------------------------------------------------------------------------------
+enum class Op { kSingle, kV1, kV2 };
+const char* OpName(Op op) { return op == Op::kSingle ? "single" : op == Op::kV1 ? "V1" : "V2"; }
+
+struct Combo {
+    int grad, param, state, copy;  // copy < 0: none allowed (the list ops' model copies)
+};
+
+struct Case {
+    std::string name;
+    Op op = Op::kV1;
+    Combo c{F32, F32, F32, -1};
+    std::vector<int64_t> numels{5, 64, 33};
+    bool ss = true, maxVs = false, copies = false, gradScale = false, foundInf = false;
+    bool lrTensor = false, emaDecayTensor = false, maximize = false;
+    int64_t mode = 1;
+    bool biasCorrection = true;
+    double lr = 1e-3, emaDecay = 0.999, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0.01;
+    int64_t step = 3;
+    float foundInfValue = 0.0f;
+    // Mutations for refusals.
+    std::string bad;        // "", or what is wrong (see Build)
+    int64_t expected = 0;   // 0: must succeed bit-identically; else CANN's refusal code (-1: any)
+};
+
+struct DevBuf {
+    void* p = nullptr;
+    size_t bytes = 0;
+};
+
+/** One layer's run of one case: status and the bytes of every output. */
+struct Outcome {
+    int64_t status = 0;
+    std::string where;  // "phase 1" or "phase 2"
+    std::vector<std::vector<uint8_t>> outputs;
+};
+
+class Runner {
+public:
+    explicit Runner(const Api& api) : a_(api) {}
+    ~Runner() { Release(); }
+
+    Outcome Run(const Case& k)
+    {
+        Release();
+        Outcome o;
+        const bool list = k.op != Op::kSingle;
+        const size_t n = k.numels.size();
+        // Inputs (host), seeded by tensor role and index: both layers get identical bytes.
+        auto make = [&](int role, int dt, size_t i, float lo, float hi, bool sign) {
+            return Values(dt, static_cast<size_t>(k.numels[i]), role * 1000 + i + 1, lo, hi, sign);
+        };
+        std::vector<aclTensor*> grads, vars, ms, vs, ss, maxVs, copies;
+        for (size_t i = 0; i < n; ++i) {
+            int gdt = k.c.grad, pdt = k.c.param, sdt = k.c.state;
+            int64_t gn = k.numels[i];
+            if (k.bad == "grad-dtype" && i == n - 1) {
+                gdt = gdt == F32 ? F16 : F32;
+            }
+            if (k.bad == "state-dtype" && i == 0) {
+                sdt = sdt == F32 ? BF16 : F32;
+            }
+            if (k.bad == "shape" && i == n - 1) {
+                gn += 1;
+            }
+            if (k.bad == "int-dtype" && i == 0) {
+                gdt = ACL_INT32;
+            }
+            grads.push_back(T(Values(gdt == ACL_INT32 ? F32 : gdt, gn, 1000 + i, 0.01f, 1.0f, true), gdt, gn));
+            vars.push_back(T(make(2, pdt, i, 0.1f, 2.0f, true), pdt, k.numels[i]));
+            ms.push_back(T(make(3, sdt, i, 0.0f, 0.1f, true), sdt, k.numels[i]));
+            vs.push_back(T(make(4, sdt, i, 0.0f, 0.01f, false), sdt, k.numels[i]));
+            if (k.ss) {
+                ss.push_back(T(make(5, sdt, i, 0.1f, 2.0f, true), sdt, k.numels[i]));
+            }
+            if (k.maxVs) {
+                maxVs.push_back(T(make(6, sdt, i, 0.0f, 0.02f, false), sdt, k.numels[i]));
+            }
+            if (k.copies) {
+                copies.push_back(T(make(7, k.c.copy, i, 0.1f, 2.0f, true), k.c.copy, k.numels[i]));
+            }
+        }
+        if (k.bad == "overlap" && n >= 2) {
+            ms[1] = ms[0];  // one tensor as two list entries
+        }
+        if (k.bad == "alias-var-m") {
+            ms[0] = vars[0];  // the parameter as its own first moment
+        }
+        const int stepDt = k.bad == "step-dtype" ? F32 : I64;
+        std::vector<uint8_t> stepBytes(8);
+        if (stepDt == I64) {
+            std::memcpy(stepBytes.data(), &k.step, 8);
+        } else {
+            const float f = static_cast<float>(k.step);
+            std::memcpy(stepBytes.data(), &f, 4);
+            stepBytes.resize(4);
+        }
+        if (k.bad == "step-shape") {
+            stepBytes.resize(16, 0);  // [1, 2]
+        }
+        aclTensor* step = T(stepBytes, stepDt, k.bad == "step-shape" ? 2 : 1, k.bad == "step-shape");
+        auto scalar = [&](float v) {
+            std::vector<uint8_t> b(4);
+            std::memcpy(b.data(), &v, 4);
+            return T(b, F32, 1);
+        };
+        aclTensor* gradScale = k.gradScale ? scalar(1024.0f) : nullptr;
+        aclTensor* foundInf = k.foundInf ? scalar(k.foundInfValue) : nullptr;
+        aclTensor* lrT = k.lrTensor ? scalar(2e-3f) : nullptr;
+        aclTensor* edT = k.emaDecayTensor ? scalar(0.99f) : nullptr;
+
+        uint64_t ws = 0;
+        aclOpExecutor* ex = nullptr;
+        aclnnStatus st;
+        if (!list) {
+            st = a_.single1(grads[0], vars[0], ms[0], vs[0], k.ss ? ss[0] : nullptr, k.bad == "null-step" ? nullptr : step,
+                            k.lr, k.emaDecay, k.beta1, k.beta2, k.eps, k.mode, k.biasCorrection, k.weightDecay,
+                            &ws, &ex);
+        } else {
+            auto L = [&](std::vector<aclTensor*>& v) -> aclTensorList* {
+                static aclTensor* none = nullptr;
+                aclTensorList* l = a_.createTensorList(v.empty() ? &none : v.data(), v.size());
+                lists_.push_back(l);
+                return l;
+            };
+            std::vector<aclTensor*> grads257 = grads;
+            aclTensorList* gl = k.bad == "null-list" ? nullptr : L(grads);
+            aclTensorList* vl = L(vars);
+            aclTensorList* ml = L(ms);
+            aclTensorList* vsl = L(vs);
+            aclTensorList* sl = L(ss);
+            aclTensorList* mvl = L(maxVs);
+            aclTensorList* cl = L(copies);
+            if (k.op == Op::kV1) {
+                st = a_.v1a(gl, vl, ml, vsl, sl, mvl, cl, step, gradScale, foundInf, k.lr, k.emaDecay, k.beta1,
+                            k.beta2, k.eps, k.mode, k.biasCorrection, k.weightDecay, k.maximize, &ws, &ex);
+            } else {
+                st = a_.v2a(gl, vl, ml, vsl, sl, mvl, cl, step, gradScale, foundInf, lrT, edT, k.lr, k.emaDecay,
+                            k.beta1, k.beta2, k.eps, k.mode, k.biasCorrection, k.weightDecay, k.maximize, &ws,
+                            &ex);
+            }
+        }
+        if (st != 0) {
+            o.status = st;
+            o.where = "phase 1";
+            return o;
+        }
+        void* wsp = nullptr;
+        if (ws > 0 && a_.malloc(&wsp, ws, ACL_MEM_MALLOC_HUGE_FIRST) != 0) {
+            o.status = -2;
+            o.where = "workspace";
+            return o;
+        }
+        st = !list ? a_.single2(wsp, ws, ex, a_.stream)
+                   : k.op == Op::kV1 ? a_.v1b(wsp, ws, ex, a_.stream) : a_.v2b(wsp, ws, ex, a_.stream);
+        if (st == 0) {
+            st = a_.sync(a_.stream);
+        }
+        if (wsp != nullptr) {
+            a_.free(wsp);
+        }
+        if (st != 0) {
+            o.status = st;
+            o.where = "phase 2";
+            return o;
+        }
+        // Outputs: every in-place tensor, in creation order (inputs unchanged are compared too).
+        for (const DevBuf& b : bufs_) {
+            std::vector<uint8_t> host(b.bytes);
+            a_.memcpy(host.data(), b.bytes, b.p, b.bytes, ACL_MEMCPY_DEVICE_TO_HOST);
+            o.outputs.push_back(std::move(host));
+        }
+        return o;
+    }
+
+private:
+    aclTensor* T(const std::vector<uint8_t>& host, int dt, int64_t numel, bool twoDims = false)
+    {
+        DevBuf b;
+        b.bytes = host.size();
+        if (a_.malloc(&b.p, b.bytes == 0 ? 1 : b.bytes, ACL_MEM_MALLOC_HUGE_FIRST) != 0) {
+            std::fprintf(stderr, "cann-host: %s aclrtMalloc failed\n", a_.name);
+            std::exit(2);
+        }
+        if (b.bytes != 0) {
+            a_.memcpy(b.p, b.bytes, host.data(), b.bytes, ACL_MEMCPY_HOST_TO_DEVICE);
+        }
+        bufs_.push_back(b);
+        std::vector<int64_t> shape = twoDims ? std::vector<int64_t>{numel / 2, 2} : std::vector<int64_t>{numel};
+        std::vector<int64_t> strides = twoDims ? std::vector<int64_t>{2, 1} : std::vector<int64_t>{1};
+        aclTensor* t = a_.createTensor(shape.data(), shape.size(), static_cast<aclDataType>(dt), strides.data(), 0,
+                                       ACL_FORMAT_ND, shape.data(), shape.size(), b.p);
+        tensors_.push_back(t);
+        return t;
+    }
+
+    void Release()
+    {
+        for (aclTensorList* l : lists_) {
+            if (l != nullptr) {
+                a_.destroyTensorList(l);  // destroys its tensors too
+            }
+        }
+        lists_.clear();
+        tensors_.clear();  // owned by the lists or leaked (a handful of bytes per case)
+        for (DevBuf& b : bufs_) {
+            a_.free(b.p);
+        }
+        bufs_.clear();
+    }
+
+    const Api& a_;
+    std::vector<DevBuf> bufs_;
+    std::vector<aclTensor*> tensors_;
+    std::vector<aclTensorList*> lists_;
+};
+
+// The dtype combinations: every (grad, param, state, copy) our kernels have a tiling key for
+// (op_kernel/*_tiling_key.h): each a dtype column of the OpDef.
+std::vector<Combo> ListCombos()
+{
+    std::vector<Combo> c = {{F32, F32, F32, -1}, {F16, F32, F32, F16}, {F32, F32, F32, F16},
+                            {BF16, F32, F32, BF16}, {F32, F32, F32, BF16}};
+    for (int p : {F16, BF16}) {
+        c.push_back({p, p, p, -1});
+        c.push_back({F32, p, p, -1});
+        c.push_back({p, p, F32, -1});
+        c.push_back({F32, p, F32, -1});
+    }
+    return c;
+}
+
+std::string ComboName(const Combo& c)
+{
+    std::string s = std::string("g") + DtName(c.grad) + "_p" + DtName(c.param) + "_s" + DtName(c.state);
+    if (c.copy >= 0) {
+        s += std::string("_c") + DtName(c.copy);
+    }
+    return s;
+}
+
+std::vector<Case> Table()
+{
+    std::vector<Case> t;
+    // Single op: every dtype, modes, bias correction off.
+    for (int d : {F32, F16, BF16}) {
+        for (int64_t mode : {0, 1}) {
+            Case k;
+            k.op = Op::kSingle;
+            k.c = {d, d, d, -1};
+            k.numels = {1000};
+            k.mode = mode;
+            k.name = std::string("single_") + DtName(d) + "_mode" + std::to_string(mode);
+            t.push_back(k);
+        }
+    }
+    {
+        Case k;
+        k.op = Op::kSingle;
+        k.numels = {4097};
+        k.biasCorrection = false;
+        k.name = "single_f32_nobc";
+        t.push_back(k);
+    }
+    // List ops: every combination, the optional lists absent and present.
+    for (Op op : {Op::kV1, Op::kV2}) {
+        for (const Combo& c : ListCombos()) {
+            for (int variant = 0; variant < 4; ++variant) {
+                Case k;
+                k.op = op;
+                k.c = c;
+                k.copies = c.copy >= 0;
+                k.maxVs = variant & 1;
+                k.ss = !(variant & 2);
+                k.name = std::string(OpName(op)) + "_" + ComboName(c) + (k.maxVs ? "_amsgrad" : "") +
+                         (k.ss ? "" : "_noema");
+                t.push_back(k);
+            }
+            if (c.copy >= 0) {  // a copy dtype without copies passed: the master weights alone
+                Case k;
+                k.op = op;
+                k.c = c;
+                k.copies = false;
+                k.name = std::string(OpName(op)) + "_" + ComboName(c) + "_nocopies";
+                t.push_back(k);
+            }
+        }
+        // Scalars: grad scale, found_inf (clear and set), maximize, L2 mode, lr/decay tensors (V2).
+        for (int s = 0; s < 5; ++s) {
+            Case k;
+            k.op = op;
+            k.gradScale = s == 0 || s == 2;
+            k.foundInf = s == 1 || s == 2;
+            k.foundInfValue = s == 2 ? 1.0f : 0.0f;
+            k.maximize = s == 3;
+            k.mode = s == 4 ? 0 : 1;
+            k.name = std::string(OpName(op)) + "_scalars" + std::to_string(s);
+            t.push_back(k);
+        }
+        if (op == Op::kV2) {
+            for (int s = 0; s < 3; ++s) {
+                Case k;
+                k.op = op;
+                k.lrTensor = s != 1;
+                k.emaDecayTensor = s != 0;
+                k.name = "V2_tensors" + std::to_string(s);
+                t.push_back(k);
+            }
+        }
+        // Entry counts.
+        for (size_t count : {1, 255, 256}) {
+            Case k;
+            k.op = op;
+            k.numels.assign(count, 0);
+            for (size_t i = 0; i < count; ++i) {
+                k.numels[i] = static_cast<int64_t>(1 + (i * 7) % 29);
+            }
+            k.name = std::string(OpName(op)) + "_entries" + std::to_string(count);
+            t.push_back(k);
+        }
+    }
+    return t;
+}
+
+// Refusals: what is wrong, and CANN's code for it (-1 until recorded).
+std::vector<Case> Refusals()
+{
+    std::vector<Case> t;
+    auto add = [&](Op op, const std::string& bad, int64_t code, std::function<void(Case&)> f = {}) {
+        Case k;
+        k.op = op;
+        k.bad = bad;
+        k.expected = code;
+        if (f) {
+            f(k);
+        }
+        k.name = std::string("bad_") + OpName(op) + "_" + bad;
+        t.push_back(k);
+    };
+    for (Op op : {Op::kV1, Op::kV2}) {
+        add(op, "null-list", 161001);
+        add(op, "entries257", -1, [](Case& k) { k.numels.assign(257, 3); });
+        add(op, "grad-dtype", -1);
+        add(op, "state-dtype", -1);
+        add(op, "int-dtype", -1);
+        add(op, "shape", -1);
+        add(op, "overlap", -1);
+        add(op, "step-dtype", -1);
+        add(op, "step-shape", -1);
+        add(op, "bad-mode", -1, [](Case& k) { k.mode = 2; });
+        add(op, "bad-lr", -1, [](Case& k) { k.lr = -1.0; });
+        add(op, "bad-beta", -1, [](Case& k) { k.beta1 = 1.0; });
+        add(op, "step0", -1, [](Case& k) { k.step = 0; });
+    }
+    add(Op::kSingle, "null-step", 161001);
+    add(Op::kSingle, "grad-dtype", -1, [](Case& k) { k.numels = {64}; });
+    add(Op::kSingle, "shape", -1, [](Case& k) { k.numels = {64}; });
+    add(Op::kSingle, "alias-var-m", -1, [](Case& k) { k.numels = {64}; });
+    add(Op::kSingle, "step-dtype", -1, [](Case& k) { k.numels = {64}; });
+    add(Op::kSingle, "bad-mode", -1, [](Case& k) { k.mode = 5; k.numels = {64}; });
+    add(Op::kSingle, "step0", -1, [](Case& k) { k.step = 0; k.numels = {64}; });
+    return t;
+}
+
+bool Same(const Outcome& a, const Outcome& b)
+{
+    return a.status == 0 && b.status == 0 && a.outputs == b.outputs;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: %s <libascend_ema_adam_acl.so> [--only NAME] [--selftest KIND]\n", argv[0]);
+        return 2;
+    }
+    std::string only;
+    int64_t expect = 0;
+    for (int i = 2; i + 1 < argc; i += 2) {
+        if (std::strcmp(argv[i], "--only") == 0) {
+            only = argv[i + 1];
+        } else if (std::strcmp(argv[i], "--expect") == 0) {
+            expect = std::strtoll(argv[i + 1], nullptr, 10);
+        }
+    }
+    void* lib = nullptr;
+    Api cpu = CpuApi(argv[1], &lib);
+    Api cann = CannApi();
+    if (aclInit(nullptr) != 0 || aclrtSetDevice(0) != 0 || aclrtCreateStream(&cann.stream) != 0) {
+        std::fprintf(stderr, "cann-host: the stand-in runtime did not initialise\n");
+        return 2;
+    }
+    Runner cannRun(cann), cpuRun(cpu);
+
+    std::vector<Case> cases = Table();
+    for (Case& k : Refusals()) {
+        cases.push_back(k);
+    }
+    if (expect != 0) {
+        int matched = 0, bad = 0;
+        std::string where;
+        for (const Case& k : cases) {
+            if (k.name.find(only) == std::string::npos) {
+                continue;
+            }
+            ++matched;
+            const Outcome x = cannRun.Run(k);
+            where = x.where;
+            if (x.status != expect) {
+                ++bad;
+                std::printf("cann-host: %s: CANN %" PRId64 " (%s), expected %" PRId64 "\n", k.name.c_str(), x.status,
+                            x.where.c_str(), expect);
+            }
+        }
+        if (matched == 0 || bad != 0) {
+            return 1;
+        }
+        std::printf("cann-host: selftest ok: %d case(s) (%s*) end with %" PRId64 " in %s\n", matched, only.c_str(),
+                    expect, where.c_str());
+        return 0;
+    }
+    int n = 0, identical = 0, refused = 0, failed = 0;
+    std::map<std::string, int> codeDiffs;
+    for (const Case& k : cases) {
+        if (!only.empty() && k.name.find(only) == std::string::npos) {
+            continue;
+        }
+        ++n;
+        const Outcome x = cannRun.Run(k);
+        const Outcome y = cpuRun.Run(k);
+        if (k.expected == 0) {
+            if (Same(x, y)) {
+                ++identical;
+            } else {
+                ++failed;
+                if (x.status != 0 || y.status != 0) {
+                    std::printf("cann-host: FAIL %s: CANN %" PRId64 " (%s), CPU %" PRId64 " (%s)\n", k.name.c_str(),
+                                x.status, x.where.c_str(), y.status, y.where.c_str());
+                } else {
+                    size_t which = 0;
+                    while (which < x.outputs.size() && x.outputs[which] == y.outputs[which]) {
+                        ++which;
+                    }
+                    std::printf("cann-host: FAIL %s: outputs differ (buffer %zu)\n", k.name.c_str(), which);
+                }
+            }
+        } else {
+            const bool ok = x.status != 0 && x.where == "phase 1" && (k.expected < 0 || x.status == k.expected);
+            if (ok && y.status != 0) {
+                ++refused;
+                if (x.status != y.status) {
+                    codeDiffs[k.name] = 1;
+                    std::printf("cann-host: refused %s: CANN %" PRId64 ", our CPU layer %" PRId64 "\n", k.name.c_str(),
+                                x.status, y.status);
+                } else if (std::getenv("CANN_HOST_VERBOSE") != nullptr) {
+                    std::printf("cann-host: refused %s: %" PRId64 " on both\n", k.name.c_str(), x.status);
+                }
+            } else {
+                ++failed;
+                std::printf("cann-host: FAIL %s: expected refusal %" PRId64 ", CANN %" PRId64 " (%s), CPU %" PRId64
+                            " (%s)\n",
+                            k.name.c_str(), k.expected, x.status, x.where.c_str(), y.status, y.where.c_str());
+            }
+        }
+        std::fflush(stdout);
+    }
+    std::printf("cann-host: %d cases through CANN's generated aclnn and opbase, %d bit-identical, %d refused as "
+                "expected\n",
+                n, identical, refused);
+    return (failed == 0 && n == identical + refused) ? 0 : 1;
+}

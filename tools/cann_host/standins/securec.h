@@ -5,6 +5,9 @@
 #include <stddef.h>
 typedef int errno_t;
 #define EOK 0
+/* libboundscheck's limits (securec.h): 2 GiB for memory, 2^29 characters for strings */
+#define SECUREC_MEM_MAX_LEN (0x7fffffffUL)
+#define SECUREC_STRING_MAX_LEN (0x1fffffffUL)
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Builds CANN's host stack on the CPU (tools/cann_host/CMakeLists.txt) into build/cann_host/,
+# then lays out the operator package opbase reads (gen_opp.py). Called by run.sh; cached: a
+# second run rebuilds only what changed (ninja, header dependencies included).
+#
+#   CANN_OPBASE_DIR CANN_RUNTIME_DIR CANN_METADEF_DIR ASC_DEVKIT_DIR ASC_TOOLS_DIR: snapshots
+#   JOBS (default 2): parallel compile jobs
+# Needs build/cann_op_build/out/ (tools/cann_op_build.sh: op_build's generated aclnn and ops-info).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+repo="$PWD"
+
+# ---- Paths to this repository's sources: the one place to re-point them (CMakeLists.txt has
+# its own block for the sources it compiles). ---------------------------------------------------
+host_dir="$repo/tools/cann_host"
+op_build_out="$repo/build/cann_op_build/out"   # tools/cann_op_build.sh's output
+kernel_dir="$repo/op_kernel"                    # the kernels' TILING_KEY_IS dispatch (gen_opp.py)
+work="$repo/build/cann_host"
+# ---------------------------------------------------------------------------------------------------
+
+say() { echo "cann-host: $*"; }
+die() { echo "cann-host: $*" >&2; exit 1; }
+
+missing=()
+command -v cmake > /dev/null || missing+=("cmake (apt-get install cmake)")
+command -v ninja > /dev/null || missing+=("ninja (apt-get install ninja-build)")
+command -v protoc > /dev/null || missing+=("protoc (apt-get install protobuf-compiler)")
+[[ -f /usr/include/google/protobuf/message.h ]] ||
+  missing+=("protobuf headers and library (apt-get install libprotobuf-dev)")
+[[ -f /usr/include/nlohmann/json.hpp ]] ||
+  missing+=("nlohmann/json.hpp, used by opbase (apt-get install nlohmann-json3-dev)")
+if [[ ${#missing[@]} -gt 0 ]]; then
+  for m in "${missing[@]}"; do echo "cann-host: missing: $m" >&2; done
+  die "FAILED: install what is missing above (CANN's platform library needs protobuf, opbase nlohmann-json)"
+fi
+for f in "$op_build_out/aclnn_apply_fused_ema_adam_list_v2.cpp" "$op_build_out/aic-ascend910b-ops-info.ini"; do
+  [[ -f "$f" ]] || die "FAILED: $f missing: tools/cann_op_build.sh runs first"
+done
+
+mkdir -p "$work"
+if [[ ! -f "$work/cmake/build.ninja" ]]; then
+  cmake -S "$host_dir" -B "$work/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCANN_OPBASE_DIR="$CANN_OPBASE_DIR" -DCANN_METADEF_DIR="$CANN_METADEF_DIR" \
+    -DCANN_RUNTIME_DIR="$CANN_RUNTIME_DIR" -DASC_DEVKIT_DIR="$ASC_DEVKIT_DIR" \
+    -DAEA_REPO="$repo" -DAEA_OP_BUILD_OUT="$op_build_out" > "$work/configure.log" 2>&1 ||
+    { cat "$work/configure.log" >&2; die "FAILED: cmake configure (log: build/cann_host/configure.log)"; }
+fi
+if ! ninja -C "$work/cmake" -j "${JOBS:-2}" > "$work/build.log" 2>&1; then
+  grep -v -e "#pragma message" -e "^In file included from" -e "^ *from " -e "^ *[0-9]* | " -e "^ *| " \
+    -e "note: " "$work/build.log" | grep -B2 -A3 -e "error" -e "undefined reference" | head -60 >&2
+  die "FAILED: build (full log: build/cann_host/build.log)"
+fi
+
+# The operator package: the normal one, and two broken ones for the self-tests.
+gen() {
+  python3 "$host_dir/gen_opp.py" --ini-dir "$1" --opp "$2/aea" --kernel-dir "$kernel_dir" \
+    --tiling-lib "$work/cmake/libcust_opmaster_rt2.0.so" --asc-tools "$ASC_TOOLS_DIR" \
+    --asc-devkit "$ASC_DEVKIT_DIR" "${@:3}" 2> "$work/gen_opp.log"
+}
+gen "$op_build_out" "$work/opp"
+# A wrong dtype column in the OpDef: op_build's ops-info with the list ops' first column's grads
+# dtype changed (float32 -> float16), as an OpDef with that typo would make op_build write it.
+mkdir -p "$work/wrong_column"
+python3 - "$op_build_out/aic-ascend910b-ops-info.ini" "$work/wrong_column/aic-ascend910b-ops-info.ini" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+def fix(m):
+    cols = m.group(2).split(",")
+    cols[0] = "float16" if cols[0] == "float32" else "float32"
+    return m.group(1) + ",".join(cols)
+out, n = re.subn(r"(\[ApplyFusedEmaAdamList\][^\[]*?input0\.dtype=)([^\n]*)", fix, text, count=1)
+assert n == 1, "no [ApplyFusedEmaAdamList] input0.dtype in the ops-info"
+open(sys.argv[2], "w").write(out)
+PY
+gen "$work/wrong_column" "$work/opp_wrong_column" > /dev/null
+# A tiling key without a kernel: the fp32 list key dropped from every binary.
+gen "$op_build_out" "$work/opp_missing_key" --drop-key 1000 > /dev/null

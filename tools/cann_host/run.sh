@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# CANN's own host stack on this machine: op_build's generated aclnn for our three ops, opbase's
+# individual-op executor (nnopbase), metadef (gert registry, exe_graph, OpDef) and CANN's platform
+# library, compiled from the snapshots; only the closed runtime is stood in for
+# (cann_runtime_standin.cpp, twin_device.cpp: our kernels run on the CPU twin from the argument
+# buffer opbase packs). Run by `make npu-check` after tools/cann_op_build.sh:
+#
+#   CANN_OPBASE_DIR=<hicann/opbase> CANN_RUNTIME_DIR=<hicann/runtime> CANN_METADEF_DIR=<metadef>
+#   ASC_DEVKIT_DIR=<asc-devkit> ASC_TOOLS_DIR=<asc-tools> tools/cann_host/run.sh
+#
+# Without them it says SKIPPED. Runs: the aclnn sample (examples/aclnn_sample/main.cpp,
+# unchanged), the case table (cann_host_cases.cpp) against our CPU aclnn layer, and three
+# self-tests (a wrong OpDef dtype column, a NULL list, a 257-entry list; and a tiling key without
+# a kernel). Prints the summary line; exits non-zero unless every case is as expected.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+repo="$PWD"
+work="$repo/build/cann_host"
+say() { echo "cann-host: $*"; }
+
+for v in CANN_OPBASE_DIR CANN_RUNTIME_DIR CANN_METADEF_DIR ASC_DEVKIT_DIR ASC_TOOLS_DIR; do
+  if [[ -z "${!v:-}" ]]; then
+    say "SKIPPED (set CANN_OPBASE_DIR, CANN_RUNTIME_DIR, CANN_METADEF_DIR, ASC_DEVKIT_DIR and" \
+        "ASC_TOOLS_DIR to snapshots of hicann/opbase, hicann/runtime, hicann/metadef, asc-devkit and" \
+        "asc-tools to run our ops through CANN's generated aclnn and opbase on the CPU)"
+    exit 0
+  fi
+  [[ -d "${!v}" ]] || { echo "cann-host: $v=${!v} is not a directory" >&2; exit 1; }
+done
+for required in "$CANN_OPBASE_DIR/src/nnopbase/individual_op/executor/indv_executor.cpp" \
+                "$CANN_RUNTIME_DIR/src/platform/platform_info.cpp" \
+                "$CANN_RUNTIME_DIR/src/platform/platform_config/cann/Ascend910B2.ini"; do
+  [[ -f "$required" ]] || { echo "cann-host: $required not found" >&2; exit 1; }
+done
+
+start=$(date +%s)
+tools/cann_host/build.sh
+say "built in $(( $(date +%s) - start )) s (nnopbase, metadef, platform, generated aclnn, stand-ins;" \
+    "cached in build/cann_host/)"
+
+bin="$work/cmake"
+cpu_lib="$bin/aea/runtime/acl/libascend_ema_adam_acl.so"
+status=0
+export ASCEND_GLOBAL_LOG_LEVEL="${ASCEND_GLOBAL_LOG_LEVEL:-3}"
+
+# The sample, unchanged source, against CANN's host stack.
+if ASCEND_CUSTOM_OPP_PATH="$work/opp/aea" "$bin/cann_host_sample" > "$work/sample.log" 2>&1; then
+  say "aclnn sample (examples/aclnn_sample/main.cpp): passed through CANN's generated aclnn and opbase"
+else
+  sed 's/^/  /' "$work/sample.log" | tail -20
+  say "FAILED: the aclnn sample through CANN's host stack (log: build/cann_host/sample.log)"
+  status=1
+fi
+
+# Self-tests: each must fail the way CANN would.
+selftest() {  # name, opp dir, case filter, expected code (phase-1 status)
+  local out
+  out="$(ASCEND_CUSTOM_OPP_PATH="$2/aea" "$bin/cann_host_cases" "$cpu_lib" --only "$3" --expect "$4" 2>&1)" || true
+  if grep -q "^cann-host: selftest ok" <<< "$out"; then
+    say "self-test $1: $(grep '^cann-host: selftest ok' <<< "$out" | sed 's/^cann-host: selftest ok: //')"
+  else
+    echo "$out" | tail -5 | sed 's/^/  /'
+    say "FAILED: self-test $1"
+    status=1
+  fi
+}
+selftest "wrong OpDef dtype column" "$work/opp_wrong_column" "V1_gf32_pf32_sf32" 561003
+selftest "tiling key without a kernel" "$work/opp_missing_key" "V1_gf32_pf32_sf32" 507027
+selftest "NULL list" "$work/opp" "bad_V1_null-list" 161001
+selftest "257-entry list" "$work/opp" "bad_V1_entries257" 161002
+
+# The case table.
+ASCEND_CUSTOM_OPP_PATH="$work/opp/aea" "$bin/cann_host_cases" "$cpu_lib" | tee "$work/cases.log" || status=1
+exit $status
