@@ -10,7 +10,6 @@
  *   SoC             = Ascend910B2 (aclrtGetSocName); rtGetSocSpec answers from CANN's platform
  *                     library (fe::PlatformInfoManager over the snapshot's Ascend910B2.ini), as
  *                     the runtime's ApiImpl::GetDeviceInfoFromPlatformInfo does
- *   mmpa            the few OS wrappers used (POSIX)
  *   dlog            warnings and errors to stderr (ASCEND_GLOBAL_LOG_LEVEL=0..3 shows more/less)
  *   adump, msprof, error_manager: no-ops (dump and profiling are off)
  * The kernel side (aclrtBinaryLoadFromData, aclrtBinaryGetFunction*, aclrtLaunchKernelWithHostArgs)
@@ -39,11 +38,14 @@
 #include "dump/adump_api.h"
 #include "dump/adump_pub.h"
 #include "mmpa/mmpa_api.h"
+#include "runtime/rts/rts_kernel.h"
+#include "runtime/stream.h"
 #include "platform/platform_info.h"
 #include "profiling/aprof_pub.h"
 #include "runtime/rt_external_base.h"
 #include "runtime/rt_external_kernel.h"
 #include "securec.h"
+#include "transfer_shape_according_to_format_ext.h"
 
 #define STANDIN extern "C" __attribute__((visibility("default")))
 
@@ -323,48 +325,90 @@ STANDIN rtError_t rtGetSocSpec(const char* label, const char* key, char* val, co
 }
 STANDIN rtError_t rtSetExceptionExtInfo(const rtArgsSizeInfo_t* const) { return RT_ERROR_NONE; }
 
-// ---- mmpa -----------------------------------------------------------------------------------------
-STANDIN INT32 mmGetTid() { return static_cast<INT32>(syscall(SYS_gettid)); }
-STANDIN INT32 mmAccess2(const CHAR* pathName, INT32 mode) { return access(pathName, mode) == 0 ? EN_OK : EN_ERROR; }
-STANDIN INT32 mmIsDir(const CHAR* fileName)
+STANDIN aclError aclrtCtxGetCurrentDefaultStream(aclrtStream* stream)
 {
-    struct stat st;
-    return (stat(fileName, &st) == 0 && S_ISDIR(st.st_mode)) ? EN_OK : EN_ERROR;
+    static Stream defaultStream{0};
+    *stream = &defaultStream;
+    return ACL_SUCCESS;
 }
-STANDIN INT32 mmMkdir(const CHAR* pathName, mmMode_t mode) { return mkdir(pathName, mode) == 0 ? EN_OK : EN_ERROR; }
-STANDIN INT32 mmRealPath(const CHAR* path, CHAR* realPath, INT32 realPathLen)
+STANDIN aclError aclrtGetDeviceInfo(uint32_t, aclrtDevAttr attr, int64_t* value)
 {
-    char buf[PATH_MAX];
-    if (path == nullptr || realpath(path, buf) == nullptr || static_cast<INT32>(std::strlen(buf)) >= realPathLen) {
-        return EN_ERROR;
+    switch (attr) {
+        case ACL_DEV_ATTR_AICORE_CORE_NUM: *value = 24; return ACL_SUCCESS;
+        case ACL_DEV_ATTR_VECTOR_CORE_NUM: *value = 48; return ACL_SUCCESS;
+        default: *value = 0; return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
     }
-    std::strcpy(realPath, buf);
-    return EN_OK;
 }
-STANDIN INT32 mmDladdr(VOID* addr, mmDlInfo* info)
+STANDIN aclError aclrtGetOpExecuteTimeout(uint32_t* const timeoutMs)
 {
-    Dl_info dl;
-    if (dladdr(addr, &dl) == 0) {
-        return EN_ERROR;
-    }
-    info->dli_fname = dl.dli_fname;
-    info->dli_fbase = dl.dli_fbase;
-    info->dli_sname = dl.dli_sname;
-    info->dli_saddr = dl.dli_saddr;
-    return EN_OK;
+    *timeoutMs = 0;
+    return ACL_SUCCESS;
 }
-// mmSysGetEnv is weak in mmpa's header: left undefined, MM_SYS_GET_ENV reads getenv itself.
+STANDIN aclError aclrtRecordNotify(aclrtNotify, aclrtStream) { return ACL_SUCCESS; }
+STANDIN aclError aclrtWaitAndResetNotify(aclrtNotify, aclrtStream, uint32_t) { return ACL_SUCCESS; }
+
+// What no single-AI-Core-kernel launch reaches (AI CPU, fused MC2, model capture, debug overflow):
+// refused, so that a path that did reach them would show.
+STANDIN rtError_t rtAicpuKernelLaunchExWithArgs(const uint32_t, const char_t* const, const uint32_t,
+                                                const rtAicpuArgsEx_t*, rtSmDesc_t* const, const rtStream_t,
+                                                const uint32_t)
+{
+    return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
+}
+STANDIN rtError_t rtFusionLaunch(void* const, rtStream_t const, rtFusionArgsEx_t*)
+{
+    return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
+}
+STANDIN rtError_t rtRegisterAllKernel(const rtDevBinary_t*, void**) { return ACL_ERROR_RT_FEATURE_NOT_SUPPORT; }
+STANDIN rtError_t rtStreamAddToModel(rtStream_t, rtModel_t) { return ACL_ERROR_RT_FEATURE_NOT_SUPPORT; }
+STANDIN rtError_t rtRegStreamStateCallback(const char_t*, const rtStreamStateCallback) { return RT_ERROR_NONE; }
+STANDIN rtError_t rtsNpuGetFloatOverFlowDebugStatus(void* outputAddrPtr, uint64_t outputSize, uint32_t, rtStream_t)
+{
+    std::memset(outputAddrPtr, 0, outputSize);
+    return RT_ERROR_NONE;
+}
+STANDIN rtError_t rtsNpuClearFloatOverFlowDebugStatus(uint32_t, rtStream_t) { return RT_ERROR_NONE; }
+namespace op::internal {
+void aclnnAicpuFinalize() {}  // opbase's AI CPU task handlers are not built (no AI CPU op here)
+}  // namespace op::internal
+namespace transformer {
+bool ShapeTransferAccordingToFormatExt::TransferShape(ge::Format, ge::Format, ge::DataType, gert::Shape&,
+                                                      const ExtAxisOpValue&, const fe::PlatFormInfos*)
+{
+    std::fprintf(stderr, "cann_host: transformer::TransferShape (graph repository) is not available\n");
+    std::abort();
+}
+}  // namespace transformer
 
 // ---- dlog -----------------------------------------------------------------------------------------
-int32_t CheckLogLevel(int32_t, int32_t logLevel) { return logLevel >= LogThreshold() ? 1 : 0; }
+// The last error logged: what aclGetRecentErrMsg reports (CANN's error manager collects them).
+thread_local std::string g_lastError;
+int32_t CheckLogLevel(int32_t, int32_t logLevel) { return (logLevel >= LogThreshold() || logLevel == DLOG_ERROR) ? 1 : 0; }
+// Some CANN headers declare it with C linkage: the same function under that name too.
+extern "C" int32_t CheckLogLevelC(int32_t moduleId, int32_t logLevel) __asm__("CheckLogLevel");
+extern "C" int32_t CheckLogLevelC(int32_t moduleId, int32_t logLevel) { return CheckLogLevel(moduleId, logLevel); }
 void DlogVaList(int32_t, int32_t level, const char* fmt, va_list list)
 {
     static const char* const kNames[] = {"DEBUG", "INFO", "WARNING", "ERROR"};
-    std::fprintf(stderr, "[%s] ", (level >= 0 && level <= DLOG_ERROR) ? kNames[level] : "LOG");
-    std::vfprintf(stderr, fmt, list);
-    if (std::strchr(fmt, '\n') == nullptr) {
-        std::fputc('\n', stderr);
+    char buf[2048];
+    std::vsnprintf(buf, sizeof(buf), fmt, list);
+    if (level == DLOG_ERROR) {
+        g_lastError = buf;
     }
+    if (level >= LogThreshold()) {
+        std::fprintf(stderr, "[%s] %s%s", (level >= 0 && level <= DLOG_ERROR) ? kNames[level] : "LOG", buf,
+                     std::strchr(buf, '\n') == nullptr ? "\n" : "");
+    }
+}
+STANDIN const char* aclGetRecentErrMsg()
+{
+    static thread_local std::string reported;
+    if (g_lastError.empty()) {
+        return nullptr;
+    }
+    reported.swap(g_lastError);
+    g_lastError.clear();
+    return reported.c_str();
 }
 void DlogRecord(int32_t moduleId, int32_t level, const char* fmt, ...)
 {
@@ -396,6 +440,13 @@ void AdumpPrintWorkSpace(const void*, const size_t, aclrtStream, const char*) {}
 void AdumpPrintWorkSpace(const void*, const size_t, aclrtStream, const char*, bool) {}
 int32_t AdumpRegisterCallback(uint32_t, AdumpCallback, AdumpCallback) { return 0; }
 int32_t AdumpSaveToFile(const char*, size_t, const char*, SaveType) { return 0; }
+}  // namespace Adx
+namespace Adx {
+void AdumpPrintAndGetTimeStampInfo(const void*, const size_t, aclrtStream, const char*,
+                                   std::vector<MsprofAicTimeStampInfo>&)
+{
+}
+void AdumpPrintSetConfig(const AdumpPrintConfig&) {}
 }  // namespace Adx
 STANDIN int32_t MsprofRegisterCallback(uint32_t, ProfCommandHandle) { return 0; }
 STANDIN int32_t MsprofReportApi(uint32_t, const struct MsprofApi*) { return 0; }

@@ -93,7 +93,7 @@ STANDIN aclError aclrtBinaryLoadFromData(const void* data, size_t length, const 
     const size_t k = text.find("\"tilingKeys\": [");
     if (e == std::string::npos || k == std::string::npos) {
         std::fprintf(stderr, "twin_device: not a twin kernel binary (%zu bytes)\n", length);
-        return ACL_ERROR_RT_INVALID_KERNEL_NAME;  // what a device gets from a corrupt binary
+        return ACL_ERROR_RT_PARAM_INVALID;
     }
     auto* bin = new Binary;
     const size_t start = e + std::strlen("\"twinKernel\": \"");
@@ -110,7 +110,7 @@ STANDIN aclError aclrtBinaryLoadFromData(const void* data, size_t length, const 
     if (Arity(bin->entry) == 0) {
         std::fprintf(stderr, "twin_device: unknown kernel entry %s\n", bin->entry.c_str());
         delete bin;
-        return ACL_ERROR_RT_INVALID_KERNEL_NAME;
+        return ACL_ERROR_RT_PARAM_INVALID;
     }
     *binHandle = bin;
     return ACL_SUCCESS;
