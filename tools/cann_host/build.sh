@@ -51,6 +51,12 @@ if ! ninja -C "$work/cmake" -j "${JOBS:-2}" > "$work/build.log" 2>&1; then
   die "FAILED: build (full log: build/cann_host/build.log)"
 fi
 
+# What opbase reads from a CANN install: ASCEND_HOME_PATH/share/info/opbase/scene.info (the
+# package's OS and CPU, the op_tiling/lib/<os>/<cpu>/ directory of our tiling library).
+# ASCEND_OPP_PATH is its opp/, empty: no built-in operators, ours come from the custom path.
+mkdir -p "$work/ascend_home/share/info/opbase" "$work/ascend_home/opp/vendors"
+printf 'os=linux\narch=x86_64\n' > "$work/ascend_home/share/info/opbase/scene.info"
+
 # The operator package: the normal one, and two broken ones for the self-tests.
 gen() {
   python3 "$host_dir/gen_opp.py" --ini-dir "$1" --opp "$2/aea" --kernel-dir "$kernel_dir" \

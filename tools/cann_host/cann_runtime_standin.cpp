@@ -77,6 +77,8 @@ struct Event {
     int32_t id;
 };
 int32_t g_nextStreamId = 1;
+// The last error logged or reported: what aclGetRecentErrMsg returns (CANN's error manager).
+thread_local std::string g_lastError;
 thread_local int32_t g_device = -1;
 
 int32_t LogThreshold()
@@ -381,8 +383,6 @@ bool ShapeTransferAccordingToFormatExt::TransferShape(ge::Format, ge::Format, ge
 }  // namespace transformer
 
 // ---- dlog -----------------------------------------------------------------------------------------
-// The last error logged: what aclGetRecentErrMsg reports (CANN's error manager collects them).
-thread_local std::string g_lastError;
 int32_t CheckLogLevel(int32_t, int32_t logLevel) { return (logLevel >= LogThreshold() || logLevel == DLOG_ERROR) ? 1 : 0; }
 // Some CANN headers declare it with C linkage: the same function under that name too.
 extern "C" int32_t CheckLogLevelC(int32_t moduleId, int32_t logLevel) __asm__("CheckLogLevel");
@@ -417,6 +417,54 @@ void DlogRecord(int32_t moduleId, int32_t level, const char* fmt, ...)
     DlogVaList(moduleId, level, fmt, list);
     va_end(list);
 }
+extern "C" void DlogRecordC(int32_t moduleId, int32_t level, const char* fmt, ...) __asm__("DlogRecord");
+extern "C" void DlogRecordC(int32_t moduleId, int32_t level, const char* fmt, ...)
+{
+    va_list list;
+    va_start(list, fmt);
+    DlogVaList(moduleId, level, fmt, list);
+    va_end(list);
+}
+
+// ---- error_manager: messages go to the last-error slot aclGetRecentErrMsg reads ------------------
+namespace error_message {
+int32_t RegisterFormatErrorMessage(const char*, size_t) { return 0; }
+int32_t ReportInnerErrMsg(const char*, const char*, uint32_t, const char* error_code, const char* format, ...)
+{
+    char buf[1024];
+    va_list list;
+    va_start(list, format);
+    std::vsnprintf(buf, sizeof(buf), format, list);
+    va_end(list);
+    g_lastError = std::string(error_code) + ": " + buf;
+    return 0;
+}
+int32_t ReportUserDefinedErrMsg(const char* error_code, const char* format, ...)
+{
+    char buf[1024];
+    va_list list;
+    va_start(list, format);
+    std::vsnprintf(buf, sizeof(buf), format, list);
+    va_end(list);
+    g_lastError = std::string(error_code) + ": " + buf;
+    return 0;
+}
+int32_t ReportPredefinedErrMsg(const char* error_code, const std::vector<const char*>& key,
+                               const std::vector<const char*>& value)
+{
+    std::string msg = error_code;
+    for (size_t i = 0; i < key.size() && i < value.size(); ++i) {
+        msg += std::string(i == 0 ? ": " : ", ") + key[i] + "=" + value[i];
+    }
+    g_lastError = msg;
+    return 0;
+}
+int32_t ReportPredefinedErrMsg(const char* error_code)
+{
+    g_lastError = error_code;
+    return 0;
+}
+}  // namespace error_message
 
 // ---- adump (dump off), msprof (profiling off) ----------------------------------------------------
 STANDIN void* AdumpGetSizeInfoAddr(uint32_t, uint32_t& atomicIndex)

@@ -42,6 +42,8 @@ bin="$work/cmake"
 cpu_lib="$bin/aea/runtime/acl/libascend_ema_adam_acl.so"
 status=0
 export ASCEND_GLOBAL_LOG_LEVEL="${ASCEND_GLOBAL_LOG_LEVEL:-3}"
+export ASCEND_HOME_PATH="$work/ascend_home"  # scene.info and an empty built-in opp/ (build.sh)
+export ASCEND_OPP_PATH="$ASCEND_HOME_PATH/opp"
 
 # The sample, unchanged source, against CANN's host stack.
 if ASCEND_CUSTOM_OPP_PATH="$work/opp/aea" "$bin/cann_host_sample" > "$work/sample.log" 2>&1; then
