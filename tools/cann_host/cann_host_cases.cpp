@@ -14,6 +14,9 @@
  * two layers, and the summary line; exit 0 only when N = M + K.
  */
 #include <dlfcn.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cinttypes>
 #include <cmath>
@@ -196,6 +199,13 @@ struct Case {
     // Mutations for refusals.
     std::string bad;        // "", or what is wrong (see Build)
     int64_t expected = 0;   // 0: must succeed bit-identically; else CANN's refusal code (-1: any)
+    std::shared_ptr<Case> before;  // run first on the same layer (executor reuse, D2)
+    // An opbase defect this case meets (docs/ACLNN.md): "D1" (an empty last output list: the
+    // launch faults), "D2" (executor reuse: stale empty lists). Such a case is an expected
+    // failure while it fails; once it runs bit-identically it counts like any other.
+    std::string defect;
+    // A documented difference between the layers: CANN runs the case, our CPU layer refuses it.
+    std::string difference;
 };
 
 struct DevBuf {
@@ -449,13 +459,17 @@ std::vector<Case> Table()
                 k.ss = !(variant & 2);
                 k.name = std::string(OpName(op)) + "_" + ComboName(c) + (k.maxVs ? "_amsgrad" : "") +
                          (k.ss ? "" : "_noema");
+                if (op == Op::kV1 && !k.ss) {
+                    k.expected = 561002;  // V1 is the EMA op: our tiling refuses an empty ssRef
+                }
                 t.push_back(k);
             }
-            if (c.copy >= 0) {  // a copy dtype without copies passed: the master weights alone
+            if (c.copy >= 0 && c.grad != F32) {  // 16-bit grads of fp32 params come with copies
                 Case k;
                 k.op = op;
                 k.c = c;
                 k.copies = false;
+                k.expected = 161002;  // no OpDef dtype column for it: opbase's dtype check refuses
                 k.name = std::string(OpName(op)) + "_" + ComboName(c) + "_nocopies";
                 t.push_back(k);
             }
@@ -482,6 +496,28 @@ std::vector<Case> Table()
                 t.push_back(k);
             }
         }
+        // Executor reuse (D2): an AMSGrad call, then the same group without max_vs.
+        for (bool copies : {false, true}) {
+            Case k;
+            k.op = op;
+            k.c = {F16, F32, F32, F16};
+            k.copies = copies;
+            if (!copies) {
+                k.c = {F32, F32, F32, -1};
+            }
+            auto first = std::make_shared<Case>(k);
+            first->maxVs = true;
+            k.before = first;
+            k.name = std::string(OpName(op)) + "_reuse_amsgrad_then_not" + (copies ? "_copies" : "");
+            t.push_back(k);
+            Case r = k;  // and the reverse
+            auto first2 = std::make_shared<Case>(k);
+            first2->before = nullptr;
+            r.before = first2;
+            r.maxVs = true;
+            r.name = std::string(OpName(op)) + "_reuse_not_then_amsgrad" + (copies ? "_copies" : "");
+            t.push_back(r);
+        }
         // Entry counts.
         for (size_t count : {1, 255, 256}) {
             Case k;
@@ -497,7 +533,9 @@ std::vector<Case> Table()
     return t;
 }
 
-// Refusals: what is wrong, and CANN's code for it (-1 until recorded).
+// Refusals: what is wrong, and CANN's code for it: 161001 the generated aclnn's null check, 161002
+// opbase's checks (dtype against the OpDef columns, the 256-tensor list limit), 561002 our tiling
+// (opbase reports any tiling failure so).
 std::vector<Case> Refusals()
 {
     std::vector<Case> t;
@@ -514,27 +552,128 @@ std::vector<Case> Refusals()
     };
     for (Op op : {Op::kV1, Op::kV2}) {
         add(op, "null-list", 161001);
-        add(op, "entries257", -1, [](Case& k) { k.numels.assign(257, 3); });
-        add(op, "grad-dtype", -1);
-        add(op, "state-dtype", -1);
-        add(op, "int-dtype", -1);
-        add(op, "shape", -1);
-        add(op, "overlap", -1);
-        add(op, "step-dtype", -1);
-        add(op, "step-shape", -1);
-        add(op, "bad-mode", -1, [](Case& k) { k.mode = 2; });
-        add(op, "bad-lr", -1, [](Case& k) { k.lr = -1.0; });
-        add(op, "bad-beta", -1, [](Case& k) { k.beta1 = 1.0; });
-        add(op, "step0", -1, [](Case& k) { k.step = 0; });
+        add(op, "entries257", 161002, [](Case& k) { k.numels.assign(257, 3); });
+        add(op, "grad-dtype", 561002);
+        add(op, "state-dtype", 161002);
+        add(op, "int-dtype", 161002);
+        add(op, "shape", 561002);
+        add(op, "overlap", 561002);
+        add(op, "step-dtype", 161002);
+        add(op, "step-shape", 561002);
+        add(op, "bad-mode", 561002, [](Case& k) { k.mode = 2; });
+        add(op, "bad-lr", 561002, [](Case& k) { k.lr = std::nan(""); });
+        add(op, "bad-beta", 561002, [](Case& k) { k.beta1 = 1.0; });
+        add(op, "step0", -1, [](Case& k) {
+            k.step = 0;
+            k.copies = true;
+            k.c = {F16, F32, F32, F16};
+            k.difference = "step is device data: CANN's tiling cannot read it (the kernel divides by 1 - beta^0 = 0); "
+                           "our CPU layer reads it at phase 1 and refuses step < 1 with bias correction";
+        });
     }
     add(Op::kSingle, "null-step", 161001);
-    add(Op::kSingle, "grad-dtype", -1, [](Case& k) { k.numels = {64}; });
-    add(Op::kSingle, "shape", -1, [](Case& k) { k.numels = {64}; });
-    add(Op::kSingle, "alias-var-m", -1, [](Case& k) { k.numels = {64}; });
-    add(Op::kSingle, "step-dtype", -1, [](Case& k) { k.numels = {64}; });
-    add(Op::kSingle, "bad-mode", -1, [](Case& k) { k.mode = 5; k.numels = {64}; });
-    add(Op::kSingle, "step0", -1, [](Case& k) { k.step = 0; k.numels = {64}; });
+    add(Op::kSingle, "grad-dtype", 161002, [](Case& k) { k.numels = {64}; });
+    add(Op::kSingle, "shape", 561002, [](Case& k) { k.numels = {64}; });
+    add(Op::kSingle, "alias-var-m", -1, [](Case& k) {
+        k.numels = {64};
+        k.difference = "var passed as m: neither the generated aclnn nor opbase compares addresses, and the tiling "
+                       "never sees them; our CPU layer refuses overlapping in-place tensors";
+    });
+    add(Op::kSingle, "step-dtype", 161002, [](Case& k) { k.numels = {64}; });
+    add(Op::kSingle, "bad-mode", 561002, [](Case& k) { k.mode = 5; k.numels = {64}; });
+    add(Op::kSingle, "step0", -1, [](Case& k) {
+        k.step = 0;
+        k.numels = {64};
+        k.difference = "step is device data: CANN's tiling cannot read it; our CPU layer refuses step < 1";
+    });
     return t;
+}
+
+void WriteAll(int fd, const void* p, size_t n)
+{
+    const auto* c = static_cast<const char*>(p);
+    while (n > 0) {
+        const ssize_t w = write(fd, c, n);
+        if (w <= 0) {
+            _exit(3);
+        }
+        c += w;
+        n -= static_cast<size_t>(w);
+    }
+}
+bool ReadAll(int fd, void* p, size_t n)
+{
+    auto* c = static_cast<char*>(p);
+    while (n > 0) {
+        const ssize_t r = read(fd, c, n);
+        if (r <= 0) {
+            return false;
+        }
+        c += r;
+        n -= static_cast<size_t>(r);
+    }
+    return true;
+}
+
+/** Runs a case (after its `before`) on CANN's stack in a child process: a kernel fault on the
+ *  twin aborts the process as it would kill the device context, and must not end the table. */
+Outcome RunIsolated(Runner& runner, const Case& k)
+{
+    int fds[2];
+    if (pipe(fds) != 0) {
+        std::perror("pipe");
+        std::exit(2);
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        if (k.before) {
+            (void)runner.Run(*k.before);
+        }
+        const Outcome x = runner.Run(k);
+        const int64_t head[2] = {x.status, static_cast<int64_t>(x.outputs.size())};
+        WriteAll(fds[1], head, sizeof(head));
+        const uint64_t wl = x.where.size();
+        WriteAll(fds[1], &wl, sizeof(wl));
+        WriteAll(fds[1], x.where.data(), wl);
+        for (const auto& o : x.outputs) {
+            const uint64_t n = o.size();
+            WriteAll(fds[1], &n, sizeof(n));
+            WriteAll(fds[1], o.data(), n);
+        }
+        close(fds[1]);
+        _exit(0);
+    }
+    close(fds[1]);
+    Outcome x;
+    int64_t head[2];
+    bool ok = ReadAll(fds[0], head, sizeof(head));
+    if (ok) {
+        x.status = head[0];
+        uint64_t wl = 0;
+        ok = ReadAll(fds[0], &wl, sizeof(wl));
+        x.where.resize(ok ? wl : 0);
+        ok = ok && ReadAll(fds[0], x.where.data(), wl);
+        for (int64_t i = 0; ok && i < head[1]; ++i) {
+            uint64_t n = 0;
+            ok = ReadAll(fds[0], &n, sizeof(n));
+            std::vector<uint8_t> o(ok ? n : 0);
+            ok = ok && ReadAll(fds[0], o.data(), n);
+            x.outputs.push_back(std::move(o));
+        }
+    }
+    close(fds[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    if (!ok) {
+        x = Outcome{};
+        x.status = -3;
+        x.where = WIFSIGNALED(st) ? std::string("kernel fault: signal ") + std::to_string(WTERMSIG(st))
+                                  : "child exit " + std::to_string(WEXITSTATUS(st));
+    }
+    return x;
 }
 
 bool Same(const Outcome& a, const Outcome& b)
@@ -567,10 +706,26 @@ int main(int argc, char** argv)
         return 2;
     }
     Runner cannRun(cann), cpuRun(cpu);
+    {
+        // opbase's one-time initialisation (collector, binary configs, tiling library) in the
+        // parent, so that every forked case starts from the same state.
+        Case warm;
+        warm.op = Op::kSingle;
+        warm.numels = {8};
+        (void)cannRun.Run(warm);
+    }
 
     std::vector<Case> cases = Table();
     for (Case& k : Refusals()) {
         cases.push_back(k);
+    }
+    for (Case& k : cases) {
+        const bool list = k.op != Op::kSingle;
+        if (k.before) {
+            k.defect = "D2";
+        } else if (list && k.expected == 0 && !k.copies) {
+            k.defect = "D1";  // modelCopiesRef, the OpDef's last output, is empty
+        }
     }
     if (expect != 0) {
         int matched = 0, bad = 0;
@@ -580,7 +735,7 @@ int main(int argc, char** argv)
                 continue;
             }
             ++matched;
-            const Outcome x = cannRun.Run(k);
+            const Outcome x = RunIsolated(cannRun, k);
             where = x.where;
             if (x.status != expect) {
                 ++bad;
@@ -596,14 +751,42 @@ int main(int argc, char** argv)
         return 0;
     }
     int n = 0, identical = 0, refused = 0, failed = 0;
-    std::map<std::string, int> codeDiffs;
+    std::map<std::string, int> defects;
+    int differences = 0;
     for (const Case& k : cases) {
         if (!only.empty() && k.name.find(only) == std::string::npos) {
             continue;
         }
-        ++n;
-        const Outcome x = cannRun.Run(k);
+        const Outcome x = RunIsolated(cannRun, k);
+        if (k.before) {
+            (void)cpuRun.Run(*k.before);
+        }
         const Outcome y = cpuRun.Run(k);
+        const bool verbose = std::getenv("CANN_HOST_VERBOSE") != nullptr;
+        if (!k.difference.empty()) {
+            // CANN runs it, our CPU layer refuses it: shown, not counted.
+            if (x.status == 0 && y.status != 0) {
+                ++differences;
+                std::printf("cann-host: difference %s: CANN runs it, our CPU layer refuses (%" PRId64 "): %s\n",
+                            k.name.c_str(), y.status, k.difference.c_str());
+            } else {
+                ++n;
+                ++failed;
+                std::printf("cann-host: FAIL %s: expected CANN to run it and our CPU layer to refuse; CANN %" PRId64
+                            " (%s), CPU %" PRId64 "\n", k.name.c_str(), x.status, x.where.c_str(), y.status);
+            }
+            continue;
+        }
+        if (!k.defect.empty() && !Same(x, y)) {
+            // The defect shows as documented: a fault, a refusal or different outputs on CANN's side.
+            ++defects[k.defect];
+            if (verbose) {
+                std::printf("cann-host: %s %s: CANN %" PRId64 " (%s), CPU %" PRId64 "\n", k.defect.c_str(),
+                            k.name.c_str(), x.status, x.where.c_str(), y.status);
+            }
+            continue;
+        }
+        ++n;
         if (k.expected == 0) {
             if (Same(x, y)) {
                 ++identical;
@@ -624,12 +807,9 @@ int main(int argc, char** argv)
             const bool ok = x.status != 0 && x.where == "phase 1" && (k.expected < 0 || x.status == k.expected);
             if (ok && y.status != 0) {
                 ++refused;
-                if (x.status != y.status) {
-                    codeDiffs[k.name] = 1;
+                if (x.status != y.status || verbose) {
                     std::printf("cann-host: refused %s: CANN %" PRId64 ", our CPU layer %" PRId64 "\n", k.name.c_str(),
                                 x.status, y.status);
-                } else if (std::getenv("CANN_HOST_VERBOSE") != nullptr) {
-                    std::printf("cann-host: refused %s: %" PRId64 " on both\n", k.name.c_str(), x.status);
                 }
             } else {
                 ++failed;
@@ -639,6 +819,17 @@ int main(int argc, char** argv)
             }
         }
         std::fflush(stdout);
+    }
+    int expectedFailures = 0;
+    std::string defectList;
+    for (const auto& [d, count] : defects) {
+        expectedFailures += count;
+        defectList += (defectList.empty() ? "" : ", ") + d + " " + std::to_string(count);
+    }
+    if (expectedFailures > 0 || differences > 0) {
+        std::printf("cann-host: not counted: %d expected failures from opbase defects (%s; docs/ACLNN.md), %d "
+                    "documented differences\n",
+                    expectedFailures, defectList.empty() ? "none" : defectList.c_str(), differences);
     }
     std::printf("cann-host: %d cases through CANN's generated aclnn and opbase, %d bit-identical, %d refused as "
                 "expected\n",

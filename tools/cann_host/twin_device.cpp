@@ -168,6 +168,11 @@ STANDIN aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint3
             aclrtFree(dev);
             return ACL_ERROR_RT_PARAM_INVALID;
         }
+        if (ph.addrOffset == 0 && ph.dataOffset == 0 && std::getenv("CANN_HOST_VERBOSE") != nullptr) {
+            // A slot opbase counted but never filled: the runtime writes the args' own address over
+            // the kernel's first parameter (see docs/ACLNN.md, D1).
+            std::fprintf(stderr, "twin_device: place holder %zu of %zu is {0, 0}: never filled\n", i, placeHolderNum);
+        }
         const uint64_t addr = reinterpret_cast<uint64_t>(base + ph.dataOffset);
         std::memcpy(base + ph.addrOffset, &addr, sizeof(addr));
     }
