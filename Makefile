@@ -36,9 +36,14 @@ test: python cpp sanitize npu-check
 # ASC_DEVKIT_DIR name checkouts of hicann/metadef and asc-devkit, and CANN's own op_build on our
 # OpDefs, built from those checkouts and hicann/asc-tools' project template (ASC_TOOLS_DIR): the
 # aclnn declarations it generates must be include/aclnnop/'s (each says SKIPPED otherwise).
+# Last, CANN's host stack on the CPU (tools/cann_host/run.sh): op_build's generated aclnn, opbase's
+# executor, metadef and CANN's platform library compiled from snapshots (CANN_OPBASE_DIR,
+# CANN_RUNTIME_DIR beside the above), the closed runtime stood in, our kernels launched on the twin:
+# the aclnn sample and a case table bit-identical to our CPU aclnn layer (SKIPPED without them).
 npu-check: build/npu-check.stamp ascendc-check
 	@tools/cann_host_check.sh
 	@tools/cann_op_build.sh
+	@tools/cann_host/run.sh
 build/npu-check.stamp: $(TORCH_NPU_INC)/.stamp $(VENV)/.requirements.stamp tools/npu_check.sh \
                        $(wildcard csrc/ops/npu/*.cpp csrc/ops/*.h op_host/*.h)
 	tools/npu_check.sh $(TORCH_NPU_INC) $(PY)

@@ -46,8 +46,8 @@ export ASCEND_HOME_PATH="$work/ascend_home"  # scene.info and an empty built-in 
 export ASCEND_OPP_PATH="$ASCEND_HOME_PATH/opp"
 
 # The sample, unchanged source, against CANN's host stack.
-if ASCEND_CUSTOM_OPP_PATH="$work/opp/aea" stdbuf -oL "$bin/cann_host_sample" > "$work/sample.log" \
-     2> "$work/sample.err"; then
+if (ASCEND_CUSTOM_OPP_PATH="$work/opp/aea" exec stdbuf -oL "$bin/cann_host_sample" > "$work/sample.log" \
+     2> "$work/sample.err") 2> /dev/null; then
   say "aclnn sample (examples/aclnn_sample/main.cpp, unchanged): all $(grep -c '^  \[ ok \]' "$work/sample.log")" \
       "checks passed through CANN's generated aclnn and opbase"
 else
