@@ -13,13 +13,14 @@
 #include "twin_list_launch.h"
 
 // The V2 entry: V1 is V2 without the lr/decay tensors (the same kernel, see
-// op_kernel/apply_fused_ema_adam_list_v2.cpp).
+// op_kernel/apply_fused_ema_adam_list_v2.cpp). The outputs in the OpDef's order (varsRef, ssRef,
+// maxVsRef, modelCopiesRef, msRef, vsRef: a never-empty list last, docs/ACLNN.md D1).
 extern "C" void apply_fused_ema_adam_list_v2(GM_ADDR grads, GM_ADDR vars, GM_ADDR ms, GM_ADDR vs,
                                              GM_ADDR ss, GM_ADDR maxVs, GM_ADDR modelCopies,
                                              GM_ADDR step, GM_ADDR gradScale, GM_ADDR foundInf,
                                              GM_ADDR lr, GM_ADDR emaDecay, GM_ADDR varsRef,
-                                             GM_ADDR msRef, GM_ADDR vsRef, GM_ADDR ssRef,
-                                             GM_ADDR maxVsRef, GM_ADDR modelCopiesRef,
+                                             GM_ADDR ssRef, GM_ADDR maxVsRef,
+                                             GM_ADDR modelCopiesRef, GM_ADDR msRef, GM_ADDR vsRef,
                                              GM_ADDR workspace, GM_ADDR tiling);
 
 namespace ascend_ema_adam {
@@ -129,8 +130,8 @@ twin::LaunchResult RunListOnTwin(const ListTilingResult& tiling, const Platform&
     cfg.gm.push_back({&tilingData, sizeof(tilingData)});
 
     return twin::Launch(&apply_fused_ema_adam_list_v2, cfg, grads, vars, ms, vs, ss, maxVsIn,
-                        copiesIn, step, gradScale, foundInf, lr, emaDecay, varsRef, msRef, vsRef,
-                        ssRef, maxVsRef, copiesRef, nullptr, Gm(&tilingData));
+                        copiesIn, step, gradScale, foundInf, lr, emaDecay, varsRef, ssRef,
+                        maxVsRef, copiesRef, msRef, vsRef, nullptr, Gm(&tilingData));
 }
 
 }  // namespace ascend_ema_adam

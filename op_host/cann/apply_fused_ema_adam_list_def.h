@@ -195,8 +195,20 @@ inline ge::graphStatus Tiling(gert::TilingContext* context, const char* opType, 
                : ge::GRAPH_FAILED;
 }
 
-/** Output list o (vars ... model_copies) is input list o + 1, instance by instance (an absent
- *  list, or V2's ss without the EMA, has none). */
+/**
+ * The OpDefs' outputs, as input lists (aea::kList*), in declaration order: varsRef first (opbase
+ * keys an empty output list by the first output's dtype, so the dtype columns do not depend on
+ * the rest), and a list that is never empty last. CANN's opbase leaves the place holder of an
+ * empty LAST output list unfilled, and the runtime then writes the argument buffer's address
+ * over the kernel's first argument (docs/ACLNN.md, "D1"). The kernels' entry parameters follow
+ * this order; the generated aclnn signatures do not depend on it (the outputs are the inputs'
+ * in-place twins).
+ */
+constexpr int kOutputOrder[kOutputLists] = {aea::kListVars, aea::kListSs, aea::kListMaxVs,
+                                            aea::kListCopies, aea::kListMs, aea::kListVs};
+
+/** Output o is input list kOutputOrder[o], instance by instance (an absent list, or V2's ss
+ *  without the EMA, has none). */
 inline ge::graphStatus InferShape(gert::InferShapeContext* context)
 {
     using ge::GRAPH_FAILED;
@@ -207,7 +219,7 @@ inline ge::graphStatus InferShape(gert::InferShapeContext* context)
             return GRAPH_FAILED;
         }
         for (size_t i = 0; i < instances->GetInstanceNum(); ++i) {
-            const gert::Shape* in = context->GetDynamicInputShape(out + 1, i);
+            const gert::Shape* in = context->GetDynamicInputShape(kOutputOrder[out], i);
             gert::Shape* shape = context->GetOutputShape(instances->GetInstanceStart() + i);
             if (in == nullptr || shape == nullptr) {
                 return GRAPH_FAILED;
@@ -229,7 +241,7 @@ inline ge::graphStatus InferDataType(gert::InferDataTypeContext* context)
         }
         for (size_t i = 0; i < instances->GetInstanceNum(); ++i) {
             if (context->SetOutputDataType(instances->GetInstanceStart() + i,
-                                           context->GetDynamicInputDataType(out + 1, i)) !=
+                                           context->GetDynamicInputDataType(kOutputOrder[out], i)) !=
                 GRAPH_SUCCESS) {
                 return GRAPH_FAILED;
             }
@@ -278,7 +290,7 @@ inline void Define(ops::OpDef& def, Version version, gert::OpImplRegisterV2::Til
             .DataType(std::vector<ge::DataType>(n, ge::DT_FLOAT)).Format(nd)
             .UnknownShapeFormat(nd).AutoContiguous();
     }
-    for (int list = aea::kListVars; list < aea::kApplyFusedEmaAdamLists; ++list) {
+    for (const int list : kOutputOrder) {  // outputs[] is indexed by input list - 1
         def.Output(names[list]).ParamType(ops::DYNAMIC).DataType(outputs[list - 1]).Format(nd)
             .UnknownShapeFormat(nd);
     }

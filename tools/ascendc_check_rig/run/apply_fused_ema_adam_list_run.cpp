@@ -41,13 +41,13 @@
 extern "C" void apply_fused_ema_adam_list_v2(uint8_t* grads, uint8_t* vars, uint8_t* ms, uint8_t* vs, uint8_t* ss,
                                              uint8_t* maxVs, uint8_t* modelCopies, uint8_t* step, uint8_t* gradScale,
                                              uint8_t* foundInf, uint8_t* lr, uint8_t* emaDecay, uint8_t* varsRef,
-                                             uint8_t* msRef, uint8_t* vsRef, uint8_t* ssRef, uint8_t* maxVsRef,
-                                             uint8_t* modelCopiesRef, uint8_t* workspace, uint8_t* tiling);
+                                             uint8_t* ssRef, uint8_t* maxVsRef, uint8_t* modelCopiesRef,
+                                             uint8_t* msRef, uint8_t* vsRef, uint8_t* workspace, uint8_t* tiling);
 #else
 extern "C" void apply_fused_ema_adam_list(uint8_t* grads, uint8_t* vars, uint8_t* ms, uint8_t* vs, uint8_t* ss,
                                           uint8_t* maxVs, uint8_t* modelCopies, uint8_t* step, uint8_t* gradScale,
-                                          uint8_t* foundInf, uint8_t* varsRef, uint8_t* msRef, uint8_t* vsRef,
-                                          uint8_t* ssRef, uint8_t* maxVsRef, uint8_t* modelCopiesRef,
+                                          uint8_t* foundInf, uint8_t* varsRef, uint8_t* ssRef, uint8_t* maxVsRef,
+                                          uint8_t* modelCopiesRef, uint8_t* msRef, uint8_t* vsRef,
                                           uint8_t* workspace, uint8_t* tiling);
 #endif
 
@@ -292,7 +292,7 @@ public:
         }
     }
 
-    /** The kernel on this block, with CANN's argument order. */
+    /** The kernel on this block, with CANN's argument order (the outputs in the OpDef's order). */
     void RunBlock()
     {
 #if AEA_LIST_RUN_V2
@@ -300,13 +300,13 @@ public:
                                      In("model_copies"), reinterpret_cast<uint8_t*>(step_),
                                      reinterpret_cast<uint8_t*>(gradScale_), reinterpret_cast<uint8_t*>(foundInf_),
                                      reinterpret_cast<uint8_t*>(lr_), reinterpret_cast<uint8_t*>(emaDecay_),
-                                     Out("vars"), Out("ms"), Out("vs"), Out("ss"), Out("max_vs"),
-                                     Out("model_copies"), nullptr, reinterpret_cast<uint8_t*>(&tiling_));
+                                     Out("vars"), Out("ss"), Out("max_vs"), Out("model_copies"), Out("ms"),
+                                     Out("vs"), nullptr, reinterpret_cast<uint8_t*>(&tiling_));
 #else
         apply_fused_ema_adam_list(In("grads"), In("vars"), In("ms"), In("vs"), In("ss"), In("max_vs"),
                                   In("model_copies"), reinterpret_cast<uint8_t*>(step_),
                                   reinterpret_cast<uint8_t*>(gradScale_), reinterpret_cast<uint8_t*>(foundInf_),
-                                  Out("vars"), Out("ms"), Out("vs"), Out("ss"), Out("max_vs"), Out("model_copies"),
+                                  Out("vars"), Out("ss"), Out("max_vs"), Out("model_copies"), Out("ms"), Out("vs"),
                                   nullptr, reinterpret_cast<uint8_t*>(&tiling_));
 #endif
     }
