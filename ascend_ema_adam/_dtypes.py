@@ -2,7 +2,7 @@
 
 Everything in the package that names, checks or converts a tensor dtype derives from
 :data:`FLOAT_DTYPES` (golden, check, twin, optim, bench, the tests). The C++ layers have their own
-table, ``op_host/data_type.h``; ``tests/python/test_tiling.py`` holds the two equal through
+table, ``op_host/common/data_type.h``; ``tests/python/test_tiling.py`` holds the two equal through
 ``_twin.data_types()``. torch is imported only by the functions that return torch objects.
 """
 

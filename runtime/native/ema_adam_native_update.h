@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-#include "../../op_kernel/ema_adam_params.h"
+#include "ema_adam_params.h"
 #include "native_simd.h"
 
 namespace ascend_ema_adam::native {

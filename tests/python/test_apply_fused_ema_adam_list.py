@@ -101,7 +101,7 @@ def test_opdef_dtype_columns_cover_the_contract():
     CANN's opbase keys an empty list: the gradients' dtype as an input, the parameters' as an
     output). The columns for the other absent lists, and that every column is the OpDef's, are
     op_host.test_apply_fused_ema_adam_list_opdef's and test_cann_op_json's."""
-    (op,) = json.loads((REPO / "op_host/cann/apply_fused_ema_adam_list.json").read_text())
+    (op,) = json.loads((REPO / "op_host/apply_fused_ema_adam_list/cann/apply_fused_ema_adam_list.json").read_text())
     types = {d["name"]: d["type"] for d in op["input_desc"]}
     outputs = {d["name"]: d["type"] for d in op["output_desc"]}
     json_names = {"float": "float32", "float16": "float16", "bfloat16": "bfloat16"}
