@@ -41,7 +41,7 @@ function(aea_add_operator op)
     target_sources(aea_native PRIVATE ${source})
     aea_native_isa_properties(aea_native ${source})
   endforeach()
-  target_include_directories(aea_native PUBLIC ${root}/runtime/${op}/native)
+  target_include_directories(aea_native PUBLIC ${root}/runtime/${op}/native ${root}/runtime/${op})
 
   if(AEA_BUILD_PYTHON)
     file(GLOB op_sources CONFIGURE_DEPENDS ${root}/csrc/ops/${op}/*.cpp)
@@ -60,7 +60,7 @@ endfunction()
 # compiles to its "no loop in this build" stub (AEA_NATIVE_OMITTED), which costs nothing.
 function(aea_native_isa_properties target source)
   aea_native_isa_of(${source} isa)
-  if(isa STREQUAL "")
+  if(isa STREQUAL "none")
     return()
   elseif(isa IN_LIST AEA_NATIVE_ISA_LIST)
     set_source_files_properties(${source} TARGET_DIRECTORY ${target} PROPERTIES
@@ -71,10 +71,10 @@ function(aea_native_isa_properties target source)
   endif()
 endfunction()
 
-# The instruction set a native source is compiled for ("avx512", "avx2", "generic"), or "" for
+# The instruction set a native source is compiled for ("avx512", "avx2", "generic"), or "none" for
 # a source every build compiles.
 function(aea_native_isa_of source out)
-  set(isa "")
+  set(isa none)
   if(source MATCHES "_(avx512|avx2|generic)\\.cpp$")
     set(isa ${CMAKE_MATCH_1})
   endif()

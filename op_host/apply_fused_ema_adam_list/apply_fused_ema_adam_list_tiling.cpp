@@ -26,28 +26,26 @@ static_assert(sizeof(ApplyFusedEmaAdamListTilingData) ==
 
 namespace {
 
-constexpr DataType kF32 = DataType::kFloat32;
-constexpr DataType kF16 = DataType::kFloat16;
-constexpr DataType kBf16 = DataType::kBFloat16;
+// The host's dtypes of the contract's dtype tokens (apply_fused_ema_adam_list_tiling_key.h); a
+// combination without model copies (NONE) keeps ListDtypes' default copy dtype.
+constexpr DataType kListDtype_FP32 = DataType::kFloat32;
+constexpr DataType kListDtype_FP16 = DataType::kFloat16;
+constexpr DataType kListDtype_BF16 = DataType::kBFloat16;
+constexpr DataType kListDtype_NONE = ListDtypes{}.copy;
+constexpr bool kListHasCopy_FP16 = true;
+constexpr bool kListHasCopy_BF16 = true;
+constexpr bool kListHasCopy_NONE = false;
 
 /** The kernel's instantiations: one key per dtype combination of the operator's contract. */
 const struct {
     ListDtypes dtypes;
     uint64_t key;
 } kListKeys[] = {
-    {{kF32, kF32, kF32, false, kF16}, APPLY_FUSED_EMA_ADAM_LIST_KEY_FP32_FP32_FP32},
-    {{kF32, kF32, kF16, true, kF16}, APPLY_FUSED_EMA_ADAM_LIST_KEY_FP32_FP32_FP16_FP16},
-    {{kF32, kF32, kF32, true, kF16}, APPLY_FUSED_EMA_ADAM_LIST_KEY_FP32_FP32_FP32_FP16},
-    {{kF32, kF32, kBf16, true, kBf16}, APPLY_FUSED_EMA_ADAM_LIST_KEY_FP32_FP32_BF16_BF16},
-    {{kF32, kF32, kF32, true, kBf16}, APPLY_FUSED_EMA_ADAM_LIST_KEY_FP32_FP32_FP32_BF16},
-    {{kF16, kF16, kF16, false, kF16}, APPLY_FUSED_EMA_ADAM_LIST_KEY_FP16_FP16_FP16},
-    {{kF16, kF16, kF32, false, kF16}, APPLY_FUSED_EMA_ADAM_LIST_KEY_FP16_FP16_FP32},
-    {{kF16, kF32, kF16, false, kF16}, APPLY_FUSED_EMA_ADAM_LIST_KEY_FP16_FP32_FP16},
-    {{kF16, kF32, kF32, false, kF16}, APPLY_FUSED_EMA_ADAM_LIST_KEY_FP16_FP32_FP32},
-    {{kBf16, kBf16, kBf16, false, kF16}, APPLY_FUSED_EMA_ADAM_LIST_KEY_BF16_BF16_BF16},
-    {{kBf16, kBf16, kF32, false, kF16}, APPLY_FUSED_EMA_ADAM_LIST_KEY_BF16_BF16_FP32},
-    {{kBf16, kF32, kBf16, false, kF16}, APPLY_FUSED_EMA_ADAM_LIST_KEY_BF16_FP32_BF16},
-    {{kBf16, kF32, kF32, false, kF16}, APPLY_FUSED_EMA_ADAM_LIST_KEY_BF16_FP32_FP32},
+#define AEA_LIST_HOST_KEY(key, P, S, G, C)                                                 \
+    {{kListDtype_##P, kListDtype_##S, kListDtype_##G, kListHasCopy_##C, kListDtype_##C},   \
+     APPLY_FUSED_EMA_ADAM_LIST_KEY_##key},
+    APPLY_FUSED_EMA_ADAM_LIST_KEYS(AEA_LIST_HOST_KEY)
+#undef AEA_LIST_HOST_KEY
 };
 
 bool SameDtypes(const ListDtypes& a, const ListDtypes& b)

@@ -102,6 +102,24 @@ struct ListKernelArgs {
  * own dtype; every slot starts 32-byte aligned because chunk is a multiple of the launch's
  * 32-byte block of the narrowest dtype.
  */
+/** LaunchPrologue's reader: element 0 of each one-element GM tensor, on the scalar unit. */
+struct GmScalarReader {
+    const ListKernelArgs& args;
+
+    template <typename T>
+    __aicore__ inline static T Read(GM_ADDR address)
+    {
+        GlobalTensor<T> value;
+        value.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(address), 1);
+        return value.GetValue(0);
+    }
+    __aicore__ inline float FoundInf() const { return Read<float>(args.foundInf); }
+    __aicore__ inline float GradScale() const { return Read<float>(args.gradScale); }
+    __aicore__ inline int64_t Step() const { return Read<int64_t>(args.step); }
+    __aicore__ inline float Lr() const { return Read<float>(args.lr); }
+    __aicore__ inline float EmaDecay() const { return Read<float>(args.emaDecay); }
+};
+
 template <typename P, typename S, typename G, typename C>
 class KernelApplyFusedEmaAdamList {
 public:
@@ -116,36 +134,17 @@ public:
         if (core_ >= tiling.usedCoreNum) {
             return false;
         }
-        // found_inf before anything else: it is host- (or earlier-kernel-) written before launch,
-        // so a plain scalar read sees it. NaN counts as nonzero.
-        if (tiling.hasFoundInf != 0U) {
-            GlobalTensor<float> foundInf;
-            foundInf.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(args.foundInf), 1);
-            if (foundInf.GetValue(0) != 0.0f) {
-                return false;
-            }
+        // The launch's one-element tensors are host- (or earlier-kernel-) written before launch,
+        // so plain scalar reads see them; found_inf first (NaN counts as nonzero).
+        GmScalarReader read{args};
+        const LaunchScalars launch = LaunchPrologue(tiling, read);
+        if (launch.skip) {
+            return false;
         }
-        float scale = 1.0f;
-        if (tiling.hasGradScale != 0U) {
-            GlobalTensor<float> gradScale;
-            gradScale.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(args.gradScale), 1);
-            scale = gradScale.GetValue(0);
-        }
-        int64_t stepValue = 0;
-        if (tiling.hyper.biasCorrection != 0U) {
-            GlobalTensor<int64_t> step;
-            step.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(args.step), 1);
-            stepValue = step.GetValue(0);
-        }
-        EmaAdamHyperParams hyper = tiling.hyper;
-        if (tiling.hasLrTensor != 0U) {
-            hyper.lr = ReadFloat(args.lr);
-        }
-        if (tiling.hasEmaDecayTensor != 0U) {
-            hyper.emaDecay = ReadFloat(args.emaDecay);
-        }
-        k_ = FoldScalars(hyper, stepValue);
-        options_.maximize = tiling.maximize != 0U;
+        k_ = launch.k;
+        // With a grad scale, maximize rides on the divisor's sign (g / -scale is exactly the
+        // golden's (-g) / scale: one vector pass less); without one the update negates.
+        options_.maximize = tiling.maximize != 0U && tiling.hasGradScale == 0U;
         options_.gradScale = tiling.hasGradScale != 0U;
         options_.amsgrad = tiling.amsgrad != 0U;
         options_.ema = tiling.hasEma != 0U;
@@ -184,7 +183,7 @@ public:
         if (options_.gradScale) {
             pipe->InitBuffer(scaleBuf_, chunk_ * kBytes<float>);
             scale_ = scaleBuf_.template Get<float>();
-            Duplicate(scale_, scale, static_cast<int32_t>(chunk_));
+            Duplicate(scale_, launch.gradDivisor, static_cast<int32_t>(chunk_));
         }
         return true;
     }
@@ -216,15 +215,6 @@ private:
     static constexpr bool HAS_COPY = !SameType<C, NoModelCopy>::value;
     using CopyT = typename Conditional<HAS_COPY, C, half>::type;  // half: never used without copies
     static constexpr uint32_t kMaxRank = 8;  // the API layer accepts rank <= 8 (lists are 1-D)
-
-    /** Element 0 of a one-element fp32 GM tensor, on the scalar unit (host- or earlier-kernel-
-     *  written before the launch, like step). */
-    __aicore__ inline static float ReadFloat(GM_ADDR address)
-    {
-        GlobalTensor<float> value;
-        value.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(address), 1);
-        return value.GetValue(0);
-    }
 
     /** Byte offsets of the slots in the queue buffers and the number of fp32 work slots. */
     __aicore__ inline void InitLayout()
@@ -513,39 +503,28 @@ __aicore__ inline void RunApplyFusedEmaAdamList(const ListKernelArgs& args,
     }
 }
 
-/** The (P, S, G, C) instantiation of the launch's tiling key, run on this core. Shared by the
- *  kernel entries of ApplyFusedEmaAdamList and ApplyFusedEmaAdamListV2 (one kernel, two
- *  operator registrations: V1 passes no lr/decay tensors). */
+// The kernel types of the dtype contract's tokens (apply_fused_ema_adam_list_tiling_key.h).
+#define AEA_LIST_KERNEL_TYPE_FP32 float
+#define AEA_LIST_KERNEL_TYPE_FP16 half
+#define AEA_LIST_KERNEL_TYPE_BF16 bfloat16_t
+#define AEA_LIST_KERNEL_TYPE_NONE NoModelCopy
+
+/** The (P, S, G, C) instantiation of the launch's tiling key, run on this core: one branch per row
+ *  of the dtype contract. Shared by the kernel entries of ApplyFusedEmaAdamList and
+ *  ApplyFusedEmaAdamListV2 (one kernel, two operator registrations: V1 passes no lr/decay
+ *  tensors). */
 __aicore__ inline void RunApplyFusedEmaAdamListOfKey(const ListKernelArgs& args,
                                                      const ApplyFusedEmaAdamListTilingData& tilingData)
 {
-    if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP32_FP32_FP32)) {
-        RunApplyFusedEmaAdamList<float, float, float, NoModelCopy>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP32_FP32_FP16_FP16)) {
-        RunApplyFusedEmaAdamList<float, float, half, half>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP32_FP32_FP32_FP16)) {
-        RunApplyFusedEmaAdamList<float, float, float, half>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP32_FP32_BF16_BF16)) {
-        RunApplyFusedEmaAdamList<float, float, bfloat16_t, bfloat16_t>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP32_FP32_FP32_BF16)) {
-        RunApplyFusedEmaAdamList<float, float, float, bfloat16_t>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP16_FP16_FP16)) {
-        RunApplyFusedEmaAdamList<half, half, half, NoModelCopy>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP16_FP16_FP32)) {
-        RunApplyFusedEmaAdamList<half, half, float, NoModelCopy>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP16_FP32_FP16)) {
-        RunApplyFusedEmaAdamList<half, float, half, NoModelCopy>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_FP16_FP32_FP32)) {
-        RunApplyFusedEmaAdamList<half, float, float, NoModelCopy>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_BF16_BF16_BF16)) {
-        RunApplyFusedEmaAdamList<bfloat16_t, bfloat16_t, bfloat16_t, NoModelCopy>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_BF16_BF16_FP32)) {
-        RunApplyFusedEmaAdamList<bfloat16_t, bfloat16_t, float, NoModelCopy>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_BF16_FP32_BF16)) {
-        RunApplyFusedEmaAdamList<bfloat16_t, float, bfloat16_t, NoModelCopy>(args, tilingData);
-    } else if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_BF16_FP32_FP32)) {
-        RunApplyFusedEmaAdamList<bfloat16_t, float, float, NoModelCopy>(args, tilingData);
+#define AEA_LIST_RUN_KEY(key, P, S, G, C)                                                   \
+    if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_##key)) {                               \
+        RunApplyFusedEmaAdamList<AEA_LIST_KERNEL_TYPE_##P, AEA_LIST_KERNEL_TYPE_##S,        \
+                                 AEA_LIST_KERNEL_TYPE_##G, AEA_LIST_KERNEL_TYPE_##C>(       \
+            args, tilingData);                                                              \
+        return;                                                                             \
     }
+    APPLY_FUSED_EMA_ADAM_LIST_KEYS(AEA_LIST_RUN_KEY)
+#undef AEA_LIST_RUN_KEY
 }
 
 }  // namespace ascend_ema_adam

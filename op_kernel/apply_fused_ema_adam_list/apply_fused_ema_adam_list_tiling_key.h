@@ -27,4 +27,27 @@
 #define APPLY_FUSED_EMA_ADAM_LIST_KEY_BF16_FP32_BF16 1022
 #define APPLY_FUSED_EMA_ADAM_LIST_KEY_BF16_FP32_FP32 1023
 
+/**
+ * The operator's dtype contract, the one table every layer reads: X(key, P, S, G, C) per tiling key
+ * APPLY_FUSED_EMA_ADAM_LIST_KEY_<key>, with the dtypes as tokens FP32, FP16, BF16 (C: NONE without
+ * model copies). Each user maps the tokens to its own types by pasting: the kernel's dispatch
+ * (apply_fused_ema_adam_list.h), the host's key table and checks (op_host/apply_fused_ema_adam_list/),
+ * the native loops (runtime/apply_fused_ema_adam_list/native/). The golden model's table
+ * (ascend_ema_adam/_dtypes.py) is held equal to it by tests/python.
+ */
+#define APPLY_FUSED_EMA_ADAM_LIST_KEYS(X)                 \
+    X(FP32_FP32_FP32, FP32, FP32, FP32, NONE)             \
+    X(FP32_FP32_FP16_FP16, FP32, FP32, FP16, FP16)        \
+    X(FP32_FP32_FP32_FP16, FP32, FP32, FP32, FP16)        \
+    X(FP32_FP32_BF16_BF16, FP32, FP32, BF16, BF16)        \
+    X(FP32_FP32_FP32_BF16, FP32, FP32, FP32, BF16)        \
+    X(FP16_FP16_FP16, FP16, FP16, FP16, NONE)             \
+    X(FP16_FP16_FP32, FP16, FP16, FP32, NONE)             \
+    X(FP16_FP32_FP16, FP16, FP32, FP16, NONE)             \
+    X(FP16_FP32_FP32, FP16, FP32, FP32, NONE)             \
+    X(BF16_BF16_BF16, BF16, BF16, BF16, NONE)             \
+    X(BF16_BF16_FP32, BF16, BF16, FP32, NONE)             \
+    X(BF16_FP32_BF16, BF16, FP32, BF16, NONE)             \
+    X(BF16_FP32_FP32, BF16, FP32, FP32, NONE)
+
 #endif  // APPLY_FUSED_EMA_ADAM_LIST_TILING_KEY_H

@@ -72,6 +72,43 @@ __aicore__ inline UpdateScalars FoldScalars(const EmaAdamHyperParams& h, int64_t
     return k;
 }
 
+/** What a launch reads and folds before it touches a tensor (LaunchPrologue). */
+struct LaunchScalars {
+    bool skip;            // found_inf is nonzero (NaN included): nothing more is read or written
+    float gradDivisor;    // g / gradDivisor: maximize ? -scale : scale (scale 1 without grad_scale)
+    UpdateScalars k;      // FoldScalars of the attributes, lr / ema_decay tensors replacing theirs
+};
+
+/**
+ * The launch prologue of the list kernel and the native kernel, one definition for both: found_inf
+ * first (a skipped launch reads nothing else), then the grad scale, step (only when bias
+ * correction uses it), the lr and ema_decay tensors, and the fold. `launch` has the tiling's
+ * flags (hasFoundInf, hasGradScale, maximize, hasLrTensor, hasEmaDecayTensor, hyper); `read` reads
+ * the one-element tensors: FoundInf(), GradScale(), Step(), Lr(), EmaDecay() (the kernel from GM
+ * on the scalar unit, the native kernel from host memory).
+ */
+template <class Launch, class Reader>
+__aicore__ inline LaunchScalars LaunchPrologue(const Launch& launch, Reader& read)
+{
+    LaunchScalars out{};
+    if (launch.hasFoundInf != 0U && read.FoundInf() != 0.0f) {
+        out.skip = true;
+        return out;
+    }
+    const float scale = launch.hasGradScale != 0U ? read.GradScale() : 1.0f;
+    out.gradDivisor = launch.maximize != 0U ? -scale : scale;
+    EmaAdamHyperParams hyper = launch.hyper;
+    const int64_t step = hyper.biasCorrection != 0U ? read.Step() : 0;
+    if (launch.hasLrTensor != 0U) {
+        hyper.lr = read.Lr();
+    }
+    if (launch.hasEmaDecayTensor != 0U) {
+        hyper.emaDecay = read.EmaDecay();
+    }
+    out.k = FoldScalars(hyper, step);
+    return out;
+}
+
 /** [begin, end) elements. */
 struct ElementRange {
     uint64_t begin;

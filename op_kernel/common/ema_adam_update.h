@@ -36,7 +36,7 @@ struct UpdateTensors {
 
 /** What the list operator adds to the single op's update; all off is the single op. */
 struct UpdateOptions {
-    bool maximize = false;   // g = -g first
+    bool maximize = false;   // g = -g first (the list kernel folds it into a grad scale's sign)
     bool gradScale = false;  // then g = g / scale (true fp32 division; c220 has no Divs)
     bool amsgrad = false;    // maxV' = max(maxV, v'); v_hat from maxV'
     bool ema = true;         // s' = d*s + (1-d)*var'; false: s and sOut are not touched
@@ -64,7 +64,7 @@ __aicore__ inline void UpdateFp32(const UpdateTensors& t, const UpdateScalars& k
         Muls(t.grad, t.grad, -1.0f, n);        // g = -g (exact)
     }
     if (o.gradScale) {
-        Div(t.grad, t.grad, t.gradScale, n);   // g = g / scale
+        Div(t.grad, t.grad, t.gradScale, n);   // g = g / scale (or / -scale: maximize)
     }
     if (k.mode == 0U) {  // Adam + L2: g = wd*var + g (sOut, or mOut without the EMA, is free
                          // scratch until it is written)

@@ -69,39 +69,15 @@ aclnnStatus CheckHandles(Tensors tensors, const uint64_t* workspaceSize,
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus CheckFormats(Tensors tensors)
+/** The tensors for the shared format and memory checks: var, m, v and s are written in place. */
+CallTensors CallTensorsOf(Tensors tensors)
 {
+    CallTensors call;
     for (int i = 0; i < kTensorArgs; ++i) {
-        if (aclnnStatus s = CheckNdFormat(kPhase1, kTensorNames[i], tensors[i])) return s;
+        call.Add(tensors[i], i >= kVar && i < kFloatTensors);
     }
-    return ACLNN_SUCCESS;
-}
-
-/**
- * Updated tensors are written in place, so each must address distinct elements and none may
- * overlap another tensor of the call (the result would depend on the order of the writes).
- */
-aclnnStatus CheckMemory(Tensors tensors)
-{
-    for (int i = kVar; i < kFloatTensors; ++i) {
-        if (aclnnStatus s = CheckDistinctElements(kPhase1, kTensorNames[i], tensors[i])) return s;
-    }
-    for (int i = kVar; i < kFloatTensors; ++i) {
-        // Each pair once: the later updated tensors, then the two read-only inputs.
-        std::vector<int> others;
-        for (int j = i + 1; j < kFloatTensors; ++j) {
-            others.push_back(j);
-        }
-        others.push_back(kGrad);
-        others.push_back(kStep);
-        for (int j : others) {
-            if (aclnnStatus s = CheckNoOverlap(kPhase1, kTensorNames[i], tensors[i],
-                                               kTensorNames[j], tensors[j])) {
-                return s;
-            }
-        }
-    }
-    return ACLNN_SUCCESS;
+    call.nameOf = [](size_t i) { return std::string(kTensorNames[i]); };
+    return call;
 }
 
 aclnnStatus CheckParams(Tensors tensors, const Attrs& attrs, const uint64_t* workspaceSize,
@@ -113,8 +89,9 @@ aclnnStatus CheckParams(Tensors tensors, const Attrs& attrs, const uint64_t* wor
         ArgOf(kTensorNames[kM], tensors[kM]),       ArgOf(kTensorNames[kV], tensors[kV]),
         ArgOf(kTensorNames[kS], tensors[kS]),       ArgOf(kTensorNames[kStep], tensors[kStep])};
     if (aclnnStatus s = RejectIf(kPhase1, CheckApplyFusedEmaAdam(args, attrs))) return s;
-    if (aclnnStatus s = CheckFormats(tensors)) return s;
-    if (aclnnStatus s = CheckMemory(tensors)) return s;
+    const CallTensors call = CallTensorsOf(tensors);
+    if (aclnnStatus s = CheckFormats(kPhase1, call)) return s;
+    if (aclnnStatus s = CheckMemory(kPhase1, call)) return s;
     // The step's value: on the CPU device its memory is host memory, read here, once all else is
     // known to be valid (an int64 of one element, not overlapping any updated tensor).
     const int64_t step = *reinterpret_cast<const int64_t*>(FirstElement(tensors[kStep]));

@@ -81,25 +81,6 @@ size_t SizeOf(const aclTensorList* list)
     return list->tensors.size();
 }
 
-/** Owner ids of the memory sweep: a list entry, or a scalar tensor after the lists. */
-uint64_t OwnerOf(int arg, size_t index)
-{
-    return (static_cast<uint64_t>(arg) << 32) | index;
-}
-
-const aclTensor* TensorOf(const Call& call, uint64_t owner)
-{
-    const int arg = static_cast<int>(owner >> 32);
-    return arg < kLists ? call.lists[arg]->tensors[owner & 0xffffffffU]
-                        : call.scalars[arg - kLists];
-}
-
-std::string NameOf(uint64_t owner)
-{
-    const int arg = static_cast<int>(owner >> 32);
-    return arg < kLists ? ListEntryName(arg, owner & 0xffffffffU) : kScalarNames[arg - kLists];
-}
-
 /** A strided view of entry `index` of list `list`, staged through the workspace. */
 struct StagedView {
     int list;
@@ -218,63 +199,29 @@ aclnnStatus CheckDescription(const Call& call, ListDtypes* dtypes, ListOptions* 
                     CheckApplyFusedEmaAdamList(args, call.attrs, call.maximize, dtypes, options));
 }
 
-aclnnStatus CheckFormats(const Call& call)
+/** Every list entry, then the one-element tensors, for the shared format and memory checks
+ *  (read-only: grads, step, the scale, flag, lr and decay, which may share memory). */
+CallTensors CallTensorsOf(const Call& call)
 {
-    const char* phase1 = call.Phase1();
+    CallTensors out;
+    std::vector<std::pair<int, size_t>> args;  // (list or kLists + scalar, entry)
     for (int list = 0; list < kLists; ++list) {
         for (size_t i = 0; i < SizeOf(call.lists[list]); ++i) {
-            const aclTensor* t = call.lists[list]->tensors[i];
-            if (!IsNdEquivalent(t->format)) {
-                return CheckNdFormat(phase1, ListEntryName(list, i).c_str(), t);
-            }
+            out.Add(call.lists[list]->tensors[i], kUpdated[list]);
+            args.emplace_back(list, i);
         }
     }
     for (int i = 0; i < kScalars; ++i) {
         if (call.scalars[i] != nullptr) {
-            if (aclnnStatus s = CheckNdFormat(phase1, kScalarNames[i], call.scalars[i])) return s;
+            out.Add(call.scalars[i], false);
+            args.emplace_back(kLists + i, 0);
         }
     }
-    return ACLNN_SUCCESS;
-}
-
-/**
- * Updated tensors are written in place, so each must address distinct elements and none may
- * overlap another tensor of the call (the result would depend on the order of the writes).
- * Read-only tensors (grads, step, the scale and flag) may share memory with each other.
- */
-aclnnStatus CheckMemory(const Call& call)
-{
-    const char* phase1 = call.Phase1();
-    size_t total = kScalars;
-    for (int list = 0; list < kLists; ++list) {
-        total += SizeOf(call.lists[list]);
-        if (!kUpdated[list]) continue;
-        for (size_t i = 0; i < SizeOf(call.lists[list]); ++i) {
-            const aclTensor* t = call.lists[list]->tensors[i];
-            if (!HasDistinctElements(LayoutOf(t))) {
-                return CheckDistinctElements(phase1, ListEntryName(list, i).c_str(), t);
-            }
-        }
-    }
-    std::vector<MemorySpan> spans;
-    spans.reserve(total);
-    for (int list = 0; list < kLists; ++list) {
-        for (size_t i = 0; i < SizeOf(call.lists[list]); ++i) {
-            spans.push_back(SpanOf(call.lists[list]->tensors[i], OwnerOf(list, i), kUpdated[list]));
-        }
-    }
-    for (int i = 0; i < kScalars; ++i) {
-        if (call.scalars[i] != nullptr) {
-            spans.push_back(SpanOf(call.scalars[i], OwnerOf(kLists + i, 0), false));
-        }
-    }
-    uint64_t first = 0;
-    uint64_t second = 0;
-    if (!FindUpdatedOverlap(&spans, &first, &second)) {
-        return ACLNN_SUCCESS;
-    }
-    return CheckNoOverlap(phase1, NameOf(first).c_str(), TensorOf(call, first),
-                          NameOf(second).c_str(), TensorOf(call, second));
+    out.nameOf = [args = std::move(args)](size_t k) {
+        const auto [arg, index] = args[k];
+        return arg < kLists ? ListEntryName(arg, index) : std::string(kScalarNames[arg - kLists]);
+    };
+    return out;
 }
 
 aclnnStatus CheckParams(const Call& call, const uint64_t* workspaceSize,
@@ -282,8 +229,9 @@ aclnnStatus CheckParams(const Call& call, const uint64_t* workspaceSize,
 {
     if (aclnnStatus s = CheckHandles(call, workspaceSize, executor)) return s;
     if (aclnnStatus s = CheckDescription(call, dtypes, options)) return s;
-    if (aclnnStatus s = CheckFormats(call)) return s;
-    if (aclnnStatus s = CheckMemory(call)) return s;
+    const CallTensors tensors = CallTensorsOf(call);
+    if (aclnnStatus s = CheckFormats(call.Phase1(), tensors)) return s;
+    if (aclnnStatus s = CheckMemory(call.Phase1(), tensors)) return s;
     // The step's value: on the CPU device its memory is host memory, read here, once all else is
     // known to be valid (an int64 of one element, not overlapping any updated tensor).
     const int64_t step = *reinterpret_cast<const int64_t*>(FirstElement(call.scalars[kStep]));

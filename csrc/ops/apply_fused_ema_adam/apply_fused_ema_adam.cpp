@@ -14,7 +14,6 @@
  */
 #include "apply_fused_ema_adam.h"
 
-#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
 #include <tuple>
@@ -57,29 +56,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> ApplyFusedEmaAdamFunc
 
 TORCH_LIBRARY_FRAGMENT(ascend_ema_adam, m)
 {
-    m.set_python_module(ascend_ema_adam::ops::kFakeKernelModule);
-    m.def("apply_fused_ema_adam_(Tensor grad, Tensor(a!) var, Tensor(b!) m, Tensor(c!) v, "
-          "Tensor(d!) s, Tensor step, float lr, float ema_decay, float beta1, float beta2, "
-          "float eps, int adam_mode, bool bias_correction, float weight_decay) -> ()");
-    m.def("apply_fused_ema_adam(Tensor grad, Tensor var, Tensor m, Tensor v, Tensor s, "
-          "Tensor step, float lr, float ema_decay, float beta1, float beta2, float eps, "
-          "int adam_mode, bool bias_correction, float weight_decay) -> (Tensor, Tensor, Tensor, Tensor)");
-}
-
-TORCH_LIBRARY_IMPL(ascend_ema_adam, Autograd, m)
-{
-    using ascend_ema_adam::ops::InplaceUpdateAutograd;
-    m.impl("apply_fused_ema_adam_",
-           torch::CppFunction::makeFromBoxedFunction<&InplaceUpdateAutograd>());
-}
-
-// Reached when autograd is already below (e.g. inside another op's kernel): bumps versions.
-TORCH_LIBRARY_IMPL(ascend_ema_adam, ADInplaceOrView, m)
-{
-    m.impl("apply_fused_ema_adam_", torch::autograd::autogradNotImplementedInplaceOrViewFallback());
-}
-
-TORCH_LIBRARY_IMPL(ascend_ema_adam, CompositeExplicitAutograd, m)
-{
-    m.impl("apply_fused_ema_adam", &ascend_ema_adam::ops::ApplyFusedEmaAdamFunctional);
+    ascend_ema_adam::ops::DefineInplaceUpdate(
+        m,
+        "apply_fused_ema_adam_(Tensor grad, Tensor(a!) var, Tensor(b!) m, Tensor(c!) v, "
+        "Tensor(d!) s, Tensor step, float lr, float ema_decay, float beta1, float beta2, "
+        "float eps, int adam_mode, bool bias_correction, float weight_decay) -> ()",
+        "apply_fused_ema_adam(Tensor grad, Tensor var, Tensor m, Tensor v, Tensor s, "
+        "Tensor step, float lr, float ema_decay, float beta1, float beta2, float eps, "
+        "int adam_mode, bool bias_correction, float weight_decay) -> (Tensor, Tensor, Tensor, Tensor)",
+        &ascend_ema_adam::ops::ApplyFusedEmaAdamFunctional);
 }

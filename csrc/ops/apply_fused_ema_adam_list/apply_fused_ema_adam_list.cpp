@@ -18,7 +18,6 @@
  */
 #include "apply_fused_ema_adam_list.h"
 
-#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
 #include <tuple>
@@ -86,37 +85,20 @@ std::tuple<Lists, Lists, Lists, Lists, Lists, Lists> ApplyFusedEmaAdamListFuncti
 
 TORCH_LIBRARY_FRAGMENT(ascend_ema_adam, m)
 {
-    m.set_python_module(ascend_ema_adam::ops::kFakeKernelModule);
-    m.def("apply_fused_ema_adam_list_(Tensor[] grads, Tensor(a!)[] vars, Tensor(b!)[] ms, "
-          "Tensor(c!)[] vs, Tensor(d!)[] ss, Tensor step, float lr, float ema_decay, float beta1, "
-          "float beta2, float eps, int adam_mode, bool bias_correction, float weight_decay, *, "
-          "Tensor(e!)[]? max_vs=None, Tensor(f!)[]? model_copies=None, Tensor? grad_scale=None, "
-          "Tensor? found_inf=None, bool maximize=False, Tensor? lr_tensor=None, "
-          "Tensor? ema_decay_tensor=None) -> ()");
-    m.def("apply_fused_ema_adam_list(Tensor[] grads, Tensor[] vars, Tensor[] ms, Tensor[] vs, "
-          "Tensor[] ss, Tensor step, float lr, float ema_decay, float beta1, float beta2, "
-          "float eps, int adam_mode, bool bias_correction, float weight_decay, *, "
-          "Tensor[]? max_vs=None, Tensor[]? model_copies=None, Tensor? grad_scale=None, "
-          "Tensor? found_inf=None, bool maximize=False, Tensor? lr_tensor=None, "
-          "Tensor? ema_decay_tensor=None) -> (Tensor[] vars, Tensor[] ms, "
-          "Tensor[] vs, Tensor[] ss, Tensor[] max_vs, Tensor[] model_copies)");
-}
-
-TORCH_LIBRARY_IMPL(ascend_ema_adam, Autograd, m)
-{
-    using ascend_ema_adam::ops::InplaceUpdateAutograd;
-    m.impl("apply_fused_ema_adam_list_",
-           torch::CppFunction::makeFromBoxedFunction<&InplaceUpdateAutograd>());
-}
-
-// Reached when autograd is already below (e.g. inside another op's kernel): bumps versions.
-TORCH_LIBRARY_IMPL(ascend_ema_adam, ADInplaceOrView, m)
-{
-    m.impl("apply_fused_ema_adam_list_",
-           torch::autograd::autogradNotImplementedInplaceOrViewFallback());
-}
-
-TORCH_LIBRARY_IMPL(ascend_ema_adam, CompositeExplicitAutograd, m)
-{
-    m.impl("apply_fused_ema_adam_list", &ascend_ema_adam::ops::ApplyFusedEmaAdamListFunctional);
+    ascend_ema_adam::ops::DefineInplaceUpdate(
+        m,
+        "apply_fused_ema_adam_list_(Tensor[] grads, Tensor(a!)[] vars, Tensor(b!)[] ms, "
+        "Tensor(c!)[] vs, Tensor(d!)[] ss, Tensor step, float lr, float ema_decay, float beta1, "
+        "float beta2, float eps, int adam_mode, bool bias_correction, float weight_decay, *, "
+        "Tensor(e!)[]? max_vs=None, Tensor(f!)[]? model_copies=None, Tensor? grad_scale=None, "
+        "Tensor? found_inf=None, bool maximize=False, Tensor? lr_tensor=None, "
+        "Tensor? ema_decay_tensor=None) -> ()",
+        "apply_fused_ema_adam_list(Tensor[] grads, Tensor[] vars, Tensor[] ms, Tensor[] vs, "
+        "Tensor[] ss, Tensor step, float lr, float ema_decay, float beta1, float beta2, "
+        "float eps, int adam_mode, bool bias_correction, float weight_decay, *, "
+        "Tensor[]? max_vs=None, Tensor[]? model_copies=None, Tensor? grad_scale=None, "
+        "Tensor? found_inf=None, bool maximize=False, Tensor? lr_tensor=None, "
+        "Tensor? ema_decay_tensor=None) -> (Tensor[] vars, Tensor[] ms, "
+        "Tensor[] vs, Tensor[] ss, Tensor[] max_vs, Tensor[] model_copies)",
+        &ascend_ema_adam::ops::ApplyFusedEmaAdamListFunctional);
 }

@@ -35,6 +35,25 @@ uint64_t OwnerOf(int arg, size_t index)
 
 }  // namespace
 
+void CheckListCallDevice(const char* op, const ListCall& call, const at::Device& device)
+{
+    for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
+        for (size_t i = 0; i < call.lists[l].size(); ++i) {
+            TORCH_CHECK(call.lists[l][i].device() == device, op, ": ", kListTorchNames[l], "[", i,
+                        "] is on ", call.lists[l][i].device(), ", expected ", device,
+                        ": all tensors must be on one device");
+        }
+    }
+    TORCH_CHECK(call.step->device() == device, op, ": step is on ", call.step->device(),
+                ", expected ", device, ": all tensors must be on one device");
+    for (int s = 0; s < kCallScalars; ++s) {
+        const std::optional<at::Tensor>& t = *call.scalars[s];
+        TORCH_CHECK(!t.has_value() || t->device() == device, op, ": ", kListTorchScalarNames[s],
+                    " is on ", t->device(), ", expected ", device,
+                    ": all tensors must be on one device");
+    }
+}
+
 void CheckListCallDescription(const char* op, const ListCall& call)
 {
     std::vector<std::vector<int64_t>> shapes[kApplyFusedEmaAdamLists];

@@ -50,6 +50,11 @@ struct ListCall {
  *  "<op>: <message>". */
 void CheckListCallDescription(const char* op, const ListCall& call);
 
+/** Every tensor of the call on `device` (the dispatcher routes a call by its tensors'
+ *  highest-priority device, so a CPU tensor among NPU tensors, or a meta one among CPU tensors,
+ *  reaches a kernel): the CPU kernel passes the CPU, the NPU kernel step's device. */
+void CheckListCallDevice(const char* op, const ListCall& call, const at::Device& device);
+
 /** The memory rules over the whole call (op_host/common/memory_layout.h): every updated tensor addresses
  *  distinct elements and shares no memory with any other tensor of the call; raises
  *  "<op>: msRef[300] and vsRef[12] overlap in memory; ...". One sorted sweep, O(n log n). */

@@ -64,13 +64,7 @@ void ApplyFusedEmaAdamListCpu(at::TensorList grads, at::TensorList vars, at::Ten
     call.attrs = AttrsInCannOrder(lr, emaDecay, beta1, beta2, eps, mode, biasCorrection,
                                   weightDecay);
     call.maximize = maximize;
-    for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
-        CheckAllOnCpu(kOpName, kListTorchNames[l], call.lists[l]);
-    }
-    CheckAllOnCpu(kOpName, {{"step", &step}});
-    for (int s = 0; s < kCallScalars; ++s) {
-        if (*call.scalars[s]) CheckAllOnCpu(kOpName, {{kListTorchScalarNames[s], &**call.scalars[s]}});
-    }
+    CheckListCallDevice(kOpName, call, at::Device(at::kCPU));
     static const auto getWorkspaceSize =
         CpuOpApiFunction<decltype(&aclnnApplyFusedEmaAdamListV2GetWorkspaceSize)>(kPhase1);
     static const auto run = CpuOpApiFunction<decltype(&aclnnApplyFusedEmaAdamListV2)>(kPhase2);

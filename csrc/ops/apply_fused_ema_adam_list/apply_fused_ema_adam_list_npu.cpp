@@ -113,26 +113,6 @@ static_assert(std::is_same_v<decltype(::ConvertTypesV2(::CopyTypesV2(std::declva
                              std::tuple<aclTensorList*, uint64_t*, aclOpExecutor**>>,
               "EXEC_NPU_CMD's V2 path must copy and convert a DynamicList with ours");
 
-/** Every tensor on step's NPU device (the dispatcher routes a call by its highest-priority
- *  device, so CPU tensors among NPU tensors reach this kernel). */
-void CheckOneDevice(const ListCall& call)
-{
-    const at::Device device = call.step->device();
-    for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
-        for (size_t i = 0; i < call.lists[l].size(); ++i) {
-            TORCH_CHECK(call.lists[l][i].device() == device, kOpName, ": ", kListTorchNames[l], "[",
-                        i, "] is on ", call.lists[l][i].device(), ", step is on ", device,
-                        ": all tensors must be on one device");
-        }
-    }
-    for (int s = 0; s < kCallScalars; ++s) {
-        const std::optional<at::Tensor>& t = *call.scalars[s];
-        TORCH_CHECK(!t.has_value() || t->device() == device, kOpName, ": ",
-                    kListTorchScalarNames[s], " is on ", t->device(), ", step is on ", device,
-                    ": all tensors must be on one device");
-    }
-}
-
 /** Entry i of every given list as 1-D views; raises, naming the entry, if it cannot be. */
 void FlattenEntry(const ListCall& call, size_t i,
                   std::vector<at::Tensor> (&flat)[kApplyFusedEmaAdamLists])
@@ -182,7 +162,7 @@ void ApplyFusedEmaAdamListNpu(at::TensorList grads, at::TensorList vars, at::Ten
     launchArgs.attrs = AttrsInCannOrder(lr, emaDecay, beta1, beta2, eps, mode, biasCorrection,
                                   weightDecay);
     launchArgs.maximize = maximize;
-    CheckOneDevice(launchArgs);
+    CheckListCallDevice(kOpName, launchArgs, launchArgs.step->device());
     CheckListCallDescription(kOpName, launchArgs);
     CheckListCallMemory(kOpName, launchArgs);
     std::vector<at::Tensor> flat[kApplyFusedEmaAdamLists];

@@ -118,14 +118,6 @@ void CheckAllOnCpu(const char* op,
     }
 }
 
-void CheckAllOnCpu(const char* op, const char* name, at::TensorList tensors)
-{
-    for (size_t i = 0; i < tensors.size(); ++i) {
-        TORCH_CHECK(tensors[i].device().is_cpu(), op, ": ", name, "[", i, "] is on ",
-                    tensors[i].device(), ", expected all tensors on cpu");
-    }
-}
-
 void RunAclnn(const char* api, AclnnPhase2 phase2,
               const std::function<aclnnStatus(uint64_t*, aclOpExecutor**)>& phase1)
 {

@@ -60,8 +60,6 @@ AclTensorListPtr ToAclTensorList(at::TensorList tensors, bool mutated);
  *  not: the dispatcher routes a mixed call by its tensors' highest-priority device. */
 void CheckAllOnCpu(const char* op,
                    std::initializer_list<std::pair<const char*, const at::Tensor*>> tensors);
-/** The same for every tensor of a list, named "<name>[<i>]". */
-void CheckAllOnCpu(const char* op, const char* name, at::TensorList tensors);
 
 /** Raises "call <api> failed (aclnn status <n>), detail: <aclGetRecentErrMsg()><where>" unless
  *  `status` is ACLNN_SUCCESS. */

@@ -98,10 +98,20 @@ uint64_t BytesPerElement(const ListDtypes& d, bool amsgrad, bool ema)
            (d.hasCopy ? DataTypeSize(d.copy) : 0U);
 }
 
+/** LaunchPrologue's reader (ema_adam_scalar.h): the one-element tensors in host memory. */
+struct HostScalarReader {
+    const ApplyFusedEmaAdamListBuffers& b;
+
+    float FoundInf() const { return *b.foundInf; }
+    float GradScale() const { return *b.gradScale; }
+    int64_t Step() const { return *b.step; }
+    float Lr() const { return *b.lr; }
+    float EmaDecay() const { return *b.emaDecay; }
+};
+
 /** Prologue codes of native::Prologue (ema_adam_native_update.h). */
 constexpr uint32_t kPrologueNone = 0;
-constexpr uint32_t kPrologueNegate = 1;
-constexpr uint32_t kPrologueDivide = 2;
+constexpr uint32_t kPrologueDivide = 1;
 
 }  // namespace
 
@@ -141,9 +151,7 @@ uint32_t RunNativeList(const ListTilingResult& tiling, const ApplyFusedEmaAdamLi
     shape.mode = t.hyper.mode;
     shape.amsgrad = amsgrad;
     shape.ema = ema;
-    shape.prologue = t.hasGradScale != 0U ? kPrologueDivide
-                     : t.maximize != 0U   ? kPrologueNegate
-                                          : kPrologueNone;
+    shape.prologue = t.hasGradScale != 0U || t.maximize != 0U ? kPrologueDivide : kPrologueNone;
     uint64_t total = 0;
     for (uint32_t i = 0; i < b.tensorNum; ++i) {
         total += b.numels[i];
@@ -151,25 +159,17 @@ uint32_t RunNativeList(const ListTilingResult& tiling, const ApplyFusedEmaAdamLi
     shape.streaming = total * BytesPerElement(dtypes, amsgrad, ema) >= options.streamingBytes;
     const native::ApplyFusedEmaAdamListLoop loop = LoopFor(ResolveIsa(options.isa), shape);
 
-    // found_inf before any other tensor: nonzero (NaN included) means no read and no write more.
-    if (t.hasFoundInf != 0U && !(*b.foundInf == 0.0f)) {
+    // The kernel's launch prologue: found_inf first (nonzero, NaN included: nothing more is read
+    // or written), step only when it is used, the lr and decay tensors replacing the attributes;
+    // maximize rides on the divisor (native::Prologue::kDivide).
+    HostScalarReader read{b};
+    const LaunchScalars launch = LaunchPrologue(t, read);
+    if (launch.skip) {
         return 0;
     }
     native::ApplyFusedEmaAdamListJob job{};
-    // Like the kernel, step is read only when it is used, the grad scale, lr and decay tensors
-    // once (replacing the attributes before the same fold).
-    EmaAdamHyperParams hyper = t.hyper;
-    if (t.hasLrTensor != 0U) {
-        hyper.lr = *b.lr;
-    }
-    if (t.hasEmaDecayTensor != 0U) {
-        hyper.emaDecay = *b.emaDecay;
-    }
-    job.k = FoldScalars(hyper, hyper.biasCorrection != 0U ? *b.step : 0);
-    job.gradDivisor = 1.0f;
-    if (t.hasGradScale != 0U) {
-        job.gradDivisor = t.maximize != 0U ? -*b.gradScale : *b.gradScale;
-    }
+    job.k = launch.k;
+    job.gradDivisor = launch.gradDivisor;
     job.numels = b.numels;
     job.grads = b.grads;
     job.vars = b.vars;

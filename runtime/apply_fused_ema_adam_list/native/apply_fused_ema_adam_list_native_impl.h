@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "apply_fused_ema_adam_list_native_kernel.h"
+#include "apply_fused_ema_adam_list_tiling_key.h"
 #include "ema_adam_native_update.h"
 
 namespace ascend_ema_adam::native {
@@ -76,7 +77,6 @@ ApplyFusedEmaAdamListLoop PickPrologue(const ListLoopShape& shape)
 {
     switch (static_cast<Prologue>(shape.prologue)) {
         case Prologue::kNone: return PickAmsgrad<A, G, P, S, C, kMode, Prologue::kNone>(shape);
-        case Prologue::kNegate: return PickAmsgrad<A, G, P, S, C, kMode, Prologue::kNegate>(shape);
         case Prologue::kDivide: return PickAmsgrad<A, G, P, S, C, kMode, Prologue::kDivide>(shape);
     }
     return nullptr;
@@ -89,58 +89,34 @@ ApplyFusedEmaAdamListLoop PickMode(const ListLoopShape& shape)
                            : PickPrologue<A, G, P, S, C, 1>(shape);
 }
 
-/** A 16-bit param P with state S (P or fp32) and grads in P or fp32. */
-template <class A, class P, class S>
-ApplyFusedEmaAdamListLoop PickHalfGrad(const ListLoopShape& shape)
-{
-    return shape.grad == DataType::kFloat32 ? PickMode<A, float, P, S>(shape)
-                                            : PickMode<A, P, P, S>(shape);
-}
+// The native types and dtypes of the contract's dtype tokens (apply_fused_ema_adam_list_tiling_key.h).
+using ListType_FP32 = float;
+using ListType_FP16 = F16;
+using ListType_BF16 = Bf16;
+using ListType_NONE = NoCopy;
+constexpr DataType kListDtype_FP32 = DataType::kFloat32;
+constexpr DataType kListDtype_FP16 = DataType::kFloat16;
+constexpr DataType kListDtype_BF16 = DataType::kBFloat16;
+constexpr DataType kListDtype_NONE = DataType::kFloat16;  // not compared: no model copies
+constexpr bool kListHasCopy_FP16 = true;
+constexpr bool kListHasCopy_BF16 = true;
+constexpr bool kListHasCopy_NONE = false;
 
-/** fp32 master weights with 16-bit model copies C, grads in C or fp32. */
-template <class A, class C>
-ApplyFusedEmaAdamListLoop PickCopyGrad(const ListLoopShape& shape)
-{
-    return shape.grad == DataType::kFloat32 ? PickMode<A, float, float, float, C>(shape)
-                                            : PickMode<A, C, float, float, C>(shape);
-}
-
-/** The operator's dtype contract (op_host/apply_fused_ema_adam_list/apply_fused_ema_adam_list_tiling.cpp's key table). */
-inline bool InContract(const ListLoopShape& s)
-{
-    const DataType f32 = DataType::kFloat32;
-    const bool sixteen = s.param == DataType::kFloat16 || s.param == DataType::kBFloat16;
-    if (s.hasCopy) {
-        const bool copy16 = s.copy == DataType::kFloat16 || s.copy == DataType::kBFloat16;
-        return s.param == f32 && s.state == f32 && copy16 && (s.grad == f32 || s.grad == s.copy);
-    }
-    if (s.param == f32) {
-        return s.state == f32 && s.grad == f32;
-    }
-    return sixteen && (s.state == s.param || s.state == f32) &&
-           (s.grad == s.param || s.grad == f32);
-}
-
-/** The ApplyFusedEmaAdamListLoop of backend A for `shape`, null outside the contract. */
+/** The ApplyFusedEmaAdamListLoop of backend A for `shape`: the loop of its row of the operator's
+ *  dtype contract, null outside it. */
 template <class A>
 ApplyFusedEmaAdamListLoop PickListLoop(const ListLoopShape& s)
 {
-    if (!InContract(s) || s.prologue > static_cast<uint32_t>(Prologue::kDivide)) {
+    if (s.prologue > static_cast<uint32_t>(Prologue::kDivide)) {
         return nullptr;
     }
-    const bool fp32State = s.state == DataType::kFloat32;
-    switch (s.param) {
-        case DataType::kFloat32:
-            if (!s.hasCopy) {
-                return PickMode<A, float, float, float>(s);
-            }
-            return s.copy == DataType::kFloat16 ? PickCopyGrad<A, F16>(s) : PickCopyGrad<A, Bf16>(s);
-        case DataType::kFloat16:
-            return fp32State ? PickHalfGrad<A, F16, float>(s) : PickHalfGrad<A, F16, F16>(s);
-        case DataType::kBFloat16:
-            return fp32State ? PickHalfGrad<A, Bf16, float>(s) : PickHalfGrad<A, Bf16, Bf16>(s);
-        case DataType::kInt64: break;
+#define AEA_LIST_NATIVE_KEY(key, P, S, G, C)                                                 \
+    if (s.param == kListDtype_##P && s.state == kListDtype_##S && s.grad == kListDtype_##G && \
+        s.hasCopy == kListHasCopy_##C && (!s.hasCopy || s.copy == kListDtype_##C)) {   \
+        return PickMode<A, ListType_##G, ListType_##P, ListType_##S, ListType_##C>(s);       \
     }
+    APPLY_FUSED_EMA_ADAM_LIST_KEYS(AEA_LIST_NATIVE_KEY)
+#undef AEA_LIST_NATIVE_KEY
     return nullptr;
 }
 

@@ -2,8 +2,8 @@
  * @file apply_fused_ema_adam_list_native_kernel.h
  * @brief Internal interface between ApplyFusedEmaAdamList's native driver
  *        (apply_fused_ema_adam_list_native.cpp) and its loops per instruction set
- *        (apply_fused_ema_adam_list_native_{avx512,avx2,generic}.cpp). Plain structs only, as in
- *        apply_fused_ema_adam_native_kernel.h.
+ *        (apply_fused_ema_adam_list_native_{avx512,avx2,generic}.cpp). Plain structs only: the loop
+ *        files are compiled for other instruction sets.
  */
 #ifndef ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM_LIST_NATIVE_KERNEL_H
 #define ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM_LIST_NATIVE_KERNEL_H
