@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cpu_kernel.h"
+#include "ema_adam_attrs.h"
 #include "kernel_scalar_host.h"
 #include "native_stream_probe.h"
 #include "native_thread_pool.h"

@@ -489,6 +489,7 @@ def test_bad_entry_in_a_later_launch_changes_nothing(rng, build, error):
     shapes = _many_shapes(rng)
     shapes[3] = shapes[400] = (4, 3)  # the aliasing cases need equal shapes
     shapes[10] = shapes[300] = (5,)
+    shapes[590] = (3, 2)  # a broadcast repeats its element only in a tensor of more than one
     g = make_group(rng, shapes, amsgrad=True)
     build(g)
     before = [t.clone() for t in tensors_of(g)]

@@ -70,36 +70,26 @@ static ge::graphStatus TilingApplyFusedEmaAdam(gert::TilingContext* context)
         !cann::ReadPlatform(context, node, &platform, &systemWorkspace)) {
         return ge::GRAPH_FAILED;
     }
-    aea::TilingResult r;
-    try {
-        const char* const* names = aea::kApplyFusedEmaAdamTensorNames;
-        const aea::ApplyFusedEmaAdamTensorArgs args = {
-            {names[aea::kGrad], dtypes[aea::kGrad], shapes[aea::kGrad]},
-            {names[aea::kVar], dtypes[aea::kVar], shapes[aea::kVar]},
-            {names[aea::kM], dtypes[aea::kM], shapes[aea::kM]},
-            {names[aea::kV], dtypes[aea::kV], shapes[aea::kV]},
-            {names[aea::kS], dtypes[aea::kS], shapes[aea::kS]},
-            {names[aea::kStep], dtypes[aea::kStep], shapes[aea::kStep]}};
-        const aea::Refusal refusal = aea::CheckApplyFusedEmaAdam(args, attrs);
-        if (!refusal.empty()) {
-            OP_LOGE(node, "%s", refusal.c_str());
-            return ge::GRAPH_FAILED;
-        }
-        const aea::DataType dtype = aea::FindDataTypeByCode(dtypes[aea::kGrad])->type;  // checked
-        r = aea::ComputeTiling(static_cast<uint64_t>(aea::Numel(shapes[aea::kGrad])), dtype,
-                               attrs, platform);
-    } catch (const std::exception& e) {  // no exception crosses into CANN
-        OP_LOGE(node, "tiling failed: %s", e.what());
-        return ge::GRAPH_FAILED;
-    }
-    if (r.blockDim == 0) {
-        OP_LOGE(node, "the tensors are empty (0 elements): there is nothing to launch");
-        return ge::GRAPH_FAILED;
-    }
-    return cann::WriteTiling(context, node, r.data, r.tilingKey, r.blockDim,
-                             systemWorkspace + r.workspaceSize)
-               ? ge::GRAPH_SUCCESS
-               : ge::GRAPH_FAILED;
+    return cann::TileAndWrite<aea::TilingResult>(
+        context, node, systemWorkspace, [&](aea::TilingResult* r) {
+            const char* const* names = aea::kApplyFusedEmaAdamTensorNames;
+            const aea::ApplyFusedEmaAdamTensorArgs args = {
+                {names[aea::kGrad], dtypes[aea::kGrad], shapes[aea::kGrad]},
+                {names[aea::kVar], dtypes[aea::kVar], shapes[aea::kVar]},
+                {names[aea::kM], dtypes[aea::kM], shapes[aea::kM]},
+                {names[aea::kV], dtypes[aea::kV], shapes[aea::kV]},
+                {names[aea::kS], dtypes[aea::kS], shapes[aea::kS]},
+                {names[aea::kStep], dtypes[aea::kStep], shapes[aea::kStep]}};
+            const aea::Refusal refusal = aea::CheckApplyFusedEmaAdam(args, attrs);
+            if (!refusal.empty()) {
+                return refusal;
+            }
+            // the check accepted the dtype
+            const aea::DataType dtype = aea::FindDataTypeByCode(dtypes[aea::kGrad])->type;
+            *r = aea::ComputeTiling(static_cast<uint64_t>(aea::Numel(shapes[aea::kGrad])), dtype,
+                                    attrs, platform);
+            return aea::Refusal();
+        });
 }
 
 }  // namespace optiling

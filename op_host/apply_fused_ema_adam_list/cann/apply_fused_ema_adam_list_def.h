@@ -162,37 +162,26 @@ inline ge::graphStatus Tiling(gert::TilingContext* context, const char* opType, 
         !cann::ReadPlatform(context, node, &platform, &systemWorkspace)) {
         return ge::GRAPH_FAILED;
     }
-    aea::ListTilingResult r;
-    try {
-        aea::ListDtypes dtypes;
-        aea::ListOptions options;
-        aea::Refusal refusal =
-            aea::CheckApplyFusedEmaAdamList(call.args, attrs, maximize, &dtypes, &options);
-        if (refusal.empty()) {
-            refusal = aea::CheckApplyFusedEmaAdamListFlat(call.args);
-        }
-        if (!refusal.empty()) {
-            OP_LOGE(node, "%s", refusal.c_str());
-            return ge::GRAPH_FAILED;
-        }
-        std::vector<uint64_t> numels;
-        numels.reserve(call.shapes[aea::kListGrads].size());
-        for (const std::vector<int64_t>& shape : call.shapes[aea::kListGrads]) {
-            numels.push_back(static_cast<uint64_t>(aea::Numel(shape)));
-        }
-        r = aea::ComputeListTiling(numels, dtypes, attrs, options, platform);
-    } catch (const std::exception& e) {  // no exception crosses into CANN
-        OP_LOGE(node, "tiling failed: %s", e.what());
-        return ge::GRAPH_FAILED;
-    }
-    if (r.blockDim == 0) {
-        OP_LOGE(node, "the lists hold no element: there is nothing to launch");
-        return ge::GRAPH_FAILED;
-    }
-    return cann::WriteTiling(context, node, r.data, r.tilingKey, r.blockDim,
-                             systemWorkspace + r.workspaceSize)
-               ? ge::GRAPH_SUCCESS
-               : ge::GRAPH_FAILED;
+    return cann::TileAndWrite<aea::ListTilingResult>(
+        context, node, systemWorkspace, [&](aea::ListTilingResult* r) {
+            aea::ListDtypes dtypes;
+            aea::ListOptions options;
+            aea::Refusal refusal =
+                aea::CheckApplyFusedEmaAdamList(call.args, attrs, maximize, &dtypes, &options);
+            if (refusal.empty()) {
+                refusal = aea::CheckApplyFusedEmaAdamListFlat(call.args);
+            }
+            if (!refusal.empty()) {
+                return refusal;
+            }
+            std::vector<uint64_t> numels;
+            numels.reserve(call.shapes[aea::kListGrads].size());
+            for (const std::vector<int64_t>& shape : call.shapes[aea::kListGrads]) {
+                numels.push_back(static_cast<uint64_t>(aea::Numel(shape)));
+            }
+            *r = aea::ComputeListTiling(numels, dtypes, attrs, options, platform);
+            return aea::Refusal();
+        });
 }
 
 /** Output list o (vars ... model_copies) is input list o + 1, instance by instance (an absent

@@ -12,12 +12,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 
 #include "register/op_def_registry.h"
 #include "tiling/platform/platform_ascendc.h"
 
 #include "ema_adam_attrs.h"
 #include "platform.h"
+#include "validation.h"
 
 // CANN's OP_LOGE (ops-nn's log/log.h, over the toolkit's closed dlog library) is not among the
 // public headers a custom-op project builds against; CANN's own custom-op samples define a local
@@ -171,6 +173,37 @@ bool WriteTiling(gert::TilingContext* context, const char* node, const TilingDat
         return false;
     }
     return true;
+}
+
+/**
+ * Every adapter's tail: `tile(&result)` runs the operator's check on what the context described
+ * and computes its tiling, returning the check's Refusal (empty: accepted); it may throw (no
+ * exception crosses into CANN). A launch without elements is refused (nothing to launch); else
+ * WriteTiling, with the system workspace ahead of the tiling's own.
+ */
+template <class Result, class Tile>
+ge::graphStatus TileAndWrite(gert::TilingContext* context, const char* node, size_t systemWorkspace,
+                             Tile&& tile)
+{
+    Result r;
+    try {
+        const Refusal refusal = tile(&r);
+        if (!refusal.empty()) {
+            OP_LOGE(node, "%s", refusal.c_str());
+            return ge::GRAPH_FAILED;
+        }
+    } catch (const std::exception& e) {
+        OP_LOGE(node, "tiling failed: %s", e.what());
+        return ge::GRAPH_FAILED;
+    }
+    if (r.blockDim == 0) {
+        OP_LOGE(node, "the launch holds no element: there is nothing to launch");
+        return ge::GRAPH_FAILED;
+    }
+    return WriteTiling(context, node, r.data, r.tilingKey, r.blockDim,
+                       systemWorkspace + r.workspaceSize)
+               ? ge::GRAPH_SUCCESS
+               : ge::GRAPH_FAILED;
 }
 
 }  // namespace ascend_ema_adam::cann
