@@ -8,15 +8,31 @@ pickled optimizer (which names the class by its module path), the gradients of t
 the save, and the parameters and ``state_dict()`` after those steps. Gradients are stored, not
 drawn, so the continuation depends on nothing but the optimizer.
 
-    .venv/bin/python tests/python/data/make_optim_checkpoint.py
+    git show c9801fc:ascend_ema_adam/optim.py > /tmp/optim_v0.1.0.py   # the v0.1.0 module
+    AEA_OPTIM_SOURCE=/tmp/optim_v0.1.0.py .venv/bin/python tests/python/data/make_optim_checkpoint.py
+
+``AEA_OPTIM_SOURCE`` loads that file as ``ascend_ema_adam.optim`` (the package of today is not
+imported); without it the installed optimizer writes the file.
 """
 
+import copy
+import importlib.util
 import io
 import os
+import sys
 
 import torch
 
-from ascend_ema_adam import FusedEmaAdamW
+import ascend_ema_adam
+
+if os.environ.get("AEA_OPTIM_SOURCE"):
+    _spec = importlib.util.spec_from_file_location("ascend_ema_adam.optim",
+                                                   os.environ["AEA_OPTIM_SOURCE"])
+    _module = importlib.util.module_from_spec(_spec)
+    sys.modules[_spec.name] = _module
+    _spec.loader.exec_module(_module)
+    ascend_ema_adam.optim = _module
+from ascend_ema_adam.optim import FusedEmaAdamW  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PATH = os.path.join(HERE, "optim_checkpoint_v0.1.0.pt")
@@ -48,7 +64,9 @@ def make(name, dtypes, options, gen):
         for p, g in zip(params, grads_for(gen, params)):
             p.grad = None if (n < 2 and p is params[-1]) else g  # a late parameter
         opt.step()
-    saved = dict(params=[p.detach().clone() for p in params], state_dict=opt.state_dict())
+    # a deep copy: state_dict() holds references to the state, which the steps below update
+    saved = dict(params=[p.detach().clone() for p in params],
+                 state_dict=copy.deepcopy(opt.state_dict()))
     buffer = io.BytesIO()
     torch.save(opt, buffer)  # the optimizer itself: pickled by class path
     saved["pickled_optimizer"] = buffer.getvalue()
@@ -69,7 +87,8 @@ def main():
            "configs": {name: make(name, dtypes, options, gen)
                        for name, (dtypes, options) in CONFIGS.items()}}
     torch.save(out, PATH)
-    print(f"wrote {PATH} ({os.path.getsize(PATH)} bytes)")
+    print(f"wrote {PATH} ({os.path.getsize(PATH)} bytes) with {FusedEmaAdamW.__module__} from "
+          f"{sys.modules[FusedEmaAdamW.__module__].__file__}")
 
 
 if __name__ == "__main__":
