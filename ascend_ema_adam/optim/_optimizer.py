@@ -1,27 +1,25 @@
 """The :class:`FusedEmaAdamW` class: construction, the group options, ``step()`` (check every
 group, then complete the state, count and launch) and ``zero_grad``. The parts live beside it:
-``_validation`` (the checks), ``_steps`` (counters), ``_buckets`` (launch lists and the per-group
-cache), ``functional`` (the launches), ``_schedule`` (the EMA decay), ``_scaler`` (GradScaler),
-``_ema`` (EMA helpers) and ``_checkpoint`` (state dicts and pickling)."""
+``_validation`` (the checks), ``_steps`` (counters, cached groups), ``_buckets`` (launch lists
+and the per-group cache), ``functional`` (the launches), ``_schedule`` (the EMA decay),
+``_scaler`` (GradScaler), ``_ema`` (EMA helpers) and ``_checkpoint`` (state dicts, pickling)."""
 
 from __future__ import annotations
 
 import weakref
-from itertools import repeat
-from operator import is_
 from typing import Any
 
 import torch
 from torch import Tensor
 from torch.optim.optimizer import Optimizer
 
-from ._buckets import _Bucket, _GroupCache, _Item, _state_keys
+from ._buckets import _GroupCache, _Item, _state_keys
 from ._checkpoint import _CheckpointMixin
 from ._common import (_MASTER, _MAX_V, _STEP_SCOPES, _VALID_DTYPES, _WIDE_KEYS, _dtensor_type,
                       _local, _same_objects)
 from ._ema import _EmaMixin, _merge_tied_names
 from ._scaler import _Scaler
-from ._steps import _StepsMixin, _host_steps, _op_step
+from ._steps import _StepsMixin
 from ._validation import (_check_hyperparameters, _check_implementation, _check_tensor_hypers,
                           _hyperparameter_error, _layout, _option_error, _state_dtypes,
                           _tensor_error, _tensor_value_error)
@@ -292,71 +290,6 @@ class FusedEmaAdamW(_StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
         if cacheable:
             self._device_steps = device_steps
             self._state_values = list(self.state.values())
-
-    def _remember(self, i: int, group: dict[str, Any], items: list[_Item]) -> None:
-        """Cache group ``i`` after a full check and update, if every parameter had a gradient
-        (the common case; otherwise the next step checks it fully again)."""
-        dtensor = _dtensor_type()
-        if (not items or len(items) != len(group["params"])
-                or (dtensor is not None
-                    and any(isinstance(item.param, dtensor) for item in items))):
-            self._group_caches.pop(i, None)
-            return
-        cache = _GroupCache(self.state, items, group)
-        if self.step_scope == "param":
-            steps = [item.state["step"] for item in items]
-            if _same_objects(steps, [steps[0]] * len(steps)) and self._is_device_step(steps[0]):
-                cache.step_values = [steps[0]] * len(steps)  # one shared GradScaler step
-            else:
-                base = steps[0]._base
-                if base is None or not all(t._base is base for t in steps):
-                    self._group_caches.pop(i, None)  # not the views _host_steps made
-                    return
-                cache.step_base, cache.step_version = base, base._version
-                cache.step_values = [item.step + 1 for item in items]
-            cache.step_tensors = steps
-        self._group_caches[i] = cache
-
-    def _advance_cached(self, i: int, group: dict[str, Any], cache: _GroupCache,
-                        grads: list[Tensor], device_steps: dict, scaler) -> list[_Bucket]:
-        """The steps and buckets of a cached group: what _advance_group_step and
-        _advance_param_steps do, from the cached lists."""
-        if self.step_scope == "group":
-            step = self._next_group_step(i, group, scaler)
-            return cache.buckets_for(grads, lambda device: step)
-        values = cache.step_values
-        first = values[0]
-        if scaler.found_inf is None and not isinstance(first, Tensor) and values.count(
-                first) == len(values):
-            values = [first + 1] * len(values)
-            buckets = cache.buckets_for(
-                grads, lambda device: self._device_step(device, values[0], device_steps))
-            if cache.steps_handed_out:  # out of place: a saved state dict keeps its values
-                cache.step_tensors = list(_host_steps(values))
-                cache.step_base = cache.step_tensors[0]._base
-                for state, step in zip(cache.states, cache.step_tensors):
-                    state["step"] = step
-            else:  # nobody else holds this optimizer's step tensors: one in-place add
-                cache.step_base.add_(1)
-            cache.step_version = cache.step_base._version
-            cache.steps_handed_out = False
-            cache.step_values = values
-            return buckets
-        if isinstance(first, Tensor) and all(map(is_, values, repeat(first))):
-            # one shared device-side step (GradScaler): one launch per device and dtype
-            new = self._next_shared_step(first, scaler)
-            buckets = cache.buckets_for(grads, lambda device: _op_step(first, device))
-            for state in cache.states:
-                state["step"] = new
-            cache.step_tensors = [new] * len(values)
-            cache.step_values = [new] * len(values)
-            return buckets
-        # parameters at different steps, or a GradScaler's first step: the general path
-        items = [_Item(p, g, st, v) for p, g, st, v in
-                 zip(cache.params, grads, cache.states, values)]
-        buckets = self._advance_param_steps(i, group, items, device_steps, None, scaler)
-        self._group_caches.pop(i, None)  # the next step checks fully and caches again
-        return buckets
 
     # Under torch.compile every float the op receives is a constant of the graph, so the warm-up
     # counter and decay are tensors there (computed on the device). ema_every's EMA-or-not is a
