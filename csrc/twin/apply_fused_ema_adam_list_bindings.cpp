@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "apply_fused_ema_adam_list_native.h"
+#include "apply_fused_ema_adam_list_check.h"
 #include "apply_fused_ema_adam_list_opdef.h"
 #include "apply_fused_ema_adam_list_tiling.h"
 #include "apply_fused_ema_adam_list_twin_run.h"
@@ -260,6 +261,48 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam_list)
         return out;
     }, "ApplyFusedEmaAdamList's dtype combinations (param, state, grad, copy or None) with their "
        "tiling keys, in key order.");
+
+    mod.def("list_dtype_contract", [] {
+        // Every (param, state, grad, copy or none) of the dtype table, one tensor per list,
+        // through the list op's real check: the rows it accepts are the contract.
+        const std::vector<int64_t> shape{1};
+        const aea::TensorArg step{aea::kListStepName, aea::CannCodeOf(aea::DataType::kInt64),
+                                  shape};
+        const auto one = [&](const aea::DataTypeInfo& t) {
+            return std::vector<aea::ListEntryArg>{{t.cannCode, &shape}};
+        };
+        py::list out;
+        for (const aea::DataTypeInfo& p : aea::kDataTypes) {
+            for (const aea::DataTypeInfo& s : aea::kDataTypes) {
+                for (const aea::DataTypeInfo& g : aea::kDataTypes) {
+                    for (int c = -1; c < static_cast<int>(aea::kDataTypeCount); ++c) {
+                        const std::vector<aea::ListEntryArg> vars = one(p), state = one(s),
+                                                             grads = one(g),
+                            copies = c < 0 ? std::vector<aea::ListEntryArg>{}
+                                           : one(aea::kDataTypes[c]);
+                        aea::ApplyFusedEmaAdamListArgs args;
+                        args.lists[aea::kListGrads] = &grads;
+                        args.lists[aea::kListVars] = &vars;
+                        args.lists[aea::kListMs] = args.lists[aea::kListVs] =
+                            args.lists[aea::kListSs] = &state;
+                        args.lists[aea::kListCopies] = &copies;
+                        args.step = &step;
+                        aea::ListDtypes dtypes{};
+                        aea::ListOptions options;
+                        if (aea::CheckApplyFusedEmaAdamList(args, aea::Attrs(), false, &dtypes,
+                                                            &options).empty()) {
+                            out.append(py::make_tuple(
+                                p.name, s.name, g.name,
+                                c < 0 ? py::object(py::none())
+                                      : py::object(py::str(aea::kDataTypes[c].name))));
+                        }
+                    }
+                }
+            }
+        }
+        return out;
+    }, "The list op's dtype contract as CheckApplyFusedEmaAdamList decides it: the accepted "
+       "(param, state, grad, copy or None) over the dtype table.");
 
     mod.def("list_opdef_columns", [](bool emaOptional) {
         py::list out;
