@@ -15,6 +15,9 @@ NATIVE_SOURCES := $(shell find CMakeLists.txt cmake pyproject.toml twin op_kerne
                     -type f \( -name '*.cpp' -o -name '*.h' -o -name 'CMakeLists.txt' -o -name '*.toml' \
                     -o -name '*.c' -o -name '*.map' -o -name '*.cmake' \) 2>/dev/null)
 TEST_SOURCES := $(shell find tests/cpp -type f 2>/dev/null)
+# The package's Python files by name (not content): the editable install maps each file, so adding
+# or removing a module reinstalls the package; editing one needs nothing.
+PY_MODULES := build/.python-modules
 # CANN's ACL headers from the torch-npu wheel: the reference the C API headers are tested against.
 TORCH_NPU_INC := third_party/torch_npu/include
 ASAN_BUILD := build/asan
@@ -69,10 +72,16 @@ $(VENV)/.requirements.stamp: requirements-dev.txt
 # the sources under ascend_ema_adam/ are used directly). The same tree builds the C++ test programs
 # (twin rule checks, tiling, the C API), so every source is compiled once in Release.
 python: $(VENV)/.python.stamp
-$(VENV)/.python.stamp: $(VENV)/.requirements.stamp $(TORCH_NPU_INC)/.stamp $(NATIVE_SOURCES)
+$(VENV)/.python.stamp: $(VENV)/.requirements.stamp $(TORCH_NPU_INC)/.stamp $(NATIVE_SOURCES) $(PY_MODULES)
 	$(PY) -m pip install --quiet --no-build-isolation --no-deps --disable-pip-version-check \
 	    -Ceditable.rebuild=false -Cbuild-dir=$(BUILD) -Ccmake.define.AEA_BUILD_TESTS=ON -e .
 	touch $@
+
+$(PY_MODULES): FORCE
+	@mkdir -p build && find ascend_ema_adam -name '*.py' | sort > $@.new && \
+	    { cmp -s $@.new $@ && rm $@.new || mv $@.new $@; }
+.PHONY: FORCE
+FORCE:
 
 # The C++ test programs: the package's tree, brought up to date (a test edit rebuilds only that test).
 cpp: python
