@@ -4,13 +4,20 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-CPP_BUILD := build/cpp
+# One Release tree for the package and the C++ tests (pip builds it; ctest runs in it).
+BUILD := build/release
 JOBS ?= $(shell nproc)
 
-# Everything the native build reads: a change to any of these rebuilds (incrementally).
-NATIVE_SOURCES := $(shell find CMakeLists.txt pyproject.toml twin op_kernel op_host runtime csrc tests/cpp include \
+# Everything the package's native build reads: a change to any of these rebuilds it (incrementally).
+# The C++ tests' sources are not among them: `make test` builds the tree incrementally itself, so a
+# test edit recompiles that test and does not reinstall the package.
+NATIVE_SOURCES := $(shell find CMakeLists.txt cmake pyproject.toml twin op_kernel op_host runtime csrc include \
                     -type f \( -name '*.cpp' -o -name '*.h' -o -name 'CMakeLists.txt' -o -name '*.toml' \
                     -o -name '*.c' -o -name '*.map' -o -name '*.cmake' \) 2>/dev/null)
+TEST_SOURCES := $(shell find tests/cpp -type f 2>/dev/null)
+# The package's Python files by name (not content): the editable install maps each file, so adding
+# or removing a module reinstalls the package; editing one needs nothing.
+PY_MODULES := build/.python-modules
 # CANN's ACL headers from the torch-npu wheel: the reference the C API headers are tested against.
 TORCH_NPU_INC := third_party/torch_npu/include
 ASAN_BUILD := build/asan
@@ -25,9 +32,9 @@ demo: python
 	$(MAKE) --no-print-directory sample
 	$(PY) -m ascend_ema_adam check --quick
 
-test: python cpp sanitize npu-check
-	AEA_CPP_BIN=$(abspath $(CPP_BUILD))/bin $(PY) -m pytest -q
-	ctest --test-dir $(CPP_BUILD) --output-on-failure -j $(JOBS)
+test: cpp sanitize npu-check
+	AEA_CPP_BIN=$(abspath $(BUILD))/bin $(PY) -m pytest -q
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 # The NPU-only sources compiled against the real torch_npu / op-plugin / ACL headers of the
 # torch-npu 2.13.0 wheel (downloaded and unpacked, never installed: without CANN an installed
@@ -45,7 +52,7 @@ npu-check: build/npu-check.stamp ascendc-check
 	@tools/cann_op_build.sh
 	@tools/cann_host/run.sh
 build/npu-check.stamp: $(TORCH_NPU_INC)/.stamp $(VENV)/.requirements.stamp tools/npu_check.sh \
-                       $(wildcard csrc/ops/npu/*.cpp csrc/ops/*.h op_host/*.h)
+                       $(wildcard csrc/ops/*/*.cpp csrc/ops/*/*.h op_host/*/*.h)
 	tools/npu_check.sh $(TORCH_NPU_INC) $(PY)
 	mkdir -p build && touch $@
 
@@ -66,21 +73,24 @@ $(VENV)/.requirements.stamp: requirements-dev.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
-# The Python package, built from the CMake project by scikit-build-core (editable, so the
-# sources under ascend_ema_adam/ are used directly; build/ keeps the CMake cache).
+# The Python package, built from the CMake project by scikit-build-core in $(BUILD) (editable, so
+# the sources under ascend_ema_adam/ are used directly). The same tree builds the C++ test programs
+# (twin rule checks, tiling, the C API), so every source is compiled once in Release.
 python: $(VENV)/.python.stamp
-$(VENV)/.python.stamp: $(VENV)/.requirements.stamp $(NATIVE_SOURCES)
+$(VENV)/.python.stamp: $(VENV)/.requirements.stamp $(TORCH_NPU_INC)/.stamp $(NATIVE_SOURCES) $(PY_MODULES)
 	$(PY) -m pip install --quiet --no-build-isolation --no-deps --disable-pip-version-check \
-	    -Ceditable.rebuild=false -e .
+	    -Ceditable.rebuild=false -Cbuild-dir=$(BUILD) -Ccmake.define.AEA_BUILD_TESTS=ON -e .
 	touch $@
 
-# C++ test programs (twin rule checks, tiling, kernel) in their own CMake build tree.
-cpp: $(CPP_BUILD)/.stamp
-$(CPP_BUILD)/.stamp: $(VENV)/.requirements.stamp $(TORCH_NPU_INC)/.stamp $(NATIVE_SOURCES)
-	PATH=$(abspath $(VENV))/bin:$$PATH cmake -S . -B $(CPP_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
-	    -DAEA_BUILD_TESTS=ON -DAEA_BUILD_PYTHON=OFF > /dev/null
-	PATH=$(abspath $(VENV))/bin:$$PATH cmake --build $(CPP_BUILD) -j $(JOBS)
-	touch $@
+$(PY_MODULES): FORCE
+	@mkdir -p build && find ascend_ema_adam -name '*.py' | sort > $@.new && \
+	    { cmp -s $@.new $@ && rm $@.new || mv $@.new $@; }
+.PHONY: FORCE
+FORCE:
+
+# The C++ test programs: the package's tree, brought up to date (a test edit rebuilds only that test).
+cpp: python
+	PATH=$(abspath $(VENV))/bin:$$PATH cmake --build $(BUILD) -j $(JOBS)
 
 # The aclnn sample (examples/aclnn_sample), built like a user would: against the installed package.
 sample: python
@@ -89,13 +99,16 @@ sample: python
 	PATH=$(abspath $(VENV))/bin:$$PATH cmake --build $(SAMPLE_BUILD)
 	$(SAMPLE_BUILD)/aclnn_apply_fused_ema_adam_sample
 
-# The C API tests (ctest label aclnn) under AddressSanitizer + UndefinedBehaviorSanitizer.
+# The C API tests (ctest label aclnn) under AddressSanitizer + UndefinedBehaviorSanitizer. The tree
+# builds only what those tests run: the native loops of this machine's instruction set (the one the
+# tests pick), and everything at -O0 (the same checks on the same runs; the native loops at -O1 with
+# ASan take minutes per file to compile, at -O0 half a minute).
 SANITIZE_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 sanitize: $(ASAN_BUILD)/.stamp
-$(ASAN_BUILD)/.stamp: $(VENV)/.requirements.stamp $(TORCH_NPU_INC)/.stamp $(NATIVE_SOURCES)
-	PATH=$(abspath $(VENV))/bin:$$PATH cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	    -DAEA_BUILD_TESTS=ON -DAEA_BUILD_PYTHON=OFF -DCMAKE_CXX_FLAGS="$(SANITIZE_FLAGS)" \
-	    -DCMAKE_C_FLAGS="$(SANITIZE_FLAGS)" > /dev/null
+$(ASAN_BUILD)/.stamp: $(VENV)/.requirements.stamp $(TORCH_NPU_INC)/.stamp $(NATIVE_SOURCES) $(TEST_SOURCES)
+	PATH=$(abspath $(VENV))/bin:$$PATH cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	    -DAEA_BUILD_TESTS=ON -DAEA_BUILD_PYTHON=OFF -DAEA_NATIVE_ISAS=host -DAEA_OPTIMIZE=-O0 \
+	    -DCMAKE_CXX_FLAGS="$(SANITIZE_FLAGS)" -DCMAKE_C_FLAGS="$(SANITIZE_FLAGS)" > /dev/null
 	PATH=$(abspath $(VENV))/bin:$$PATH cmake --build $(ASAN_BUILD) -j $(JOBS) --target aclnn_tests
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    ctest --test-dir $(ASAN_BUILD) -L aclnn --output-on-failure

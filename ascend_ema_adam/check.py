@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import golden, twin
-from ._dtypes import NUMPY_FLOAT_DTYPES, by_name
+from ._dtypes import LIST_DTYPES, NUMPY_FLOAT_DTYPES
 from .golden import Hyper
 
 DTYPES = NUMPY_FLOAT_DTYPES
@@ -145,12 +145,13 @@ class ListCombo:
 
 
 def list_combos() -> list[ListCombo]:
-    """The list operator's dtype combinations, from the host tiling's table (key order)."""
-    def np_dtype(name):
-        return None if name is None else by_name(name).numpy
-    return [ListCombo(np_dtype(c["param"]), np_dtype(c["state"]), np_dtype(c["grad"]),
-                      np_dtype(c["copy"]), c["tiling_key"])
-            for c in twin.list_dtype_combinations()]
+    """The list operator's dtype combinations (``_dtypes.LIST_DTYPES``), each with the tiling key
+    the host gives it (a KeyError if the host had no kernel for one)."""
+    keys = {(c["param"], c["state"], c["grad"], c["copy"]): c["tiling_key"]
+            for c in twin.list_dtype_combinations()}
+    return [ListCombo(row.param.numpy, row.state.numpy, row.grad.numpy,
+                      None if row.copy is None else row.copy.numpy, keys[row.names])
+            for row in LIST_DTYPES]
 
 
 def random_list_inputs(rng: np.random.Generator, sizes, combo: ListCombo, *, amsgrad: bool,

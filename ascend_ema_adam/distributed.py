@@ -24,7 +24,9 @@ import torch
 import torch.distributed as dist
 from torch import Tensor
 
-from .optim import FusedEmaAdamW, _checked_stash_device, _dtensor_type, _weights_swapped
+from .optim import FusedEmaAdamW
+from .optim._common import _dtensor_type
+from .optim._ema import _checked_stash_device, _weights_swapped
 
 __all__ = ["gather_full_ema_state_dict", "swap_ema", "local_optimizer"]
 

@@ -30,20 +30,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
-from ._dtypes import NUMPY_FLOAT_DTYPES, by_name, by_numpy
+from ._dtypes import (COPY_DTYPES as _COPY_DTYPES, FLOAT_DTYPES, NUMPY_FLOAT_DTYPES, by_name,
+                      by_numpy, grad_dtypes_of, state_dtypes_of)
 
 SUPPORTED_DTYPES = NUMPY_FLOAT_DTYPES
 
 #: CANN single-benchmark precision thresholds on the mean relative error (MERE);
-#: the max relative error (MARE) must stay below 10x the same value.
-MERE_THRESHOLD = {
-    np.dtype(np.float32): 2.0**-13,
-    np.dtype(np.float16): 2.0**-10,
-    np.dtype(ml_dtypes.bfloat16): 2.0**-7,
-}
+#: the max relative error (MARE) must stay below 10x the same value (``_dtypes.FLOAT_DTYPES``).
+MERE_THRESHOLD = {d.numpy: d.mere_threshold for d in FLOAT_DTYPES}
 
 
 @dataclass(frozen=True)
@@ -154,11 +150,12 @@ class Outputs:
 
 FP32 = by_name("float32").numpy
 #: dtypes a model copy may have (the 16-bit weights written from an fp32 master).
-COPY_DTYPES = tuple(d for d in NUMPY_FLOAT_DTYPES if d.itemsize == 2)
+COPY_DTYPES = tuple(d.numpy for d in _COPY_DTYPES)
 
 
 def check_entry_dtypes(grad, var, m, v, s, max_v=None, copy=None) -> None:
-    """The list operator's dtype contract for one entry; raises TypeError naming the argument.
+    """The list operator's dtype contract (``_dtypes.LIST_DTYPES``) for one entry; raises
+    TypeError naming the first argument outside it.
 
     var (P) is fp32, fp16 or bf16; m, v, s (and max_v) share one state dtype S, equal to P or
     fp32; grad (G) has P's dtype or fp32, or, with a model copy, the copy's dtype or fp32; a
@@ -167,24 +164,26 @@ def check_entry_dtypes(grad, var, m, v, s, max_v=None, copy=None) -> None:
     p = np.dtype(var.dtype)
     if p not in SUPPORTED_DTYPES:
         raise TypeError(f"var has dtype {p}, expected float32, float16 or bfloat16")
+    param = by_numpy(p)
     state = np.dtype(m.dtype)
-    if state not in (p, FP32):
+    if state not in [d.numpy for d in state_dtypes_of(param)]:
         raise TypeError(f"m has dtype {state}; the state dtype must be var's ({p}) or float32")
     for name, x in (("v", v), ("s", s), ("max_v", max_v)):
         if x is not None and np.dtype(x.dtype) != state:
             raise TypeError(f"{name} has dtype {np.dtype(x.dtype)} but m has {state}: "
                             "m, v, s and max_v share one dtype")
-    grad_ok = (p, FP32)
+    copy_dtype = None
     if copy is not None:
         c = np.dtype(copy.dtype)
         if c not in COPY_DTYPES:
             raise TypeError(f"copy has dtype {c}, expected float16 or bfloat16")
-        if p != FP32:
-            raise TypeError(f"a model copy needs float32 var (the master weights), got {p}")
-        grad_ok = (c, FP32)
+        copy_dtype = by_numpy(c)
+    grad_ok = [d.numpy for d in grad_dtypes_of(param, by_numpy(state), copy_dtype)]
+    if not grad_ok:  # (a model copy of 16-bit vars: the contract has no such row)
+        raise TypeError(f"a model copy needs float32 var (the master weights), got {p}")
     if np.dtype(grad.dtype) not in grad_ok:
         raise TypeError(f"grad has dtype {np.dtype(grad.dtype)}, expected one of "
-                        f"{', '.join(str(d) for d in dict.fromkeys(grad_ok))}")
+                        f"{', '.join(str(d) for d in grad_ok)}")
 
 
 def amsgrad_max(max_v, v_new):
@@ -335,11 +334,7 @@ def bit_equal(a, b) -> bool:
 #: even when it is the correctly rounded golden itself (a fp16 result near 1e-6 is stored with an
 #: absolute step of 6e-8). Flooring the denominator at the dtype's small value judges such
 #: elements by absolute error instead. tests/python/test_golden.py shows both effects.
-SMALL_VALUE = {
-    np.dtype(np.float32): 2.0**-20,
-    np.dtype(np.float16): 2.0**-10,
-    np.dtype(ml_dtypes.bfloat16): 2.0**-10,
-}
+SMALL_VALUE = {d.numpy: d.small_value for d in FLOAT_DTYPES}
 
 
 @dataclass(frozen=True)

@@ -95,7 +95,8 @@ def apply_fused_ema_adam_list(grads, vars, ms, vs, ss, step, lr=1e-3, ema_decay=
     with ``max_vs`` (AMSGrad) ``max_v = max(max_v, v)`` is the denominator's; ``var`` is updated,
     ``s`` follows the updated fp32 ``var`` and ``model_copies[i]`` receives it rounded.
 
-    Dtypes (every tensor of a list has one dtype):
+    Dtypes (every tensor of a list has one dtype; ``ascend_ema_adam._dtypes.LIST_DTYPES`` lists
+    the 13 combinations, and the C++ check refuses any other):
         * ``vars`` (P): float32, float16 or bfloat16;
         * ``ms``, ``vs``, ``ss``, ``max_vs`` (S): P's dtype or float32;
         * ``grads``: P's dtype or float32; with ``model_copies``, their dtype or float32;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Type-checks the CANN registration sources (op_host/cann/*.cpp: OpDef, tiling adapter, infershape)
+# Type-checks the CANN registration sources (op_host/<op>/cann/*.cpp: OpDef, tiling adapter, infershape)
 # against CANN's real registration headers: every OpDef builder call, gert::TilingContext method,
 # ge::DataType / ge::Format value and PlatformAscendC call they use. Syntax and types only
 # (g++ -fsyntax-only): linking needs a CANN toolkit.
@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ -z "${CANN_METADEF_DIR:-}" || -z "${ASC_DEVKIT_DIR:-}" ]]; then
   echo "cann-host-check: SKIPPED (set CANN_METADEF_DIR to a hicann/metadef checkout and" \
-       "ASC_DEVKIT_DIR to an asc-devkit checkout to type-check op_host/cann/ against CANN's headers)"
+       "ASC_DEVKIT_DIR to an asc-devkit checkout to type-check op_host/*/cann/ against CANN's headers)"
   exit 0
 fi
 metadef="$CANN_METADEF_DIR"
@@ -50,9 +50,9 @@ flags=(-std=c++17 -fsyntax-only -Wall -Wextra -Werror -DNO_OPERATOR_IMPL
        -isystem "$metadef/inc/external" -isystem "$metadef/inc/external/asc"
        -isystem "$metadef/inc" -isystem "$metadef/pkg_inc"
        -isystem "$devkit/include/utils" -isystem "$stubs"
-       -I op_host -I op_kernel)
+       $(for dir in op_host/*/ op_host/*/cann/ op_kernel/*/; do printf -- '-I %s ' "$dir"; done))
 status=0
-for src in op_host/cann/*.cpp; do
+for src in op_host/*/cann/*.cpp; do
   echo "cann-host-check: $src"
   # The headers announce their own deprecations with #pragma message: not diagnostics of ours.
   if ! out="$(g++ "${flags[@]}" "$src" 2>&1)"; then
@@ -66,5 +66,5 @@ if [[ $status -ne 0 ]]; then
   exit 1
 fi
 revision() { git -C "$1" rev-parse --short HEAD 2>/dev/null || echo "(not a git checkout)"; }
-echo "cann-host-check: op_host/cann/ compiles against metadef $(revision "$metadef")" \
+echo "cann-host-check: op_host/*/cann/ compiles against metadef $(revision "$metadef")" \
      "and asc-devkit $(revision "$devkit")"

@@ -11,13 +11,13 @@
 #     linked with metadef's real OpDef implementation (base/asc/opdef/*.cc, the OpDef registry
 #     op_build reads) and the few other metadef sources those need.
 #  2. Our op library, by the command of the template's opbuild() (asc-tools customize/cmake/
-#     func.cmake, read at run time) over a staging copy laid out as op_host/cann/build.sh lays out
+#     func.cmake, read at run time) over a staging copy laid out as op_host/common/cann/build.sh lays out
 #     the generated project. Changed: -std=c++11 -> -std=c++17, the CANN install's include/ -> the
 #     work trees' include dirs, its -lexe_graph -lregister -ltiling_api -> the libraries of step 1.
 #  3. op_build <lib> <out>, with the environment the template's default preset gives it. Its output
 #     (aclnn_<op>.h/.cpp, op_proto.h/.cc, aic-<soc>-ops-info.ini) stays in build/cann_op_build/out/.
-#  4. The ops-info: its SoCs are those op_host/cann/build.sh builds, and its dtype columns (one kernel
-#     binary each) those of op_host/cann/<op>.json.
+#  4. The ops-info: its SoCs are those op_host/common/cann/build.sh builds, and its dtype columns (one kernel
+#     binary each) those of op_host/<op>/cann/<op>.json.
 #  5. tools/aclnn_decl_compare.py: every generated aclnn declaration against include/aclnnop/.
 #
 # CANN's code is compiled where it lies (never copied). What no public repository carries is
@@ -45,7 +45,7 @@ die() { echo "cann-op-build: $*" >&2; exit 1; }
 
 if [[ -z "${ASC_DEVKIT_DIR:-}" || -z "${CANN_METADEF_DIR:-}" || -z "${ASC_TOOLS_DIR:-}" ]]; then
   say "SKIPPED (set ASC_DEVKIT_DIR, CANN_METADEF_DIR and ASC_TOOLS_DIR to work trees of" \
-      "asc-devkit, hicann/metadef and hicann/asc-tools to run CANN's op_build on op_host/cann/" \
+      "asc-devkit, hicann/metadef and hicann/asc-tools to run CANN's op_build on op_host/*/cann/" \
       "and compare the generated aclnn declarations with include/aclnnop/)"
   exit 0
 fi
@@ -298,23 +298,12 @@ else
 fi
 
 # ---------------------------------------------------------------------------------------------
-# Step 2: the op library. Staging as op_host/cann/build.sh places the sources in the generated
-# project: each <op>_def.cpp as op_host/<op>.cpp, op_host/cann/*.h and op_host/*.{h,cpp} flat into
-# op_host/, op_kernel/*.{cpp,h} into op_kernel/.
+# Step 2: the op library, staged by op_host/common/cann/build.sh --stage exactly as that script lays
+# the sources out in the generated project (each op's <op>_def.cpp as op_host/<op>.cpp, the host
+# sources and the kernels flat into op_host/ and op_kernel/).
 project="$work/project"
 rm -rf "$project"
-mkdir -p "$project/op_host" "$project/op_kernel"
-stage() {  # stage <source> <name in project/op_host>
-  [[ ! -e "$project/op_host/$2" ]] ||
-    die "two sources stage as op_host/$2 (build.sh would overwrite one)"
-  cp "$1" "$project/op_host/$2"
-}
-for src in op_host/cann/*.cpp; do
-  name="$(basename "$src" .cpp)"
-  stage "$src" "${name%_def}.cpp"
-done
-for src in op_host/cann/*.h op_host/*.h op_host/*.cpp; do stage "$src" "$(basename "$src")"; done
-cp op_kernel/*.cpp op_kernel/*.h "$project/op_kernel/"
+op_host/common/cann/build.sh --stage "$project" || die "staging the sources failed"
 # The template's op_host/CMakeLists.txt: aux_source_directory(op_host) -> OPS_SRC.
 mapfile -t ops_src < <(find "$project/op_host" -maxdepth 1 -type f \
                          \( -name '*.cpp' -o -name '*.cc' -o -name '*.c' -o -name '*.cxx' \) | sort)
@@ -376,11 +365,11 @@ say "-I \${ASCEND_CANN_PACKAGE_PATH}/include -> metadef inc/external, inc/extern
     "pkg_inc, asc-devkit include/utils, build/cann_op_build/standins"
 say "${template_libs[*]} -> build/cann_op_build/lib: libcann_metadef.so (metadef's OpDef" \
     "registry, AscendString, RuntimeAttrs) + libcann_standins.so (dlog, PlatformAscendC)"
-# op_host is C++17 (the validation and tiling the CPU path runs too); op_host/cann/build.sh sets
+# op_host is C++17 (the validation and tiling the CPU path runs too); op_host/common/cann/build.sh sets
 # the generated project to it, the one substitution made here.
-grep -q "sed -i 's/-std=c++11/-std=c++17/g'" op_host/cann/build.sh ||
-  die "op_host/cann/build.sh does not set the generated project to -std=c++17"
-say "-std=$template_std -> -std=c++17, as op_host/cann/build.sh sets the generated project"
+grep -q "sed -i 's/-std=c++11/-std=c++17/g'" op_host/common/cann/build.sh ||
+  die "op_host/common/cann/build.sh does not set the generated project to -std=c++17"
+say "-std=$template_std -> -std=c++17, as op_host/common/cann/build.sh sets the generated project"
 library_ok=1
 (cd "$project/op_host" && "${cmd[@]}") > "$work/op_library.log" 2>&1 || library_ok=0
 if [[ $library_ok -eq 0 ]]; then
@@ -414,22 +403,22 @@ say "ops-info .ini for ${#socs[@]} SoCs: ${socs[*]}" \
 
 # ---------------------------------------------------------------------------------------------
 # Step 4: what CANN's build takes from op_build's ops-info: the SoCs (one per AddConfig) must be
-# those op_host/cann/build.sh builds, and the list ops' dtype columns (one kernel binary each)
+# those op_host/common/cann/build.sh builds, and the list ops' dtype columns (one kernel binary each)
 # those of their op JSONs, which tests/python/test_cann_op_json.py holds to ListOpDefColumns and
 # op_host.test_apply_fused_ema_adam_list_opdef to CANN's kernel selection.
-read -r -a build_units <<< "$(sed -n 's/^compute_units=(\([^)]*\)).*/\1/p' op_host/cann/build.sh)"
+read -r -a build_units <<< "$(sed -n 's/^compute_units=(\([^)]*\)).*/\1/p' op_host/common/cann/build.sh)"
 [[ "$(printf '%s\n' "${socs[@]}" | sort)" == "$(printf '%s\n' "${build_units[@]}" | sort)" ]] ||
-  die "FAILED: the OpDefs advertise ${socs[*]}, op_host/cann/build.sh builds ${build_units[*]}"
-say "SoCs: op_host/cann/build.sh builds every SoC the OpDefs advertise (${build_units[*]})"
-python3 - "$out" op_host/cann <<'PY' || die "FAILED: ops-info dtype columns differ from op_host/cann/*.json"
+  die "FAILED: the OpDefs advertise ${socs[*]}, op_host/common/cann/build.sh builds ${build_units[*]}"
+say "SoCs: op_host/common/cann/build.sh builds every SoC the OpDefs advertise (${build_units[*]})"
+python3 - "$out" op_host <<'PY' || die "FAILED: ops-info dtype columns differ from op_host/*/cann/*.json"
 import configparser, json, pathlib, sys
-out, cann = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+out, op_host = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 JSON_NAME = {"float32": "float", "float16": "float16", "bfloat16": "bfloat16", "int64": "int64"}
 ok = True
 for ini in sorted(out.glob("aic-*-ops-info.ini")):
     info = configparser.ConfigParser()
     info.read(ini)
-    for path in sorted(cann.glob("*.json")):
+    for path in sorted(op_host.glob("*/cann/*.json")):
         (desc,) = json.loads(path.read_text())
         section = info[desc["op"]]
         for side in ("input", "output"):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compiles every NPU-only source against the real torch_npu / op-plugin / ACL headers from the
 # torch-npu wheel (unpacked, never installed) and torch's headers: syntax and types only, since
-# linking needs CANN. The shared validation (op_host/) is ours and pure C++.
+# linking needs CANN. The shared validation (op_host/*/) is ours and pure C++.
 # Usage: tools/npu_check.sh <torch_npu include dir> <python>
 set -euo pipefail
 npu_inc="$1"
@@ -11,9 +11,9 @@ py_inc="$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["include"]
 flags=(-std=c++20 -fsyntax-only -Wall -Werror=return-type -D_GLIBCXX_USE_CXX11_ABI=1
        -DCURRENT_VERSION=V2R13 -isystem "$py_inc" -isystem "$npu_inc" -isystem "$npu_inc/third_party/op-plugin"
        -isystem "$npu_inc/third_party/acl/inc" -isystem "$npu_inc/third_party/hccl/inc"
-       -I op_host)
+       $(for dir in op_host/*/ op_kernel/*/ csrc/ops/*/; do printf -- '-I %s ' "$dir"; done))
 for dir in $torch_inc; do flags+=(-isystem "$dir"); done
-sources=(csrc/ops/npu/*.cpp)
+sources=(csrc/ops/*/*_npu.cpp)  # each operator's NPU kernel (csrc/ops/<op>/)
 for src in "${sources[@]}"; do
   echo "npu-check: $src"
   g++ "${flags[@]}" "$src"

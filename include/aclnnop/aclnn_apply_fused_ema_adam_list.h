@@ -1,7 +1,7 @@
 /**
  * @file aclnn_apply_fused_ema_adam_list.h
  * @brief Two-phase aclnn API of ApplyFusedEmaAdamList, declared exactly as CANN's op_build
- *        generates it from the OpDef (op_host/cann/): the fused Adam/AdamW + EMA update of a whole
+ *        generates it from the OpDef (op_host/apply_fused_ema_adam_list/cann/): the fused Adam/AdamW + EMA update of a whole
  *        parameter group (entry i of every list is one parameter) in one launch, with optional
  *        AMSGrad (maxVsRef), fp16/bf16 model copies of fp32 master weights (modelCopiesRef),
  *        loss-scale division (gradScaleOptional), skipping on overflow (foundInfOptional) and

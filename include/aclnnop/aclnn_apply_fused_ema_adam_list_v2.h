@@ -1,7 +1,7 @@
 /**
  * @file aclnn_apply_fused_ema_adam_list_v2.h
  * @brief Two-phase aclnn API of ApplyFusedEmaAdamListV2, declared exactly as CANN's op_build
- *        generates it from the OpDef ApplyFusedEmaAdamListV2 (op_host/cann/): ApplyFusedEmaAdamList
+ *        generates it from the OpDef ApplyFusedEmaAdamListV2 (op_host/apply_fused_ema_adam_list/cann/): ApplyFusedEmaAdamList
  *        (aclnn_apply_fused_ema_adam_list.h) for capturable training and EMA schedules.
  *
  * What V2 adds: ssRef may be an EMPTY list (no EMA on this launch: the EMA list is neither read

@@ -71,8 +71,8 @@ namespace ascend_ema_adam::acl {
 /** Appends a message for the calling thread's next aclGetRecentErrMsg. */
 void AddErrorMessage(std::string message);
 
-using ascend_ema_adam::Numel;          // op_host/validation.h
-using ascend_ema_adam::ShapeToString;  // op_host/validation.h
+using ascend_ema_adam::Numel;          // op_host/common/validation.h
+using ascend_ema_adam::ShapeToString;  // op_host/common/validation.h
 /** "ACL_FLOAT16 (1)" */
 std::string DataTypeToString(aclDataType dtype);
 /** "ACL_FORMAT_NCHW (0)" */

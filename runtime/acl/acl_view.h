@@ -2,7 +2,7 @@
  * @file acl_view.h
  * @brief What the CPU device does with the memory an aclTensor describes, for every operator:
  *        its layout and byte span (the rules on them, contiguity, distinct elements and overlap,
- *        are op_host/memory_layout.h's), and the staging of strided views through the workspace
+ *        are op_host/common/memory_layout.h's), and the staging of strided views through the workspace
  *        (phase 1 lays the copies out, phase 2 gathers, runs, scatters).
  */
 #ifndef ASCEND_EMA_ADAM_ACL_VIEW_H
@@ -21,7 +21,7 @@ uint32_t ElemBytes(aclDataType dtype);
 /** Address of the view's element 0 (null for the null address an empty tensor may have). */
 char* FirstElement(const aclTensor* t);
 
-/** The sizes and strides of t's view (op_host/memory_layout.h), borrowed from t. */
+/** The sizes and strides of t's view (op_host/common/memory_layout.h), borrowed from t. */
 inline ViewLayout LayoutOf(const aclTensor* t)
 {
     return {t->viewDims.data(), t->strides.data(), t->viewDims.size()};

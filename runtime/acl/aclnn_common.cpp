@@ -64,21 +64,37 @@ aclnnStatus CheckNdFormat(const char* api, const char* name, const aclTensor* t)
                       ", expected ACL_FORMAT_ND (NCL, NCHW and NCDHW are accepted as ND)");
 }
 
-aclnnStatus CheckDistinctElements(const char* api, const char* name, const aclTensor* t)
+aclnnStatus CheckFormats(const char* api, const CallTensors& call)
 {
-    if (HasDistinctElements(LayoutOf(t))) {
-        return ACLNN_SUCCESS;
+    for (size_t i = 0; i < call.tensors.size(); ++i) {
+        if (!IsNdEquivalent(call.tensors[i]->format)) {
+            return CheckNdFormat(api, call.nameOf(i).c_str(), call.tensors[i]);
+        }
     }
-    return Reject(api, ACLNN_ERR_PARAM_INVALID, RepeatedElementsRefusal(name, LayoutOf(t)));
+    return ACLNN_SUCCESS;
 }
 
-aclnnStatus CheckNoOverlap(const char* api, const char* name, const aclTensor* t,
-                           const char* otherName, const aclTensor* other)
+aclnnStatus CheckMemory(const char* api, const CallTensors& call)
 {
-    if (!SpansOverlap(SpanOf(t, 0, true), SpanOf(other, 1, false))) {
+    for (size_t i = 0; i < call.tensors.size(); ++i) {
+        const ViewLayout layout = LayoutOf(call.tensors[i]);
+        if (call.updated[i] && !HasDistinctElements(layout)) {
+            return Reject(api, ACLNN_ERR_PARAM_INVALID,
+                          RepeatedElementsRefusal(call.nameOf(i).c_str(), layout));
+        }
+    }
+    std::vector<MemorySpan> spans;
+    spans.reserve(call.tensors.size());
+    for (size_t i = 0; i < call.tensors.size(); ++i) {
+        spans.push_back(SpanOf(call.tensors[i], i, call.updated[i]));
+    }
+    uint64_t first = 0;
+    uint64_t second = 0;
+    if (!FindUpdatedOverlap(&spans, &first, &second)) {
         return ACLNN_SUCCESS;
     }
-    return Reject(api, ACLNN_ERR_PARAM_INVALID, OverlapRefusal(name, otherName));
+    return Reject(api, ACLNN_ERR_PARAM_INVALID,
+                  OverlapRefusal(call.nameOf(first).c_str(), call.nameOf(second).c_str()));
 }
 
 aclnnStatus SelectCpuKernel(const char* api, CpuKernel* kernel, uint32_t* threads)

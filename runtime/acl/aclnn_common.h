@@ -8,9 +8,12 @@
 #ifndef ASCEND_EMA_ADAM_ACLNN_COMMON_H
 #define ASCEND_EMA_ADAM_ACLNN_COMMON_H
 
+#include <cstddef>
 #include <exception>
+#include <functional>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "acl_internal.h"
 #include "cpu_kernel.h"
@@ -54,11 +57,33 @@ aclnnStatus CheckLiveTensor(const char* api, const char* name, const aclTensor* 
 bool IsNdEquivalent(aclFormat format);
 /** IsNdEquivalent(t's format), or ACLNN_ERR_PARAM_INVALID naming the format. */
 aclnnStatus CheckNdFormat(const char* api, const char* name, const aclTensor* t);
-/** An updated tensor addresses each of its elements once. */
-aclnnStatus CheckDistinctElements(const char* api, const char* name, const aclTensor* t);
-/** An updated tensor `name` shares no memory with `other` (conservative, see Overlap). */
-aclnnStatus CheckNoOverlap(const char* api, const char* name, const aclTensor* t,
-                           const char* otherName, const aclTensor* other);
+
+/**
+ * The (live) tensor arguments of one call in argument order, each with whether the call writes
+ * it, for the checks every operator shares: formats and memory. `nameOf(i)` names argument i
+ * ("varRef", "varsRef[3]"); it is called only to word a refusal.
+ */
+struct CallTensors {
+    std::vector<const aclTensor*> tensors;
+    std::vector<bool> updated;
+    std::function<std::string(size_t)> nameOf;
+
+    void Add(const aclTensor* t, bool isUpdated)
+    {
+        tensors.push_back(t);
+        updated.push_back(isUpdated);
+    }
+};
+
+/** Every tensor's format, in order: CheckNdFormat. */
+aclnnStatus CheckFormats(const char* api, const CallTensors& call);
+/**
+ * Updated tensors are written in place, so each must address distinct elements and none may
+ * overlap another tensor of the call (the result would depend on the order of the writes);
+ * read-only tensors may share memory with each other. One sorted sweep over every tensor's bytes
+ * (memory_layout.h's FindUpdatedOverlap), whatever the operator.
+ */
+aclnnStatus CheckMemory(const char* api, const CallTensors& call);
 
 /** The CPU device's kernel for this call (cpu_kernel.h) and, for the native one, its thread count
  *  (native_runtime.h): both read from the environment at every phase 1, so a process (or a test)

@@ -1,9 +1,9 @@
 /**
  * @file ema_adam_native_update.h
  * @brief The EMA-Adam update of the native CPU kernels, written once over a vector backend `A`
- *        (native_simd.h) and a compile-time Kind (storage types and options): ApplyFusedEmaAdam's
- *        loops (apply_fused_ema_adam_native_impl.h) and ApplyFusedEmaAdamList's
- *        (apply_fused_ema_adam_list_native_impl.h) both instantiate VectorLoop from here.
+ *        (native_simd.h) and a compile-time Kind (storage types and options): the operators'
+ *        loops (runtime/<op>/native/*_impl.h; ApplyFusedEmaAdam runs ApplyFusedEmaAdamList's)
+ *        instantiate VectorLoop from here.
  *        Compiled with -ffp-contract=off and without fast-math, one backend call per operation:
  *        the arithmetic is the AscendC kernels', operation for operation, and
  *        golden.emulate_entry's. Internal linkage only (see native_simd.h).
@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-#include "../../op_kernel/ema_adam_params.h"
+#include "ema_adam_params.h"
 #include "native_simd.h"
 
 namespace ascend_ema_adam::native {
@@ -22,10 +22,11 @@ namespace {
 /** What happens to the widened gradient before the update (the list op's maximize/grad_scale). */
 enum class Prologue : uint32_t {
     kNone,
-    kNegate,  // maximize without a grad scale: g = -g
-    kDivide,  // a grad scale: g = g / divisor, divisor = maximize ? -scale : scale. Exactly the
-              // golden's (-g) / scale: IEEE division rounds the exact quotient, whose sign is
-              // the product of the signs, so (-g)/s and g/(-s) are the same number (NaN aside)
+    kDivide,  // maximize and/or a grad scale: g = g / divisor, divisor = maximize ? -scale : scale
+              // (scale 1 without a grad scale). Exactly the golden's (-g) / scale, and -g: IEEE
+              // division rounds the exact quotient, whose sign is the product of the signs, so
+              // (-g)/s and g/(-s) are the same number, and g/(-1) is -g (NaN aside). One loop
+              // for both halves the loops a negation of its own would instantiate.
 };
 
 /** No model copy (the C of a Kind without one). */
@@ -105,9 +106,7 @@ inline void Update(const Consts<A>& c, Lanes<typename A::V> in, Lanes<typename A
 {
     using V = typename A::V;
     V g = in.g;
-    if constexpr (K::kPro == Prologue::kNegate) {
-        g = A::Neg(g);                                                      // maximize
-    } else if constexpr (K::kPro == Prologue::kDivide) {
+    if constexpr (K::kPro == Prologue::kDivide) {
         g = A::Div(g, c.gradDivisor);                                       // g / (+-scale)
     }
     if constexpr (K::kMode == 0) {        // Adam + L2

@@ -3,7 +3,7 @@
  * @brief The vector backends the native CPU kernels are written over, and the portable one.
  *
  * A backend A provides: V (a vector of kLanes floats); Set1, Add, Sub, Mul, Div, Sqrt (one IEEE
- * rounding each, lane by lane), Neg (flips the sign bit) and Max(a, b) = a > b ? a : b (x86's
+ * rounding each, lane by lane) and Max(a, b) = a > b ? a : b (x86's
  * maxps: b when either is NaN, b for +-0 pairs); LoadFloat, Stream (a store that bypasses the
  * caches, to an address aligned to the vector) and StreamFence; and memory policies that move a
  * Pack of kVecs vectors: Full<T> (kVecs * kLanes elements of storage type T: float, F16, Bf16),
@@ -56,7 +56,6 @@ struct Scalar {
     static V Mul(V a, V b) { return a * b; }
     static V Div(V a, V b) { return a / b; }
     static V Sqrt(V a) { return __builtin_sqrtf(a); }
-    static V Neg(V a) { return -a; }
     static V Max(V a, V b) { return a > b ? a : b; }
     static V LoadFloat(const float* x) { return *x; }
     static void Stream(float* x, V y) { *x = y; }

@@ -33,7 +33,6 @@ struct Avx2 {
     static V Mul(V a, V b) { return _mm256_mul_ps(a, b); }
     static V Div(V a, V b) { return _mm256_div_ps(a, b); }
     static V Sqrt(V a) { return _mm256_sqrt_ps(a); }
-    static V Neg(V a) { return _mm256_xor_ps(a, _mm256_set1_ps(-0.0f)); }
     static V Max(V a, V b) { return _mm256_max_ps(a, b); }
     static V LoadFloat(const float* x) { return _mm256_loadu_ps(x); }
     static void Stream(float* x, V y) { _mm256_stream_ps(x, y); }

@@ -31,7 +31,6 @@ struct Avx512 {
     static V Mul(V a, V b) { return _mm512_mul_ps(a, b); }
     static V Div(V a, V b) { return _mm512_div_ps(a, b); }
     static V Sqrt(V a) { return _mm512_sqrt_ps(a); }
-    static V Neg(V a) { return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32(INT32_MIN))); }  // no AVX512DQ
     static V Max(V a, V b) { return _mm512_max_ps(a, b); }
     static V LoadFloat(const float* x) { return _mm512_loadu_ps(x); }
     static void Stream(float* x, V y) { _mm512_stream_ps(x, y); }

@@ -6,6 +6,10 @@
 
 namespace ascend_ema_adam::native {
 
+#ifndef AEA_NATIVE_OMITTED  // see cmake/aea_add_operator.cmake
 StreamProbeLoop StreamProbeGeneric() { return &ProbeRange<Scalar>; }
+#else
+StreamProbeLoop StreamProbeGeneric() { return nullptr; }
+#endif
 
 }  // namespace ascend_ema_adam::native

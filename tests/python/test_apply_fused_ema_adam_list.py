@@ -101,7 +101,7 @@ def test_opdef_dtype_columns_cover_the_contract():
     CANN's opbase keys an empty list: the gradients' dtype as an input, the parameters' as an
     output). The columns for the other absent lists, and that every column is the OpDef's, are
     op_host.test_apply_fused_ema_adam_list_opdef's and test_cann_op_json's."""
-    (op,) = json.loads((REPO / "op_host/cann/apply_fused_ema_adam_list.json").read_text())
+    (op,) = json.loads((REPO / "op_host/apply_fused_ema_adam_list/cann/apply_fused_ema_adam_list.json").read_text())
     types = {d["name"]: d["type"] for d in op["input_desc"]}
     outputs = {d["name"]: d["type"] for d in op["output_desc"]}
     json_names = {"float": "float32", "float16": "float16", "bfloat16": "bfloat16"}
@@ -489,6 +489,7 @@ def test_bad_entry_in_a_later_launch_changes_nothing(rng, build, error):
     shapes = _many_shapes(rng)
     shapes[3] = shapes[400] = (4, 3)  # the aliasing cases need equal shapes
     shapes[10] = shapes[300] = (5,)
+    shapes[590] = (3, 2)  # a broadcast repeats its element only in a tensor of more than one
     g = make_group(rng, shapes, amsgrad=True)
     build(g)
     before = [t.clone() for t in tensors_of(g)]

@@ -1,6 +1,6 @@
-"""The op descriptions CANN's msopgen reads (op_host/cann/<op>.json, merged by build.sh) describe
+"""The op descriptions CANN's msopgen reads (op_host/<op>/cann/<op>.json, merged by build.sh) describe
 the same operators as the OpDefs: the list operators' dtype columns are the OpDefs' own
-(``_twin.list_opdef_columns``, the C++ ListOpDefColumns that op_host/cann declares, held to CANN's
+(``_twin.list_opdef_columns``, the C++ ListOpDefColumns that op_host/apply_fused_ema_adam_list/cann declares, held to CANN's
 kernel selection rule by op_host.test_apply_fused_ema_adam_list_opdef). A description out of step
 fails here, with the columns it should list."""
 
@@ -11,7 +11,13 @@ import pytest
 
 from ascend_ema_adam import _twin
 
-CANN_DIR = Path(__file__).resolve().parents[2] / "op_host" / "cann"
+OP_HOST = Path(__file__).resolve().parents[2] / "op_host"
+
+
+def cann_json(op: str) -> Path:
+    """op_host/<operator folder>/cann/<op>.json (a folder may hold several ops: the list op's V2)."""
+    (path,) = OP_HOST.glob(f"*/cann/{op}.json")
+    return path
 LISTS = ["grads", "vars", "ms", "vs", "ss", "max_vs", "model_copies"]
 JSON_DTYPE = {"float32": "float", "float16": "float16", "bfloat16": "bfloat16"}
 
@@ -33,7 +39,7 @@ def expected_columns(ema_optional: bool) -> dict[tuple[str, str], list[str]]:
      ["step", "grad_scale", "found_inf", "lr_tensor", "ema_decay_tensor"]),
 ])
 def test_list_op_json_has_the_opdef_columns(op, ema_optional, scalars):
-    (desc,) = json.loads((CANN_DIR / f"{op}.json").read_text())
+    (desc,) = json.loads(cann_json(op).read_text())
     expected = expected_columns(ema_optional)
     n = len(expected[("input", "grads")])
     got = {}

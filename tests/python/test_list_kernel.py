@@ -27,11 +27,13 @@ SWEEP_SIZES = (0, 1, 7, 16, 17, 33, 0, 1000, 12289)
 
 def vector_calls_per_chunk(combo, hyper, extras, amsgrad, ema=True):
     """The kernel's vector instructions per chunk: the single op's 19 (17 + 2 for the weight
-    decay, in either mode; 3 of them the EMA's), one per option, the widening and narrowing casts
-    and the model copy's cast."""
+    decay, in either mode; 3 of them the EMA's), one per option (maximize only without a grad
+    scale: with one it is the divisor's sign), the widening and narrowing casts and the model
+    copy's cast."""
     states = 2 + ema + amsgrad
     wide = [np.dtype(d).itemsize == 2 for d in (combo.grad, combo.param)]
-    calls = 16 + 3 * ema + extras.maximize + (extras.grad_scale is not None) + amsgrad
+    scaled = extras.grad_scale is not None
+    calls = 16 + 3 * ema + (extras.maximize and not scaled) + scaled + amsgrad
     calls += wide[0] + wide[1] + states * (combo.state.itemsize == 2)          # widen
     calls += wide[1] + states * (combo.state.itemsize == 2)                    # narrow
     return calls + (combo.copy is not None)

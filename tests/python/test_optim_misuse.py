@@ -12,7 +12,7 @@ import pytest
 import torch
 from test_optim import backward, make_batches, make_model, torch_seed
 
-import ascend_ema_adam.optim as optim_module
+import ascend_ema_adam.optim._ema as optim_module  # where swap_ema reads the shards
 from ascend_ema_adam.optim import FusedEmaAdamW
 
 SCOPES = ["param", "group"]

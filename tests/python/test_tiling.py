@@ -104,7 +104,7 @@ def test_platform_too_small_is_an_error():
 
 
 def test_dtype_tables_agree():
-    """The Python dtype table (_dtypes.py) is the C++ one (op_host/data_type.h), and the golden's
+    """The Python dtype table (_dtypes.py) is the C++ one (op_host/common/data_type.h), and the golden's
     per-dtype precision constants cover exactly its dtypes."""
     cpp = [(d["name"], d["size"]) for d in _twin.data_types() if d["is_float"]]
     assert cpp == [(d.name, d.itemsize) for d in FLOAT_DTYPES]

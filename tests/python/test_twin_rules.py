@@ -5,7 +5,7 @@ Case names encode the expectation:
   abort_<RULE>_<what>  must die with SIGABRT and print "[<RULE>]" (RULE is the leading run of upper-case words)
   ok_<what>            must exit 0 (the case checks its own results)
   bench_<what>         timings only; not run here
-The binaries are found in $AEA_CPP_BIN (default <repo>/build/cpp/bin).
+The binaries are found in $AEA_CPP_BIN (default <repo>/build/release/bin).
 """
 
 import os
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-BIN_DIR = Path(os.environ.get("AEA_CPP_BIN", REPO / "build" / "cpp" / "bin"))
+BIN_DIR = Path(os.environ.get("AEA_CPP_BIN", REPO / "build" / "release" / "bin"))
 BINARIES = ("twin_rules_test", "twin_list_tensor_test")
 MISSING = "<missing>"
 ABORT_NAME = re.compile(r"^abort_((?:[A-Z][A-Z0-9]*_)+?)[a-z0-9]")

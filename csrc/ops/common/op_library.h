@@ -1,14 +1,18 @@
 /**
  * @file op_library.h
  * @brief What every torch op of the ascend_ema_adam library shares: the module holding the fake
- *        (meta) kernels, and the Autograd kernel of an in-place update. library.cpp claims the
- *        namespace (TORCH_LIBRARY); each op's file adds its schemas with TORCH_LIBRARY_FRAGMENT
- *        and its kernels with TORCH_LIBRARY_IMPL.
+ *        (meta) kernels, and the registration of an in-place update with its functional variant.
+ *        module.cpp claims the namespace (TORCH_LIBRARY); each op's schema file
+ *        (csrc/ops/<op>/<op>.cpp) calls DefineInplaceUpdate in a TORCH_LIBRARY_FRAGMENT, and each
+ *        backend file registers its kernel with TORCH_LIBRARY_IMPL (CPU, PrivateUse1).
  */
 #ifndef ASCEND_EMA_ADAM_OP_LIBRARY_H
 #define ASCEND_EMA_ADAM_OP_LIBRARY_H
 
+#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
+
+#include <string>
 
 namespace ascend_ema_adam::ops {
 
@@ -29,6 +33,36 @@ inline constexpr const char* kFakeKernelModule = "ascend_ema_adam._meta_registra
  */
 void InplaceUpdateAutograd(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
                            torch::jit::Stack* stack);
+
+/**
+ * Defines an in-place update op and its functional variant in one fragment, with their
+ * device-independent kernels: torch's rules for in-place updates on the in-place op (Autograd:
+ * InplaceUpdateAutograd; ADInplaceOrView, reached when autograd is already below, e.g. inside
+ * another op's kernel: version bumps) and `functional` (clones, then the in-place op) as the
+ * functional op's CompositeExplicitAutograd kernel. The schemas name the ops ("name_(...)",
+ * "name(...)"); the fake kernels are kFakeKernelModule's.
+ */
+template <class Functional>
+void DefineInplaceUpdate(torch::Library& m, const char* inplaceSchema, const char* functionalSchema,
+                         Functional* functional)
+{
+    const auto nameOf = [](const char* schema) {
+        const std::string s(schema);
+        return s.substr(0, s.find('('));
+    };
+    m.set_python_module(kFakeKernelModule);
+    m.def(inplaceSchema);
+    m.def(functionalSchema);
+    const std::string inplace = nameOf(inplaceSchema);
+    m.impl(inplace.c_str(),
+           torch::dispatch(c10::DispatchKey::Autograd,
+                           torch::CppFunction::makeFromBoxedFunction<&InplaceUpdateAutograd>()));
+    m.impl(inplace.c_str(),
+           torch::dispatch(c10::DispatchKey::ADInplaceOrView,
+                           torch::autograd::autogradNotImplementedInplaceOrViewFallback()));
+    m.impl(nameOf(functionalSchema).c_str(),
+           torch::dispatch(c10::DispatchKey::CompositeExplicitAutograd, functional));
+}
 
 }  // namespace ascend_ema_adam::ops
 

@@ -1,4 +1,4 @@
-// The validation the CANN tiling adapter runs on the NPU path (op_host/apply_fused_ema_adam_check.h,
+// The validation the CANN tiling adapter runs on the NPU path (op_host/apply_fused_ema_adam/apply_fused_ema_adam_check.h,
 // with CheckStepValue), held to the CPU aclnn layer's bad-input table row by row (the verdicts:
 // shared_verdicts.h).
 #include <cstdint>

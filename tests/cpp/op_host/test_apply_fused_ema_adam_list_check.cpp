@@ -1,4 +1,4 @@
-// The validation ApplyFusedEmaAdamList's NPU path runs (op_host/apply_fused_ema_adam_list_check.h:
+// The validation ApplyFusedEmaAdamList's NPU path runs (op_host/apply_fused_ema_adam_list/apply_fused_ema_adam_list_check.h:
 // the CANN tiling adapter and the torch NPU kernel), held to the CPU aclnn layer's bad-input table
 // row by row (the verdicts of tests/cpp/apply_fused_ema_adam_list_bad_inputs.h), plus the dtype
 // contract against the tiling's key table and the adapter's 1-D condition.

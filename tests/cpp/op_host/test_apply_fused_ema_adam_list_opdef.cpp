@@ -1,4 +1,4 @@
-// The list OpDefs' dtype columns (op_host/apply_fused_ema_adam_list_opdef.h) against CANN's kernel
+// The list OpDefs' dtype columns (op_host/apply_fused_ema_adam_list/apply_fused_ema_adam_list_opdef.h) against CANN's kernel
 // selection: for every launch the operators' contract allows (every dtype combination with each
 // optional list given or empty), the key opbase builds from the launch's tensors must be a column
 // of the OpDef, or CANN finds no kernel binary. The key is computed here as opbase computes it

@@ -1,10 +1,10 @@
-// tools/ascendc_check --run driver for op_kernel/apply_fused_ema_adam_list.cpp: the list kernel compiled against
+// tools/ascendc_check --run driver for op_kernel/apply_fused_ema_adam_list/apply_fused_ema_adam_list.cpp: the list kernel compiled against
 // the real AscendC headers (CPU-debug mode, do-nothing intrinsics that report their GM ranges) runs every block of
 // every tiling key x {AMSGrad off/on} x {grad_scale absent/given} x {found_inf absent/0/1/NaN} (maximize, mode and
 // bias correction varied along), on three list layouts, with the tilings the host computes (op_host
 // ComputeListTiling), the lists written in GM as CANN's launcher writes a DYNAMIC input, decoded by the real
 // ListTensorDesc.
-// ascendc-check: run-sources op_host/apply_fused_ema_adam_list_tiling.cpp op_host/platform.cpp op_host/ema_adam_attrs.cpp op_host/validation.cpp
+// ascendc-check: run-sources op_host/apply_fused_ema_adam_list/apply_fused_ema_adam_list_tiling.cpp op_host/common/platform.cpp op_host/common/ema_adam_attrs.cpp op_host/common/validation.cpp
 //
 // Self-tests of this driver (`tools/ascendc_check --run` runs them: each must fail, for the reason given):
 // ascendc-check: driver-self-test --break=mixed-ranks vars\[2\] elements \[24, 960\) never read
@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "../../../op_host/apply_fused_ema_adam_list_tiling.h"
+#include "apply_fused_ema_adam_list_tiling.h"
 #include "gm_coverage.h"
 #include "run_support.h"
 

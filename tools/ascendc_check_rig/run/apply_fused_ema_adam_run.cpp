@@ -1,11 +1,11 @@
-// tools/ascendc_check --run driver for op_kernel/apply_fused_ema_adam.cpp: the kernel compiled against the
+// tools/ascendc_check --run driver for op_kernel/apply_fused_ema_adam/apply_fused_ema_adam.cpp: the kernel compiled against the
 // real AscendC headers (CPU-debug mode, do-nothing intrinsics) runs every block of a few launches per tiling
 // key, with the tilings the host computes (op_host ComputeTiling), so the class library's own runtime checks
 // see the kernel's real UB layout: the full 910B chunk (TPipe's InitBuffer accounting against the 192 KiB
 // UB), partial tails, the last core's short range, both modes and bias correction on/off. The copies' GM
 // ranges are checked (gm_coverage.h): grad read, var/m/v/s read and written, each element exactly once, each
 // core exactly its CoreElementRange.
-// ascendc-check: run-sources op_host/apply_fused_ema_adam_tiling.cpp op_host/platform.cpp op_host/ema_adam_attrs.cpp op_host/validation.cpp
+// ascendc-check: run-sources op_host/apply_fused_ema_adam/apply_fused_ema_adam_tiling.cpp op_host/common/platform.cpp op_host/common/ema_adam_attrs.cpp op_host/common/validation.cpp
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "../../../op_host/apply_fused_ema_adam_tiling.h"
+#include "apply_fused_ema_adam_tiling.h"
 #include "gm_coverage.h"
 #include "run_support.h"
 

@@ -1,0 +1,56 @@
+r"""FusedEmaAdamW: Adam/AdamW and an EMA of the weights in one fused kernel launch per
+parameter group (per device and dtype).
+
+A drop-in for MindSpeed's ``FusedEmaAdamW`` (``mindspeed/core/optimizer/fused_ema_adamw``): the
+same constructor, errors and EMA helpers, running the updates through
+:func:`ascend_ema_adam.ops.apply_fused_ema_adam_list` (``aclnnApplyFusedEmaAdamList``; with
+``foreach=False`` one :func:`ascend_ema_adam.ops.npu_apply_fused_ema_adamw` per parameter) on CPU
+tensors (this package's CPU device) and NPU tensors (CANN). On top of MindSpeed it adds torch's
+per-parameter steps (``step_scope="param"``, the default; ``"group"`` is MindSpeed's layout, bit
+for bit), checkpoints that load into and from ``torch.optim.AdamW`` and carry the EMA warm-up,
+:meth:`FusedEmaAdamW.swap_ema`, :meth:`FusedEmaAdamW.ema_state_dict`, DTensor (FSDP2)
+parameters and ``torch.compile``. ``docs/OPTIMIZER.md`` is the user guide.
+
+Per step, for every group and every parameter :math:`\theta` with a gradient :math:`g`
+(:math:`t` the parameter's own step, or its group's with ``step_scope="group"``; :math:`n` the
+optimizer's update counter):
+
+.. math::
+    \begin{aligned}
+    & t \leftarrow t + 1, \qquad n \leftarrow n + 1,
+      \qquad d = \min\bigl(d_{\max}, \tfrac{1+n}{10+n}\bigr) \ \text{(or } d_{\max}
+      \text{ without } use\_num\_updates) \\
+    & g \leftarrow g + \lambda\theta \quad \text{(Adam-L2 mode only)} \\
+    & m \leftarrow \beta_1 m + (1-\beta_1) g, \qquad v \leftarrow \beta_2 v + (1-\beta_2) g^2 \\
+    & u = \frac{m / c_1}{\sqrt{v / c_2} + \epsilon} \;(+\, \lambda\theta \text{ in AdamW mode}),
+      \qquad c_i = 1-\beta_i^t \text{ (1 without bias correction)} \\
+    & \theta \leftarrow \theta - \gamma u, \qquad s \leftarrow d\,s + (1-d)\,\theta
+    \end{aligned}
+
+in fp32 arithmetic with the kernel's operation order (``docs/ARCHITECTURE.md``). The moments and
+the EMA of 16-bit parameters are fp32 by default (``state_dtype``); with ``master_weights`` the
+kernel updates an fp32 master and writes the 16-bit parameter as its rounding. AMSGrad, maximize,
+``torch.amp.GradScaler`` (no unscale pass, no host sync), EMA schedules and tensor (capturable)
+``lr``/``ema_decay`` are options; ``docs/OPTIMIZER.md`` lists them.
+
+The package: the class (``_optimizer``) is thin over a functional step
+(:func:`ascend_ema_adam.optim.functional.launch_buckets`, which launches one group's buckets);
+beside it the checks (``_validation``), the EMA schedule written once (``_schedule``), step
+bookkeeping (``_steps``), GradScaler's tensors (``_scaler``), buckets and the per-group cache
+(``_buckets``), checkpoints (``_checkpoint``) and the EMA helpers (``_ema``).
+"""
+
+from ._optimizer import FusedEmaAdamW
+from .functional import fused_ema_adamw
+
+# What the single module ascend_ema_adam/optim.py also held, for code that imported it from there.
+from ..ops import apply_fused_ema_adam_list, npu_apply_fused_ema_adamw  # noqa: F401
+from ._common import _dtensor_type, _local  # noqa: F401
+from ._ema import _checked_stash_device, _weights_swapped  # noqa: F401
+from ._schedule import _device_decay, _host_decay  # noqa: F401
+
+__all__ = ["FusedEmaAdamW", "fused_ema_adamw"]
+
+# Pickles (torch.save of the optimizer object) name the class by its module: the package's, as
+# when the optimizer was the single module ascend_ema_adam/optim.py, so old and new pickles load.
+FusedEmaAdamW.__module__ = __name__

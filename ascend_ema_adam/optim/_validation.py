@@ -1,0 +1,169 @@
+"""Validation: everything a step needs is checked before its first write. The hyper-parameters
+(MindSpeed's checks and texts first, then this package's), this optimizer's options, torch's
+``foreach``/``fused`` keywords, and a gradient or state tensor against its parameter."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from .._dtypes import FLOAT_DTYPES, MASTER_DTYPES, by_name, state_dtypes_of
+from ._common import _EMA_WARMUPS, _MASTER, _layout_error
+
+# The kernel narrows every scalar to fp32: what overflows there, and the betas that become 1.
+_FP32 = by_name("float32")
+_FP32_OVERFLOW = _FP32.overflow_from
+_FP32_ROUNDS_TO_ONE = _FP32.one_from
+# The list op's contract (_dtypes.LIST_DTYPES) as the optimizer sees it: the dtypes a state
+# tensor may have for a parameter dtype (either layout converts at the step), and the masters'.
+_STATE_DTYPES = {d.torch: tuple(s.torch for s in state_dtypes_of(d)) for d in FLOAT_DTYPES}
+_MASTER_DTYPES = tuple(d.torch for d in MASTER_DTYPES)
+
+
+
+def _hyperparameter_error(lr, eps, betas, weight_decay, ema_decay) -> str | None:
+    """MindSpeed's checks and texts, in its order; then this package's additions: ema_decay in
+    [0, 1], and every value finite and usable once narrowed to fp32 (the kernel's precision).
+    ``lr`` and ``ema_decay`` may be one-element float32 tensors (capturable): their values are
+    read on the device by the kernel, never here (that would be a host sync)."""
+    if isinstance(lr, Tensor):
+        error = _tensor_value_error("lr", lr)
+        if error is not None:
+            return error
+    elif not 0.0 <= lr:
+        return "Invalid learning rate: {}".format(lr)
+    if not 0.0 <= eps:
+        return "Invalid epsilon value: {}".format(eps)
+    if not 0.0 <= betas[0] < 1.0:
+        return "Invalid beta parameter at index 0: {}".format(betas[0])
+    if not 0.0 <= betas[1] < 1.0:
+        return "Invalid beta parameter at index 1: {}".format(betas[1])
+    if not 0.0 <= weight_decay:
+        return "Invalid weight_decay value: {}".format(weight_decay)
+    if isinstance(ema_decay, Tensor):
+        error = _tensor_value_error("ema_decay", ema_decay)
+        if error is not None:
+            return error
+    elif not 0.0 <= ema_decay <= 1.0:
+        return "Invalid ema_decay value: {}".format(ema_decay)
+    for text, value in (("Invalid learning rate", lr), ("Invalid epsilon value", eps),
+                        ("Invalid weight_decay value", weight_decay)):
+        if isinstance(value, Tensor):
+            continue
+        if not math.isfinite(value):
+            return f"{text}: {value} (not a finite number)"
+        if value >= _FP32_OVERFLOW:
+            return f"{text}: {value} (overflows fp32, the kernel's precision)"
+    for i in (0, 1):
+        if betas[i] >= _FP32_ROUNDS_TO_ONE:
+            return (f"Invalid beta parameter at index {i}: {betas[i]} (1 in fp32, the kernel's "
+                    f"precision: the bias correction 1 - beta**step would be 0)")
+    return None
+
+
+def _tensor_value_error(name: str, t: Tensor) -> str | None:
+    """A tensor ``lr``/``ema_decay``: what the kernel reads, one float32 element (its value is
+    not checked: on the device that would cost a sync, as for GradScaler's scale)."""
+    if t.dtype != torch.float32 or t.numel() != 1 or t.is_sparse or t.requires_grad:
+        return (f"Invalid {name}: a tensor {name} must be a float32 tensor of one element "
+                f"without grad (got {t.dtype}, {t.numel()} elements"
+                f"{', requires_grad' if t.requires_grad else ''})")
+    return None
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _option_error(group: dict[str, Any]) -> str | None:
+    """This optimizer's own group options (state layout, variants, EMA schedule)."""
+    if group["state_dtype"] not in (torch.float32, None):
+        return (f"Invalid state_dtype: {group['state_dtype']!r} (torch.float32: fp32 moments and "
+                f"EMA for 16-bit parameters; None: the parameter's dtype)")
+    for key in ("master_weights", "amsgrad", "maximize"):
+        if not isinstance(group[key], bool):
+            return f"Invalid {key}: {group[key]!r} (True or False)"
+    if group["master_weights"] and group["state_dtype"] is None:
+        return ("Invalid state_dtype: None with master_weights=True (the state of an fp32 master "
+                "is fp32: use state_dtype=torch.float32)")
+    if group["ema_warmup"] not in _EMA_WARMUPS:
+        return (f"Invalid ema_warmup: {group['ema_warmup']!r} ('num_updates', 'power' or "
+                f"None)")
+    for key in ("inv_gamma", "power"):
+        value = group[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                0.0 < value < math.inf):
+            return f"Invalid {key}: {value!r} (a finite number > 0)"
+    value = group["min_ema_decay"]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        return f"Invalid min_ema_decay: {value!r} (a number in [0, 1])"
+    if not (_is_int(group["ema_update_after_step"]) and group["ema_update_after_step"] >= 0):
+        return (f"Invalid ema_update_after_step: {group['ema_update_after_step']!r} (an int "
+                f">= 0)")
+    if not (_is_int(group["ema_every"]) and group["ema_every"] >= 1):
+        return f"Invalid ema_every: {group['ema_every']!r} (an int >= 1)"
+    return None
+
+
+def _check_tensor_hypers(i: int, group: dict[str, Any], j: int, device: torch.device) -> None:
+    """A tensor lr/ema_decay must be on the device of parameter ``j`` (the kernel reads it)."""
+    for name in ("lr", "ema_decay"):
+        value = group[name]
+        if isinstance(value, Tensor) and value.device != device:
+            raise RuntimeError(f"param_groups[{i}]['params'][{j}]: the group's {name} tensor is "
+                               f"on {value.device}, the parameter on {device}")
+
+
+def _check_hyperparameters(group: dict[str, Any], where: str = "") -> None:
+    error = _hyperparameter_error(group["lr"], group["eps"], group["betas"],
+                                  group["weight_decay"], group["ema_decay"])
+    if error is None:
+        error = _option_error(group)
+    if error is not None:
+        raise ValueError(where + error)
+
+
+def _check_implementation(foreach, fused) -> None:
+    """torch's ``foreach``/``fused`` keywords, with their meaning here."""
+    if foreach is not None and not isinstance(foreach, bool):
+        raise TypeError(f"foreach must be None, True or False, got {foreach!r}")
+    if fused is False:
+        raise ValueError("fused=False: FusedEmaAdamW is always fused (one kernel updates the "
+                         "parameter, both moments and the EMA); use torch.optim.AdamW for an "
+                         "unfused optimizer")
+    if fused is not None and fused is not True:
+        raise TypeError(f"fused must be None or True, got {fused!r}")
+
+
+def _tensor_error(param: Tensor, t: Tensor, what: str, dtensor, dtypes=None) -> str | None:
+    """``t`` (the gradient or a state tensor) must match the parameter: one shape and device
+    (and, for DTensors, one sharding); the gradient has the parameter's dtype, a state tensor
+    one of ``dtypes`` (the parameter's or fp32: either layout is converted at the step)."""
+    if dtypes is None:
+        if t.dtype != param.dtype:
+            return (f"{what} has dtype {t.dtype}, the parameter {param.dtype}: the kernel reads "
+                    f"the gradient in the parameter's dtype")
+    elif t.dtype not in dtypes:
+        return (f"{what} has dtype {t.dtype}, the parameter {param.dtype}: the state is "
+                f"{' or '.join(map(str, dtypes))}")
+    if t.shape != param.shape:
+        return f"{what} has shape {list(t.shape)}, the parameter {list(param.shape)}"
+    if t.device != param.device:
+        return f"{what} is on {t.device}, the parameter on {param.device}"
+    return _layout_error(param, t, what, dtensor)
+
+
+def _state_dtypes(param_dtype: torch.dtype, key: str) -> tuple[torch.dtype, ...]:
+    """The dtypes a state tensor may have when a step starts (either layout converts)."""
+    return _MASTER_DTYPES if key == _MASTER else _STATE_DTYPES[param_dtype]
+
+
+def _layout(group: dict[str, Any], dtype: torch.dtype) -> tuple[torch.dtype, bool]:
+    """The state dtype and whether there is an fp32 master, for a parameter of ``dtype``."""
+    if dtype == torch.float32:
+        return torch.float32, False
+    return group["state_dtype"] or dtype, bool(group["master_weights"])
+

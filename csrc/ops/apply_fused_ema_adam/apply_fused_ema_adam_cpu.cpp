@@ -1,0 +1,56 @@
+/**
+ * @file apply_fused_ema_adam_kernel.cpp
+ * @brief CPU kernel of ascend_ema_adam::apply_fused_ema_adam_: the tensors go through our aclnn
+ *        two phases (the same host layer NPU users reach), with their real sizes, strides and
+ *        storage offsets, and a workspace from the torch allocator. The arguments are validated
+ *        by aclnn's phase 1; this file only checks that every tensor is on the CPU (a meta or NPU
+ *        tensor among CPU tensors is not aclnn's to see) and turns a failed phase into an error.
+ */
+#include <torch/library.h>
+
+#include <type_traits>
+
+#include "apply_fused_ema_adam.h"
+#include "aclnnop/aclnn_apply_fused_ema_adam.h"
+#include "cpu_op_api.h"
+
+namespace ascend_ema_adam::ops {
+
+namespace {
+
+void ApplyFusedEmaAdamCpu(const at::Tensor& grad, const at::Tensor& var, const at::Tensor& m,
+                          const at::Tensor& v, const at::Tensor& s, const at::Tensor& step,
+                          double lr, double emaDecay, double beta1, double beta2, double eps,
+                          int64_t mode, bool biasCorrection, double weightDecay)
+{
+    CheckAllOnCpu("apply_fused_ema_adam_", {{"grad", &grad}, {"var", &var}, {"m", &m},
+                                            {"v", &v}, {"s", &s}, {"step", &step}});
+    static const auto getWorkspaceSize =
+        CpuOpApiFunction<decltype(&aclnnApplyFusedEmaAdamGetWorkspaceSize)>(
+            "aclnnApplyFusedEmaAdamGetWorkspaceSize");
+    static const auto run =
+        CpuOpApiFunction<decltype(&aclnnApplyFusedEmaAdam)>("aclnnApplyFusedEmaAdam");
+    const AclTensorPtr aclGrad = ToAclTensor(grad, false);
+    const AclTensorPtr aclVar = ToAclTensor(var, true);
+    const AclTensorPtr aclM = ToAclTensor(m, true);
+    const AclTensorPtr aclV = ToAclTensor(v, true);
+    const AclTensorPtr aclS = ToAclTensor(s, true);
+    const AclTensorPtr aclStep = ToAclTensor(step, false);
+    RunAclnn("aclnnApplyFusedEmaAdam", run, [&](uint64_t* workspaceSize, aclOpExecutor** executor) {
+        return getWorkspaceSize(aclGrad.get(), aclVar.get(), aclM.get(), aclV.get(), aclS.get(),
+                                aclStep.get(), lr, emaDecay, beta1, beta2, eps, mode,
+                                biasCorrection, weightDecay, workspaceSize, executor);
+    });
+}
+
+static_assert(std::is_same_v<decltype(ApplyFusedEmaAdamCpu), decltype(ApplyFusedEmaAdamInplace)>,
+              "the CPU kernel must have the op's signature");
+
+}  // namespace
+
+}  // namespace ascend_ema_adam::ops
+
+TORCH_LIBRARY_IMPL(ascend_ema_adam, CPU, m)
+{
+    m.impl("apply_fused_ema_adam_", &ascend_ema_adam::ops::ApplyFusedEmaAdamCpu);
+}

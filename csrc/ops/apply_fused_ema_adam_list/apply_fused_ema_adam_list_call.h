@@ -1,0 +1,75 @@
+/**
+ * @file apply_fused_ema_adam_list_call.h
+ * @brief What the CPU and NPU kernels of apply_fused_ema_adam_list_ do alike before they launch:
+ *        the call seen as the shared validation sees it, that validation on the tensors' real
+ *        shapes, the memory rules over the whole call, and the split into launches of at most
+ *        kListMaxTensors (256) entries, CANN's limit per dynamic list (opbase refuses more).
+ *
+ * A call of any size is validated as a whole before the first launch, so a bad entry anywhere
+ * changes nothing; the launches then cover entries [0, 256), [256, 512), ... (each entry is
+ * independent, so the result is bit-identical to one launch).
+ */
+#ifndef ASCEND_EMA_ADAM_OPS_APPLY_FUSED_EMA_ADAM_LIST_CALL_H
+#define ASCEND_EMA_ADAM_OPS_APPLY_FUSED_EMA_ADAM_LIST_CALL_H
+
+#include <ATen/core/Tensor.h>
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "apply_fused_ema_adam_list_check.h"
+
+namespace ascend_ema_adam::ops {
+
+/** The torch argument names of the lists, in the shared validation's order. */
+inline constexpr const char* kListTorchNames[kApplyFusedEmaAdamLists] = {
+    "grads", "vars", "ms", "vs", "ss", "max_vs", "model_copies"};
+
+/** The optional one-element tensors, in signature order. */
+enum ListCallScalar : int { kCallGradScale, kCallFoundInf, kCallLr, kCallEmaDecay, kCallScalars };
+inline constexpr const char* kListTorchScalarNames[kCallScalars] = {
+    "grad_scale", "found_inf", "lr_tensor", "ema_decay_tensor"};
+
+/** One call of the op: every list (an absent optional one is empty; an empty ss with non-empty
+ *  vars is a launch without the EMA), step, the optional scalars, the attributes. */
+struct ListCall {
+    std::array<at::TensorList, kApplyFusedEmaAdamLists> lists;
+    const at::Tensor* step = nullptr;
+    std::array<const std::optional<at::Tensor>*, kCallScalars> scalars = {};
+    Attrs attrs;
+    bool maximize = false;
+
+    size_t Entries() const { return lists[kListGrads].size(); }
+};
+
+/** The shared validation (op_host's CheckApplyFusedEmaAdamList) on the call's real shapes and
+ *  dtypes, with the aclnn layer's messages ("msRef[300] has dtype ..."); raises
+ *  "<op>: <message>". */
+void CheckListCallDescription(const char* op, const ListCall& call);
+
+/** Every tensor of the call on `device` (the dispatcher routes a call by its tensors'
+ *  highest-priority device, so a CPU tensor among NPU tensors, or a meta one among CPU tensors,
+ *  reaches a kernel): the CPU kernel passes the CPU, the NPU kernel step's device. */
+void CheckListCallDevice(const char* op, const ListCall& call, const at::Device& device);
+
+/** The memory rules over the whole call (op_host/common/memory_layout.h): every updated tensor addresses
+ *  distinct elements and shares no memory with any other tensor of the call; raises
+ *  "<op>: msRef[300] and vsRef[12] overlap in memory; ...". One sorted sweep, O(n log n). */
+void CheckListCallMemory(const char* op, const ListCall& call);
+
+/** The launches of a call of `entries` entries: [begin, end) of at most kListMaxTensors each, in
+ *  order (one empty launch for a call without entries). */
+std::vector<std::pair<size_t, size_t>> ListLaunches(size_t entries);
+
+/** The entries [begin, end) of a list; an absent (empty) list stays empty. */
+inline at::TensorList LaunchSlice(at::TensorList list, std::pair<size_t, size_t> launch)
+{
+    return list.empty() ? list : list.slice(launch.first, launch.second - launch.first);
+}
+
+}  // namespace ascend_ema_adam::ops
+
+#endif  // ASCEND_EMA_ADAM_OPS_APPLY_FUSED_EMA_ADAM_LIST_CALL_H

@@ -1,0 +1,134 @@
+/**
+ * @file cpu_op_api.cpp
+ * @brief The CPU op-API library and the aclnn calls every CPU kernel makes (see the header).
+ */
+#include "cpu_op_api.h"
+
+#include <ATen/ops/empty.h>
+#include <c10/util/Exception.h>
+#include <dlfcn.h>
+
+#include <string>
+#include <vector>
+
+namespace ascend_ema_adam::ops {
+
+namespace {
+
+/** lib/libascend_ema_adam_acl.so next to this module, opened once. */
+void* CpuOpApiLibrary()
+{
+    static void* const handle = [] {
+        Dl_info self{};
+        TORCH_CHECK(dladdr(reinterpret_cast<void*>(&CpuOpApiLibrary), &self) != 0 &&
+                        self.dli_fname,
+                    "ascend_ema_adam: cannot locate the _C module");
+        std::string path(self.dli_fname);
+        path = path.substr(0, path.find_last_of('/')) + "/lib/libascend_ema_adam_acl.so";
+        void* opened = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+        TORCH_CHECK(opened != nullptr, "ascend_ema_adam: cannot load ", path, ": ", dlerror());
+        return opened;
+    }();
+    return handle;
+}
+
+struct CommonApi {
+    decltype(&aclCreateTensor) createTensor;
+    decltype(&aclDestroyTensor) destroyTensor;
+    decltype(&aclCreateTensorList) createTensorList;
+    decltype(&aclDestroyTensorList) destroyTensorList;
+    decltype(&aclGetRecentErrMsg) recentErrMsg;
+};
+
+const CommonApi& Common()
+{
+    static const CommonApi api{
+        CpuOpApiFunction<decltype(&aclCreateTensor)>("aclCreateTensor"),
+        CpuOpApiFunction<decltype(&aclDestroyTensor)>("aclDestroyTensor"),
+        CpuOpApiFunction<decltype(&aclCreateTensorList)>("aclCreateTensorList"),
+        CpuOpApiFunction<decltype(&aclDestroyTensorList)>("aclDestroyTensorList"),
+        CpuOpApiFunction<decltype(&aclGetRecentErrMsg)>("aclGetRecentErrMsg")};
+    return api;
+}
+
+/** aclCreateTensor of t's view (sizes, strides, storage offset) over its whole storage. */
+aclTensor* CreateAclTensor(const at::Tensor& t, bool mutated)
+{
+    const int64_t storageElems = static_cast<int64_t>(t.storage().nbytes() / t.itemsize());
+    void* data = mutated ? t.storage().mutable_data() : const_cast<void*>(t.storage().data());
+    return Common().createTensor(t.sizes().data(), t.dim(), ToAclDataType(t.scalar_type()),
+                                 t.strides().data(), t.storage_offset(), ACL_FORMAT_ND,
+                                 &storageElems, 1, data);
+}
+
+}  // namespace
+
+void CheckAclnnStatus(const char* api, aclnnStatus status, const std::string& where)
+{
+    if (status == ACLNN_SUCCESS) return;
+    const char* detail = Common().recentErrMsg();
+    TORCH_CHECK(false, "call ", api, " failed (aclnn status ", status,
+                "), detail: ", detail != nullptr ? detail : "(no message)", where);
+}
+
+void* CpuOpApiSymbol(const char* name)
+{
+    void* sym = dlsym(CpuOpApiLibrary(), name);
+    TORCH_CHECK(sym != nullptr, "ascend_ema_adam: ", name, " not found in the CPU ACL library");
+    return sym;
+}
+
+void AclTensorDeleter::operator()(aclTensor* t) const
+{
+    Common().destroyTensor(t);
+}
+
+AclTensorPtr ToAclTensor(const at::Tensor& t, bool mutated)
+{
+    return AclTensorPtr(CreateAclTensor(t, mutated));
+}
+
+void AclTensorListDeleter::operator()(aclTensorList* list) const
+{
+    Common().destroyTensorList(list);
+}
+
+AclTensorListPtr ToAclTensorList(at::TensorList tensors, bool mutated)
+{
+    std::vector<const aclTensor*> handles(tensors.size());
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        handles[i] = CreateAclTensor(tensors[i], mutated);
+    }
+    aclTensorList* list = Common().createTensorList(handles.data(), handles.size());
+    if (list == nullptr) {  // out of host memory: the list did not take the tensors
+        for (const aclTensor* h : handles) {
+            if (h != nullptr) Common().destroyTensor(h);
+        }
+        TORCH_CHECK(false, "aclCreateTensorList failed: ", Common().recentErrMsg());
+    }
+    return AclTensorListPtr(list);
+}
+
+void CheckAllOnCpu(const char* op,
+                   std::initializer_list<std::pair<const char*, const at::Tensor*>> tensors)
+{
+    for (const auto& [name, tensor] : tensors) {
+        TORCH_CHECK(tensor->device().is_cpu(), op, ": ", name, " is on ", tensor->device(),
+                    ", expected all tensors on cpu");
+    }
+}
+
+void RunAclnn(const char* api, AclnnPhase2 phase2,
+              const std::function<aclnnStatus(uint64_t*, aclOpExecutor**)>& phase1)
+{
+    uint64_t workspaceSize = 0;
+    aclOpExecutor* executor = nullptr;
+    CheckAclnnStatus(api, phase1(&workspaceSize, &executor));
+    const at::Tensor workspace = at::empty({static_cast<int64_t>(workspaceSize)},
+                                           at::TensorOptions().dtype(at::kByte));
+    // The null stream is the CPU device's synchronous default stream: done when this returns.
+    CheckAclnnStatus(api, phase2(workspaceSize > 0 ? workspace.data_ptr() : nullptr, workspaceSize,
+                            executor, nullptr));
+}
+
+}  // namespace ascend_ema_adam::ops

@@ -1,0 +1,83 @@
+/**
+ * @file cpu_op_api.h
+ * @brief What every op's CPU kernel shares: the CPU op-API library (our libascend_ema_adam_acl.so,
+ *        next to the _C module), at::Tensor -> aclTensor, the device check, and the two aclnn
+ *        phases on the CPU device with a workspace from the torch allocator.
+ *
+ * Our CPU ACL library exports CANN's symbol names (aclCreateTensor, ...). On an Ascend machine
+ * CANN's libraries are loaded too, so the functions are looked up in our library's own handle
+ * (dlopen + dlsym, as torch_npu's EXEC_NPU_CMD does for libopapi) instead of by global name.
+ */
+#ifndef ASCEND_EMA_ADAM_CPU_OP_API_H
+#define ASCEND_EMA_ADAM_CPU_OP_API_H
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "acl/acl.h"
+#include "aclnn/acl_meta.h"
+#include "aclnn/opdev/op_errno.h"
+#include "acl_dtype.h"
+
+namespace ascend_ema_adam::ops {
+
+/** Symbol `name` of the CPU op-API library (loaded once); raises if it is missing. */
+void* CpuOpApiSymbol(const char* name);
+
+/** A typed function of the CPU op-API library, looked up once per call site:
+ *      static const auto phase1 =
+ *          CpuOpApiFunction<decltype(&aclnnXGetWorkspaceSize)>("aclnnXGetWorkspaceSize"); */
+template <class F>
+F CpuOpApiFunction(const char* name)
+{
+    return reinterpret_cast<F>(CpuOpApiSymbol(name));
+}
+
+struct AclTensorDeleter {
+    void operator()(aclTensor* t) const;
+};
+using AclTensorPtr = std::unique_ptr<aclTensor, AclTensorDeleter>;
+
+/** A view of the tensor's storage: sizes, strides, storage offset, whole-storage dims. The
+ *  handle may be null if aclCreateTensor refused it; phase 1 then names the argument. */
+AclTensorPtr ToAclTensor(const at::Tensor& t, bool mutated);
+
+struct AclTensorListDeleter {
+    void operator()(aclTensorList* list) const;
+};
+using AclTensorListPtr = std::unique_ptr<aclTensorList, AclTensorListDeleter>;
+
+/** The tensors as one aclTensorList, which owns their aclTensors (each as ToAclTensor makes it;
+ *  an entry aclCreateTensor refused is null, and phase 1 names it). */
+AclTensorListPtr ToAclTensorList(at::TensorList tensors, bool mutated);
+
+/** Raises "<op>: <name> is on <device>, expected all tensors on cpu" for the first tensor that is
+ *  not: the dispatcher routes a mixed call by its tensors' highest-priority device. */
+void CheckAllOnCpu(const char* op,
+                   std::initializer_list<std::pair<const char*, const at::Tensor*>> tensors);
+
+/** Raises "call <api> failed (aclnn status <n>), detail: <aclGetRecentErrMsg()><where>" unless
+ *  `status` is ACLNN_SUCCESS. */
+void CheckAclnnStatus(const char* api, aclnnStatus status, const std::string& where = {});
+
+/** Phase 2 of every aclnn operator. */
+using AclnnPhase2 = aclnnStatus (*)(void* workspace, uint64_t workspaceSize,
+                                    aclOpExecutor* executor, aclrtStream stream);
+
+/**
+ * Runs an aclnn operator on the CPU device: phase1(&workspaceSize, &executor) (the op's
+ * GetWorkspaceSize), a workspace from the torch allocator, then phase 2 on the synchronous
+ * default stream, so the update is done when this returns. A failed phase raises
+ * "call <api> failed (aclnn status <n>), detail: <aclGetRecentErrMsg()>".
+ */
+void RunAclnn(const char* api, AclnnPhase2 phase2,
+              const std::function<aclnnStatus(uint64_t*, aclOpExecutor**)>& phase1);
+
+}  // namespace ascend_ema_adam::ops
+
+#endif  // ASCEND_EMA_ADAM_CPU_OP_API_H

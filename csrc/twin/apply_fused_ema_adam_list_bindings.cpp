@@ -1,0 +1,400 @@
+/**
+ * @file apply_fused_ema_adam_list_bindings.cpp
+ * @brief ApplyFusedEmaAdamList's _twin bindings: its dtype contract and OpDef columns, its tiling,
+ *        the list kernel on the twin and the native list kernel on lists of numpy buffers.
+ */
+#include <optional>
+#include <vector>
+
+#include "apply_fused_ema_adam_list_native.h"
+#include "apply_fused_ema_adam_list_check.h"
+#include "apply_fused_ema_adam_list_opdef.h"
+#include "apply_fused_ema_adam_list_tiling.h"
+#include "apply_fused_ema_adam_list_twin_run.h"
+#include "twin_bindings.h"
+
+namespace {
+
+using namespace ascend_ema_adam::twin_bindings;
+
+/** A list launch's dtypes by name; copy "" for none. */
+aea::ListDtypes ParseListDtypes(const std::string& param, const std::string& state,
+                                const std::string& grad, const std::string& copy)
+{
+    aea::ListDtypes d;
+    d.param = ParseDtype(param);
+    d.state = ParseDtype(state);
+    d.grad = ParseDtype(grad);
+    d.hasCopy = !copy.empty();
+    if (d.hasCopy) {
+        d.copy = ParseDtype(copy);
+    }
+    return d;
+}
+
+py::dict ListDtypesToDict(const aea::ListDtypes& d)
+{
+    py::dict out;
+    out["param"] = aea::DataTypeName(d.param);
+    out["state"] = aea::DataTypeName(d.state);
+    out["grad"] = aea::DataTypeName(d.grad);
+    out["copy"] = d.hasCopy ? py::object(py::str(aea::DataTypeName(d.copy))) : py::object(py::none());
+    return out;
+}
+
+/** The list tiling; with the tensors' element counts also every core's segments
+ *  [(tensor, begin, end), ...] in the kernel's walk order. */
+py::dict ListTilingToDict(const aea::ListTilingResult& r, const std::vector<uint64_t>& numels)
+{
+    const ApplyFusedEmaAdamListTilingData& t = r.data;
+    py::dict d = LaunchToDict(r);
+    d["dtypes"] = ListDtypesToDict(r.dtypes);
+    d["maximize"] = t.maximize;
+    d["amsgrad"] = t.amsgrad;
+    d["has_grad_scale"] = t.hasGradScale;
+    d["has_found_inf"] = t.hasFoundInf;
+    d["tensor_num"] = t.tensorNum;
+    d["used_core_num"] = t.usedCoreNum;
+    d["align_elems"] = t.alignElems;
+    d["chunk_length"] = t.chunkLength;
+    d["buffer_num"] = t.bufferNum;
+    d["has_ema"] = t.hasEma;
+    d["has_lr_tensor"] = t.hasLrTensor;
+    d["has_ema_decay_tensor"] = t.hasEmaDecayTensor;
+    py::list starts;
+    for (uint32_t core = 0; core <= t.usedCoreNum; ++core) {
+        starts.append(py::make_tuple(t.coreStart[core].tensor, t.coreStart[core].block));
+    }
+    d["core_starts"] = starts;
+    py::list segments;
+    for (uint32_t core = 0; core < t.usedCoreNum; ++core) {
+        py::list mine;
+        for (const aea::ListSegment& seg : aea::ListCoreSegments(t, numels, core)) {
+            mine.append(py::make_tuple(seg.tensor, seg.begin, seg.end));
+        }
+        segments.append(mine);
+    }
+    d["core_segments"] = segments;
+    return d;
+}
+
+aea::ListOptions MakeListOptions(bool maximize, bool amsgrad, bool gradScale, bool foundInf,
+                                 bool ema = true, bool lrTensor = false,
+                                 bool emaDecayTensor = false)
+{
+    aea::ListOptions o;
+    o.maximize = maximize;
+    o.amsgrad = amsgrad;
+    o.gradScale = gradScale;
+    o.foundInf = foundInf;
+    o.ema = ema;
+    o.lrTensor = lrTensor;
+    o.emaDecayTensor = emaDecayTensor;
+    return o;
+}
+
+/** Entry pointers of one list of numpy buffers, entry i holding numels[i] elements of `elemBytes`. */
+std::vector<void*> ListPointers(const std::vector<py::buffer>& list, const char* name,
+                                const std::vector<uint64_t>& numels, uint32_t elemBytes,
+                                bool writable)
+{
+    if (list.size() != numels.size()) {
+        throw py::value_error(std::string(name) + " has " + std::to_string(list.size()) +
+                              " entries, grads has " + std::to_string(numels.size()));
+    }
+    std::vector<void*> ptrs;
+    for (size_t i = 0; i < list.size(); ++i) {
+        const std::string entry = std::string(name) + "[" + std::to_string(i) + "]";
+        ptrs.push_back(BufferPtr(list[i], entry.c_str(), numels[i] * elemBytes, writable));
+    }
+    return ptrs;
+}
+
+using BufferList = std::vector<py::buffer>;
+
+/** One list launch from Python buffers: dtypes, options and the launch's memory (the pointer
+ *  arrays live here; `buffers` points into them, so a ListLaunch is never copied). */
+struct ListLaunch {
+    aea::ListDtypes dtypes;
+    aea::ListOptions options;
+    std::vector<void*> grads, vars, ms, vs, ss, maxVs, copies;
+    aea::ApplyFusedEmaAdamListBuffers buffers;
+
+    ListLaunch(const BufferList& g, const BufferList& p, const BufferList& m, const BufferList& v,
+               const std::optional<BufferList>& s, const std::optional<BufferList>& maxV,
+               const std::optional<BufferList>& copy, const std::vector<uint64_t>& numels,
+               const py::buffer& step, const std::optional<py::buffer>& gradScale,
+               const std::optional<py::buffer>& foundInf, const std::string& param,
+               const std::string& state, const std::string& grad, const std::string& copyDtype,
+               bool maximize, const std::optional<py::buffer>& lr,
+               const std::optional<py::buffer>& emaDecay)
+        : dtypes(ParseListDtypes(param, state, grad, copyDtype)),
+          options(MakeListOptions(maximize, maxV.has_value(), gradScale.has_value(),
+                                  foundInf.has_value(), s.has_value(), lr.has_value(),
+                                  emaDecay.has_value()))
+    {
+        if (dtypes.hasCopy != copy.has_value()) {
+            throw py::value_error("copy dtype and model copies must be given together");
+        }
+        const uint32_t pBytes = aea::DataTypeSize(dtypes.param);
+        const uint32_t sBytes = aea::DataTypeSize(dtypes.state);
+        grads = ListPointers(g, "grads", numels, aea::DataTypeSize(dtypes.grad), false);
+        vars = ListPointers(p, "vars", numels, pBytes, true);
+        ms = ListPointers(m, "ms", numels, sBytes, true);
+        vs = ListPointers(v, "vs", numels, sBytes, true);
+        buffers.tensorNum = static_cast<uint32_t>(numels.size());
+        buffers.numels = numels.data();
+        buffers.grads = grads.data();
+        buffers.vars = vars.data();
+        buffers.ms = ms.data();
+        buffers.vs = vs.data();
+        if (s) {
+            ss = ListPointers(*s, "ss", numels, sBytes, true);
+            buffers.ss = ss.data();
+        }
+        if (maxV) {
+            maxVs = ListPointers(*maxV, "max_vs", numels, sBytes, true);
+            buffers.maxVs = maxVs.data();
+        }
+        if (copy) {
+            copies = ListPointers(*copy, "model_copies", numels,
+                                  aea::DataTypeSize(dtypes.copy), true);
+            buffers.copies = copies.data();
+        }
+        buffers.step = static_cast<const int64_t*>(BufferPtr(step, "step", sizeof(int64_t), false));
+        if (gradScale) {
+            buffers.gradScale = static_cast<const float*>(
+                BufferPtr(*gradScale, "grad_scale", sizeof(float), false));
+        }
+        if (foundInf) {
+            buffers.foundInf = static_cast<const float*>(
+                BufferPtr(*foundInf, "found_inf", sizeof(float), false));
+        }
+        if (lr) {
+            buffers.lr = static_cast<const float*>(BufferPtr(*lr, "lr", sizeof(float), false));
+        }
+        if (emaDecay) {
+            buffers.emaDecay = static_cast<const float*>(
+                BufferPtr(*emaDecay, "ema_decay", sizeof(float), false));
+        }
+    }
+    ListLaunch(const ListLaunch&) = delete;
+    ListLaunch& operator=(const ListLaunch&) = delete;
+};
+
+py::dict LaunchList(const std::vector<py::buffer>& grads, const std::vector<py::buffer>& vars,
+                    const std::vector<py::buffer>& ms, const std::vector<py::buffer>& vs,
+                    const std::optional<std::vector<py::buffer>>& ss, const py::buffer& step,
+                    const std::vector<uint64_t>& numels, const std::string& param,
+                    const std::string& state, const std::string& grad, const std::string& copy,
+                    const aea::Attrs& attrs, bool maximize,
+                    const std::optional<std::vector<py::buffer>>& maxVs,
+                    const std::optional<std::vector<py::buffer>>& copies,
+                    const std::optional<py::buffer>& gradScale,
+                    const std::optional<py::buffer>& foundInf, const std::string& platformName,
+                    uint32_t threads, const std::optional<py::buffer>& lr,
+                    const std::optional<py::buffer>& emaDecay)
+{
+    const ListLaunch launch(grads, vars, ms, vs, ss, maxVs, copies, numels, step, gradScale,
+                            foundInf, param, state, grad, copy, maximize, lr, emaDecay);
+    const aea::Platform platform = aea::FindPlatform(platformName);
+    aea::ListTilingResult tiling;
+    try {
+        tiling = aea::ComputeListTiling(numels, launch.dtypes, attrs, launch.options, platform);
+    } catch (const std::invalid_argument& e) {
+        throw py::value_error(e.what());
+    }
+    const aea::ApplyFusedEmaAdamListBuffers& b = launch.buffers;
+
+    twin::LaunchResult result;
+    {
+        py::gil_scoped_release release;
+        result = aea::RunListOnTwin(tiling, platform, b, threads);
+    }
+    return TwinLaunchToDict(ListTilingToDict(tiling, numels), result);
+}
+
+/** The native list kernel on lists of contiguous buffers, updated in place. */
+py::dict LaunchNativeList(const std::vector<py::buffer>& grads, const std::vector<py::buffer>& vars,
+                          const std::vector<py::buffer>& ms, const std::vector<py::buffer>& vs,
+                          const std::optional<std::vector<py::buffer>>& ss,
+                          const std::optional<std::vector<py::buffer>>& maxVs,
+                          const std::optional<std::vector<py::buffer>>& copies,
+                          const std::vector<uint64_t>& numels, const py::buffer& step,
+                          const std::optional<py::buffer>& gradScale,
+                          const std::optional<py::buffer>& foundInf, const std::string& param,
+                          const std::string& state, const std::string& grad,
+                          const std::string& copy, const aea::Attrs& attrs, bool maximize,
+                          uint32_t threads, const std::string& isa, uint64_t minElemsPerThread,
+                          uint64_t streamingBytes, const std::optional<py::buffer>& lr,
+                          const std::optional<py::buffer>& emaDecay)
+{
+    const ListLaunch launch(grads, vars, ms, vs, ss, maxVs, copies, numels, step, gradScale,
+                            foundInf, param, state, grad, copy, maximize, lr, emaDecay);
+    const aea::NativeOptions options = NativeOptionsOf(threads, isa, minElemsPerThread, streamingBytes);
+    uint32_t used = 0;
+    try {
+        const aea::ListTilingResult tiling = aea::ComputeListTiling(
+            numels, launch.dtypes, attrs, launch.options, aea::CpuPlatform());
+        py::gil_scoped_release release;
+        used = aea::RunNativeList(tiling, launch.buffers, options);
+    } catch (const std::invalid_argument& e) {
+        throw py::value_error(e.what());
+    }
+    py::dict out;
+    out["isa"] = isa.empty() ? std::string(aea::NativeIsa()) : isa;
+    out["threads"] = used;
+    return out;
+}
+
+}  // namespace
+
+AEA_TWIN_BINDINGS(apply_fused_ema_adam_list)
+{
+    mod.def("list_dtype_combinations", [] {
+        py::list out;
+        for (const aea::ListDtypes& d : aea::ListDtypeCombinations()) {
+            py::dict entry = ListDtypesToDict(d);
+            entry["tiling_key"] = aea::ListTilingKeyOf(d);
+            out.append(entry);
+        }
+        return out;
+    }, "ApplyFusedEmaAdamList's dtype combinations (param, state, grad, copy or None) with their "
+       "tiling keys, in key order.");
+
+    mod.def("list_dtype_contract", [] {
+        // Every (param, state, grad, copy or none) of the dtype table, one tensor per list,
+        // through the list op's real check: the rows it accepts are the contract.
+        const std::vector<int64_t> shape{1};
+        const aea::TensorArg step{aea::kListStepName, aea::CannCodeOf(aea::DataType::kInt64),
+                                  shape};
+        const auto one = [&](const aea::DataTypeInfo& t) {
+            return std::vector<aea::ListEntryArg>{{t.cannCode, &shape}};
+        };
+        py::list out;
+        for (const aea::DataTypeInfo& p : aea::kDataTypes) {
+            for (const aea::DataTypeInfo& s : aea::kDataTypes) {
+                for (const aea::DataTypeInfo& g : aea::kDataTypes) {
+                    for (int c = -1; c < static_cast<int>(aea::kDataTypeCount); ++c) {
+                        const std::vector<aea::ListEntryArg> vars = one(p), state = one(s),
+                                                             grads = one(g),
+                            copies = c < 0 ? std::vector<aea::ListEntryArg>{}
+                                           : one(aea::kDataTypes[c]);
+                        aea::ApplyFusedEmaAdamListArgs args;
+                        args.lists[aea::kListGrads] = &grads;
+                        args.lists[aea::kListVars] = &vars;
+                        args.lists[aea::kListMs] = args.lists[aea::kListVs] =
+                            args.lists[aea::kListSs] = &state;
+                        args.lists[aea::kListCopies] = &copies;
+                        args.step = &step;
+                        aea::ListDtypes dtypes{};
+                        aea::ListOptions options;
+                        if (aea::CheckApplyFusedEmaAdamList(args, aea::Attrs(), false, &dtypes,
+                                                            &options).empty()) {
+                            out.append(py::make_tuple(
+                                p.name, s.name, g.name,
+                                c < 0 ? py::object(py::none())
+                                      : py::object(py::str(aea::kDataTypes[c].name))));
+                        }
+                    }
+                }
+            }
+        }
+        return out;
+    }, "The list op's dtype contract as CheckApplyFusedEmaAdamList decides it: the accepted "
+       "(param, state, grad, copy or None) over the dtype table.");
+
+    mod.def("list_opdef_columns", [](bool emaOptional) {
+        py::list out;
+        for (const aea::ListOpDefColumn& c : aea::ListOpDefColumns(emaOptional)) {
+            py::list inputs, outputs;
+            for (aea::DataType d : c.inputs) inputs.append(aea::DataTypeName(d));
+            for (aea::DataType d : c.outputs) outputs.append(aea::DataTypeName(d));
+            out.append(py::make_tuple(py::tuple(inputs), py::tuple(outputs)));
+        }
+        return out;
+    }, py::arg("ema_optional"),
+       "The list OpDefs' dtype columns (op_host/apply_fused_ema_adam_list/apply_fused_ema_adam_list_opdef.h): per column the "
+       "dtypes of the lists as inputs (grads ... model_copies) and as outputs (vars ... "
+       "model_copies); ema_optional: V2's (ss may be empty).");
+
+    mod.def("list_ub_bytes_per_element",
+            [](const std::string& param, const std::string& state, const std::string& grad,
+               const std::string& copy, bool amsgrad, bool gradScale, uint32_t bufferNum,
+               bool ema) {
+                return aea::ListUbBytesPerElement(
+                    ParseListDtypes(param, state, grad, copy),
+                    MakeListOptions(false, amsgrad, gradScale, false, ema), bufferNum);
+            },
+            py::arg("param"), py::arg("state"), py::arg("grad"), py::arg("copy") = "",
+            py::arg("amsgrad") = false, py::arg("grad_scale") = false, py::arg("buffer_num") = 2,
+            py::arg("ema") = true,
+            "UB bytes per chunk element of the list kernel (the tiling's one formula).");
+
+    mod.def("compute_list_tiling",
+            [](const std::vector<uint64_t>& numels, const std::string& param,
+               const std::string& state, const std::string& grad, const std::string& copy,
+               const aea::Attrs& attrs, bool maximize, bool amsgrad, bool gradScale,
+               bool foundInf, const std::string& platform, uint32_t vectorCoreNum,
+               uint32_t ubSize, bool ema, bool lrTensor, bool emaDecayTensor) {
+                aea::Platform p = aea::FindPlatform(platform);
+                if (vectorCoreNum != 0) p.vectorCoreNum = vectorCoreNum;
+                if (ubSize != 0) p.ubSize = ubSize;
+                try {
+                    return ListTilingToDict(
+                        aea::ComputeListTiling(numels, ParseListDtypes(param, state, grad, copy),
+                                               attrs,
+                                               MakeListOptions(maximize, amsgrad, gradScale,
+                                                               foundInf, ema, lrTensor,
+                                                               emaDecayTensor),
+                                               p),
+                        numels);
+                } catch (const std::invalid_argument& e) {
+                    throw py::value_error(e.what());
+                }
+            },
+            py::arg("numels"), py::arg("param"), py::arg("state"), py::arg("grad"),
+            py::arg("copy") = "", py::arg("attrs") = aea::Attrs(), py::arg("maximize") = false,
+            py::arg("amsgrad") = false, py::arg("grad_scale") = false,
+            py::arg("found_inf") = false, py::arg("platform") = "cpu",
+            py::arg("vector_core_num") = 0, py::arg("ub_size") = 0, py::arg("ema") = true,
+            py::arg("lr_tensor") = false, py::arg("ema_decay_tensor") = false,
+            "ApplyFusedEmaAdamList host tiling for tensors of numels elements (platform preset, "
+            "optionally overriding its core count or UB size); includes every core's segments.");
+
+    mod.def("launch_list", &LaunchList, py::arg("grads"), py::arg("vars"), py::arg("ms"),
+            py::arg("vs"), py::arg("ss"), py::arg("step"), py::arg("numels"), py::arg("param"),
+            py::arg("state"), py::arg("grad"), py::arg("copy"), py::arg("attrs"),
+            py::arg("maximize") = false, py::arg("max_vs") = py::none(),
+            py::arg("copies") = py::none(), py::arg("grad_scale") = py::none(),
+            py::arg("found_inf") = py::none(), py::arg("platform") = "cpu",
+            py::arg("threads") = 0, py::arg("lr") = py::none(), py::arg("ema_decay") = py::none(),
+            "Run the list kernel in place on lists of contiguous buffers through the twin (ss "
+            "None: no EMA; lr, ema_decay: one-element fp32 buffers replacing the attributes); "
+            "returns the tiling and per-block counters.");
+
+    mod.def("launch_native_list", &LaunchNativeList, py::arg("grads"), py::arg("vars"),
+            py::arg("ms"), py::arg("vs"), py::arg("ss"), py::arg("max_vs"),
+            py::arg("model_copies"), py::arg("numels"), py::arg("step"), py::arg("grad_scale"),
+            py::arg("found_inf"), py::arg("param"), py::arg("state"), py::arg("grad"),
+            py::arg("copy"), py::arg("attrs"), py::arg("maximize"), py::arg("threads") = 0,
+            py::arg("isa") = "", py::arg("min_elems_per_thread") = aea::kNativeMinElemsPerThread,
+            py::arg("streaming_bytes") = aea::kNativeStreamingBytes, py::arg("lr") = py::none(),
+            py::arg("ema_decay") = py::none(),
+            "Run the native list kernel (ApplyFusedEmaAdamList) in place on lists of contiguous "
+            "buffers (ss, max_vs, model_copies, grad_scale, found_inf, lr, ema_decay: None when "
+            "absent); returns the instruction set and the threads used (0: nothing ran).");
+
+    mod.def("native_list_chunks",
+            [](const std::vector<uint64_t>& numels, uint32_t threads) {
+                py::list out;
+                for (const aea::NativeListChunk& c : aea::NativeListChunks(
+                         numels.data(), static_cast<uint32_t>(numels.size()), threads)) {
+                    out.append(py::make_tuple(c.tensor, c.offset, c.count));
+                }
+                return out;
+            },
+            py::arg("numels"), py::arg("threads"),
+            "The chunks (tensor, offset, count) the native list kernel hands out for these "
+            "element counts on `threads` threads.");
+}

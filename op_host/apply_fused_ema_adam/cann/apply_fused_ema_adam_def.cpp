@@ -1,0 +1,167 @@
+/**
+ * @file apply_fused_ema_adam_def.cpp
+ * @brief CANN registration of ApplyFusedEmaAdam: OpDef, tiling adapter, infershape. Built only
+ *        inside a CANN custom-op project (see build.sh); type-checked against CANN's registration
+ *        headers by tools/cann_host_check.sh.
+ *
+ * The tiling adapter reads the call from the gert context, refuses it with the CPU aclnn layer's
+ * own validation (CheckApplyFusedEmaAdam: dtypes, shapes, step, attributes, with the same
+ * messages) and tiles with the same ComputeTiling, so the NPU and the CPU twin run identical
+ * tilings. What it cannot check, the NPU path does not: memory overlap and null data addresses
+ * need the tensors (CANN's generated aclnn layer checks nulls and formats), and step's value is
+ * device memory this function cannot read (docs/ACLNN.md, "The NPU path").
+ */
+#include <cstdint>
+#include <exception>
+#include <vector>
+
+#include "apply_fused_ema_adam_check.h"
+#include "apply_fused_ema_adam_tiling.h"
+#include "cann_tiling_common.h"
+
+namespace {
+
+namespace aea = ascend_ema_adam;
+namespace cann = ascend_ema_adam::cann;
+
+constexpr const char* kOpType = "ApplyFusedEmaAdam";
+// Inputs in OpDef order are the aclnn tensors in signature order (kGrad ... kStep).
+constexpr size_t kOutputNum = 4;  // var, m, v, s: the refs of inputs INPUT 1..4
+
+/** The storage shape of input `index` (what the kernel walks), or false if CANN gave none. */
+bool ReadInput(const gert::TilingContext* context, const char* node, size_t index, int32_t* dtype,
+               std::vector<int64_t>* dims)
+{
+    const gert::CompileTimeTensorDesc* desc = context->GetInputDesc(index);
+    const gert::StorageShape* shape = context->GetInputShape(index);
+    if (desc == nullptr || shape == nullptr) {
+        OP_LOGE(node, "input %s has no %s", aea::kApplyFusedEmaAdamTensorNames[index],
+                desc == nullptr ? "tensor description" : "shape");
+        return false;
+    }
+    *dtype = static_cast<int32_t>(desc->GetDataType());
+    const gert::Shape& storage = shape->GetStorageShape();
+    dims->clear();
+    for (size_t d = 0; d < storage.GetDimNum(); ++d) {
+        dims->push_back(storage.GetDim(d));
+    }
+    return true;
+}
+
+}  // namespace
+
+namespace optiling {
+
+static ge::graphStatus TilingApplyFusedEmaAdam(gert::TilingContext* context)
+{
+    const char* node = cann::NodeName(context, kOpType);
+    int32_t dtypes[aea::kApplyFusedEmaAdamTensors] = {};
+    std::vector<int64_t> shapes[aea::kApplyFusedEmaAdamTensors];
+    for (size_t i = 0; i < aea::kApplyFusedEmaAdamTensors; ++i) {
+        if (!ReadInput(context, node, i, &dtypes[i], &shapes[i])) {
+            return ge::GRAPH_FAILED;
+        }
+    }
+    aea::Attrs attrs;
+    aea::Platform platform;
+    size_t systemWorkspace = 0;
+    const gert::RuntimeAttrs* runtimeAttrs = cann::ReadAttrs(context, node);
+    if (runtimeAttrs == nullptr || !cann::ReadEmaAdamAttrs(node, runtimeAttrs, &attrs) ||
+        !cann::ReadPlatform(context, node, &platform, &systemWorkspace)) {
+        return ge::GRAPH_FAILED;
+    }
+    return cann::TileAndWrite<aea::TilingResult>(
+        context, node, systemWorkspace, [&](aea::TilingResult* r) {
+            const char* const* names = aea::kApplyFusedEmaAdamTensorNames;
+            const aea::ApplyFusedEmaAdamTensorArgs args = {
+                {names[aea::kGrad], dtypes[aea::kGrad], shapes[aea::kGrad]},
+                {names[aea::kVar], dtypes[aea::kVar], shapes[aea::kVar]},
+                {names[aea::kM], dtypes[aea::kM], shapes[aea::kM]},
+                {names[aea::kV], dtypes[aea::kV], shapes[aea::kV]},
+                {names[aea::kS], dtypes[aea::kS], shapes[aea::kS]},
+                {names[aea::kStep], dtypes[aea::kStep], shapes[aea::kStep]}};
+            const aea::Refusal refusal = aea::CheckApplyFusedEmaAdam(args, attrs);
+            if (!refusal.empty()) {
+                return refusal;
+            }
+            // the check accepted the dtype
+            const aea::DataType dtype = aea::FindDataTypeByCode(dtypes[aea::kGrad])->type;
+            *r = aea::ComputeTiling(static_cast<uint64_t>(aea::Numel(shapes[aea::kGrad])), dtype,
+                                    attrs, platform);
+            return aea::Refusal();
+        });
+}
+
+}  // namespace optiling
+
+namespace ge {
+
+static graphStatus InferShapeApplyFusedEmaAdam(gert::InferShapeContext* context)
+{
+    for (size_t out = 0; out < kOutputNum; ++out) {  // var, m, v, s keep their input shapes
+        const gert::Shape* in = context->GetInputShape(aea::kVar + out);
+        gert::Shape* shape = context->GetOutputShape(out);
+        if (in == nullptr || shape == nullptr) {
+            return GRAPH_FAILED;
+        }
+        *shape = *in;
+    }
+    return GRAPH_SUCCESS;
+}
+
+static graphStatus InferDataTypeApplyFusedEmaAdam(gert::InferDataTypeContext* context)
+{
+    for (size_t out = 0; out < kOutputNum; ++out) {
+        if (context->SetOutputDataType(out, context->GetInputDataType(aea::kVar + out)) !=
+            GRAPH_SUCCESS) {
+            return GRAPH_FAILED;
+        }
+    }
+    return GRAPH_SUCCESS;
+}
+
+}  // namespace ge
+
+namespace ops {
+
+/**
+ * Every input is AutoContiguous, as in CANN's own ApplyFusedEmaAdam: torch_npu's EXEC_NPU_CMD
+ * passes each tensor as its view (sizes, strides, storage offset), and with AutoContiguous the
+ * generated aclnn layer copies strided inputs to contiguous ones (aclnnContiguous) and the updated
+ * var/m/v/s back into their views (aclnnViewCopy), so strided views are updated in place, as on
+ * the CPU device. Without it, the generated layer's contiguity check refuses them (the
+ * IgnoreContiguous documentation: "the framework ignores the non-contiguous check").
+ * step is not ValueDepend: that would make the generated aclnn API take step as a host
+ * aclIntArray instead of CANN's aclTensor, and reading a device step at tiling time needs a
+ * device-to-host copy per call.
+ */
+class ApplyFusedEmaAdam : public OpDef {
+public:
+    explicit ApplyFusedEmaAdam(const char* name) : OpDef(name)
+    {
+        const std::vector<ge::DataType> floats = {ge::DT_FLOAT, ge::DT_FLOAT16, ge::DT_BF16};
+        const std::vector<ge::Format> nd = {ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND};
+        for (const char* in : {"grad", "var", "m", "v", "s"}) {
+            this->Input(in).ParamType(REQUIRED).DataType(floats).Format(nd).UnknownShapeFormat(nd)
+                .AutoContiguous();
+        }
+        this->Input("step").ParamType(REQUIRED)
+            .DataType({ge::DT_INT64, ge::DT_INT64, ge::DT_INT64}).Format(nd).UnknownShapeFormat(nd)
+            .AutoContiguous();
+        for (const char* out : {"var", "m", "v", "s"}) {
+            this->Output(out).ParamType(REQUIRED).DataType(floats).Format(nd)
+                .UnknownShapeFormat(nd);
+        }
+        cann::AddEmaAdamAttrs(*this);
+
+        this->SetInferShape(ge::InferShapeApplyFusedEmaAdam)
+            .SetInferDataType(ge::InferDataTypeApplyFusedEmaAdam);
+        this->AICore().SetTiling(optiling::TilingApplyFusedEmaAdam);
+        this->AICore().AddConfig("ascend910b");
+        this->AICore().AddConfig("ascend910_93");
+    }
+};
+
+OP_ADD(ApplyFusedEmaAdam);
+
+}  // namespace ops

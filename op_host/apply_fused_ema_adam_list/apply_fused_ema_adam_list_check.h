@@ -1,0 +1,113 @@
+/**
+ * @file apply_fused_ema_adam_list_check.h
+ * @brief The validation of an ApplyFusedEmaAdamList call that needs no tensor memory: list
+ *        lengths, the dtype contract, shapes, the scalar tensors and the attributes. One function
+ *        for both paths, as for the single op: the CPU aclnn layer (runtime/acl/, between its
+ *        null/liveness and its format/memory checks) and the CANN tiling adapter (op_host/<op>/cann/).
+ *        On success it says what the tiling needs: the launch's dtypes and options.
+ */
+#ifndef ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM_LIST_CHECK_H
+#define ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM_LIST_CHECK_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "apply_fused_ema_adam_list_tiling.h"
+#include "ema_adam_attrs.h"
+#include "validation.h"
+
+namespace ascend_ema_adam {
+
+/** The list arguments in signature order; the last two are optional. */
+enum ApplyFusedEmaAdamListArg : int {
+    kListGrads,
+    kListVars,
+    kListMs,
+    kListVs,
+    kListSs,
+    kListMaxVs,
+    kListCopies,
+    kApplyFusedEmaAdamLists
+};
+/** Their names in the aclnn API, as CANN's op_build generates them from the OpDef (messages name
+ *  an entry as "msRef[5]"). A DYNAMIC parameter is never "Optional" in CANN's naming: an absent
+ *  list is an empty one. */
+constexpr const char* kApplyFusedEmaAdamListNames[kApplyFusedEmaAdamLists] = {
+    "grads", "varsRef", "msRef", "vsRef", "ssRef", "maxVsRef", "modelCopiesRef"};
+/** The list arguments the kernel writes. */
+constexpr bool kApplyFusedEmaAdamListUpdated[kApplyFusedEmaAdamLists] = {
+    false, true, true, true, true, true, true};
+/** The one-element tensor arguments. */
+constexpr const char* kListStepName = "step";
+constexpr const char* kListGradScaleName = "gradScaleOptional";
+constexpr const char* kListFoundInfName = "foundInfOptional";
+constexpr const char* kListLrName = "lrTensorOptional";
+constexpr const char* kListEmaDecayName = "emaDecayTensorOptional";
+
+/** Most tensors one list of a launch may hold: CANN's opbase refuses a longer dynamic list
+ *  (NNOPBASE_DYNAMIC_PARAM_DEF_NUM, ACLNN_ERR_PARAM_INVALID), and the CPU aclnn layer keeps that
+ *  contract. Callers with more entries launch once per slice of at most this many. */
+constexpr size_t kListMaxTensors = 256;
+
+/** Most dimensions a tensor of the lists may have (CANN's shapes hold at most 8). */
+constexpr size_t kListMaxRank = 8;
+
+/** One tensor of a list as the checks see it; its name ("msRef[5]") is made only for a refusal. */
+struct ListEntryArg {
+    int32_t dtype;                       // aclDataType / ge::DataType value
+    const std::vector<int64_t>* shape;   // view shape (aclnn), storage shape (CANN tiling)
+};
+
+/** A call as the checks see it. */
+struct ApplyFusedEmaAdamListArgs {
+    /** Entries of each list, in order. The optional lists (max_vs, model copies) are absent when
+     *  empty, which is how an absent dynamic input reaches CANN's tiling (no instance); null here
+     *  means the same (the aclnn layers refuse a NULL list before this check). */
+    const std::vector<ListEntryArg>* lists[kApplyFusedEmaAdamLists] = {};
+    const TensorArg* step = nullptr;       // required
+    const TensorArg* gradScale = nullptr;  // null: absent
+    const TensorArg* foundInf = nullptr;   // null: absent
+    const TensorArg* lr = nullptr;         // null: absent (the lr attribute is used)
+    const TensorArg* emaDecay = nullptr;   // null: absent (the emaDecay attribute is used)
+    /** The EMA list may be absent (empty: no EMA on this launch). False for the V1 API, whose
+     *  ssRef must hold one tensor per entry. */
+    bool emaOptional = false;
+};
+
+/** "msRef[5]": how the messages name entry `index` of list `list`. */
+std::string ListEntryName(int list, size_t index);
+
+/** The optional list `list` is given (holds at least one tensor). */
+bool ListPresent(const ApplyFusedEmaAdamListArgs& args, int list);
+
+/**
+ * In this order, the first failure wins:
+ *   lengths:    every given list holds grads' number of tensors (ssRef may be absent with
+ *               emaOptional: no EMA);
+ *   dtypes:     every tensor of a list has the list's dtype (its entry 0's); then the contract on
+ *               the entries 0: varsRef fp32/fp16/bf16 (P); msRef P or fp32 (S); vsRef, ssRef and
+ *               maxVsRef S; modelCopiesRef fp16/bf16 (C), only with P fp32; grads P or fp32 (C or
+ *               fp32 with copies); step int64; gradScaleOptional, foundInfOptional,
+ *               lrTensorOptional and emaDecayTensorOptional fp32;
+ *   shapes:     grads[i] at most kListMaxRank dims; every list's entry i grads[i]'s shape; step
+ *               and the optional scalar tensors exactly one element;
+ *   attributes: CheckAttrs.
+ * On success fills *dtypes (a combination ComputeListTiling has a kernel for) and *options.
+ * The step's value (CheckStepValue) is checked by callers that can read it.
+ */
+Refusal CheckApplyFusedEmaAdamList(const ApplyFusedEmaAdamListArgs& args, const Attrs& attrs,
+                                   bool maximize, ListDtypes* dtypes, ListOptions* options);
+
+/**
+ * The NPU path's extra condition (the CANN tiling adapter's): every tensor of every list is 1-D.
+ * The device's list decoder (dav-c220 ListTensorDesc) reads every shape descriptor of a list with
+ * the rank of the list's first tensor, so a list of mixed ranks is misread on the device
+ * (twin/ascendc/twin_list_tensor.h); the torch op and the aclnn layers pass flattened views.
+ */
+Refusal CheckApplyFusedEmaAdamListFlat(const ApplyFusedEmaAdamListArgs& args);
+
+}  // namespace ascend_ema_adam
+
+#endif  // ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM_LIST_CHECK_H

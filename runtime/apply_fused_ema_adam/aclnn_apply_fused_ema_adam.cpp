@@ -1,0 +1,192 @@
+/**
+ * @file aclnn_apply_fused_ema_adam.cpp
+ * @brief The two-phase aclnn API of ApplyFusedEmaAdam on the CPU device.
+ *
+ * Phase 1 (GetWorkspaceSize) checks every argument in a fixed order (nulls and live handles, then
+ * the shared validation of op_host/apply_fused_ema_adam/apply_fused_ema_adam_check.h: dtypes, shapes and step,
+ * attributes; then formats, memory layout, and the step's value) before it does anything, runs
+ * the host tiling and registers a single-use executor holding copies of the views. Phase 2
+ * queues the executor on the stream: strided views are gathered into the workspace, the kernel
+ * runs on contiguous memory, and the updated var/m/v/s are scattered back into their views.
+ */
+#include "aclnnop/aclnn_apply_fused_ema_adam.h"
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "acl_view.h"
+#include "aclnn_common.h"
+#include "apply_fused_ema_adam_check.h"
+#include "apply_fused_ema_adam_native.h"
+#include "apply_fused_ema_adam_tiling.h"
+#include "apply_fused_ema_adam_twin_run.h"
+#include "cpu_kernel.h"
+
+namespace ascend_ema_adam::acl {
+
+namespace {
+
+constexpr AclnnOp kOp{"ApplyFusedEmaAdam", "aclnnApplyFusedEmaAdamGetWorkspaceSize",
+                      "aclnnApplyFusedEmaAdam"};
+constexpr const char* kPhase1 = kOp.phase1;
+
+constexpr int kTensorArgs = kApplyFusedEmaAdamTensors;
+constexpr int kFloatTensors = kApplyFusedEmaAdamFloatTensors;
+constexpr const char* const* kTensorNames = kApplyFusedEmaAdamTensorNames;
+
+using Tensors = const aclTensor* const (&)[kTensorArgs];
+
+struct ApplyFusedEmaAdamExecutor final : aclOpExecutor {
+    ApplyFusedEmaAdamExecutor() : aclOpExecutor(kOp) {}
+
+    TilingResult tiling;
+    Platform platform;
+    View views[kFloatTensors];
+    const int64_t* step = nullptr;
+    CpuKernel kernel = CpuKernel::kNative;  // from the environment at phase 1
+    uint32_t threads = 0;                   // the native kernel's
+
+    void Execute(char* workspace) const override;
+};
+
+// ---- CheckParams, in order: every check returns ACLNN_SUCCESS (0) or the status it rejected with
+
+aclnnStatus CheckHandles(Tensors tensors, const uint64_t* workspaceSize,
+                         aclOpExecutor* const* executor)
+{
+    for (int i = 0; i < kTensorArgs; ++i) {
+        if (aclnnStatus s = CheckNotNull(kPhase1, kTensorNames[i], tensors[i])) return s;
+    }
+    if (aclnnStatus s = CheckNotNull(kPhase1, "workspaceSize", workspaceSize)) return s;
+    if (aclnnStatus s = CheckNotNull(kPhase1, "executor", executor)) return s;
+    for (int i = 0; i < kTensorArgs; ++i) {
+        if (aclnnStatus s = CheckLiveTensor(kPhase1, kTensorNames[i], tensors[i])) return s;
+    }
+    return ACLNN_SUCCESS;
+}
+
+/** The tensors for the shared format and memory checks: var, m, v and s are written in place. */
+CallTensors CallTensorsOf(Tensors tensors)
+{
+    CallTensors call;
+    for (int i = 0; i < kTensorArgs; ++i) {
+        call.Add(tensors[i], i >= kVar && i < kFloatTensors);
+    }
+    call.nameOf = [](size_t i) { return std::string(kTensorNames[i]); };
+    return call;
+}
+
+aclnnStatus CheckParams(Tensors tensors, const Attrs& attrs, const uint64_t* workspaceSize,
+                        aclOpExecutor* const* executor)
+{
+    if (aclnnStatus s = CheckHandles(tensors, workspaceSize, executor)) return s;
+    const ApplyFusedEmaAdamTensorArgs args = {
+        ArgOf(kTensorNames[kGrad], tensors[kGrad]), ArgOf(kTensorNames[kVar], tensors[kVar]),
+        ArgOf(kTensorNames[kM], tensors[kM]),       ArgOf(kTensorNames[kV], tensors[kV]),
+        ArgOf(kTensorNames[kS], tensors[kS]),       ArgOf(kTensorNames[kStep], tensors[kStep])};
+    if (aclnnStatus s = RejectIf(kPhase1, CheckApplyFusedEmaAdam(args, attrs))) return s;
+    const CallTensors call = CallTensorsOf(tensors);
+    if (aclnnStatus s = CheckFormats(kPhase1, call)) return s;
+    if (aclnnStatus s = CheckMemory(kPhase1, call)) return s;
+    // The step's value: on the CPU device its memory is host memory, read here, once all else is
+    // known to be valid (an int64 of one element, not overlapping any updated tensor).
+    const int64_t step = *reinterpret_cast<const int64_t*>(FirstElement(tensors[kStep]));
+    return RejectIf(kPhase1, CheckStepValue(step, attrs.biasCorrection));
+}
+
+// ---- phase 2 -----------------------------------------------------------------------------------
+
+/**
+ * Phase 2's work, in stream order: stage strided views in, run the CPU device's kernel, scatter
+ * the results. The one place a CPU kernel is chosen: the native kernel by default; the AscendC
+ * kernel, unchanged, through the twin with ASCEND_EMA_ADAM_CPU_KERNEL=twin. Both give the same
+ * bits.
+ */
+void ApplyFusedEmaAdamExecutor::Execute(char* workspace) const
+{
+    void* data[kFloatTensors];
+    for (int i = 0; i < kFloatTensors; ++i) {
+        data[i] = StageIn(views[i], workspace);
+    }
+    ApplyFusedEmaAdamBuffers b{};
+    b.grad = data[kGrad];
+    b.var = b.varOut = data[kVar];
+    b.m = b.mOut = data[kM];
+    b.v = b.vOut = data[kV];
+    b.s = b.sOut = data[kS];
+    b.step = step;
+    if (kernel == CpuKernel::kTwin) {
+        RunOnTwin(tiling, platform, b);
+    } else {
+        NativeOptions options;
+        options.threads = threads;
+        RunNative(tiling, b, options);
+    }
+    for (int i = kVar; i < kFloatTensors; ++i) {
+        StageOut(views[i], workspace);
+    }
+}
+
+aclnnStatus GetWorkspaceSize(Tensors tensors, const Attrs& attrs, uint64_t* workspaceSize,
+                             aclOpExecutor** executor)
+{
+    if (aclnnStatus s = CheckParams(tensors, attrs, workspaceSize, executor)) return s;
+    auto e = std::make_unique<ApplyFusedEmaAdamExecutor>();
+    if (aclnnStatus s = SelectCpuKernel(kPhase1, &e->kernel, &e->threads)) return s;
+    const DataType dtype =
+        FindDataTypeByCode(static_cast<int32_t>(tensors[kGrad]->dataType))->type;  // checked
+    const uint64_t numel = static_cast<uint64_t>(Numel(tensors[kGrad]->viewDims));
+    e->platform = CpuPlatform();
+    try {
+        e->tiling = ComputeTiling(numel, dtype, attrs, e->platform);
+    } catch (const std::invalid_argument& ex) {
+        return Reject(kPhase1, ACLNN_ERR_INNER_TILING_ERROR,
+                      std::string("tiling failed: ") + ex.what());
+    }
+    e->step = reinterpret_cast<const int64_t*>(FirstElement(tensors[kStep]));
+    uint64_t staging = 0;
+    for (int i = 0; i < kFloatTensors; ++i) {
+        e->views[i] = MakeView(tensors[i], &staging);
+    }
+    e->workspaceSize = staging;
+    e->empty = numel == 0;
+    *workspaceSize = staging;
+    *executor = RegisterExecutor(std::move(e));
+    return ACLNN_SUCCESS;
+}
+
+}  // namespace
+
+}  // namespace ascend_ema_adam::acl
+
+extern "C" {
+
+aclnnStatus aclnnApplyFusedEmaAdamGetWorkspaceSize(
+    const aclTensor* grad, aclTensor* varRef, aclTensor* mRef, aclTensor* vRef, aclTensor* sRef,
+    const aclTensor* step, double lr, double emaDecay, double beta1, double beta2, double eps,
+    int64_t mode, bool biasCorrection, double weightDecay, uint64_t* workspaceSize,
+    aclOpExecutor** executor)
+{
+    namespace acl = ascend_ema_adam::acl;
+    return acl::Guarded(acl::kOp.phase1, [&] {
+        const aclTensor* const tensors[acl::kTensorArgs] = {grad, varRef, mRef, vRef, sRef, step};
+        const ascend_ema_adam::Attrs attrs = ascend_ema_adam::AttrsInCannOrder(
+            lr, emaDecay, beta1, beta2, eps, mode, biasCorrection, weightDecay);
+        return acl::GetWorkspaceSize(tensors, attrs, workspaceSize, executor);
+    });
+}
+
+aclnnStatus aclnnApplyFusedEmaAdam(void* workspace, uint64_t workspaceSize,
+                                   aclOpExecutor* executor, aclrtStream stream)
+{
+    namespace acl = ascend_ema_adam::acl;
+    return acl::Guarded(acl::kOp.phase2, [&] {
+        return acl::RunPhase2(acl::kOp, workspace, workspaceSize, executor, stream);
+    });
+}
+
+}  // extern "C"

@@ -1,0 +1,448 @@
+/**
+ * @file aclnn_apply_fused_ema_adam_list.cpp
+ * @brief The two-phase aclnn API of ApplyFusedEmaAdamList and ApplyFusedEmaAdamListV2 on the CPU
+ *        device.
+ *
+ * V1 (aclnnApplyFusedEmaAdamList) is V2 (aclnnApplyFusedEmaAdamListV2) with a full ssRef and
+ * without the lr/emaDecay tensors: one implementation. Every list keeps the contract of the aclnn
+ * that CANN generates from the OpDef and of opbase's executor: a NULL list is refused (161001, a
+ * DYNAMIC parameter is null-checked), an empty list is an absent one (maxVsRef, modelCopiesRef,
+ * V2's ssRef: no EMA), and a list of more than kListMaxTensors (256) tensors is refused (161002).
+ * V2's lrTensorOptional / emaDecayTensorOptional, one-element fp32 tensors read when the launch
+ * runs, replace the attributes.
+ *
+ * Phase 1 (GetWorkspaceSize) checks every argument before it does anything, in a fixed order:
+ * null lists, scalars and out-arguments; live lists; list sizes; null entries; live tensors; then
+ * the shared validation of op_host/apply_fused_ema_adam_list/apply_fused_ema_adam_list_check.h (lengths, dtypes, shapes,
+ * scalar tensors, attributes); then formats, memory layout (updated tensors address distinct
+ * elements; no updated tensor overlaps any other tensor of the call, one sorted sweep over all of
+ * them) and the step's value. It then runs the list tiling and registers a single-use executor
+ * holding each entry's memory (and a staging copy in the workspace for each strided view). Phase 2
+ * queues the executor on the stream (RunPhase2, shared with every operator).
+ *
+ * Host work grows with the number of tensors, so it is kept per tensor to a few loads and
+ * compares: names are built only for a refusal, one registry look-up per list, no allocation
+ * per contiguous tensor.
+ */
+#include "aclnnop/aclnn_apply_fused_ema_adam_list.h"
+#include "aclnnop/aclnn_apply_fused_ema_adam_list_v2.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "acl_view.h"
+#include "aclnn_common.h"
+#include "apply_fused_ema_adam_list_buffers.h"
+#include "apply_fused_ema_adam_list_check.h"
+#include "apply_fused_ema_adam_list_native.h"
+#include "apply_fused_ema_adam_list_tiling.h"
+#include "apply_fused_ema_adam_list_twin_run.h"
+#include "cpu_kernel.h"
+#include "native_runtime.h"
+
+namespace ascend_ema_adam::acl {
+
+namespace {
+
+constexpr AclnnOp kOpV1{"ApplyFusedEmaAdamList", "aclnnApplyFusedEmaAdamListGetWorkspaceSize",
+                        "aclnnApplyFusedEmaAdamList"};
+constexpr AclnnOp kOpV2{"ApplyFusedEmaAdamListV2", "aclnnApplyFusedEmaAdamListV2GetWorkspaceSize",
+                        "aclnnApplyFusedEmaAdamListV2"};
+
+constexpr int kLists = kApplyFusedEmaAdamLists;
+constexpr const char* const* kListNames = kApplyFusedEmaAdamListNames;
+constexpr const bool* kUpdated = kApplyFusedEmaAdamListUpdated;
+
+/** The one-element tensor arguments, in signature order. */
+enum ScalarArg : int { kStep, kGradScale, kFoundInf, kLr, kEmaDecay, kScalars };
+constexpr const char* kScalarNames[kScalars] = {kListStepName, kListGradScaleName,
+                                                kListFoundInfName, kListLrName, kListEmaDecayName};
+
+/** One call's arguments. */
+struct Call {
+    const AclnnOp* op = &kOpV1;  // V2: ssRef may be empty, lr/emaDecay tensors
+    const aclTensorList* lists[kLists] = {};
+    const aclTensor* scalars[kScalars] = {};
+    Attrs attrs;
+    bool maximize = false;
+
+    bool V2() const { return op == &kOpV2; }
+    const char* Phase1() const { return op->phase1; }
+};
+
+size_t SizeOf(const aclTensorList* list)
+{
+    return list->tensors.size();
+}
+
+/** A strided view of entry `index` of list `list`, staged through the workspace. */
+struct StagedView {
+    int list;
+    size_t index;
+    View view;
+};
+
+struct ApplyFusedEmaAdamListExecutor final : aclOpExecutor {
+    explicit ApplyFusedEmaAdamListExecutor(const AclnnOp& op) : aclOpExecutor(op) {}
+
+    ListTilingResult tiling;
+    Platform platform;
+    std::vector<uint64_t> numels;
+    std::vector<void*> data[kLists];  // per entry its contiguous memory (null: staged); an
+                                      // absent optional list has none
+    std::vector<StagedView> staged;
+    const int64_t* step = nullptr;
+    const float* gradScale = nullptr;
+    const float* foundInf = nullptr;
+    const float* lr = nullptr;
+    const float* emaDecay = nullptr;
+    CpuKernel kernel = CpuKernel::kNative;  // from the environment at phase 1
+    uint32_t threads = 0;                   // the native kernel's
+
+    void Execute(char* workspace) const override;
+};
+
+// ---- CheckParams, in order: every check returns ACLNN_SUCCESS (0) or the status it rejected with
+
+aclnnStatus CheckListEntries(const Call& call, int list)
+{
+    const char* phase1 = call.Phase1();
+    const std::vector<const aclTensor*>& tensors = call.lists[list]->tensors;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        if (tensors[i] == nullptr) {
+            return Reject(phase1, ACLNN_ERR_PARAM_NULLPTR,
+                          ListEntryName(list, i) + " is null");
+        }
+    }
+    const size_t dead = FirstDeadTensor(tensors.data(), tensors.size());
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        const aclTensor* t = tensors[i];
+        if (i == dead || (t->data == nullptr && Numel(t->viewDims) > 0)) {
+            return CheckLiveTensor(phase1, ListEntryName(list, i).c_str(), t);
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus CheckHandles(const Call& call, const uint64_t* workspaceSize,
+                         aclOpExecutor* const* executor)
+{
+    const char* phase1 = call.Phase1();
+    // Every list is a DYNAMIC parameter: never null (an absent optional list is an empty list).
+    for (int list = 0; list < kLists; ++list) {
+        if (aclnnStatus s = CheckNotNull(phase1, kListNames[list], call.lists[list])) return s;
+    }
+    if (aclnnStatus s = CheckNotNull(phase1, kScalarNames[kStep], call.scalars[kStep])) return s;
+    if (aclnnStatus s = CheckNotNull(phase1, "workspaceSize", workspaceSize)) return s;
+    if (aclnnStatus s = CheckNotNull(phase1, "executor", executor)) return s;
+    for (int list = 0; list < kLists; ++list) {
+        if (!IsLiveTensorList(call.lists[list])) {
+            return Reject(phase1, ACLNN_ERR_PARAM_INVALID,
+                          std::string(kListNames[list]) +
+                              " is not a live aclTensorList (already destroyed, or not from "
+                              "aclCreateTensorList)");
+        }
+    }
+    for (int list = 0; list < kLists; ++list) {
+        const size_t size = SizeOf(call.lists[list]);
+        if (size > kListMaxTensors) {
+            return Reject(phase1, ACLNN_ERR_PARAM_INVALID,
+                          std::string(kListNames[list]) + " holds " + std::to_string(size) +
+                              " tensors, more than the " + std::to_string(kListMaxTensors) +
+                              " a dynamic list of a CANN operator may hold (opbase's limit): "
+                              "launch in slices of at most " +
+                              std::to_string(kListMaxTensors) + " entries");
+        }
+    }
+    for (int list = 0; list < kLists; ++list) {
+        if (aclnnStatus s = CheckListEntries(call, list)) return s;
+    }
+    for (int i = 0; i < kScalars; ++i) {
+        if (call.scalars[i] != nullptr) {
+            if (aclnnStatus s = CheckLiveTensor(phase1, kScalarNames[i], call.scalars[i])) {
+                return s;
+            }
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+/** The shared validation (op_host), on what it sees of the live handles. */
+aclnnStatus CheckDescription(const Call& call, ListDtypes* dtypes, ListOptions* options)
+{
+    std::vector<ListEntryArg> entries[kLists];
+    ApplyFusedEmaAdamListArgs args;
+    for (int list = 0; list < kLists; ++list) {
+        entries[list].reserve(call.lists[list]->tensors.size());
+        for (const aclTensor* t : call.lists[list]->tensors) {
+            entries[list].push_back({static_cast<int32_t>(t->dataType), &t->viewDims});
+        }
+        args.lists[list] = &entries[list];
+    }
+    std::optional<TensorArg> scalars[kScalars];
+    for (int i = 0; i < kScalars; ++i) {
+        if (call.scalars[i] != nullptr) scalars[i].emplace(ArgOf(kScalarNames[i], call.scalars[i]));
+    }
+    args.step = &*scalars[kStep];
+    args.gradScale = scalars[kGradScale] ? &*scalars[kGradScale] : nullptr;
+    args.foundInf = scalars[kFoundInf] ? &*scalars[kFoundInf] : nullptr;
+    args.lr = scalars[kLr] ? &*scalars[kLr] : nullptr;
+    args.emaDecay = scalars[kEmaDecay] ? &*scalars[kEmaDecay] : nullptr;
+    args.emaOptional = call.V2();
+    return RejectIf(call.Phase1(),
+                    CheckApplyFusedEmaAdamList(args, call.attrs, call.maximize, dtypes, options));
+}
+
+/** Every list entry, then the one-element tensors, for the shared format and memory checks
+ *  (read-only: grads, step, the scale, flag, lr and decay, which may share memory). */
+CallTensors CallTensorsOf(const Call& call)
+{
+    CallTensors out;
+    std::vector<std::pair<int, size_t>> args;  // (list or kLists + scalar, entry)
+    for (int list = 0; list < kLists; ++list) {
+        for (size_t i = 0; i < SizeOf(call.lists[list]); ++i) {
+            out.Add(call.lists[list]->tensors[i], kUpdated[list]);
+            args.emplace_back(list, i);
+        }
+    }
+    for (int i = 0; i < kScalars; ++i) {
+        if (call.scalars[i] != nullptr) {
+            out.Add(call.scalars[i], false);
+            args.emplace_back(kLists + i, 0);
+        }
+    }
+    out.nameOf = [args = std::move(args)](size_t k) {
+        const auto [arg, index] = args[k];
+        return arg < kLists ? ListEntryName(arg, index) : std::string(kScalarNames[arg - kLists]);
+    };
+    return out;
+}
+
+aclnnStatus CheckParams(const Call& call, const uint64_t* workspaceSize,
+                        aclOpExecutor* const* executor, ListDtypes* dtypes, ListOptions* options)
+{
+    if (aclnnStatus s = CheckHandles(call, workspaceSize, executor)) return s;
+    if (aclnnStatus s = CheckDescription(call, dtypes, options)) return s;
+    const CallTensors tensors = CallTensorsOf(call);
+    if (aclnnStatus s = CheckFormats(call.Phase1(), tensors)) return s;
+    if (aclnnStatus s = CheckMemory(call.Phase1(), tensors)) return s;
+    // The step's value: on the CPU device its memory is host memory, read here, once all else is
+    // known to be valid (an int64 of one element, not overlapping any updated tensor).
+    const int64_t step = *reinterpret_cast<const int64_t*>(FirstElement(call.scalars[kStep]));
+    return RejectIf(call.Phase1(), CheckStepValue(step, call.attrs.biasCorrection));
+}
+
+// ---- phase 2 -----------------------------------------------------------------------------------
+
+/**
+ * The CPU device's list kernel on contiguous memory, the one place it is chosen: the native
+ * kernel by default; the AscendC list kernel, unchanged, through the twin with
+ * ASCEND_EMA_ADAM_CPU_KERNEL=twin. Both give the same bits.
+ */
+void RunListKernel(const ApplyFusedEmaAdamListExecutor& e,
+                   const ApplyFusedEmaAdamListBuffers& buffers)
+{
+    if (e.kernel == CpuKernel::kTwin) {
+        RunListOnTwin(e.tiling, e.platform, buffers);
+        return;
+    }
+    NativeOptions options;
+    options.threads = e.threads;
+    RunNativeList(e.tiling, buffers, options);
+}
+
+/**
+ * Phase 2's work, in stream order: with found_inf set, nothing at all (not even a staging copy
+ * written back); else stage strided views in, run the kernel, scatter the updated ones back.
+ */
+void ApplyFusedEmaAdamListExecutor::Execute(char* workspace) const
+{
+    if (foundInf != nullptr && !(*foundInf == 0.0F)) {  // NaN counts as set
+        return;
+    }
+    std::vector<void*> staging[kLists];
+    const std::vector<void*>* pointers = data;
+    if (!staged.empty()) {
+        for (int list = 0; list < kLists; ++list) staging[list] = data[list];
+        for (const StagedView& s : staged) {
+            staging[s.list][s.index] = StageIn(s.view, workspace);
+        }
+        pointers = staging;
+    }
+    const auto listOrNull = [&](int list) {
+        return pointers[list].empty() ? nullptr : pointers[list].data();
+    };
+    ApplyFusedEmaAdamListBuffers b;
+    b.tensorNum = static_cast<uint32_t>(numels.size());
+    b.numels = numels.data();
+    b.grads = listOrNull(kListGrads);
+    b.vars = listOrNull(kListVars);
+    b.ms = listOrNull(kListMs);
+    b.vs = listOrNull(kListVs);
+    b.ss = listOrNull(kListSs);
+    b.maxVs = listOrNull(kListMaxVs);
+    b.copies = listOrNull(kListCopies);
+    b.step = step;
+    b.gradScale = gradScale;
+    b.foundInf = foundInf;
+    b.lr = lr;
+    b.emaDecay = emaDecay;
+    RunListKernel(*this, b);
+    for (const StagedView& s : staged) {
+        if (kUpdated[s.list]) {
+            StageOut(s.view, workspace);
+        }
+    }
+}
+
+aclnnStatus GetWorkspaceSize(const Call& call, uint64_t* workspaceSize, aclOpExecutor** executor)
+{
+    ListDtypes dtypes{};
+    ListOptions options;
+    if (aclnnStatus s = CheckParams(call, workspaceSize, executor, &dtypes, &options)) return s;
+    const char* phase1 = call.Phase1();
+    auto e = std::make_unique<ApplyFusedEmaAdamListExecutor>(*call.op);
+    if (aclnnStatus s = SelectCpuKernel(phase1, &e->kernel, &e->threads)) return s;
+    const std::vector<const aclTensor*>& grads = call.lists[kListGrads]->tensors;
+    e->numels.resize(grads.size());
+    uint64_t elements = 0;
+    for (size_t i = 0; i < grads.size(); ++i) {
+        e->numels[i] = static_cast<uint64_t>(Numel(grads[i]->viewDims));
+        elements += e->numels[i];
+    }
+    e->platform = CpuPlatform();
+    try {
+        e->tiling = ComputeListTiling(e->numels, dtypes, call.attrs, options, e->platform);
+    } catch (const std::invalid_argument& ex) {
+        return Reject(phase1, ACLNN_ERR_INNER_TILING_ERROR,
+                      std::string("tiling failed: ") + ex.what());
+    }
+    uint64_t staging = 0;
+    for (int list = 0; list < kLists; ++list) {
+        const bool absent = (list >= kListMaxVs || (list == kListSs && !options.ema)) &&
+                            SizeOf(call.lists[list]) == 0;
+        if (absent) continue;
+        const std::vector<const aclTensor*>& tensors = call.lists[list]->tensors;
+        e->data[list].resize(tensors.size());
+        for (size_t i = 0; i < tensors.size(); ++i) {
+            const aclTensor* t = tensors[i];
+            if (e->numels[i] == 0 || IsContiguous(t->viewDims, t->strides)) {
+                e->data[list][i] = FirstElement(t);
+            } else {
+                e->staged.push_back({list, i, MakeView(t, &staging)});
+            }
+        }
+    }
+    const auto first = [&](int i) {
+        return call.scalars[i] != nullptr ? FirstElement(call.scalars[i]) : nullptr;
+    };
+    e->step = reinterpret_cast<const int64_t*>(first(kStep));
+    e->gradScale = reinterpret_cast<const float*>(first(kGradScale));
+    e->foundInf = reinterpret_cast<const float*>(first(kFoundInf));
+    e->lr = reinterpret_cast<const float*>(first(kLr));
+    e->emaDecay = reinterpret_cast<const float*>(first(kEmaDecay));
+    e->workspaceSize = staging;
+    e->empty = elements == 0;
+    *workspaceSize = staging;
+    *executor = RegisterExecutor(std::move(e));
+    return ACLNN_SUCCESS;
+}
+
+}  // namespace
+
+}  // namespace ascend_ema_adam::acl
+
+namespace ascend_ema_adam::acl {
+namespace {
+
+/** Both versions' phase 1: V1 passes a full ssRef and no lr/emaDecay tensors. */
+aclnnStatus ListPhase1(const AclnnOp& op, const aclTensorList* grads, aclTensorList* varsRef,
+                       aclTensorList* msRef, aclTensorList* vsRef, aclTensorList* ssRef,
+                       aclTensorList* maxVsRef, aclTensorList* modelCopiesRef,
+                       const aclTensor* step, const aclTensor* gradScale,
+                       const aclTensor* foundInf, const aclTensor* lrTensor,
+                       const aclTensor* emaDecayTensor, double lr, double emaDecay, double beta1,
+                       double beta2, double eps, int64_t mode, bool biasCorrection,
+                       double weightDecay, bool maximize, uint64_t* workspaceSize,
+                       aclOpExecutor** executor)
+{
+    return Guarded(op.phase1, [&] {
+        Call call;
+        call.op = &op;
+        const aclTensorList* lists[kLists] = {grads, varsRef, msRef, vsRef, ssRef, maxVsRef,
+                                              modelCopiesRef};
+        std::copy(lists, lists + kLists, call.lists);
+        const aclTensor* scalars[kScalars] = {step, gradScale, foundInf, lrTensor,
+                                              emaDecayTensor};
+        std::copy(scalars, scalars + kScalars, call.scalars);
+        call.attrs = AttrsInCannOrder(lr, emaDecay, beta1, beta2, eps, mode, biasCorrection,
+                                      weightDecay);
+        call.maximize = maximize;
+        return GetWorkspaceSize(call, workspaceSize, executor);
+    });
+}
+
+aclnnStatus ListPhase2(const AclnnOp& op, void* workspace, uint64_t workspaceSize,
+                       aclOpExecutor* executor, aclrtStream stream)
+{
+    return Guarded(op.phase2,
+                   [&] { return RunPhase2(op, workspace, workspaceSize, executor, stream); });
+}
+
+}  // namespace
+}  // namespace ascend_ema_adam::acl
+
+extern "C" {
+
+aclnnStatus aclnnApplyFusedEmaAdamListGetWorkspaceSize(
+    const aclTensorList* grads, aclTensorList* varsRef, aclTensorList* msRef, aclTensorList* vsRef,
+    aclTensorList* ssRef, aclTensorList* maxVsRef, aclTensorList* modelCopiesRef,
+    const aclTensor* step, const aclTensor* gradScaleOptional, const aclTensor* foundInfOptional,
+    double lr, double emaDecay, double beta1, double beta2, double eps, int64_t mode,
+    bool biasCorrection, double weightDecay, bool maximize, uint64_t* workspaceSize,
+    aclOpExecutor** executor)
+{
+    namespace acl = ascend_ema_adam::acl;
+    return acl::ListPhase1(acl::kOpV1, grads, varsRef, msRef, vsRef, ssRef, maxVsRef,
+                           modelCopiesRef, step, gradScaleOptional, foundInfOptional,
+                           nullptr, nullptr, lr, emaDecay, beta1, beta2, eps, mode,
+                           biasCorrection, weightDecay, maximize, workspaceSize, executor);
+}
+
+aclnnStatus aclnnApplyFusedEmaAdamList(void* workspace, uint64_t workspaceSize,
+                                       aclOpExecutor* executor, aclrtStream stream)
+{
+    namespace acl = ascend_ema_adam::acl;
+    return acl::ListPhase2(acl::kOpV1, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnApplyFusedEmaAdamListV2GetWorkspaceSize(
+    const aclTensorList* grads, aclTensorList* varsRef, aclTensorList* msRef, aclTensorList* vsRef,
+    aclTensorList* ssRef, aclTensorList* maxVsRef, aclTensorList* modelCopiesRef,
+    const aclTensor* step, const aclTensor* gradScaleOptional, const aclTensor* foundInfOptional,
+    const aclTensor* lrTensorOptional, const aclTensor* emaDecayTensorOptional, double lr,
+    double emaDecay, double beta1, double beta2, double eps, int64_t mode, bool biasCorrection,
+    double weightDecay, bool maximize, uint64_t* workspaceSize, aclOpExecutor** executor)
+{
+    namespace acl = ascend_ema_adam::acl;
+    return acl::ListPhase1(acl::kOpV2, grads, varsRef, msRef, vsRef, ssRef, maxVsRef,
+                           modelCopiesRef, step, gradScaleOptional, foundInfOptional,
+                           lrTensorOptional, emaDecayTensorOptional, lr, emaDecay, beta1,
+                           beta2, eps, mode, biasCorrection, weightDecay, maximize, workspaceSize,
+                           executor);
+}
+
+aclnnStatus aclnnApplyFusedEmaAdamListV2(void* workspace, uint64_t workspaceSize,
+                                         aclOpExecutor* executor, aclrtStream stream)
+{
+    namespace acl = ascend_ema_adam::acl;
+    return acl::ListPhase2(acl::kOpV2, workspace, workspaceSize, executor, stream);
+}
+
+}  // extern "C"
