@@ -12,8 +12,10 @@
 #   csrc/ops/<op>/*.cpp               its torch op (schema, CPU kernel; *_npu.cpp with torch_npu) -> _C
 #   csrc/twin/<op>_bindings.cpp       its numpy-level bindings      -> _twin
 # Headers are found by name: each folder is on its target's include path.
+include(${CMAKE_CURRENT_LIST_DIR}/aea_options.cmake)
+
 function(aea_add_operator op)
-  set(root ${PROJECT_SOURCE_DIR})
+  set(root ${AEA_SOURCE_DIR})
   foreach(dir op_kernel/${op} op_host/${op} runtime/${op} runtime/${op}/native)
     if(NOT IS_DIRECTORY ${root}/${dir})
       message(FATAL_ERROR "aea_add_operator(${op}): ${dir}/ is missing (see docs/ARCHITECTURE.md)")

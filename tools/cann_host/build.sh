@@ -14,8 +14,9 @@ repo="$PWD"
 # its own block for the sources it compiles). ---------------------------------------------------
 host_dir="$repo/tools/cann_host"
 op_build_out="$repo/build/cann_op_build/out"   # tools/cann_op_build.sh's output
-kernel_dir="$repo/op_kernel"                    # the kernels' TILING_KEY_IS dispatch (gen_opp.py)
 work="$repo/build/cann_host"
+staged="$work/project"                          # the sources as CANN's custom-op project has them
+stage="$repo/op_host/common/cann/build.sh"      # ... laid out by its --stage
 # ---------------------------------------------------------------------------------------------------
 
 say() { echo "cann-host: $*"; }
@@ -38,11 +39,15 @@ for f in "$op_build_out/aclnn_apply_fused_ema_adam_list_v2.cpp" "$op_build_out/a
 done
 
 mkdir -p "$work"
+# Staged afresh each run (timestamps kept: an unchanged source rebuilds nothing).
+rm -rf "$staged"
+"$stage" --stage "$staged" || die "FAILED: staging the sources ($stage --stage)"
 if [[ ! -f "$work/cmake/build.ninja" ]]; then
   cmake -S "$host_dir" -B "$work/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCANN_OPBASE_DIR="$CANN_OPBASE_DIR" -DCANN_METADEF_DIR="$CANN_METADEF_DIR" \
     -DCANN_RUNTIME_DIR="$CANN_RUNTIME_DIR" -DASC_DEVKIT_DIR="$ASC_DEVKIT_DIR" \
-    -DAEA_REPO="$repo" -DAEA_OP_BUILD_OUT="$op_build_out" > "$work/configure.log" 2>&1 ||
+    -DAEA_REPO="$repo" -DAEA_OP_BUILD_OUT="$op_build_out" -DAEA_STAGED_DIR="$staged" \
+    > "$work/configure.log" 2>&1 ||
     { cat "$work/configure.log" >&2; die "FAILED: cmake configure (log: build/cann_host/configure.log)"; }
 fi
 if ! ninja -C "$work/cmake" -j "${JOBS:-2}" > "$work/build.log" 2>&1; then
@@ -59,7 +64,7 @@ printf 'os=linux\narch=x86_64\n' > "$work/ascend_home/share/info/opbase/scene.in
 
 # The operator package: the normal one, and two broken ones for the self-tests.
 gen() {
-  python3 "$host_dir/gen_opp.py" --ini-dir "$1" --opp "$2/aea" --kernel-dir "$kernel_dir" \
+  python3 "$host_dir/gen_opp.py" --ini-dir "$1" --opp "$2/aea" --kernel-dir "$staged/op_kernel" \
     --tiling-lib "$work/cmake/libcust_opmaster_rt2.0.so" --asc-tools "$ASC_TOOLS_DIR" \
     --asc-devkit "$ASC_DEVKIT_DIR" "${@:3}" 2> "$work/gen_opp.log"
 }

@@ -31,6 +31,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import types
 
 # The kernel entry of each OpDef (op_kernel/<file>.cpp defines it) -- our sources.
@@ -62,28 +63,23 @@ def load_opc_simplified_key(devkit):
 
 
 def tiling_keys(kernel_dir, entry):
-    """The integer keys the kernel `entry` dispatches on: TILING_KEY_IS(NAME) in its .cpp and the
-    headers it includes from op_kernel/, NAME resolved by the #defines of op_kernel/*.h."""
-    defines = {}
-    for header in glob.glob(os.path.join(kernel_dir, "*.h")):
-        for name, value in re.findall(r"^#define\s+(\w+)\s+(\d+)\b", open(header).read(), re.M):
-            defines[name] = int(value)
-    seen, todo, keys = set(), [os.path.join(kernel_dir, entry + ".cpp")], []
-    while todo:
-        path = todo.pop()
-        if path in seen or not os.path.exists(path):
-            continue
-        seen.add(path)
-        text = open(path).read()
-        for inc in re.findall(r'#include\s+"([^"]+)"', text):
-            todo.append(os.path.join(kernel_dir, inc))
-        for arg in re.findall(r"TILING_KEY_IS\(\s*(\w+)\s*\)", text):
-            key = int(arg) if arg.isdigit() else defines[arg]
-            if key not in keys:
-                keys.append(key)
+    """The integer keys the kernel `entry` dispatches on, collected as CANN's kernel compiler
+    collects them: from the TILING_KEY_IS(...) arguments of the preprocessed source (our keys are
+    macros, the list op's generated from its dtype table). kernel_dir is the flat op_kernel/ of the
+    custom-op project; kernel_operator.h is stood in by one that keeps TILING_KEY_IS visible."""
+    with tempfile.TemporaryDirectory() as stub:
+        for header in ("kernel_operator.h", "kernel_operator_list_tensor_intf.h"):
+            with open(os.path.join(stub, header), "w") as f:
+                f.write("#define TILING_KEY_IS(k) AEA_TILING_KEY_IS__(k)\n")
+        out = subprocess.run(["g++", "-E", "-P", "-x", "c++", "-std=c++17", "-I", stub, "-I", kernel_dir,
+                              os.path.join(kernel_dir, entry + ".cpp")],
+                             capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"gen_opp: preprocessing {entry}.cpp failed:\n{out.stderr}")
+    keys = sorted({int(k, 0) for k in re.findall(r"AEA_TILING_KEY_IS__\(\s*\(?\s*(\w+)", out.stdout)})
     if not keys:
         raise SystemExit(f"gen_opp: no TILING_KEY_IS in {entry}.cpp or its headers")
-    return sorted(keys)
+    return keys
 
 
 def main():

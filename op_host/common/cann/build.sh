@@ -36,7 +36,7 @@ declare -A placed=()
 place() {  # place <source> <destination>
   [[ -z "${placed[$2]:-}" ]] || { echo "build.sh: $1 and ${placed[$2]} stage as one file" >&2; exit 1; }
   placed[$2]="$1"
-  cp "$1" "$2"
+  cp -p "$1" "$2"  # timestamps kept: a build over the staged tree rebuilds only what changed
 }
 stage() {  # stage <project dir>
   local project="$1" src name
