@@ -42,14 +42,14 @@ mkdir -p "$work"
 # Staged afresh each run (timestamps kept: an unchanged source rebuilds nothing).
 rm -rf "$staged"
 "$stage" --stage "$staged" || die "FAILED: staging the sources ($stage --stage)"
-if [[ ! -f "$work/cmake/build.ninja" ]]; then
-  cmake -S "$host_dir" -B "$work/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCANN_OPBASE_DIR="$CANN_OPBASE_DIR" -DCANN_METADEF_DIR="$CANN_METADEF_DIR" \
-    -DCANN_RUNTIME_DIR="$CANN_RUNTIME_DIR" -DASC_DEVKIT_DIR="$ASC_DEVKIT_DIR" \
-    -DAEA_REPO="$repo" -DAEA_OP_BUILD_OUT="$op_build_out" -DAEA_STAGED_DIR="$staged" \
-    > "$work/configure.log" 2>&1 ||
-    { cat "$work/configure.log" >&2; die "FAILED: cmake configure (log: build/cann_host/configure.log)"; }
-fi
+# Configured every run (a second of work when cached): the paths are passed each time, so a moved
+# tree or a changed option never leaves a stale cache behind.
+cmake -S "$host_dir" -B "$work/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCANN_OPBASE_DIR="$CANN_OPBASE_DIR" -DCANN_METADEF_DIR="$CANN_METADEF_DIR" \
+  -DCANN_RUNTIME_DIR="$CANN_RUNTIME_DIR" -DASC_DEVKIT_DIR="$ASC_DEVKIT_DIR" \
+  -DAEA_REPO="$repo" -DAEA_OP_BUILD_OUT="$op_build_out" -DAEA_STAGED_DIR="$staged" \
+  > "$work/configure.log" 2>&1 ||
+  { cat "$work/configure.log" >&2; die "FAILED: cmake configure (log: build/cann_host/configure.log)"; }
 if ! ninja -C "$work/cmake" -j "${JOBS:-2}" > "$work/build.log" 2>&1; then
   grep -v -e "#pragma message" -e "^In file included from" -e "^ *from " -e "^ *[0-9]* | " -e "^ *| " \
     -e "note: " "$work/build.log" | grep -B2 -A3 -e "error" -e "undefined reference" | head -60 >&2
