@@ -229,3 +229,44 @@ def updated_ranges(caches) -> "_UpdatedRanges":
         for column in cache.columns.values():
             updated += [t for t in column if t is not None]
     return _UpdatedRanges(updated)
+
+
+def check_new_params(groups, params: list, index: int) -> None:
+    """A group about to become ``param_groups[index]`` (its ``params``: tensors or ``(name,
+    tensor)`` pairs, tied names already merged) adds no parameter twice, none already in a group,
+    and none sharing memory with another parameter: one step cannot update a tensor twice (torch
+    only warns about duplicates within a group). Raises ValueError naming both places; run before
+    anything is stored."""
+    tensors = [p[1] if isinstance(p, tuple) and len(p) == 2 else p for p in params]
+    if not all(isinstance(t, Tensor) for t in tensors):
+        return  # torch's add_param_group says what is wrong
+    where: dict[int, tuple[int, int]] = {}
+    everything, names = [], []
+    for i, group in enumerate(groups):
+        for j, p in enumerate(group["params"]):
+            where.setdefault(id(p), (i, j))
+            everything.append(p)
+            names.append((i, j))
+    for j, p in enumerate(tensors):
+        first = where.get(id(p))
+        if first is not None:
+            raise ValueError(
+                f"param_groups[{index}]['params'][{j}] (shape {list(p.shape)}) is the parameter "
+                f"at param_groups[{first[0]}]['params'][{first[1]}]: a parameter may appear once "
+                f"in the optimizer (one step cannot update a tensor twice; torch only warns). "
+                f"Remove the duplicate, e.g. list(dict.fromkeys(params))")
+        where[id(p)] = (index, j)
+        everything.append(p)
+        names.append((index, j))
+    try:
+        local = [_local(p) for p in everything]
+        pair = first_overlap(local, [True] * len(local))
+    except (RuntimeError, NotImplementedError):  # tensors without addresses (fake, traced)
+        return
+    if pair is not None:
+        (i, j), (k, m) = names[pair[0]], names[pair[1]]
+        raise ValueError(
+            f"param_groups[{i}]['params'][{j}] (shape {list(everything[pair[0]].shape)}) and "
+            f"param_groups[{k}]['params'][{m}] (shape {list(everything[pair[1]].shape)}) share "
+            f"memory: a step would update those elements twice. Give the optimizer each tensor "
+            f"once (views of one tensor that overlap cannot be parameters side by side)")

@@ -18,7 +18,7 @@ from ._checkpoint import _CheckpointMixin
 from ._common import (_MASTER, _MAX_V, _STEP_SCOPES, _VALID_DTYPES, _WIDE_KEYS, _dtensor_type,
                       _local, _same_objects)
 from ._ema import _EmaMixin, _merge_tied_names
-from ._memory import check_plan_memory, updated_ranges
+from ._memory import check_new_params, check_plan_memory, updated_ranges
 from ._scaler import _Scaler
 from ._steps import _StepsMixin
 from ._validation import (_check_capturable, _check_hyperparameters, _check_implementation,
@@ -195,7 +195,8 @@ class FusedEmaAdamW(_StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
         """Add a group (torch semantics); its own hyper-parameters are validated like the
         constructor's, and it joins the optimizer's current warm-up count. Named parameters
         listed twice (tied weights from ``named_parameters(remove_duplicate=False)``) are kept
-        once, their other names in the group's ``param_aliases``."""
+        once, their other names in the group's ``param_aliases``; any other parameter listed
+        twice (in this group or another) or sharing memory with another is a ValueError."""
         if isinstance(param_group, dict):
             merged = {**self.defaults, **param_group}
             _check_hyperparameters(merged)
@@ -205,6 +206,11 @@ class FusedEmaAdamW(_StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
                                  "ema_warmup and ema_update_after_step need it")
             _check_implementation(merged["foreach"], None)
             _merge_tied_names(param_group)
+            params = param_group.get("params")
+            if isinstance(params, list):
+                check_new_params(self.param_groups, params, len(self.param_groups))
+            elif isinstance(params, Tensor):
+                check_new_params(self.param_groups, [params], len(self.param_groups))
         current = (self.param_groups[0].get("num_updates", self._initial_num_updates)
                    if self.param_groups else self._initial_num_updates)
         super().add_param_group(param_group)
