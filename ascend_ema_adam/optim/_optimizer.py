@@ -1,8 +1,9 @@
 """The :class:`FusedEmaAdamW` class: construction, the group options, ``step()`` (check every
 group, then complete the state, count and launch) and ``zero_grad``. The parts live beside it:
-``_validation`` (the checks), ``_steps`` (counters, cached groups), ``_buckets`` (launch lists
-and the per-group cache), ``functional`` (the launches), ``_schedule`` (the EMA decay),
-``_scaler`` (GradScaler), ``_ema`` (EMA helpers) and ``_checkpoint`` (state dicts, pickling)."""
+``_validation`` (the checks), ``_memory`` (the op's memory rules over a step), ``_steps``
+(counters, cached groups), ``_buckets`` (launch lists and the per-group cache), ``functional``
+(the launches), ``_schedule`` (the EMA decay), ``_scaler`` (GradScaler), ``_ema`` (EMA helpers)
+and ``_checkpoint`` (state dicts, pickling)."""
 
 from __future__ import annotations
 

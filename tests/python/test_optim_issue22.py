@@ -61,8 +61,9 @@ def test_add_param_group_refuses_a_duplicate_before_storing_anything(rng):
         opt.add_param_group({"params": [b, a], "lr": 0.1})
     assert len(opt.param_groups) == 1
     assert snapshot(opt) == before
-    with pytest.raises(ValueError, match=re.escape("param_groups[1]['params'][1] (shape [5]) is "
-                                                   "the parameter at param_groups[1]['params'][0]")):
+    with pytest.raises(ValueError, match=re.escape(
+            "param_groups[1]['params'][1] (shape [5]) is the parameter at "
+            "param_groups[1]['params'][0]")):
         opt.add_param_group({"params": [b, b]})
     assert len(opt.param_groups) == 1
     opt.add_param_group({"params": [b]})  # once is fine
@@ -141,7 +142,8 @@ def lr_tensor_in_a_moment(opt, params):
 
 BREAKERS = {
     "grad is its param": (grad_is_its_param,
-                          r"^param_groups\[1\]\['params'\]\[0\] \(shape \[2, 3\]\) the parameter and "
+                          r"^param_groups\[1\]\['params'\]\[0\] \(shape \[2, 3\]\) the parameter "
+                          r"and "
                           r"param_groups\[1\]\['params'\]\[0\] \(shape \[2, 3\]\) the gradient "
                           r"overlap in memory"),
     "grad is the ema": (grad_is_the_ema,
@@ -163,8 +165,8 @@ BREAKERS = {
                             r"^param_groups\[[02]\]\['params'\]\[[01]\] \(shape \[3, 4\]\) .* and "
                             r"param_groups\[[02]\]\['params'\]\[[01]\] .* \(the same tensor\)"),
     "broadcast moment": (broadcast_moment,
-                         r"^param_groups\[1\]\['params'\]\[0\] \(shape \[2, 3\]\) state 'exp_avg' "
-                         r"\(stride \[0, 0\]\) addresses some elements more than once"),
+                         r"^param_groups\[1\]\['params'\]\[0\] \(shape \[2, 3\]\) state "
+                         r"'exp_avg' \(stride \[0, 0\]\) addresses some elements more than once"),
     "lr tensor in a moment": (lr_tensor_in_a_moment,
                               r"^param_groups\[0\]\['params'\]\[0\] \(shape \[3, 4\]\) state "
                               r"'exp_avg' and param_groups\[1\]\['lr'\] tensor overlap"),
