@@ -21,7 +21,7 @@ import numpy as np
 from torch import Tensor
 
 from ._buckets import _state_keys
-from ._common import _MASTER, _local
+from ._common import _MASTER, _MAX_V, _STATE_KEYS, _dtensor_type, _local
 from ._validation import _layout
 
 # Unbound methods: map() calls them without a Python frame (twice as fast as methodcaller).
@@ -52,6 +52,10 @@ class _StepTensors:
         self.tensors += ts
         self.updated += [updated] * len(ts)
         self.names += names
+
+
+def _same(t: Tensor) -> Tensor:
+    return t
 
 
 def _describe(name, t: Tensor) -> str:
@@ -175,20 +179,25 @@ def _scalar_tensors(groups, scaler) -> list[tuple[Tensor, str]]:
     return out
 
 
-def _updated_of_item(item, group, keys) -> list[tuple[Tensor, str]]:
-    """The tensors the launch will update for one checked parameter: itself, and the state
-    tensors that exist and are kept as they are (one of another layout is replaced by a new
-    tensor before the launch, a master not wanted is dropped)."""
-    p, state = item.param, item.state
+_STATE_NAMES = {key: f"state '{key}'" for key in _STATE_KEYS + (_MAX_V, _MASTER)}
+
+
+def _add_item(step: "_StepTensors", i: int, item, group, keys, dtensor) -> None:
+    """The tensors the launch will use for one checked parameter: itself and its gradient, and
+    the state tensors that exist and are kept as they are (one of another layout is replaced by
+    a new tensor before the launch, a master not wanted is dropped)."""
+    p, state, j = item.param, item.state, item.index
+    # (a DTensor parameter's gradient and state are DTensors too: checked before)
+    local = _local if dtensor is not None and isinstance(p, dtensor) else _same
     state_dtype, master = _layout(group, p.dtype)
-    out = [(_local(p), "the parameter")]
+    step.add(local(p), True, (i, j, "the parameter"))
     for key in keys:
         t = state.get(key)
         if t is None or (key == _MASTER and not master) or (
                 key != _MASTER and t.dtype != state_dtype):
             continue
-        out.append((_local(t), f"state '{key}'"))
-    return out
+        step.add(local(t), True, (i, j, _STATE_NAMES[key]))
+    step.add(local(item.grad), False, (i, j, "the gradient"))
 
 
 def check_plan_memory(plan, groups, scaler, ranges: "_UpdatedRanges | None") -> None:
@@ -210,14 +219,13 @@ def check_plan_memory(plan, groups, scaler, ranges: "_UpdatedRanges | None") -> 
             for key, column in cache.columns.items():
                 for j, t in enumerate(column):
                     if t is not None:
-                        step.add(t, True, (i, j, f"state '{key}'"))
+                        step.add(t, True, (i, j, _STATE_NAMES[key]))
             step.add_many(grads, False, [(i, j, "the gradient") for j in range(n)])
             continue
         keys = _state_keys(group)
+        dtensor = _dtensor_type()
         for item in items or ():
-            for t, what in _updated_of_item(item, group, keys):
-                step.add(t, True, (i, item.index, what))
-            step.add(_local(item.grad), False, (i, item.index, "the gradient"))
+            _add_item(step, i, item, group, keys, dtensor)
     for t, name in scalars:
         step.add(_local(t), False, name)
     check_step_memory(step)
