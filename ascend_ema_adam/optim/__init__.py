@@ -35,9 +35,10 @@ kernel updates an fp32 master and writes the 16-bit parameter as its rounding. A
 
 The package: the class (``_optimizer``) is thin over a functional step
 (:func:`ascend_ema_adam.optim.functional.launch_buckets`, which launches one group's buckets);
-beside it the checks (``_validation``), the EMA schedule written once (``_schedule``), step
-bookkeeping (``_steps``), GradScaler's tensors (``_scaler``), buckets and the per-group cache
-(``_buckets``), checkpoints (``_checkpoint``) and the EMA helpers (``_ema``).
+beside it the checks (``_validation``, and ``_memory`` for the op's memory rules over a step), the
+EMA schedule written once (``_schedule``), step bookkeeping (``_steps``), GradScaler's tensors
+(``_scaler``), buckets and the per-group cache (``_buckets``), checkpoints (``_checkpoint``) and
+the EMA helpers (``_ema``).
 """
 
 from ._optimizer import FusedEmaAdamW

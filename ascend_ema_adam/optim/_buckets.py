@@ -20,14 +20,16 @@ class _Item:
     the device knows (a GradScaler step made it; parameters sharing that tensor share the
     value)."""
 
-    __slots__ = ("param", "grad", "state", "step")
+    __slots__ = ("param", "grad", "state", "step", "index")
 
-    def __init__(self, param: Tensor, grad: Tensor, state: dict, step):
+    def __init__(self, param: Tensor, grad: Tensor, state: dict, step, index: int = -1):
         self.param, self.grad, self.state, self.step = param, grad, state, step
+        self.index = index  # its position in the group's params (for messages)
 
 
 class _Bucket:
-    """Parameters that share one launch: one device, one dtype, one step tensor (the lists the
+    """Parameters that share one launch: one device, one dtype of the parameters and one of the
+    gradients (a 16-bit parameter may have an fp32 gradient), one step tensor (the lists the
     multi-tensor op takes). ``masters`` (fp32, the op's vars; the parameters are then its model
     copies) and ``max_vs`` (AMSGrad) stay empty when the group has none."""
 
@@ -90,8 +92,11 @@ class _GroupCache:
     def __init__(self, state_map, items: list[_Item], group: dict[str, Any]):
         self.config = _group_config(group)
         self.params = [item.param for item in items]
-        # detached aliases: the dtype, shape and device each parameter had when it was checked
-        self.refs = [p.detach() for p in self.params]
+        # what each gradient was when checked: the parameter's dtype, shape and device (a
+        # detached alias), or an fp32 gradient's (a broadcast scalar: no memory kept alive)
+        self.refs = [item.param.detach() if item.grad.dtype == item.param.dtype else
+                     torch.empty((), dtype=item.grad.dtype, device=item.param.device).expand(
+                         item.param.shape) for item in items]
         self.state_map = state_map
         self.states = [item.state for item in items]
         self.columns = {key: list(map(_GETTERS[key], self.states)) for key in _state_keys(group)}
@@ -103,9 +108,10 @@ class _GroupCache:
         self.step_base = None
         self.step_version = -1
         self.steps_handed_out = False
-        # (device, dtype) -> the parameters' indexes, in group order
-        self.buckets: dict[tuple[torch.device, torch.dtype], list[int]] = {}
-        for k, key in enumerate(zip(map(_DEVICE, self.params), map(_DTYPE, self.params))):
+        # (device, dtype, gradient dtype) -> the parameters' indexes, in group order
+        self.buckets: dict[tuple[torch.device, torch.dtype, torch.dtype], list[int]] = {}
+        for k, key in enumerate(zip(map(_DEVICE, self.params), map(_DTYPE, self.params),
+                                    map(_DTYPE, self.refs))):
             self.buckets.setdefault(key, []).append(k)
 
     def grads_if_unchanged(self, group: dict[str, Any], state_map, state_unchanged: bool
@@ -137,10 +143,11 @@ class _GroupCache:
         return grads
 
     def buckets_for(self, grads: list[Tensor], step_of) -> list[_Bucket]:
-        """One bucket per (device, dtype), with the step tensor ``step_of(device)``."""
+        """One bucket per (device, dtype, gradient dtype), with the step tensor
+        ``step_of(device)``."""
         out = []
         columns = self.columns
-        for (device, _), indexes in self.buckets.items():
+        for (device, *_), indexes in self.buckets.items():
             b = _Bucket(step_of(device))
             if len(indexes) == len(self.params):  # the usual case: one device and dtype
                 pick = _same

@@ -1,8 +1,9 @@
 """The :class:`FusedEmaAdamW` class: construction, the group options, ``step()`` (check every
 group, then complete the state, count and launch) and ``zero_grad``. The parts live beside it:
-``_validation`` (the checks), ``_steps`` (counters, cached groups), ``_buckets`` (launch lists
-and the per-group cache), ``functional`` (the launches), ``_schedule`` (the EMA decay),
-``_scaler`` (GradScaler), ``_ema`` (EMA helpers) and ``_checkpoint`` (state dicts, pickling)."""
+``_validation`` (the checks), ``_memory`` (the op's memory rules over a step), ``_steps``
+(counters, cached groups), ``_buckets`` (launch lists and the per-group cache), ``functional``
+(the launches), ``_schedule`` (the EMA decay), ``_scaler`` (GradScaler), ``_ema`` (EMA helpers)
+and ``_checkpoint`` (state dicts, pickling)."""
 
 from __future__ import annotations
 
@@ -18,9 +19,11 @@ from ._checkpoint import _CheckpointMixin
 from ._common import (_MASTER, _MAX_V, _STEP_SCOPES, _VALID_DTYPES, _WIDE_KEYS, _dtensor_type,
                       _local, _same_objects)
 from ._ema import _EmaMixin, _merge_tied_names
+from ._memory import check_new_params, check_plan_memory, updated_ranges
 from ._scaler import _Scaler
 from ._steps import _StepsMixin
-from ._validation import (_check_hyperparameters, _check_implementation, _check_tensor_hypers,
+from ._validation import (_check_capturable, _check_hyperparameters, _check_implementation,
+                          _check_tensor_hypers, _check_types, _grad_dtypes,
                           _hyperparameter_error, _layout, _option_error, _state_dtypes,
                           _tensor_error, _tensor_value_error)
 from .functional import launch_buckets
@@ -64,6 +67,13 @@ class FusedEmaAdamW(_StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
             bits (default: None).
         fused (bool | None): torch's keyword: this optimizer is always fused; ``False`` raises
             ``ValueError`` (default: None).
+        capturable (bool): torch's keyword (megatron-core >= 0.18 passes it), accepted and
+            ignored, not stored. What it buys in torch, a step that never syncs with the host,
+            is how this optimizer always steps: no device value is read back (steps live on the
+            host; ``lr``/``ema_decay`` may be device tensors; GradScaler's values stay on the
+            device). What ``capturable=True`` cannot give here is a step captured once into a
+            device graph (CUDA/NPU graph) and replayed: each step hands the kernel new step
+            tensors and host floats, which a replay would repeat. ``torch.compile`` works.
         state_dtype (torch.dtype | None): the dtype of ``exp_avg``, ``exp_avg_sq``,
             ``max_exp_avg_sq`` and ``ema_params`` of 16-bit parameters: ``torch.float32``
             (default), or None for the parameter's dtype (MindSpeed's layout). fp32 parameters
@@ -105,11 +115,13 @@ class FusedEmaAdamW(_StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
                  bias_correction=True, adam_w_mode=True, set_grad_none=True, step_scope="param",
                  foreach=None, fused=None, state_dtype=torch.float32, master_weights=False,
                  ema_warmup="num_updates", inv_gamma=1.0, power=2.0 / 3.0, min_ema_decay=0.0,
-                 ema_update_after_step=0, ema_every=1):
+                 ema_update_after_step=0, ema_every=1, capturable=False):
         options = dict(state_dtype=state_dtype, master_weights=master_weights,
                        ema_warmup=ema_warmup if use_num_updates else None, inv_gamma=inv_gamma,
                        power=power, min_ema_decay=min_ema_decay,
                        ema_update_after_step=ema_update_after_step, ema_every=ema_every)
+        _check_types(lr, eps, betas, weight_decay, ema_decay)
+        _check_capturable(capturable)
         error = _hyperparameter_error(lr, eps, betas, weight_decay, ema_decay) or _option_error(
             dict(options, amsgrad=amsgrad, maximize=maximize))
         if error is not None:
@@ -144,6 +156,9 @@ class FusedEmaAdamW(_StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
         # of one launch (id -> tensor): their values live on the device, the host never reads
         # them.
         self._shared_steps: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        # The storages the cached groups update (_memory.updated_ranges), while every group is
+        # cached: a step then checks only its gradients against them (None: check in full).
+        self._updated_ranges = None
 
     # -- optimizer-wide EMA settings (MindSpeed attributes), stored in every param group so
     # -- that checkpoints and ZeroRedundancyOptimizer (which syncs group keys) carry them
@@ -181,7 +196,8 @@ class FusedEmaAdamW(_StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
         """Add a group (torch semantics); its own hyper-parameters are validated like the
         constructor's, and it joins the optimizer's current warm-up count. Named parameters
         listed twice (tied weights from ``named_parameters(remove_duplicate=False)``) are kept
-        once, their other names in the group's ``param_aliases``."""
+        once, their other names in the group's ``param_aliases``; any other parameter listed
+        twice (in this group or another) or sharing memory with another is a ValueError."""
         if isinstance(param_group, dict):
             merged = {**self.defaults, **param_group}
             _check_hyperparameters(merged)
@@ -191,6 +207,11 @@ class FusedEmaAdamW(_StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
                                  "ema_warmup and ema_update_after_step need it")
             _check_implementation(merged["foreach"], None)
             _merge_tied_names(param_group)
+            params = param_group.get("params")
+            if isinstance(params, list):
+                check_new_params(self.param_groups, params, len(self.param_groups))
+            elif isinstance(params, Tensor):
+                check_new_params(self.param_groups, [params], len(self.param_groups))
         current = (self.param_groups[0].get("num_updates", self._initial_num_updates)
                    if self.param_groups else self._initial_num_updates)
         super().add_param_group(param_group)
@@ -263,13 +284,15 @@ class FusedEmaAdamW(_StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
                 grads = cache.grads_if_unchanged(group, self.state, state_unchanged)
             if grads is not None:
                 _check_hyperparameters(group, f"param_groups[{i}]: ")
-                for (device, _), indexes in cache.buckets.items():
+                for (device, *_), indexes in cache.buckets.items():
                     _check_tensor_hypers(i, group, indexes[0], device)
                 if self.step_scope == "group":
                     self._group_step_before(i, group)
                 plan.append((i, group, None, cache, grads))
             else:
                 plan.append((i, group, self._checked_group(i, group, dtensor), None, None))
+        if not compiling:  # (traced tensors have no addresses; the op checks at run time)
+            check_plan_memory(plan, self.param_groups, scaler, self._updated_ranges)
 
         for _, group, items, _, _ in plan:
             for item in items or ():
@@ -290,6 +313,9 @@ class FusedEmaAdamW(_StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
         if cacheable:
             self._device_steps = device_steps
             self._state_values = list(self.state.values())
+            if any(cache is None for *_, cache, _ in plan):  # a group was (re)checked in full
+                caches = [self._group_caches.get(i) for i in range(len(self.param_groups))]
+                self._updated_ranges = (updated_ranges(caches) if all(caches) else None)
 
     # Under torch.compile every float the op receives is a constant of the graph, so the warm-up
     # counter and decay are tensors there (computed on the device). ema_every's EMA-or-not is a
@@ -325,7 +351,8 @@ class FusedEmaAdamW(_StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
                                    f'(this parameter is {p.dtype})')
             if grad.is_sparse:
                 raise RuntimeError(where + 'AdamW does not support sparse gradients')
-            error = _tensor_error(p, grad, "the gradient", dtensor)
+            error = _tensor_error(p, grad, "the gradient", dtensor,
+                                  _grad_dtypes(group, p.dtype))
             state = self.state[p] if p in self.state else {}
             for key in keys:
                 if error is None and state.get(key) is not None:
@@ -335,7 +362,7 @@ class FusedEmaAdamW(_StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
                 raise RuntimeError(where + error)
             _check_tensor_hypers(i, group, j, _local(p).device)
             step = self._param_step_before(i, group, state, where) if per_param else None
-            items.append(_Item(p, grad, state, step))
+            items.append(_Item(p, grad, state, step, j))
         if self.step_scope == "group" and not compiling:
             self._group_step_before(i, group)
         return items

@@ -118,9 +118,9 @@ class _StepsMixin:
         Every group counts, with or without gradients (MindSpeed), empty ones too, so
         ZeroRedundancyOptimizer's per-rank partitions of a group keep equal counters."""
         step = self._next_group_step(i, group, scaler)
-        buckets: dict[tuple[torch.device, torch.dtype], _Bucket] = {}
+        buckets: dict[tuple, _Bucket] = {}
         for item in items:
-            key = (item.param.device, item.param.dtype)
+            key = (item.param.device, item.param.dtype, item.grad.dtype)
             if key not in buckets:
                 buckets[key] = _Bucket(step)
             buckets[key].add(item, dtensor)
@@ -213,11 +213,11 @@ class _StepsMixin:
             device = item.param.device if dtensor is None else _local(item.param).device
             before = item.step
             if isinstance(before, Tensor):
-                key = (device, item.param.dtype, id(before))
+                key = (device, item.param.dtype, item.grad.dtype, id(before))
                 if key not in buckets:
                     buckets[key] = _Bucket(_op_step(before, device))
             else:
-                key = (device, item.param.dtype, before + 1)
+                key = (device, item.param.dtype, item.grad.dtype, before + 1)
                 if key not in buckets:
                     buckets[key] = _Bucket(self._device_step(device, before + 1, device_steps))
             buckets[key].add(item, dtensor)

@@ -10,7 +10,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from .._dtypes import FLOAT_DTYPES, MASTER_DTYPES, by_name, state_dtypes_of
+from .._dtypes import (FLOAT_DTYPES, MASTER_DTYPES, by_name, by_torch, grad_dtypes_of,
+                       state_dtypes_of)
 from ._common import _EMA_WARMUPS, _MASTER, _layout_error
 
 # The kernel narrows every scalar to fp32: what overflows there, and the betas that become 1.
@@ -21,7 +22,35 @@ _FP32_ROUNDS_TO_ONE = _FP32.one_from
 # tensor may have for a parameter dtype (either layout converts at the step), and the masters'.
 _STATE_DTYPES = {d.torch: tuple(s.torch for s in state_dtypes_of(d)) for d in FLOAT_DTYPES}
 _MASTER_DTYPES = tuple(d.torch for d in MASTER_DTYPES)
+# The positional order of the constructor (MindSpeed's), for messages about torch's order.
+_POSITIONAL = "params, lr, eps, betas, weight_decay, ema_decay, amsgrad"
 
+
+def _check_types(lr, eps, betas, weight_decay, ema_decay) -> None:
+    """Each hyper-parameter has the kind of value its check compares (a number, or a pair for
+    ``betas``). The usual mistake is torch's positional order (``lr, betas, eps``): the message
+    names the argument and gives the order, instead of a failed comparison."""
+    for name, value in (("lr", lr), ("eps", eps), ("weight_decay", weight_decay),
+                        ("ema_decay", ema_decay)):
+        if isinstance(value, Tensor) and name in ("lr", "ema_decay"):
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            hint = ""
+            if isinstance(value, (tuple, list)):
+                hint = (f"; the positional order is MindSpeed's ({_POSITIONAL}), not "
+                        f"torch.optim.AdamW's (params, lr, betas, eps, ...): pass betas="
+                        f"{tuple(value)!r} by keyword")
+            raise TypeError(f"{name} must be a number, got {type(value).__name__} "
+                            f"{value!r}{hint}")
+    if not (isinstance(betas, (tuple, list)) and len(betas) == 2 and all(
+            isinstance(b, (int, float)) and not isinstance(b, bool) for b in betas)):
+        hint = ""
+        if isinstance(betas, (int, float)) and not isinstance(betas, bool):
+            hint = (f"; the positional order is MindSpeed's ({_POSITIONAL}), not "
+                    f"torch.optim.AdamW's (params, lr, betas, eps, ...): pass eps and betas by "
+                    f"keyword")
+        raise TypeError(f"betas must be a pair of numbers (beta1, beta2), got "
+                        f"{type(betas).__name__} {betas!r}{hint}")
 
 
 def _hyperparameter_error(lr, eps, betas, weight_decay, ema_decay) -> str | None:
@@ -118,6 +147,11 @@ def _check_tensor_hypers(i: int, group: dict[str, Any], j: int, device: torch.de
 
 
 def _check_hyperparameters(group: dict[str, Any], where: str = "") -> None:
+    try:
+        _check_types(group["lr"], group["eps"], group["betas"], group["weight_decay"],
+                     group["ema_decay"])
+    except TypeError as e:
+        raise TypeError(where + str(e)) from None
     error = _hyperparameter_error(group["lr"], group["eps"], group["betas"],
                                   group["weight_decay"], group["ema_decay"])
     if error is None:
@@ -138,15 +172,23 @@ def _check_implementation(foreach, fused) -> None:
         raise TypeError(f"fused must be None or True, got {fused!r}")
 
 
+def _check_capturable(capturable) -> None:
+    """torch's ``capturable`` (megatron-core >= 0.18 passes it to its Adam): accepted and
+    ignored. What it buys in torch, a step without host syncs, is this optimizer's only mode;
+    a device-graph capture of ``step()`` is not supported either way (see the class)."""
+    if not isinstance(capturable, bool):
+        raise TypeError(f"capturable must be True or False, got {capturable!r}")
+
+
 def _tensor_error(param: Tensor, t: Tensor, what: str, dtensor, dtypes=None) -> str | None:
     """``t`` (the gradient or a state tensor) must match the parameter: one shape and device
     (and, for DTensors, one sharding); the gradient has the parameter's dtype, a state tensor
     one of ``dtypes`` (the parameter's or fp32: either layout is converted at the step)."""
-    if dtypes is None:
-        if t.dtype != param.dtype:
-            return (f"{what} has dtype {t.dtype}, the parameter {param.dtype}: the kernel reads "
-                    f"the gradient in the parameter's dtype")
-    elif t.dtype not in dtypes:
+    if t.dtype not in dtypes:
+        if what == "the gradient":
+            return (f"{what} has dtype {t.dtype}, the parameter {param.dtype}: the kernel "
+                    f"reads a gradient of {' or '.join(map(str, dtypes))} for this parameter "
+                    f"and layout")
         return (f"{what} has dtype {t.dtype}, the parameter {param.dtype}: the state is "
                 f"{' or '.join(map(str, dtypes))}")
     if t.shape != param.shape:
@@ -159,6 +201,23 @@ def _tensor_error(param: Tensor, t: Tensor, what: str, dtensor, dtypes=None) -> 
 def _state_dtypes(param_dtype: torch.dtype, key: str) -> tuple[torch.dtype, ...]:
     """The dtypes a state tensor may have when a step starts (either layout converts)."""
     return _MASTER_DTYPES if key == _MASTER else _STATE_DTYPES[param_dtype]
+
+
+def _grad_dtypes(group: dict[str, Any], dtype: torch.dtype) -> tuple[torch.dtype, ...]:
+    """The gradient dtypes the list op reads for a parameter of ``dtype`` in this group's layout
+    (_dtypes.LIST_DTYPES): the parameter's, and fp32 (Megatron's ``main_grad``, torch's
+    ``grad_dtype``)."""
+    state, master = _layout(group, dtype)
+    key = (dtype, state, master)
+    dtypes = _GRAD_DTYPES.get(key)
+    if dtypes is None:
+        p, s = by_torch(dtype), by_torch(state)
+        rows = grad_dtypes_of(_FP32, _FP32, p) if master else grad_dtypes_of(p, s)
+        dtypes = _GRAD_DTYPES[key] = tuple(d.torch for d in rows)
+    return dtypes
+
+
+_GRAD_DTYPES: dict[tuple, tuple[torch.dtype, ...]] = {}
 
 
 def _layout(group: dict[str, Any], dtype: torch.dtype) -> tuple[torch.dtype, bool]:

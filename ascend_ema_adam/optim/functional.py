@@ -86,7 +86,8 @@ def launch_buckets(group: dict[str, Any], buckets: list[_Bucket], n, scaler: _Sc
                                       lr, decay, *rest, **extras)
         elif (not b.masters and not b.max_vs and not maximize and scaler.found_inf is None
               and scaler.grad_scale is None and ema_on and not isinstance(lr, Tensor)
-              and not isinstance(decay, Tensor) and b.exp_avgs[0].dtype == vars[0].dtype):
+              and not isinstance(decay, Tensor) and b.exp_avgs[0].dtype == vars[0].dtype
+              and b.grads[0].dtype == vars[0].dtype):
             # what the single op can do: one call of it per parameter
             for update in zip(b.grads, vars, b.exp_avgs, b.exp_avg_sqs, b.ema_params):
                 npu_apply_fused_ema_adamw(*update, step, float(lr), float(decay), *rest)
