@@ -197,7 +197,7 @@ def test_failing_step_changes_nothing(rng, case, scope):
 @pytest.mark.parametrize("scope", SCOPES)
 def test_bf16_param_with_an_fp16_grad_is_refused_before_any_write(rng, scope):
     """An fp16 gradient on a bf16 parameter: no launch of the list op reads that (an fp32 one
-    is fine, ``grad_dtype``, see test_optim_issue22); the error says so in optimizer terms (not
+    is fine, ``grad_dtype``, see test_optim_memory_rules); the error says so in optimizer terms (not
     "varRef has dtype ACL_BF16")."""
     opt, params = three_groups(torch_seed(rng), scope, dtype=torch.bfloat16)
     params[3].grad_dtype = None  # (torch: any gradient dtype may be assigned)
