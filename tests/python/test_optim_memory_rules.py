@@ -1,7 +1,8 @@
-"""What a new user hits: a parameter listed twice, or sharing memory with another, is refused when it is added; every memory rule of the op is checked over all of a
-step's launches before any write or count (also on the cached fast path); clear messages for
-torch's positional order; bf16/fp16 parameters with fp32 gradients (Megatron's ``main_grad``,
-torch's ``grad_dtype``) against the golden model; ``capturable=`` accepted."""
+"""What a new user hits: a parameter listed twice, or sharing memory with another, is refused
+when it is added; every memory rule of the op is checked over all of a step's launches before any
+write or count (also on the cached fast path); clear messages for torch's positional order;
+bf16/fp16 parameters with fp32 gradients (Megatron's ``main_grad``, torch's ``grad_dtype``)
+against the golden model; ``capturable=`` accepted."""
 
 import re
 
