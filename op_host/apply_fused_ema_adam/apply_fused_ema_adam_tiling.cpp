@@ -90,12 +90,7 @@ TilingResult ComputeTiling(uint64_t numel, DataType dtype, const Attrs& attrs,
     t.usedCoreNum = split.usedCores;
     t.blocksPerCore = split.blocksPerCore;
     t.bigCoreNum = split.bigCores;
-    if (split.usedCores > 0) {
-        // No core needs a chunk larger than its own range: small tensors allocate less UB.
-        const uint64_t coreElemsMax =
-            (split.blocksPerCore + (split.bigCores > 0 ? 1 : 0)) * t.alignElems;
-        t.chunkLength = ChunkElems(platform.ubSize, bytesPerElem, t.alignElems, coreElemsMax);
-    }
+    t.chunkLength = SplitChunkElems(split, platform.ubSize, bytesPerElem, t.alignElems);
     r.blockDim = t.usedCoreNum;
     r.workspaceSize = 0;
     r.ubBytesPerCore = t.chunkLength * bytesPerElem;

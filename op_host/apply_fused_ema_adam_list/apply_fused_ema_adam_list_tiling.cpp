@@ -177,12 +177,7 @@ ListTilingResult ComputeListTiling(const std::vector<uint64_t>& numels, const Li
         const uint64_t first = std::min(core * split.blocksPerCore + extraBefore, totalBlocks);
         t.coreStart[core] = Locate(blocks, first, &cursor, &before);
     }
-    if (split.usedCores > 0) {
-        // No core needs a chunk longer than its own share (tiny launches allocate less UB).
-        const uint64_t coreElemsMax =
-            (split.blocksPerCore + (split.bigCores > 0 ? 1 : 0)) * t.alignElems;
-        t.chunkLength = ChunkElems(platform.ubSize, bytesPerElem, t.alignElems, coreElemsMax);
-    }
+    t.chunkLength = SplitChunkElems(split, platform.ubSize, bytesPerElem, t.alignElems);
     r.blockDim = t.usedCoreNum;
     r.workspaceSize = 0;
     r.ubBytesPerCore = t.chunkLength * bytesPerElem;

@@ -91,4 +91,14 @@ uint32_t ChunkElems(uint32_t ubBytes, uint32_t bytesPerElem, uint32_t alignElems
     return static_cast<uint32_t>(std::min<uint64_t>(fits, capElems));
 }
 
+uint32_t SplitChunkElems(const BlockSplit& split, uint32_t ubBytes, uint32_t bytesPerElem,
+                         uint32_t alignElems)
+{
+    if (split.usedCores == 0) {
+        return 0;
+    }
+    const uint64_t largestShare = (split.blocksPerCore + (split.bigCores > 0 ? 1 : 0)) * alignElems;
+    return ChunkElems(ubBytes, bytesPerElem, alignElems, largestShare);
+}
+
 }  // namespace ascend_ema_adam

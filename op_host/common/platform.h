@@ -68,6 +68,14 @@ BlockSplit SplitBlocks(uint64_t blocks, uint32_t cores);
 uint32_t ChunkElems(uint32_t ubBytes, uint32_t bytesPerElem, uint32_t alignElems,
                     uint64_t capElems);
 
+/**
+ * The chunk of a launch split as `split` (blocks of alignElems elements): ChunkElems capped at the
+ * largest core's share, since no core needs a chunk longer than its own range (small launches
+ * allocate less UB); 0 when no core is used.
+ */
+uint32_t SplitChunkElems(const BlockSplit& split, uint32_t ubBytes, uint32_t bytesPerElem,
+                         uint32_t alignElems);
+
 }  // namespace ascend_ema_adam
 
 #endif  // ASCEND_EMA_ADAM_PLATFORM_H
