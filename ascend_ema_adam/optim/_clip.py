@@ -30,6 +30,8 @@ def _tensor_norms(tensors: list[Tensor], norm_type: float) -> list[Tensor]:
     """Per-tensor norms as torch's ``get_total_norm`` makes them (foreach where it can); 16-bit
     gradients in fp32 (a GradScaler-scaled fp16 norm would overflow fp16)."""
     norms: list[Tensor] = []
+    if not tensors:  # (torch's grouping refuses an empty list)
+        return norms
     for (device, dtype), ([ts], _) in _group_tensors_by_device_and_dtype([tensors]).items():
         wide = None if dtype in (torch.float32, torch.float64) else torch.float32
         if _has_foreach_support(ts, device):
