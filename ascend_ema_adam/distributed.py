@@ -9,6 +9,8 @@
 * FSDP2 (``fully_shard``): parameters, gradients and state are DTensors; the optimizer calls the
   kernel on each rank's local shard, so the EMA stays sharded.
   :func:`gather_full_ema_state_dict` all-gathers it into a full state dict for saving.
+* Fused gradient clipping is global: DTensor gradients all-reduce their partial norms over their
+  mesh; under ZeRO, :func:`set_clip_process_group` names the group to reduce over.
 
 Every function here is a collective: call it on all ranks of the group, in the same order.
 """
@@ -28,7 +30,7 @@ from .optim import FusedEmaAdamW
 from .optim._common import _dtensor_type
 from .optim._ema import _checked_stash_device, _weights_swapped
 
-__all__ = ["gather_full_ema_state_dict", "swap_ema", "local_optimizer"]
+__all__ = ["gather_full_ema_state_dict", "swap_ema", "local_optimizer", "set_clip_process_group"]
 
 
 def _is_zero(optimizer) -> bool:
@@ -43,6 +45,21 @@ def local_optimizer(optimizer) -> FusedEmaAdamW:
         raise TypeError(f"expected FusedEmaAdamW or a ZeroRedundancyOptimizer wrapping it, got "
                         f"{type(inner).__name__}")
     return inner
+
+
+def set_clip_process_group(optimizer, group=None) -> None:
+    """Make fused gradient clipping (``max_grad_norm``, ``clip_grad_norm_``) global over the
+    ranks: the local optimizer's partial norms are all-reduced over ``group`` (default: a
+    ZeroRedundancyOptimizer's own process group, whose ranks each hold a share of the
+    parameters). Not needed for FSDP2: DTensor gradients reduce over their mesh by themselves.
+    Not a collective."""
+    inner = local_optimizer(optimizer)
+    if group is None:
+        if not _is_zero(optimizer):
+            raise ValueError("set_clip_process_group: pass the process group that shares the "
+                             "parameters (only a ZeroRedundancyOptimizer brings its own)")
+        group = optimizer.process_group
+    inner.clip_process_group = group
 
 
 def _zero_ema_owners(zero) -> list[tuple[Tensor, int | None]]:

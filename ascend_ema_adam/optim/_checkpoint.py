@@ -113,6 +113,7 @@ class _CheckpointMixin:
         self.__dict__.setdefault("adam_w_mode", 1)
         self.__dict__.setdefault("set_grad_none", True)
         self.__dict__.setdefault("step_scope", "group")  # pickled before per-parameter steps
+        self.__dict__.setdefault("clip_process_group", None)  # (a process group never pickles)
         self._reset_caches()
         self.defaults.setdefault("ema_decay", 0.9999)
         self.defaults.setdefault("foreach", None)

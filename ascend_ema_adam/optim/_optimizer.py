@@ -16,6 +16,7 @@ from torch.optim.optimizer import Optimizer
 
 from ._buckets import _GroupCache, _Item, _state_keys
 from ._checkpoint import _CheckpointMixin
+from ._clip import _ClipMixin
 from ._common import (_MASTER, _MAX_V, _STEP_SCOPES, _VALID_DTYPES, _WIDE_KEYS, _dtensor_type,
                       _local, _same_objects)
 from ._ema import _EmaMixin, _merge_tied_names
@@ -29,7 +30,7 @@ from ._validation import (_check_capturable, _check_hyperparameters, _check_impl
 from .functional import launch_buckets
 
 
-class FusedEmaAdamW(_StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
+class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
     r"""Adam/AdamW with an exponential moving average of the weights, one fused multi-tensor
     kernel launch per device and dtype of a parameter group (a drop-in for MindSpeed's
     ``FusedEmaAdamW``).
@@ -93,6 +94,12 @@ class FusedEmaAdamW(_StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
             the weights (decay 0); the warm-up counts from there (default: 0).
         ema_every (int): update the EMA on every k-th ``step()`` with ``decay**k``; the other
             steps do not touch it (default: 1).
+        max_grad_norm (float | None): fused gradient clipping: the gradients of the groups
+            that set it are clipped to this total 2-norm (one norm over all of them, as
+            ``torch.nn.utils.clip_grad_norm_`` of their parameters), computed on the device
+            and folded into the kernel's gradient divisor (no gradient is written, no host
+            sync; under a GradScaler of the unscaled gradients). A non-finite norm skips the
+            step. :meth:`clip_grad_norm_` does the same for one step (default: None).
 
     ``lr`` and ``ema_decay`` may also be one-element float32 tensors on the parameters'
     device: the kernel reads them there, so ``step()`` never syncs (capturable). Under
@@ -115,11 +122,12 @@ class FusedEmaAdamW(_StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
                  bias_correction=True, adam_w_mode=True, set_grad_none=True, step_scope="param",
                  foreach=None, fused=None, state_dtype=torch.float32, master_weights=False,
                  ema_warmup="num_updates", inv_gamma=1.0, power=2.0 / 3.0, min_ema_decay=0.0,
-                 ema_update_after_step=0, ema_every=1, capturable=False):
+                 ema_update_after_step=0, ema_every=1, capturable=False, max_grad_norm=None):
         options = dict(state_dtype=state_dtype, master_weights=master_weights,
                        ema_warmup=ema_warmup if use_num_updates else None, inv_gamma=inv_gamma,
                        power=power, min_ema_decay=min_ema_decay,
-                       ema_update_after_step=ema_update_after_step, ema_every=ema_every)
+                       ema_update_after_step=ema_update_after_step, ema_every=ema_every,
+                       max_grad_norm=max_grad_norm)
         _check_types(lr, eps, betas, weight_decay, ema_decay)
         _check_capturable(capturable)
         error = _hyperparameter_error(lr, eps, betas, weight_decay, ema_decay) or _option_error(
@@ -136,6 +144,9 @@ class FusedEmaAdamW(_StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
         self.adam_w_mode = 1 if adam_w_mode else 0
         self.set_grad_none = set_grad_none
         self.step_scope = step_scope
+        # ZeroRedundancyOptimizer: the ranks' local norms are all-reduced over this group
+        # (distributed.set_clip_process_group); DTensor gradients reduce over their mesh.
+        self.clip_process_group = None
         self._reset_caches()
         defaults = dict(lr=lr, bias_correction=bias_correction, betas=betas, eps=eps,
                         weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
@@ -159,6 +170,10 @@ class FusedEmaAdamW(_StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
         # The storages the cached groups update (_memory.updated_ranges), while every group is
         # cached: a step then checks only its gradients against them (None: check in full).
         self._updated_ranges = None
+        # clip_grad_norm_'s (norm, max_norm) for the next step; the unscaled total norm of the
+        # last step that clipped (a device tensor: the step reads nothing back).
+        self._clip_request = None
+        self.last_grad_norm = None
 
     # -- optimizer-wide EMA settings (MindSpeed attributes), stored in every param group so
     # -- that checkpoints and ZeroRedundancyOptimizer (which syncs group keys) carry them
@@ -293,6 +308,8 @@ class FusedEmaAdamW(_StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
                 plan.append((i, group, self._checked_group(i, group, dtensor), None, None))
         if not compiling:  # (traced tensors have no addresses; the op checks at run time)
             check_plan_memory(plan, self.param_groups, scaler, self._updated_ranges)
+        # clipping: the counters skip on a non-finite norm too; each group its divisor
+        scaler, group_scalers = self._clipping_scalers(plan, scaler, dtensor)
 
         for _, group, items, _, _ in plan:
             for item in items or ():
@@ -307,7 +324,8 @@ class FusedEmaAdamW(_StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
             else:
                 buckets = self._advance_param_steps(i, group, items, device_steps, dtensor,
                                                     scaler)
-            launch_buckets(group, buckets, n, scaler, self.adam_w_mode)
+            launch_buckets(group, buckets, n, scaler if group_scalers is None
+                           else group_scalers[i], self.adam_w_mode)
             if cacheable and cache is None:
                 self._remember(i, group, items)
         if cacheable:

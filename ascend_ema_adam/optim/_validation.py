@@ -13,6 +13,7 @@ from torch import Tensor
 from .._dtypes import (FLOAT_DTYPES, MASTER_DTYPES, by_name, by_torch, grad_dtypes_of,
                        state_dtypes_of)
 from ._common import _EMA_WARMUPS, _MASTER, _layout_error
+from ._clip import check_max_norm
 
 # The kernel narrows every scalar to fp32: what overflows there, and the betas that become 1.
 _FP32 = by_name("float32")
@@ -134,7 +135,7 @@ def _option_error(group: dict[str, Any]) -> str | None:
                 f">= 0)")
     if not (_is_int(group["ema_every"]) and group["ema_every"] >= 1):
         return f"Invalid ema_every: {group['ema_every']!r} (an int >= 1)"
-    return None
+    return check_max_norm(group.get("max_grad_norm"))
 
 
 def _check_tensor_hypers(i: int, group: dict[str, Any], j: int, device: torch.device) -> None:

@@ -21,7 +21,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from test_optim import backward, make_batches, make_model
 
-from ascend_ema_adam.distributed import gather_full_ema_state_dict, swap_ema
+from ascend_ema_adam.distributed import gather_full_ema_state_dict, set_clip_process_group, swap_ema
 from ascend_ema_adam.optim import FusedEmaAdamW
 
 WORLD = 2
@@ -31,6 +31,7 @@ TIMEOUT_S = 150      # the whole spawn; a hang fails the tests instead of blocki
 ZERO_KWARGS = dict(lr=0.01, ema_decay=0.95, weight_decay=0.05)
 FSDP_KWARGS = dict(lr=0.02, ema_decay=0.9, weight_decay=0.01, adam_w_mode=False)
 SCOPES = ["param", "group"]
+CLIP = 0.05          # fused clipping's max norm: below every step's gradient norm (asserted)
 
 
 def zero_groups(model):
@@ -207,6 +208,45 @@ def fsdp_scenario(rank, seed, out_dir, scope):
     return res
 
 
+def zero_clip_scenario(rank, seed):
+    """ZeRO with max_grad_norm: each rank's local optimizer holds a share of the parameters, and
+    the norm is global through set_clip_process_group."""
+    from torch.distributed.optim import ZeroRedundancyOptimizer
+
+    model = make_model(seed, extra=True)
+    zero = ZeroRedundancyOptimizer(zero_groups(model), optimizer_class=FusedEmaAdamW,
+                                   **ZERO_KWARGS, max_grad_norm=CLIP)
+    set_clip_process_group(zero)
+    norms = []
+    for batch in make_batches(seed, K + M):
+        backward(model, batch)
+        zero.step()
+        norms.append(zero.optim.last_grad_norm.clone())
+    return dict(params=full_params(model), ema=gather_full_ema_state_dict(model, zero),
+                norms=norms)
+
+
+def fsdp_clip_scenario(rank, seed):
+    """FSDP2 with clip_grad_norm_: DTensor gradients sharded over the mesh, reduced over it."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    mesh = init_device_mesh("cpu", (WORLD,))
+    model = fsdp_model(seed)
+    for layer in model:
+        if isinstance(layer, torch.nn.Linear):
+            fully_shard(layer, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    opt = FusedEmaAdamW(model.parameters(), **FSDP_KWARGS)
+    norms = []
+    for batch in fsdp_batches(seed, K + M):
+        fsdp_backward(model, batch)
+        norms.append(opt.clip_grad_norm_(CLIP).clone())
+        opt.step()
+    return dict(params=full_params(model), ema=gather_full_ema_state_dict(model, opt),
+                norms=norms)
+
+
 def worker(rank, port, seed, out_dir):
     torch.set_num_threads(1)  # identical CPU kernels (and summation orders) on every process
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
@@ -215,6 +255,8 @@ def worker(rank, port, seed, out_dir):
         results = {scope: {"zero": zero_scenario(rank, seed, out_dir, scope),
                            "fsdp": fsdp_scenario(rank, seed, out_dir, scope)}
                    for scope in SCOPES}
+        results["clip"] = {"zero": zero_clip_scenario(rank, seed),
+                           "fsdp": fsdp_clip_scenario(rank, seed)}
         torch.save(results, os.path.join(out_dir, f"rank{rank}.pt"))
     except BaseException:
         with open(os.path.join(out_dir, f"rank{rank}.error"), "w") as f:
@@ -253,6 +295,27 @@ def single_process_fsdp(seed, scope):
     return model, opt
 
 
+def single_process_clip(seed):
+    """The clipping runs without ranks: ZeRO's model with max_grad_norm, FSDP2's with
+    clip_grad_norm_ (the ZeRO run's norms are torch's get_total_norm)."""
+    model = make_model(seed, extra=True)
+    opt = FusedEmaAdamW(zero_groups(model), **ZERO_KWARGS, max_grad_norm=CLIP)
+    zero_norms = []
+    for batch in make_batches(seed, K + M):
+        backward(model, batch)
+        zero_norms.append(torch.nn.utils.get_total_norm(
+            [p.grad for p in model.parameters() if p.grad is not None]))
+        opt.step()
+    fsdp = fsdp_model(seed)
+    fopt = FusedEmaAdamW(fsdp.parameters(), **FSDP_KWARGS)
+    fsdp_norms = []
+    for batch in fsdp_batches(seed, K + M):
+        fsdp_backward(fsdp, batch)
+        fsdp_norms.append(fopt.clip_grad_norm_(CLIP))
+        fopt.step()
+    return dict(zero=(model, opt, zero_norms), fsdp=(fsdp, fopt, fsdp_norms))
+
+
 @pytest.fixture(scope="module")
 def spawned(tmp_path_factory, new_seed):
     seed = new_seed("distributed")
@@ -279,6 +342,8 @@ def spawned(tmp_path_factory, new_seed):
                            zero_ref=single_process_zero(seed, scope),
                            fsdp_ref=single_process_fsdp(seed, scope))
                for scope in SCOPES}
+        out["clip"] = dict(seed=seed, ranks=[r["clip"] for r in results],
+                           ref=single_process_clip(seed))
     finally:
         torch.set_num_threads(threads)
     return out
@@ -413,3 +478,30 @@ def test_fsdp2_swap_ema_and_resume(runs):
         assert_same_dict(f["resumed_params"], f["params"], f"rank {rank} resumed params",
                          runs["seed"])
         assert_same_dict(f["resumed_ema"], f["ema"], f"rank {rank} resumed EMA", runs["seed"])
+
+
+# ------------------------------------------------------------------------------------------
+# Fused clipping: the norm is global (partial norms all-reduced), so the sharded runs equal the
+# single process to fp32 rounding (the norm's summation order differs: not bit for bit)
+
+
+def assert_close_dict(actual, expected, what, seed, tol=1e-6):
+    assert list(actual) == list(expected), what
+    scale = max(e.abs().max().item() for e in expected.values())
+    err = max((actual[n] - expected[n]).abs().max().item() for n in expected)
+    assert err <= tol * scale, f"{what}: {err:.3e} of scale {scale:.3e} (seed {seed})"
+
+
+@pytest.mark.parametrize("kind", ["zero", "fsdp"])
+def test_fused_clipping_norm_is_global(spawned, kind):
+    runs = spawned["clip"]
+    model, opt, ref_norms = runs["ref"][kind]
+    assert all(n > CLIP for n in ref_norms)  # every step clips
+    params = {n: p.detach() for n, p in model.named_parameters()}
+    ema = opt.ema_state_dict(model)
+    for rank, res in enumerate(runs["ranks"]):
+        got = res[kind]
+        for step, (a, e) in enumerate(zip(got["norms"], ref_norms, strict=True)):
+            assert abs(a.item() - e.item()) <= 1e-6 * e.item(), (rank, step, a, e)
+        assert_close_dict(got["params"], params, f"{kind} rank {rank} params", runs["seed"])
+        assert_close_dict(got["ema"], ema, f"{kind} rank {rank} EMA", runs["seed"])
