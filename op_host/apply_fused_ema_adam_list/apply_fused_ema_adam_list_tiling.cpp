@@ -26,16 +26,6 @@ static_assert(sizeof(ApplyFusedEmaAdamListTilingData) ==
 
 namespace {
 
-// The host's dtypes of the contract's dtype tokens (apply_fused_ema_adam_list_tiling_key.h); a
-// combination without model copies (NONE) keeps ListDtypes' default copy dtype.
-constexpr DataType kListDtype_FP32 = DataType::kFloat32;
-constexpr DataType kListDtype_FP16 = DataType::kFloat16;
-constexpr DataType kListDtype_BF16 = DataType::kBFloat16;
-constexpr DataType kListDtype_NONE = ListDtypes{}.copy;
-constexpr bool kListHasCopy_FP16 = true;
-constexpr bool kListHasCopy_BF16 = true;
-constexpr bool kListHasCopy_NONE = false;
-
 /** The kernel's instantiations: one key per dtype combination of the operator's contract. */
 const struct {
     ListDtypes dtypes;

@@ -27,6 +27,18 @@ struct ListDtypes {
     DataType copy = DataType::kFloat16;  // C, when hasCopy: fp16 or bf16
 };
 
+// The host's dtypes of the dtype contract's tokens (APPLY_FUSED_EMA_ADAM_LIST_KEYS in
+// apply_fused_ema_adam_list_tiling_key.h), pasted as kListDtype_##P and kListHasCopy_##C by the
+// host's key table and the native loops' dispatch; without model copies (NONE) the copy dtype is
+// ListDtypes' default.
+constexpr DataType kListDtype_FP32 = DataType::kFloat32;
+constexpr DataType kListDtype_FP16 = DataType::kFloat16;
+constexpr DataType kListDtype_BF16 = DataType::kBFloat16;
+constexpr DataType kListDtype_NONE = ListDtypes{}.copy;
+constexpr bool kListHasCopy_FP16 = true;
+constexpr bool kListHasCopy_BF16 = true;
+constexpr bool kListHasCopy_NONE = false;
+
 /** What a launch does beyond the single op's update. */
 struct ListOptions {
     bool maximize = false;   // negate the gradient first

@@ -28,6 +28,7 @@
 #include "aclnnop/aclnn_apply_fused_ema_adam_list_v2.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -204,22 +205,27 @@ aclnnStatus CheckDescription(const Call& call, ListDtypes* dtypes, ListOptions* 
 CallTensors CallTensorsOf(const Call& call)
 {
     CallTensors out;
-    std::vector<std::pair<int, size_t>> args;  // (list or kLists + scalar, entry)
+    std::array<size_t, kLists> sizes{};  // the lists' lengths: argument k's name is found from them
     for (int list = 0; list < kLists; ++list) {
-        for (size_t i = 0; i < SizeOf(call.lists[list]); ++i) {
-            out.Add(call.lists[list]->tensors[i], kUpdated[list]);
-            args.emplace_back(list, i);
+        sizes[list] = SizeOf(call.lists[list]);
+        for (const aclTensor* t : call.lists[list]->tensors) {
+            out.Add(t, kUpdated[list]);
         }
     }
+    std::array<int, kScalars> scalars{};  // the one-element tensors given, in order
+    int given = 0;
     for (int i = 0; i < kScalars; ++i) {
         if (call.scalars[i] != nullptr) {
             out.Add(call.scalars[i], false);
-            args.emplace_back(kLists + i, 0);
+            scalars[given++] = i;
         }
     }
-    out.nameOf = [args = std::move(args)](size_t k) {
-        const auto [arg, index] = args[k];
-        return arg < kLists ? ListEntryName(arg, index) : std::string(kScalarNames[arg - kLists]);
+    out.nameOf = [sizes, scalars](size_t k) {
+        for (int list = 0; list < kLists; ++list) {
+            if (k < sizes[list]) return ListEntryName(list, k);
+            k -= sizes[list];
+        }
+        return std::string(kScalarNames[scalars[k]]);
     };
     return out;
 }

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "apply_fused_ema_adam_list_native_kernel.h"
+#include "apply_fused_ema_adam_list_tiling.h"
 #include "apply_fused_ema_adam_list_tiling_key.h"
 #include "ema_adam_native_update.h"
 
@@ -89,18 +90,12 @@ ApplyFusedEmaAdamListLoop PickMode(const ListLoopShape& shape)
                            : PickPrologue<A, G, P, S, C, 1>(shape);
 }
 
-// The native types and dtypes of the contract's dtype tokens (apply_fused_ema_adam_list_tiling_key.h).
+// The native storage types of the contract's dtype tokens (apply_fused_ema_adam_list_tiling_key.h);
+// their DataTypes are the host's (kListDtype_*, kListHasCopy_* of apply_fused_ema_adam_list_tiling.h).
 using ListType_FP32 = float;
 using ListType_FP16 = F16;
 using ListType_BF16 = Bf16;
 using ListType_NONE = NoCopy;
-constexpr DataType kListDtype_FP32 = DataType::kFloat32;
-constexpr DataType kListDtype_FP16 = DataType::kFloat16;
-constexpr DataType kListDtype_BF16 = DataType::kBFloat16;
-constexpr DataType kListDtype_NONE = DataType::kFloat16;  // not compared: no model copies
-constexpr bool kListHasCopy_FP16 = true;
-constexpr bool kListHasCopy_BF16 = true;
-constexpr bool kListHasCopy_NONE = false;
 
 /** The ApplyFusedEmaAdamListLoop of backend A for `shape`: the loop of its row of the operator's
  *  dtype contract, null outside it. */
