@@ -187,13 +187,14 @@ TWIN_CASE(ok_pointers_only_layout) {
 // CANN's launcher with ranks 0..8 mixed and null entries: every pointer decodes; GetDesc works on the leading
 // run of tensor 0's rank.
 TWIN_CASE(ok_framework_layout_mixed_ranks) {
-    for (int trial = 0; trial < 20; ++trial) {
-        const uint32_t n = Draw(1, 80);
+    // Trials 0 and 1: one tensor of rank 0, then one null entry (the decoder reads word 0 as the last header).
+    for (int trial = 0; trial < 22; ++trial) {
+        const uint32_t n = trial < 2 ? 1 : Draw(1, 80);
         std::vector<uint32_t> ranks(n);
-        for (uint32_t& r : ranks) r = Draw(0, kMaxRank);
+        for (uint32_t& r : ranks) r = trial < 2 ? 0 : Draw(0, kMaxRank);
         std::vector<twin::ListEntry> entries = FakeEntries(ranks);
         for (twin::ListEntry& e : entries) {
-            if (Draw(0, 9) == 0) e = {nullptr, {}};  // a null aclTensor: rank-0 header, null pointer
+            if (trial == 1 || (trial >= 2 && Draw(0, 9) == 0)) e = {nullptr, {}};  // a null aclTensor: rank-0 header, null pointer
         }
         uint32_t run = 0;
         const size_t rank0 = entries[0].shape.size();
@@ -462,6 +463,15 @@ TWIN_CASE(abort_LIST_LAYOUT_descriptor_overruns_pointers) {
     twin::EncodedList list = twin::EncodeList(entries);
     std::vector<uint64_t> words = list.Words();
     words[4] = (uint64_t{1} << 32) | 9;  // tensor 1's header
+    return ProbeAbort(twin::EncodedList(words, list.Count()), Probe{});
+}
+
+// Tensor 0's header claims a rank whose descriptor would put the decoder's count read before the list.
+TWIN_CASE(abort_LIST_LAYOUT_first_descriptor_overruns_list) {
+    std::vector<twin::ListEntry> entries = FakeEntries({2, 2, 2});
+    twin::EncodedList list = twin::EncodeList(entries);
+    std::vector<uint64_t> words = list.Words();
+    words[1] = (uint64_t{1} << 32) | 20;  // tensor 0's header: 21 descriptor words, the list has 10 before its pointers
     return ProbeAbort(twin::EncodedList(words, list.Count()), Probe{});
 }
 

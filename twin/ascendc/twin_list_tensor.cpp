@@ -83,7 +83,9 @@ void DecodeList(ListState& st, const void* data, uint32_t length, uint32_t shape
     const uint64_t header = ReadWord(ctx, call, s.base, 1);
     s.dim = static_cast<uint32_t>(header);
     const uint64_t descWords = s.dim == 0 ? 2 : uint64_t{1} + s.dim;
-    if (descWords >= ptrWords) {
+    // The decoder reads the last descriptor's header at word ptrWords - descWords: word 0 at the earliest (one
+    // tensor of rank 0 reads the offset word itself, whose high half is 0: count 1, right).
+    if (descWords > ptrWords) {
         Fail("LIST_LAYOUT", call, "tensor 0's header (word 1) claims rank %u, which runs past the pointer array at word %llu",
              s.dim, Ull(ptrWords));
     }
