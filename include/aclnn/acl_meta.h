@@ -6,6 +6,7 @@
 #ifndef ASCEND_EMA_ADAM_ACLNN_ACL_META_H
 #define ASCEND_EMA_ADAM_ACLNN_ACL_META_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "acl/acl_base.h"
@@ -57,6 +58,50 @@ ACL_FUNC_VISIBILITY aclnnStatus aclDestroyTensorList(const aclTensorList *array)
  * (already run, destroyed, freed by aclFinalize), as CANN's opbase does.
  */
 ACL_FUNC_VISIBILITY aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor);
+
+/**
+ * Makes an executor from phase 1 repeatable: phase 2 no longer consumes it, so it runs any number
+ * of times (each launch as the executor stands when it is queued) until aclDestroyAclOpExecutor.
+ * Call it before the first phase 2. ACLNN_ERR_INNER_NULLPTR for NULL, ACLNN_ERR_INNER for a
+ * pointer that is not a live executor.
+ */
+ACL_FUNC_VISIBILITY aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor);
+
+/**
+ * Address updates of a (repeatable) executor, for memory that moved while its description (dtype,
+ * shape, strides, offset, format) stayed: each sets the tensor's storage address to `addr`, then
+ * the executor's. Nothing phase 1 checked is checked again; the new memory must be a valid place
+ * for the same view under the operator's memory rules.
+ *   aclSetInputTensorAddr / aclSetOutputTensorAddr: `index` counts the executor's input (output)
+ *     tensors flat, every list's entries in order; aclSetTensorAddr the inputs', then the outputs'.
+ *   aclSetDynamic{Input,Output,}TensorAddr: entry `relativeIndex` of `tensors`, the list given to
+ *     phase 1 as input (output) `irIndex`; irIndex counts the operator's inputs (outputs) in OpDef
+ *     order, an absent OPTIONAL input skipped; aclSetDynamicTensorAddr the inputs, then the outputs.
+ * An in-place list is one input and one output over the same memory: updating either updates both.
+ * ACLNN_ERR_INNER_NULLPTR for a NULL tensor, list entry or executor, ACLNN_ERR_PARAM_INVALID for an
+ * index out of range or a NULL address of a tensor with elements, ACLNN_ERR_INNER for a pointer
+ * that is not a live executor.
+ */
+ACL_FUNC_VISIBILITY aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, const size_t index,
+                                                      aclTensor *tensor, void *addr);
+ACL_FUNC_VISIBILITY aclnnStatus aclSetOutputTensorAddr(aclOpExecutor *executor, const size_t index,
+                                                       aclTensor *tensor, void *addr);
+ACL_FUNC_VISIBILITY aclnnStatus aclSetTensorAddr(aclOpExecutor *executor, const size_t index,
+                                                 aclTensor *tensor, void *addr);
+ACL_FUNC_VISIBILITY aclnnStatus aclSetDynamicInputTensorAddr(aclOpExecutor *executor,
+                                                             size_t irIndex,
+                                                             const size_t relativeIndex,
+                                                             aclTensorList *tensors, void *addr);
+ACL_FUNC_VISIBILITY aclnnStatus aclSetDynamicOutputTensorAddr(aclOpExecutor *executor,
+                                                              size_t irIndex,
+                                                              const size_t relativeIndex,
+                                                              aclTensorList *tensors, void *addr);
+ACL_FUNC_VISIBILITY aclnnStatus aclSetDynamicTensorAddr(aclOpExecutor *executor, size_t irIndex,
+                                                        const size_t relativeIndex,
+                                                        aclTensorList *tensors, void *addr);
+/** A tensor's storage address (aclCreateTensor's tensorData), set or read; no executor changes. */
+ACL_FUNC_VISIBILITY aclnnStatus aclSetRawTensorAddr(aclTensor *tensor, void *addr);
+ACL_FUNC_VISIBILITY aclnnStatus aclGetRawTensorAddr(const aclTensor *tensor, void **addr);
 
 #ifdef __cplusplus
 }

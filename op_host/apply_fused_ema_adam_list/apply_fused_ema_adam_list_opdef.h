@@ -28,6 +28,12 @@ namespace ascend_ema_adam {
 /** The outputs of the list OpDefs: the in-place lists vars ... model_copies (input l + 1). */
 constexpr int kApplyFusedEmaAdamListOutputs = kApplyFusedEmaAdamLists - 1;
 
+/** The OpDefs' outputs in declaration order, as input lists (kList*): varsRef first and a list
+ *  that is never empty last, for opbase's sake (cann/apply_fused_ema_adam_list_def.h says why).
+ *  An executor's output irIndex o (aclSetDynamicOutputTensorAddr) is this list. */
+constexpr int kApplyFusedEmaAdamListOutputOrder[kApplyFusedEmaAdamListOutputs] = {
+    kListVars, kListSs, kListMaxVs, kListCopies, kListMs, kListVs};
+
 /** One column of the OpDef: the dtype of each DYNAMIC list as an input (grads ... model_copies,
  *  kListGrads order) and as an output (vars ... model_copies). The other inputs are the same in
  *  every column: step int64, the OPTIONAL scalar tensors fp32 (not part of the selection). */

@@ -50,20 +50,41 @@ struct aclTensorList {
 
 /**
  * Base of every operator's executor: phase 1 of `op` creates it, phase 2 of the same operator
- * takes it once (TakeExecutor refuses an executor of another operator) and queues Execute.
+ * takes it once (TakeExecutor refuses an executor of another operator) and queues Execute. A
+ * repeatable executor (aclSetAclOpExecutorRepeatable) is not taken: every phase 2 queues a Copy,
+ * so an address changed afterwards (aclSet*TensorAddr) reaches only later launches, as on the
+ * device, where a launch's arguments are copied when it is queued. It lives until
+ * aclDestroyAclOpExecutor or aclFinalize.
  */
 struct aclOpExecutor {
     explicit aclOpExecutor(const ascend_ema_adam::acl::AclnnOp& creator) : op(creator) {}
     virtual ~aclOpExecutor() = default;
-    aclOpExecutor(const aclOpExecutor&) = delete;
     aclOpExecutor& operator=(const aclOpExecutor&) = delete;
 
     /** Phase 2's work, on the stream: `workspace` holds at least workspaceSize bytes. */
     virtual void Execute(char* workspace) const = 0;
+    /** What one launch of this executor runs, as it stands now. */
+    virtual std::unique_ptr<aclOpExecutor> Copy() const = 0;
+    /**
+     * Points tensor `relativeIndex` of the executor's input (output: `input` false) `irIndex` at
+     * `tensor`'s memory as it is now (its first element; a strided view keeps its staging). irIndex
+     * counts the operator's inputs as opbase does: in OpDef order, an absent OPTIONAL input
+     * skipped; a single tensor has relativeIndex 0. An in-place list is one input and one output
+     * sharing its memory, so either updates both. False if there is no such tensor.
+     */
+    virtual bool SetAddress(bool input, size_t irIndex, size_t relativeIndex,
+                            const aclTensor* tensor) = 0;
+    /** The number of tensors of each input (output) irIndex: 1 for a single tensor, a list's
+     *  length for a dynamic one. */
+    virtual std::vector<size_t> Instances(bool input) const = 0;
 
     const ascend_ema_adam::acl::AclnnOp& op;  // compared by address
     uint64_t workspaceSize = 0;               // bytes phase 2 must be given
     bool empty = false;                       // nothing to run: phase 2 queues nothing
+    bool repeatable = false;                  // phase 2 leaves it registered
+
+protected:
+    aclOpExecutor(const aclOpExecutor&) = default;  // for Copy
 };
 
 namespace ascend_ema_adam::acl {
@@ -88,11 +109,15 @@ bool IsLiveTensorList(const aclTensorList* list);
 
 /** Keeps `executor` alive until phase 2 takes it or aclFinalize frees it. */
 aclOpExecutor* RegisterExecutor(std::unique_ptr<aclOpExecutor> executor);
+/** Runs `body` on the live executor `executor` under the registry's lock; false (nothing run) if
+ *  it is not live. */
+bool WithLiveExecutor(aclOpExecutor* executor, const std::function<void(aclOpExecutor&)>& body);
 /**
  * Hands over a registered executor for phase 2 of `op`, after checking that `op`'s phase 1
  * created it and the workspace against it; returns ACLNN_SUCCESS or the status to return (message
  * set). An executor of another operator, or a rejected workspace, leaves the executor registered,
- * so the caller may retry with the right phase 2 or a correct workspace.
+ * so the caller may retry with the right phase 2 or a correct workspace. A repeatable executor
+ * stays registered: `taken` receives its Copy.
  */
 aclnnStatus TakeExecutor(const AclnnOp& op, aclOpExecutor* executor, const void* workspace,
                          uint64_t workspaceSize, std::unique_ptr<aclOpExecutor>* taken);

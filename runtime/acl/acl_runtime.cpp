@@ -194,7 +194,8 @@ aclnnStatus TakeExecutor(const AclnnOp& op, aclOpExecutor* executor, const void*
     if (it == rt.executors.end()) {
         AddErrorMessage(std::string(api) +
                         ": executor is not a live executor: it was already run (an executor is "
-                        "single-use), freed by aclFinalize, or never returned by phase 1");
+                        "single-use unless aclSetAclOpExecutorRepeatable made it repeatable), "
+                        "destroyed, freed by aclFinalize, or never returned by phase 1");
         return ACLNN_ERR_PARAM_INVALID;
     }
     const AclnnOp& creator = it->second->op;
@@ -215,9 +216,25 @@ aclnnStatus TakeExecutor(const AclnnOp& op, aclOpExecutor* executor, const void*
                         std::to_string(workspaceSize));
         return ACLNN_ERR_PARAM_INVALID;
     }
+    if (it->second->repeatable) {
+        *taken = it->second->Copy();
+        return ACLNN_SUCCESS;
+    }
     *taken = std::move(it->second);
     rt.executors.erase(it);
     return ACLNN_SUCCESS;
+}
+
+bool WithLiveExecutor(aclOpExecutor* executor, const std::function<void(aclOpExecutor&)>& body)
+{
+    Runtime& rt = State();
+    std::lock_guard<std::mutex> lock(rt.mu);
+    auto it = rt.executors.find(executor);
+    if (it == rt.executors.end()) {
+        return false;
+    }
+    body(*it->second);
+    return true;
 }
 
 bool IsValidStream(aclrtStream stream)

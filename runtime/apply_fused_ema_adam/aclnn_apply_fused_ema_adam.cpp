@@ -51,6 +51,28 @@ struct ApplyFusedEmaAdamExecutor final : aclOpExecutor {
     uint32_t threads = 0;                   // the native kernel's
 
     void Execute(char* workspace) const override;
+    std::unique_ptr<aclOpExecutor> Copy() const override
+    {
+        return std::make_unique<ApplyFusedEmaAdamExecutor>(*this);
+    }
+    // Inputs grad, var, m, v, s, step (one tensor each); outputs var, m, v, s (the OpDef's).
+    std::vector<size_t> Instances(bool input) const override
+    {
+        return std::vector<size_t>(input ? kTensorArgs : kFloatTensors - kVar, 1);
+    }
+    bool SetAddress(bool input, size_t irIndex, size_t /*relativeIndex: 0*/,
+                    const aclTensor* tensor) override
+    {
+        const size_t arg = input ? irIndex : kVar + irIndex;
+        char* first = FirstElement(tensor);
+        if (first == nullptr && Numel(tensor->viewDims) > 0) return false;
+        if (arg == kStep) {
+            step = reinterpret_cast<const int64_t*>(first);
+        } else {
+            views[arg].first = first;
+        }
+        return true;
+    }
 };
 
 // ---- CheckParams, in order: every check returns ACLNN_SUCCESS (0) or the status it rejected with

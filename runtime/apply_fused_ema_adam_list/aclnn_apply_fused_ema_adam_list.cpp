@@ -42,6 +42,7 @@
 #include "apply_fused_ema_adam_list_buffers.h"
 #include "apply_fused_ema_adam_list_check.h"
 #include "apply_fused_ema_adam_list_native.h"
+#include "apply_fused_ema_adam_list_opdef.h"
 #include "apply_fused_ema_adam_list_tiling.h"
 #include "apply_fused_ema_adam_list_twin_run.h"
 #include "cpu_kernel.h"
@@ -105,8 +106,19 @@ struct ApplyFusedEmaAdamListExecutor final : aclOpExecutor {
     const float* emaDecay = nullptr;
     CpuKernel kernel = CpuKernel::kNative;  // from the environment at phase 1
     uint32_t threads = 0;                   // the native kernel's
+    size_t listSizes[kLists] = {};          // each list's length as given (0: absent)
 
     void Execute(char* workspace) const override;
+    std::unique_ptr<aclOpExecutor> Copy() const override
+    {
+        return std::make_unique<ApplyFusedEmaAdamListExecutor>(*this);
+    }
+    std::vector<size_t> Instances(bool input) const override;
+    bool SetAddress(bool input, size_t irIndex, size_t relativeIndex,
+                    const aclTensor* tensor) override;
+
+private:
+    const float** ScalarSlot(int scalar);
 };
 
 // ---- CheckParams, in order: every check returns ACLNN_SUCCESS (0) or the status it rejected with
@@ -307,6 +319,67 @@ void ApplyFusedEmaAdamListExecutor::Execute(char* workspace) const
     }
 }
 
+// ---- address updates of a repeatable executor (acl_executor_reuse.cpp) -------------------------
+
+// Inputs: the seven lists (kList* order), then step and the optional one-element tensors given,
+// in signature order (an absent one has no irIndex, as opbase skips a disabled OPTIONAL input).
+// Outputs: the in-place lists in the OpDef's order (kApplyFusedEmaAdamListOutputOrder).
+std::vector<size_t> ApplyFusedEmaAdamListExecutor::Instances(bool input) const
+{
+    std::vector<size_t> out;
+    if (!input) {
+        for (int list : kApplyFusedEmaAdamListOutputOrder) out.push_back(listSizes[list]);
+        return out;
+    }
+    out.assign(listSizes, listSizes + kLists);
+    const void* scalars[kScalars] = {step, gradScale, foundInf, lr, emaDecay};
+    for (const void* given : scalars) {
+        if (given != nullptr) out.push_back(1);
+    }
+    return out;
+}
+
+const float** ApplyFusedEmaAdamListExecutor::ScalarSlot(int scalar)
+{
+    const float** slots[kScalars] = {nullptr, &gradScale, &foundInf, &lr, &emaDecay};
+    return slots[scalar];
+}
+
+bool ApplyFusedEmaAdamListExecutor::SetAddress(bool input, size_t irIndex, size_t relativeIndex,
+                                               const aclTensor* tensor)
+{
+    char* first = FirstElement(tensor);
+    if (first == nullptr && Numel(tensor->viewDims) > 0) return false;
+    if (!input || irIndex < static_cast<size_t>(kLists)) {
+        const int list = input ? static_cast<int>(irIndex)
+                               : kApplyFusedEmaAdamListOutputOrder[irIndex];
+        if (numels[relativeIndex] == 0) return true;  // no memory is ever read
+        for (StagedView& s : staged) {
+            if (s.list == list && s.index == relativeIndex) {
+                s.view.first = first;
+                return true;
+            }
+        }
+        data[list][relativeIndex] = first;
+        return true;
+    }
+    // the k-th one-element tensor given
+    size_t k = irIndex - kLists;
+    const void* given[kScalars] = {step, gradScale, foundInf, lr, emaDecay};
+    for (int scalar = 0; scalar < kScalars; ++scalar) {
+        if (given[scalar] == nullptr) continue;
+        if (k-- == 0) {
+            if (scalar == kStep) {
+                step = reinterpret_cast<const int64_t*>(first);
+            } else {
+                *ScalarSlot(scalar) = reinterpret_cast<const float*>(first);
+            }
+            return true;
+        }
+    }
+    return false;
+}
+
 aclnnStatus GetWorkspaceSize(const Call& call, uint64_t* workspaceSize, aclOpExecutor** executor)
 {
     ListDtypes dtypes{};
@@ -331,6 +404,7 @@ aclnnStatus GetWorkspaceSize(const Call& call, uint64_t* workspaceSize, aclOpExe
     }
     uint64_t staging = 0;
     for (int list = 0; list < kLists; ++list) {
+        e->listSizes[list] = SizeOf(call.lists[list]);
         const bool absent = (list >= kListMaxVs || (list == kListSs && !options.ema)) &&
                             SizeOf(call.lists[list]) == 0;
         if (absent) continue;

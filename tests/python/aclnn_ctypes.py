@@ -46,6 +46,17 @@ _SIGNATURES = {
         ctypes.c_int32, [ctypes.c_void_p] * 12 + [ctypes.c_double] * 5
         + [ctypes.c_int64, ctypes.c_bool, ctypes.c_double, ctypes.c_bool] + _PHASE1_TAIL),
     "aclnnApplyFusedEmaAdamListV2": _PHASE2,
+    "aclDestroyAclOpExecutor": (ctypes.c_int32, [ctypes.c_void_p]),
+    "aclSetAclOpExecutorRepeatable": (ctypes.c_int32, [ctypes.c_void_p]),
+    **{name: (ctypes.c_int32, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p,
+                               ctypes.c_void_p])
+       for name in ("aclSetInputTensorAddr", "aclSetOutputTensorAddr", "aclSetTensorAddr")},
+    **{name: (ctypes.c_int32, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t,
+                               ctypes.c_void_p, ctypes.c_void_p])
+       for name in ("aclSetDynamicInputTensorAddr", "aclSetDynamicOutputTensorAddr",
+                    "aclSetDynamicTensorAddr")},
+    "aclSetRawTensorAddr": (ctypes.c_int32, [ctypes.c_void_p, ctypes.c_void_p]),
+    "aclGetRawTensorAddr": (ctypes.c_int32, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]),
 }
 
 

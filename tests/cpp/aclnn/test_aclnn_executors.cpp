@@ -8,6 +8,7 @@
 // same RunPhase2 every operator uses.
 #include <atomic>
 #include <memory>
+#include <vector>
 
 #include "aclnn_common.h"
 #include "aclnn_test_util.h"
@@ -22,6 +23,12 @@ constexpr AclnnOp kTestOp{"TestOp", "aclnnTestOpGetWorkspaceSize", "aclnnTestOp"
 struct TestOpExecutor final : aclOpExecutor {
     explicit TestOpExecutor(std::atomic<int>* counter) : aclOpExecutor(kTestOp), runs(counter) {}
     void Execute(char* /*workspace*/) const override { ++*runs; }
+    std::unique_ptr<aclOpExecutor> Copy() const override
+    {
+        return std::make_unique<TestOpExecutor>(*this);
+    }
+    std::vector<size_t> Instances(bool /*input*/) const override { return {}; }
+    bool SetAddress(bool, size_t, size_t, const aclTensor*) override { return false; }
     std::atomic<int>* runs;
 };
 
