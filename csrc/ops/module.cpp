@@ -8,11 +8,37 @@
 #include <torch/csrc/utils/pybind.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
+#include "op_bindings.h"
 #include "platform.h"
 
 namespace py = pybind11;
+
+namespace ascend_ema_adam::ops {
+
+namespace {
+
+std::vector<std::pair<const char*, BindFn>>& Registry()
+{
+    static std::vector<std::pair<const char*, BindFn>> registry;
+    return registry;
+}
+
+}  // namespace
+
+OpBindingsRegistration::OpBindingsRegistration(const char* op, BindFn bind)
+{
+    Registry().emplace_back(op, bind);
+}
+
+void BindAllOps(py::module_& mod)
+{
+    for (const auto& entry : Registry()) entry.second(mod);
+}
+
+}  // namespace ascend_ema_adam::ops
 
 namespace {
 
@@ -54,4 +80,5 @@ PYBIND11_MODULE(_C, mod)
     mod.def("first_unlike_gradient", &FirstUnlikeGradient, py::arg("references"), py::arg("grads"),
             "The index of the first gradient that is not a dense tensor of its reference's dtype, "
             "shape and device, or -1.");
+    ascend_ema_adam::ops::BindAllOps(mod);
 }

@@ -1,0 +1,89 @@
+/**
+ * @file apply_fused_ema_adam_list_bindings.cpp
+ * @brief ascend_ema_adam._C.ListLaunch: a repeatable PreparedListCall for Python
+ *        (FusedEmaAdamW's phase-2-only steps on the CPU device, optim/_launches.py).
+ */
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "apply_fused_ema_adam_list_prepared.h"
+#include "op_bindings.h"
+
+namespace ascend_ema_adam::ops {
+
+namespace {
+
+namespace py = pybind11;
+
+using Tensors = std::vector<at::Tensor>;
+
+/** Phase 1 of every launch of one call, kept for its phase 2s: the op's arguments less lr_tensor
+ *  and ema_decay_tensor (owned: run() writes lr and the decay). */
+class ListLaunch {
+public:
+    ListLaunch(const Tensors& grads, const Tensors& vars, const Tensors& ms, const Tensors& vs,
+               const Tensors& ss, const Tensors& maxVs, const Tensors& modelCopies,
+               const at::Tensor& step, const std::optional<at::Tensor>& gradScale,
+               const std::optional<at::Tensor>& foundInf, double lr, double emaDecay,
+               double beta1, double beta2, double eps, int64_t mode, bool biasCorrection,
+               double weightDecay, bool maximize)
+    {
+        const std::optional<at::Tensor> none;
+        ListCall call;
+        call.lists = {grads, vars, ms, vs, ss, maxVs, modelCopies};
+        call.step = &step;
+        call.scalars = {&gradScale, &foundInf, &none, &none};
+        call.attrs = AttrsInCannOrder(lr, emaDecay, beta1, beta2, eps, mode, biasCorrection,
+                                      weightDecay);
+        call.maximize = maximize;
+        prepared_ = std::make_unique<PreparedListCall>(call, /*repeatable=*/true);
+    }
+
+    bool Run(const Tensors& grads, const at::Tensor& step, double lr, double emaDecay,
+             const std::optional<at::Tensor>& gradScale, const std::optional<at::Tensor>& foundInf)
+    {
+        return prepared_->RunAgain(grads, step, lr, emaDecay, gradScale, foundInf);
+    }
+
+    size_t Launches() const { return prepared_->Launches(); }
+
+private:
+    std::unique_ptr<PreparedListCall> prepared_;
+};
+
+void Bind(py::module_& mod)
+{
+    py::class_<ListLaunch>(mod, "ListLaunch",
+                           "apply_fused_ema_adam_list_ on the CPU device with phase 1 done once: "
+                           "run() is phase 2 only (CANN's repeatable executors).")
+        .def(py::init<const Tensors&, const Tensors&, const Tensors&, const Tensors&,
+                      const Tensors&, const Tensors&, const Tensors&, const at::Tensor&,
+                      const std::optional<at::Tensor>&, const std::optional<at::Tensor>&, double,
+                      double, double, double, double, int64_t, bool, double, bool>(),
+             py::arg("grads"), py::arg("vars"), py::arg("ms"), py::arg("vs"), py::arg("ss"),
+             py::arg("max_vs"), py::arg("model_copies"), py::arg("step"), py::arg("grad_scale"),
+             py::arg("found_inf"), py::arg("lr"), py::arg("ema_decay"), py::arg("beta1"),
+             py::arg("beta2"), py::arg("eps"), py::arg("mode"), py::arg("bias_correction"),
+             py::arg("weight_decay"), py::arg("maximize"),
+             "Validates the call as the op does and runs phase 1 of every launch (raises the "
+             "op's errors); writes nothing.")
+        .def("run", &ListLaunch::Run, py::arg("grads"), py::arg("step"), py::arg("lr"),
+             py::arg("ema_decay"), py::arg("grad_scale"), py::arg("found_inf"),
+             py::call_guard<py::gil_scoped_release>(),
+             "The update with these gradients, step, scale, flag, lr and decay, phase 2 only: "
+             "True once done; False, with nothing written, if anything phase 1 checked has "
+             "changed (then prepare a new ListLaunch).")
+        .def_property_readonly("launches", &ListLaunch::Launches,
+                               "Its launches: one per 256 entries.");
+}
+
+}  // namespace
+
+AEA_OP_BINDINGS(apply_fused_ema_adam_list, Bind);
+
+}  // namespace ascend_ema_adam::ops
