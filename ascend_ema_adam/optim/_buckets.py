@@ -87,7 +87,8 @@ class _GroupCache:
     DTensor), outside tracing."""
 
     __slots__ = ("config", "params", "refs", "state_map", "states", "columns", "step_tensors",
-                 "step_values", "step_base", "step_version", "steps_handed_out", "buckets")
+                 "step_values", "step_base", "step_version", "steps_handed_out", "buckets",
+                 "launches")
 
     def __init__(self, state_map, items: list[_Item], group: dict[str, Any]):
         self.config = _group_config(group)
@@ -110,6 +111,8 @@ class _GroupCache:
         self.steps_handed_out = False
         # (device, dtype, gradient dtype) -> the parameters' indexes, in group order
         self.buckets: dict[tuple[torch.device, torch.dtype, torch.dtype], list[int]] = {}
+        # the prepared launches of these buckets (functional._launch_prepared), made on demand
+        self.launches: dict[tuple, Any] = {}
         for k, key in enumerate(zip(map(_DEVICE, self.params), map(_DTYPE, self.params),
                                     map(_DTYPE, self.refs))):
             self.buckets.setdefault(key, []).append(k)
@@ -128,12 +131,15 @@ class _GroupCache:
         if not all(map(is_, map(type, grads), repeat(Tensor))):  # a missing (None) or DTensor
             return None
         states = self.states
-        for key, tensors in self.columns.items():
-            if not _same_objects(list(map(_GETTERS[key], states)), tensors):
+        try:  # (a state dict emptied in place, opt.state[p].clear(), has no such key)
+            for key, tensors in self.columns.items():
+                if not _same_objects(list(map(_GETTERS[key], states)), tensors):
+                    return None
+            if self.step_tensors is not None and not (
+                    (self.step_base is None or self.step_base._version == self.step_version)
+                    and _same_objects(list(map(_GETTERS["step"], states)), self.step_tensors)):
                 return None
-        if self.step_tensors is not None and not (
-                (self.step_base is None or self.step_base._version == self.step_version)
-                and _same_objects(list(map(_GETTERS["step"], states)), self.step_tensors)):
+        except KeyError:
             return None
         # The gradients against the parameters' dtypes, shapes and devices when they were
         # checked: a parameter changed since (p.data = ...) has a gradient of its new kind, so
@@ -142,25 +148,35 @@ class _GroupCache:
             return None
         return grads
 
-    def buckets_for(self, grads: list[Tensor], step_of) -> list[_Bucket]:
+    def buckets_for(self, grads: list[Tensor], step_of, values: list | None = None
+                    ) -> list[_Bucket]:
         """One bucket per (device, dtype, gradient dtype), with the step tensor
-        ``step_of(device)``."""
+        ``step_of(device)``; with ``values`` (each parameter's step value, when they differ) one
+        per (device, dtypes, value), in order of first appearance, with ``step_of(device,
+        value)``."""
         out = []
         columns = self.columns
         for (device, *_), indexes in self.buckets.items():
-            b = _Bucket(step_of(device))
-            if len(indexes) == len(self.params):  # the usual case: one device and dtype
-                pick = _same
+            if values is None:
+                parts = [(indexes, (device,))]
             else:
-                pick = ((lambda xs, get=itemgetter(*indexes): list(get(xs))) if len(indexes) > 1
-                        else (lambda xs, k=indexes[0]: [xs[k]]))
-            b.params, b.grads = pick(self.params), pick(grads)
-            b.exp_avgs, b.exp_avg_sqs = pick(columns["exp_avg"]), pick(columns["exp_avg_sq"])
-            b.ema_params = pick(columns["ema_params"])
-            if _MAX_V in columns:
-                b.max_vs = pick(columns[_MAX_V])
-            if _MASTER in columns:
-                b.masters = [m for m in pick(columns[_MASTER]) if m is not None]
-            out.append(b)
+                by_value: dict = {}
+                for k in indexes:
+                    by_value.setdefault(values[k], []).append(k)
+                parts = [(ks, (device, v)) for v, ks in by_value.items()]
+            for part, step_args in parts:
+                b = _Bucket(step_of(*step_args))
+                if len(part) == len(self.params):  # the usual case: one device and dtype
+                    pick = _same
+                else:
+                    pick = ((lambda xs, get=itemgetter(*part): list(get(xs))) if len(part) > 1
+                            else (lambda xs, k=part[0]: [xs[k]]))
+                b.params, b.grads = pick(self.params), pick(grads)
+                b.exp_avgs, b.exp_avg_sqs = pick(columns["exp_avg"]), pick(columns["exp_avg_sq"])
+                b.ema_params = pick(columns["ema_params"])
+                if _MAX_V in columns:
+                    b.max_vs = pick(columns[_MAX_V])
+                if _MASTER in columns:
+                    b.masters = [m for m in pick(columns[_MASTER]) if m is not None]
+                out.append(b)
         return out
-

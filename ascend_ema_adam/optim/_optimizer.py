@@ -325,7 +325,8 @@ class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimi
                 buckets = self._advance_param_steps(i, group, items, device_steps, dtensor,
                                                     scaler)
             launch_buckets(group, buckets, n, scaler if group_scalers is None
-                           else group_scalers[i], self.adam_w_mode)
+                           else group_scalers[i], self.adam_w_mode,
+                           None if cache is None else cache.launches)
             if cacheable and cache is None:
                 self._remember(i, group, items)
         if cacheable:

@@ -261,19 +261,30 @@ class _StepsMixin:
             self._group_caches.pop(i, None)
             return
         cache = _GroupCache(self.state, items, group)
-        if self.step_scope == "param":
-            steps = [item.state["step"] for item in items]
-            if _same_objects(steps, [steps[0]] * len(steps)) and self._is_device_step(steps[0]):
-                cache.step_values = [steps[0]] * len(steps)  # one shared GradScaler step
-            else:
-                base = steps[0]._base
-                if base is None or not all(t._base is base for t in steps):
-                    self._group_caches.pop(i, None)  # not the views _host_steps made
-                    return
-                cache.step_base, cache.step_version = base, base._version
-                cache.step_values = [item.step + 1 for item in items]
-            cache.step_tensors = steps
+        if self.step_scope == "param" and not self._cache_steps(cache, items):
+            self._group_caches.pop(i, None)
+            return
         self._group_caches[i] = cache
+
+    def _cache_steps(self, cache: _GroupCache, items: list[_Item]) -> bool:
+        """The per-parameter steps an update just wrote (``items``, with their steps before it),
+        as the cache follows them; False if it cannot (steps that are neither one shared
+        GradScaler step nor views of one host tensor)."""
+        steps = [item.state["step"] for item in items]
+        if _same_objects(steps, [steps[0]] * len(steps)) and self._is_device_step(steps[0]):
+            cache.step_values = [steps[0]] * len(steps)  # one shared GradScaler step
+            cache.step_base, cache.step_version = None, -1
+        else:
+            base = steps[0]._base
+            if base is None or not all(t._base is base for t in steps):
+                return False  # not the views _host_steps made
+            if any(isinstance(item.step, Tensor) for item in items):
+                return False  # values only the device knows, of several step tensors
+            cache.step_base, cache.step_version = base, base._version
+            cache.step_values = [item.step + 1 for item in items]
+        cache.step_tensors = steps
+        cache.steps_handed_out = False
+        return True
 
     def _advance_cached(self, i: int, group: dict[str, Any], cache: _GroupCache,
                         grads: list[Tensor], device_steps: dict, scaler) -> list[_Bucket]:
@@ -284,11 +295,14 @@ class _StepsMixin:
             return cache.buckets_for(grads, lambda device: step)
         values = cache.step_values
         first = values[0]
-        if scaler.found_inf is None and not isinstance(first, Tensor) and values.count(
-                first) == len(values):
-            values = [first + 1] * len(values)
+        if scaler.found_inf is None and not isinstance(first, Tensor):
+            # host steps, in one tensor (_host_steps' views): one launch per step value
+            uniform = values.count(first) == len(values)
+            values = [first + 1] * len(values) if uniform else [v + 1 for v in values]
             buckets = cache.buckets_for(
-                grads, lambda device: self._device_step(device, values[0], device_steps))
+                grads, lambda device, value=values[0]: self._device_step(device, value,
+                                                                         device_steps),
+                None if uniform else values)
             if cache.steps_handed_out:  # out of place: a saved state dict keeps its values
                 cache.step_tensors = list(_host_steps(values))
                 cache.step_base = cache.step_tensors[0]._base
@@ -309,9 +323,11 @@ class _StepsMixin:
             cache.step_tensors = [new] * len(values)
             cache.step_values = [new] * len(values)
             return buckets
-        # parameters at different steps, or a GradScaler's first step: the general path
+        # a GradScaler's first step (or its steps on parameters at different steps): the
+        # general path, then the cache takes the steps it wrote
         items = [_Item(p, g, st, v) for p, g, st, v in
                  zip(cache.params, grads, cache.states, values)]
         buckets = self._advance_param_steps(i, group, items, device_steps, None, scaler)
-        self._group_caches.pop(i, None)  # the next step checks fully and caches again
+        if not self._cache_steps(cache, items):
+            self._group_caches.pop(i, None)  # the next step checks fully and caches again
         return buckets

@@ -11,12 +11,17 @@ import torch
 from torch import Tensor
 from torch.utils._foreach_utils import _group_tensors_by_device_and_dtype
 
+from .. import _C
 from ..ops import apply_fused_ema_adam_list, npu_apply_fused_ema_adamw
 from ._buckets import _Bucket
 from ._scaler import _Scaler
 from ._schedule import _device_decay, _host_decay
 
 __all__ = ["fused_ema_adamw", "launch_buckets"]
+
+# FusedEmaAdamW's cached groups launch on the CPU device through prepared launches (phase 2 only,
+# _launch_prepared); False launches through the op every step (the same bits).
+PREPARED_LAUNCHES = True
 
 
 
@@ -47,12 +52,15 @@ def fused_ema_adamw(grad: list[Tensor], var: list[Tensor], m: list[Tensor], v: l
 
 
 def launch_buckets(group: dict[str, Any], buckets: list[_Bucket], n, scaler: _Scaler,
-                   mode: int) -> None:
+                   mode: int, launches: dict | None = None) -> None:
     """One group's update: its hyper-parameters and this step's EMA decay (from the
     optimizer-wide warm-up counter ``n``: on the host, or on the device when the counter or the
     decay is a tensor), then per bucket one multi-tensor launch (what ``fused_ema_adamw`` does
     for one device and dtype), or with ``foreach=False`` one launch per parameter (the same
-    bits). ``mode``: 1 AdamW, 0 Adam with L2 decay."""
+    bits). ``mode``: 1 AdamW, 0 Adam with L2 decay.
+
+    ``launches``: the prepared launches of a group whose last full check still holds (its
+    _GroupCache's): a CPU bucket then runs phase 2 only (_launch_prepared)."""
     if not buckets:
         return
     ema_on = group["ema_every"] == 1 or group.get("ema_calls", 0) % group["ema_every"] == 0
@@ -65,7 +73,7 @@ def launch_buckets(group: dict[str, Any], buckets: list[_Bucket], n, scaler: _Sc
     maximize = bool(group["maximize"])
     per_param = group.get("foreach") is False
     decays: dict[torch.device, Tensor] = {}
-    for b in buckets:
+    for k, b in enumerate(buckets):
         device = b.params[0].device
         if ema_on and device_decay:
             if device not in decays:
@@ -81,7 +89,11 @@ def launch_buckets(group: dict[str, Any], buckets: list[_Bucket], n, scaler: _Sc
         ss = b.ema_params if ema_on else None  # None: the launch does not touch the EMA
         vars = b.masters or b.params
         step = b.step if b.step.device == device else b.step.to(device)
-        if not per_param:  # the bucket is one device and dtype already: no regrouping
+        if launches is not None and PREPARED_LAUNCHES and not per_param and device.type == "cpu":
+            key = (k, ss is not None, rest, maximize, "grad_scale" in extras,
+                   "found_inf" in extras)
+            _launch_prepared(launches, key, b, vars, ss, step, lr, decay, rest, extras)
+        elif not per_param:  # the bucket is one device and dtype already: no regrouping
             apply_fused_ema_adam_list(b.grads, vars, b.exp_avgs, b.exp_avg_sqs, ss, step,
                                       lr, decay, *rest, **extras)
         elif (not b.masters and not b.max_vs and not maximize and scaler.found_inf is None
@@ -101,3 +113,28 @@ def launch_buckets(group: dict[str, Any], buckets: list[_Bucket], n, scaler: _Sc
                 apply_fused_ema_adam_list([b.grads[k]], [vars[k]], [b.exp_avgs[k]],
                                           [b.exp_avg_sqs[k]], None if ss is None else
                                           [ss[k]], step, lr, decay, *rest, **one)
+
+
+def _launch_prepared(launches: dict, key: tuple, b: _Bucket, vars: list[Tensor],
+                     ss: list[Tensor] | None, step: Tensor, lr, decay, rest: tuple,
+                     extras: dict) -> None:
+    """A bucket's update through its prepared launch (phase 2 only: CANN's repeatable
+    executors), prepared again when anything its phase 1 checked has changed. ``key`` holds
+    what decides the launch besides the tensors: the bucket, EMA or not, the attributes, which
+    of the scale and flag are given."""
+    scale, found = extras.get("grad_scale"), extras.get("found_inf")
+    # lr and the decay: numbers, or one-element tensors (a capturable lr, the decay a GradScaler
+    # or torch.compile keeps on the device); which of the two is part of the key
+    lr = lr if isinstance(lr, Tensor) else float(lr)
+    decay = decay if isinstance(decay, Tensor) else float(decay)
+    key += (isinstance(lr, Tensor), isinstance(decay, Tensor))
+    launch = launches.get(key)
+    if launch is not None and launch.run(b.grads, step, lr, decay, scale, found):
+        return
+    launch = launches[key] = _C.ListLaunch(
+        b.grads, vars, b.exp_avgs, b.exp_avg_sqs, ss or [], b.max_vs,
+        b.params if b.masters else [], step, scale, found, lr, decay, *rest,
+        extras.get("maximize", False))
+    if not launch.run(b.grads, step, lr, decay, scale, found):
+        raise RuntimeError("FusedEmaAdamW: a launch prepared from this step's tensors refused "
+                           "them")  # cannot happen: nothing changed since it was prepared

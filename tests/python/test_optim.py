@@ -428,6 +428,7 @@ def test_state_layout_step_counter_and_warmup_decay(rng, monkeypatch, scope):
         calls.extend(dict(var=p, step=step.clone(), ema_decay=ema_decay, mode=mode) for p in var)
         return real(grad, var, m, v, s, step, lr, ema_decay, beta1, beta2, eps, mode, bc, wd)
 
+    monkeypatch.setattr(optim_module, "PREPARED_LAUNCHES", False)  # every launch through the op
     monkeypatch.setattr(optim_module, "apply_fused_ema_adam_list", spy)
     seed = torch_seed(rng)
     model = make_model(seed, torch.bfloat16, extra=True)
@@ -488,6 +489,7 @@ def test_without_num_updates_the_decay_is_constant(monkeypatch, scope):
         decays.extend(args[7] for _ in args[1])  # one decay per parameter launched
         return real(*args)
 
+    monkeypatch.setattr(optim_module, "PREPARED_LAUNCHES", False)  # every launch through the op
     monkeypatch.setattr(optim_module, "apply_fused_ema_adam_list", spy)
     p = torch.nn.Parameter(torch.randn(8))
     opt = FusedEmaAdamW([p], ema_decay=0.95, use_num_updates=False, step_scope=scope)

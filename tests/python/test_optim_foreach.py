@@ -59,6 +59,7 @@ def test_list_launches_equal_per_parameter_launches(rng, monkeypatch, scope):
         launches.append(({str(p.dtype) for p in var}, int(step)))
         return real(grad, var, m, v, s, step, *args)
 
+    monkeypatch.setattr(optim_module, "PREPARED_LAUNCHES", False)  # every launch through the op
     monkeypatch.setattr(optim_module, "apply_fused_ema_adam_list", spy)
     params = [mixed_params(seed) for _ in range(2)]
     opts = [FusedEmaAdamW(ps, lr=0.05, ema_decay=0.9, weight_decay=0.1, step_scope=scope,
@@ -91,6 +92,7 @@ def test_functional_groups_by_device_and_dtype(rng, monkeypatch):
         calls.append({p.dtype for p in vars})
         return real(grads, vars, *args, **kwargs)
 
+    monkeypatch.setattr(optim_module, "PREPARED_LAUNCHES", False)  # every launch through the op
     monkeypatch.setattr(optim_module, "apply_fused_ema_adam_list", spy)
     params = mixed_params(seed)
     set_grads(params, seed)

@@ -395,6 +395,7 @@ def decays_seen(monkeypatch):
         seen.append(None if ss is None else float(ema_decay))
         return real(grads, vars, ms, vs, ss, step, lr, ema_decay, *args, **kwargs)
 
+    monkeypatch.setattr(optim_module, "PREPARED_LAUNCHES", False)  # every launch through the op
     monkeypatch.setattr(optim_module, "apply_fused_ema_adam_list", spy)
     return seen
 

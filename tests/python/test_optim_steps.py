@@ -123,6 +123,7 @@ def test_param_scope_launches_once_per_distinct_step(rng, monkeypatch):
         launches.append(dict(params=list(var), step=step, value=step.tolist()))
         return real(grad, var, m, v, s, step, *args)
 
+    monkeypatch.setattr(optim_module, "PREPARED_LAUNCHES", False)  # every launch through the op
     monkeypatch.setattr(optim_module, "apply_fused_ema_adam_list", spy)
     seed = torch_seed(rng)
     model = make_model(seed, extra=True)
@@ -365,6 +366,7 @@ def test_constructor_settings_win_and_checkpoint_counters_win(rng, monkeypatch):
     assert opt.num_updates == -1 and opt.use_num_updates is False
     assert opt.param_groups[0]["foreach"] is False
     assert [float(opt.state[p]["step"]) for p in model.parameters()] == [1] * 6
+    monkeypatch.setattr(optim_module, "PREPARED_LAUNCHES", False)  # every launch through the op
     monkeypatch.setattr(optim_module, "apply_fused_ema_adam_list", spy)
     monkeypatch.setattr(optim_module, "npu_apply_fused_ema_adamw", spy_single)
     backward(model, batches[1])

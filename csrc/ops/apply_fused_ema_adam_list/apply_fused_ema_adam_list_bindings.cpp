@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <optional>
+#include <variant>
 #include <vector>
 
 #include "apply_fused_ema_adam_list_prepared.h"
@@ -21,33 +22,50 @@ namespace {
 namespace py = pybind11;
 
 using Tensors = std::vector<at::Tensor>;
+/** lr or the EMA decay: a number, or a one-element fp32 tensor the launches read. */
+using Scalar = std::variant<double, at::Tensor>;
 
-/** Phase 1 of every launch of one call, kept for its phase 2s: the op's arguments less lr_tensor
- *  and ema_decay_tensor (owned: run() writes lr and the decay). */
+ScalarArg ToScalarArg(const Scalar& s)
+{
+    ScalarArg arg;
+    if (const double* value = std::get_if<double>(&s)) {
+        arg.value = *value;
+    } else {
+        arg.tensor = std::get<at::Tensor>(s);
+    }
+    return arg;
+}
+
+/** Phase 1 of every launch of one call, kept for its phase 2s: the op's arguments, lr and the
+ *  decay each a number (written into a tensor it owns) or a one-element tensor (lr_tensor /
+ *  ema_decay_tensor of the op). */
 class ListLaunch {
 public:
     ListLaunch(const Tensors& grads, const Tensors& vars, const Tensors& ms, const Tensors& vs,
                const Tensors& ss, const Tensors& maxVs, const Tensors& modelCopies,
                const at::Tensor& step, const std::optional<at::Tensor>& gradScale,
-               const std::optional<at::Tensor>& foundInf, double lr, double emaDecay,
-               double beta1, double beta2, double eps, int64_t mode, bool biasCorrection,
-               double weightDecay, bool maximize)
+               const std::optional<at::Tensor>& foundInf, const Scalar& lr,
+               const Scalar& emaDecay, double beta1, double beta2, double eps, int64_t mode,
+               bool biasCorrection, double weightDecay, bool maximize)
     {
-        const std::optional<at::Tensor> none;
+        const ScalarArg lrArg = ToScalarArg(lr);
+        const ScalarArg decayArg = ToScalarArg(emaDecay);
         ListCall call;
         call.lists = {grads, vars, ms, vs, ss, maxVs, modelCopies};
         call.step = &step;
-        call.scalars = {&gradScale, &foundInf, &none, &none};
-        call.attrs = AttrsInCannOrder(lr, emaDecay, beta1, beta2, eps, mode, biasCorrection,
-                                      weightDecay);
+        call.scalars = {&gradScale, &foundInf, &lrArg.tensor, &decayArg.tensor};
+        call.attrs = AttrsInCannOrder(lrArg.value, decayArg.value, beta1, beta2, eps, mode,
+                                      biasCorrection, weightDecay);
         call.maximize = maximize;
         prepared_ = std::make_unique<PreparedListCall>(call, /*repeatable=*/true);
     }
 
-    bool Run(const Tensors& grads, const at::Tensor& step, double lr, double emaDecay,
-             const std::optional<at::Tensor>& gradScale, const std::optional<at::Tensor>& foundInf)
+    bool Run(const Tensors& grads, const at::Tensor& step, const Scalar& lr,
+             const Scalar& emaDecay, const std::optional<at::Tensor>& gradScale,
+             const std::optional<at::Tensor>& foundInf)
     {
-        return prepared_->RunAgain(grads, step, lr, emaDecay, gradScale, foundInf);
+        return prepared_->RunAgain(grads, step, ToScalarArg(lr), ToScalarArg(emaDecay),
+                                   gradScale, foundInf);
     }
 
     size_t Launches() const { return prepared_->Launches(); }
@@ -63,8 +81,9 @@ void Bind(py::module_& mod)
                            "run() is phase 2 only (CANN's repeatable executors).")
         .def(py::init<const Tensors&, const Tensors&, const Tensors&, const Tensors&,
                       const Tensors&, const Tensors&, const Tensors&, const at::Tensor&,
-                      const std::optional<at::Tensor>&, const std::optional<at::Tensor>&, double,
-                      double, double, double, double, int64_t, bool, double, bool>(),
+                      const std::optional<at::Tensor>&, const std::optional<at::Tensor>&,
+                      const Scalar&, const Scalar&, double, double, double, int64_t, bool, double,
+                      bool>(),
              py::arg("grads"), py::arg("vars"), py::arg("ms"), py::arg("vs"), py::arg("ss"),
              py::arg("max_vs"), py::arg("model_copies"), py::arg("step"), py::arg("grad_scale"),
              py::arg("found_inf"), py::arg("lr"), py::arg("ema_decay"), py::arg("beta1"),

@@ -91,19 +91,20 @@ PreparedListCall::PreparedListCall(const ListCall& given, bool repeatable)
     ListCall call = given;
     std::optional<at::Tensor> lr;
     std::optional<at::Tensor> emaDecay;
-    if (repeatable) {  // lr and the decay as tensors the launches read: RunAgain writes them
-        TORCH_CHECK(!given.scalars[kCallLr]->has_value() &&
-                        !given.scalars[kCallEmaDecay]->has_value(),
-                    kOpName, ": a repeatable call owns its lr and EMA decay tensors");
+    if (repeatable) {  // lr and the decay from tensors: the caller's, or ours holding the value
         const auto options = at::TensorOptions().dtype(at::kFloat);
-        lrValue_ = at::empty({1}, options);
-        emaDecayValue_ = at::empty({1}, options);
-        lrValue_.data_ptr<float>()[0] = static_cast<float>(given.attrs.lr);
-        emaDecayValue_.data_ptr<float>()[0] = static_cast<float>(given.attrs.emaDecay);
-        lr = lrValue_;
-        emaDecay = emaDecayValue_;
-        call.scalars[kCallLr] = &lr;
-        call.scalars[kCallEmaDecay] = &emaDecay;
+        if (!given.scalars[kCallLr]->has_value()) {
+            lrValue_ = at::empty({1}, options);
+            lrValue_.data_ptr<float>()[0] = static_cast<float>(given.attrs.lr);
+            lr = lrValue_;
+            call.scalars[kCallLr] = &lr;
+        }
+        if (!given.scalars[kCallEmaDecay]->has_value()) {
+            emaDecayValue_ = at::empty({1}, options);
+            emaDecayValue_.data_ptr<float>()[0] = static_cast<float>(given.attrs.emaDecay);
+            emaDecay = emaDecayValue_;
+            call.scalars[kCallEmaDecay] = &emaDecay;
+        }
     }
     CheckListCallDevice(kOpName, call, at::Device(at::kCPU));
     const std::vector<std::pair<size_t, size_t>> slices = ListLaunches(call.Entries());
@@ -176,6 +177,8 @@ PreparedListCall::PreparedListCall(const ListCall& given, bool repeatable)
     seenStep_.emplace(*call.step);
     if (call.scalars[kCallGradScale]->has_value()) seenGradScale_.emplace(**call.scalars[kCallGradScale]);
     if (call.scalars[kCallFoundInf]->has_value()) seenFoundInf_.emplace(**call.scalars[kCallFoundInf]);
+    if (!lrValue_.defined()) seenLr_.emplace(**call.scalars[kCallLr]);
+    if (!emaDecayValue_.defined()) seenEmaDecay_.emplace(**call.scalars[kCallEmaDecay]);
 }
 
 void PreparedListCall::ExecutorDeleter::operator()(aclOpExecutor* executor) const
@@ -213,14 +216,17 @@ bool PreparedListCall::OverlapsNoUpdated(const at::Tensor& t) const
     return it == updatedSpans_.end() || !SpansOverlap(*it, span);
 }
 
-bool PreparedListCall::UpdateScalar(int scalar, const at::Tensor& t, Seen* seen,
+void PreparedListCall::UpdateScalar(int scalar, const at::Tensor& t, Seen* seen,
                                     AclTensorPtr* handle)
 {
-    if (t.data_ptr() == seen->data) return true;
-    // its flat input index after a launch's list entries: step, then the scale and flag given
+    if (t.data_ptr() == seen->data) return;
+    // its flat input index after a launch's list entries: the step, then the one-element
+    // tensors given before it (a repeatable call always gives lr and the decay)
+    const bool given[kCallScalars] = {seenGradScale_.has_value(), seenFoundInf_.has_value(),
+                                      true, true};
     size_t position = 0;
-    if (scalar >= kCallGradScale) position += 1;
-    if (scalar >= kCallFoundInf && seenGradScale_) position += 1;
+    for (int s = 0; s < scalar; ++s) position += given[s] ? 1 : 0;
+    position += scalar >= 0 ? 1 : 0;
     void* address = StorageAddress(t, seen->storageOffset);
     for (Launch& launch : launches_) {
         CheckAclnnStatus("aclSetInputTensorAddr",
@@ -228,11 +234,21 @@ bool PreparedListCall::UpdateScalar(int scalar, const at::Tensor& t, Seen* seen,
                                        handle->get(), address));
     }
     seen->data = t.data_ptr();
-    return true;
+}
+
+void PreparedListCall::UpdateValue(int scalar, const ScalarArg& arg)
+{
+    at::Tensor& owned = scalar == kCallLr ? lrValue_ : emaDecayValue_;
+    if (owned.defined()) {
+        owned.data_ptr<float>()[0] = static_cast<float>(arg.value);
+    } else {
+        UpdateScalar(scalar, *arg.tensor, scalar == kCallLr ? &*seenLr_ : &*seenEmaDecay_,
+                     scalar == kCallLr ? &lr_ : &emaDecay_);
+    }
 }
 
 bool PreparedListCall::RunAgain(const std::vector<at::Tensor>& grads, const at::Tensor& step,
-                                double lr, double emaDecay,
+                                const ScalarArg& lr, const ScalarArg& emaDecay,
                                 const std::optional<at::Tensor>& gradScale,
                                 const std::optional<at::Tensor>& foundInf)
 {
@@ -256,13 +272,18 @@ bool PreparedListCall::RunAgain(const std::vector<at::Tensor>& grads, const at::
         }
     }
     if (gradScale.has_value() != seenGradScale_.has_value() ||
-        foundInf.has_value() != seenFoundInf_.has_value()) {
+        foundInf.has_value() != seenFoundInf_.has_value() ||
+        lr.tensor.has_value() != seenLr_.has_value() ||
+        emaDecay.tensor.has_value() != seenEmaDecay_.has_value()) {
         return false;
     }
+    const auto optional = [](const std::optional<at::Tensor>& t, const std::optional<Seen>& s) {
+        return std::pair<const at::Tensor*, const Seen*>(t ? &*t : nullptr, s ? &*s : nullptr);
+    };
     const std::pair<const at::Tensor*, const Seen*> scalars[] = {
-        {&step, &*seenStep_},
-        {gradScale ? &*gradScale : nullptr, seenGradScale_ ? &*seenGradScale_ : nullptr},
-        {foundInf ? &*foundInf : nullptr, seenFoundInf_ ? &*seenFoundInf_ : nullptr}};
+        {&step, &*seenStep_}, optional(gradScale, seenGradScale_),
+        optional(foundInf, seenFoundInf_), optional(lr.tensor, seenLr_),
+        optional(emaDecay.tensor, seenEmaDecay_)};
     for (const auto& [t, seen] : scalars) {
         if (t == nullptr) continue;
         if (!seen->SameDescription(*t)) return false;
@@ -284,8 +305,8 @@ bool PreparedListCall::RunAgain(const std::vector<at::Tensor>& grads, const at::
     UpdateScalar(-1, step, &*seenStep_, &step_);
     if (gradScale) UpdateScalar(kCallGradScale, *gradScale, &*seenGradScale_, &gradScale_);
     if (foundInf) UpdateScalar(kCallFoundInf, *foundInf, &*seenFoundInf_, &foundInf_);
-    lrValue_.data_ptr<float>()[0] = static_cast<float>(lr);
-    emaDecayValue_.data_ptr<float>()[0] = static_cast<float>(emaDecay);
+    UpdateValue(kCallLr, lr);
+    UpdateValue(kCallEmaDecay, emaDecay);
     Run();
     return true;
 }

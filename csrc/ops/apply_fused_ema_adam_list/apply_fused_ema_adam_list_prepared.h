@@ -35,13 +35,20 @@
 
 namespace ascend_ema_adam::ops {
 
+/** lr or the EMA decay of a repeated launch: a value, or a one-element fp32 tensor. */
+struct ScalarArg {
+    double value = 0.0;
+    std::optional<at::Tensor> tensor;
+};
+
 class PreparedListCall {
 public:
     /**
      * Validates the whole call as the op does (device, the shared validation, the memory rules),
      * then phase 1 of every launch; raises the op's errors. `repeatable`: the executors stay for
      * RunAgain, the lists' tensors are held, and the launches read lr and the EMA decay from
-     * tensors this object owns (the call's lr_tensor / ema_decay_tensor must then be absent).
+     * tensors: the call's lr_tensor / ema_decay_tensor if given (RunAgain then takes such a
+     * tensor, which may move), else one this object owns (RunAgain writes the value into it).
      */
     PreparedListCall(const ListCall& call, bool repeatable);
     ~PreparedListCall();
@@ -57,8 +64,9 @@ public:
      * and lr / EMA decay values: true once it ran; false, with nothing written, if anything
      * phase 1 checked no longer holds (the file comment says what is compared).
      */
-    bool RunAgain(const std::vector<at::Tensor>& grads, const at::Tensor& step, double lr,
-                  double emaDecay, const std::optional<at::Tensor>& gradScale,
+    bool RunAgain(const std::vector<at::Tensor>& grads, const at::Tensor& step,
+                  const ScalarArg& lr, const ScalarArg& emaDecay,
+                  const std::optional<at::Tensor>& gradScale,
                   const std::optional<at::Tensor>& foundInf);
 
     size_t Launches() const { return launches_.size(); }
@@ -92,7 +100,9 @@ private:
     bool OverlapsNoUpdated(const at::Tensor& t) const;
     /** Points one-element input `scalar` (ListCallScalar order after the step: -1 the step) of
      *  every launch at t, if t is not where phase 1 saw it. */
-    bool UpdateScalar(int scalar, const at::Tensor& t, Seen* seen, AclTensorPtr* handle);
+    void UpdateScalar(int scalar, const at::Tensor& t, Seen* seen, AclTensorPtr* handle);
+    /** lr / the decay for the next launch: a value into the owned tensor, or a moved tensor. */
+    void UpdateValue(int scalar, const ScalarArg& arg);
 
     bool repeatable_;
     bool biasCorrection_;
@@ -103,7 +113,9 @@ private:
     std::array<std::vector<at::Tensor>, kApplyFusedEmaAdamLists> held_;
     std::array<std::vector<Seen>, kApplyFusedEmaAdamLists> seen_;
     std::optional<Seen> seenStep_, seenGradScale_, seenFoundInf_;
-    at::Tensor lrValue_, emaDecayValue_;       // the tensors the launches read lr / decay from
+    // lr / decay: the caller's tensors (seen) or ours (owned: RunAgain writes the value)
+    std::optional<Seen> seenLr_, seenEmaDecay_;
+    at::Tensor lrValue_, emaDecayValue_;
     std::vector<MemorySpan> updatedSpans_;     // sorted, disjoint (phase 1 checked)
 };
 
