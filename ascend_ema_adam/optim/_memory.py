@@ -213,14 +213,14 @@ def check_plan_memory(plan, groups, scaler, ranges: "_UpdatedRanges | None") -> 
             return
     step = _StepTensors()
     for i, group, items, cache, grads in plan:
-        if cache is not None:
-            n = len(cache.params)
-            step.add_many(cache.params, True, [(i, j, "the parameter") for j in range(n)])
+        if cache is not None:  # (its parameters with a gradient: indexes in the group)
+            where = cache.indexes
+            step.add_many(cache.params, True, [(i, j, "the parameter") for j in where])
             for key, column in cache.columns.items():
-                for j, t in enumerate(column):
+                for j, t in zip(where, column):
                     if t is not None:
                         step.add(t, True, (i, j, _STATE_NAMES[key]))
-            step.add_many(grads, False, [(i, j, "the gradient") for j in range(n)])
+            step.add_many(grads, False, [(i, j, "the gradient") for j in where])
             continue
         keys = _state_keys(group)
         dtensor = _dtensor_type()

@@ -252,10 +252,10 @@ class _StepsMixin:
     # -- the steps of a group whose last full check still holds (its _GroupCache)
 
     def _remember(self, i: int, group: dict[str, Any], items: list[_Item]) -> None:
-        """Cache group ``i`` after a full check and update, if every parameter had a gradient
-        (the common case; otherwise the next step checks it fully again)."""
+        """Cache group ``i`` after a full check and update (its parameters with a gradient: a
+        step where the same ones have one stays cached)."""
         dtensor = _dtensor_type()
-        if (not items or len(items) != len(group["params"])
+        if (not items
                 or (dtensor is not None
                     and any(isinstance(item.param, dtensor) for item in items))):
             self._group_caches.pop(i, None)

@@ -350,17 +350,40 @@ def test_grad_scaler_skips_and_steps(rng, monkeypatch, counting):
     assert made == 1 and refused == 0 and ran >= 3
 
 
-def test_gradient_aliasing_state_raises_and_writes_nothing(rng, monkeypatch, counting):
-    """A gradient that is a view of the optimizer's own state, after the launch was prepared:
-    refused as the full check refuses it, before anything is written."""
+@pytest.mark.parametrize("skip", [(), (1,)], ids=["all-grads", "one-without"])
+def test_gradient_aliasing_state_raises_and_writes_nothing(rng, monkeypatch, counting, skip):
+    """A gradient that is a view of the optimizer's own state, after the launch was prepared
+    (also in a group cached with a parameter left out): refused as the full check refuses it,
+    naming the parameter by its place in the group, before anything is written."""
     seed = seed_of(rng)
     pair = Pair(seed, monkeypatch)
     for k in range(3):
-        pair.step(seed + k)
+        pair.step(seed + k, skip=skip)
     opt, ps = pair.opts[0], pair.params[0]
-    set_grads(ps, seed + 3)
+    set_grads(ps, seed + 3, skip=skip)
     ps[5].grad = opt.state[ps[5]]["exp_avg_sq"]
     before = [p.detach().clone() for p in ps]
-    with pytest.raises(RuntimeError, match="overlap"):
+    with pytest.raises(RuntimeError, match=r"param_groups\[0\]\['params'\]\[5\].*overlap"):
         opt.step()
     assert all(torch.equal(p, b) for p, b in zip(ps, before))
+
+
+@pytest.mark.parametrize("scope", ["param", "group"])
+def test_a_parameter_without_gradient_keeps_the_fast_path(rng, monkeypatch, counting, scope):
+    """A parameter that has no gradient step after step (frozen, or unused by the model): the
+    group stays cached with it left out, one launch run per step, the parameter and its state
+    untouched; when it gets a gradient again the group is checked fully once."""
+    seed = seed_of(rng)
+    pair = Pair(seed, monkeypatch, step_scope=scope)
+    pair.step(seed)
+    frozen = [ps[4].detach().clone() for ps in pair.params]
+    pair.step(seed + 1, skip=(4,))  # a new set of gradients: checked fully, cached
+    pair.step(seed + 2, skip=(4,))  # prepared
+    counting.take()
+    for k in range(3, 7):
+        pair.step(seed + k, skip=(4,))
+        assert counting.take() == STEADY
+    assert all(torch.equal(ps[4], f) for ps, f in zip(pair.params, frozen))
+    assert pair.opts[0]._group_caches[0].absent == [4]
+    pair.step(seed + 7)
+    assert counting.take() == (0, 0, 0)
