@@ -57,12 +57,12 @@ aclnnStatus SetExecutorAddress(const char* api, aclOpExecutor* executor, Side si
         bool input = side != Side::kOutput;
         size_t ir = index;
         size_t rel = relativeIndex;
-        const std::vector<size_t> inputs = e.Instances(true);
+        const std::vector<size_t>& inputs = e.inputInstances;
         if (side == Side::kEither && ir >= inputs.size()) {
             input = false;
             ir -= inputs.size();
         }
-        const std::vector<size_t> instances = input ? inputs : e.Instances(false);
+        const std::vector<size_t>& instances = input ? inputs : e.outputInstances;
         const char* what = input ? "input" : "output";
         if (flatIndex) {
             if (!FlatToIr(instances, index, &ir, &rel)) {
@@ -185,7 +185,7 @@ aclnnStatus aclSetTensorAddr(aclOpExecutor* executor, const size_t index, aclTen
     if (executor == nullptr) return Refuse(api, ACLNN_ERR_INNER_NULLPTR, "executor is null");
     size_t inputs = 0;
     if (!WithLiveExecutor(executor, [&](aclOpExecutor& e) {
-            for (size_t n : e.Instances(true)) inputs += n;
+            for (size_t n : e.inputInstances) inputs += n;
         })) {
         return Refuse(api, ACLNN_ERR_INNER, "executor is not a live executor");
     }

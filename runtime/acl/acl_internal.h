@@ -74,14 +74,15 @@ struct aclOpExecutor {
      */
     virtual bool SetAddress(bool input, size_t irIndex, size_t relativeIndex,
                             const aclTensor* tensor) = 0;
-    /** The number of tensors of each input (output) irIndex: 1 for a single tensor, a list's
-     *  length for a dynamic one. */
-    virtual std::vector<size_t> Instances(bool input) const = 0;
 
     const ascend_ema_adam::acl::AclnnOp& op;  // compared by address
     uint64_t workspaceSize = 0;               // bytes phase 2 must be given
     bool empty = false;                       // nothing to run: phase 2 queues nothing
     bool repeatable = false;                  // phase 2 leaves it registered
+    // The number of tensors of each input (output) irIndex, as SetAddress counts them: 1 for a
+    // single tensor, a list's length for a dynamic one (set by phase 1).
+    std::vector<size_t> inputInstances;
+    std::vector<size_t> outputInstances;
 
 protected:
     aclOpExecutor(const aclOpExecutor&) = default;  // for Copy

@@ -55,11 +55,6 @@ struct ApplyFusedEmaAdamExecutor final : aclOpExecutor {
     {
         return std::make_unique<ApplyFusedEmaAdamExecutor>(*this);
     }
-    // Inputs grad, var, m, v, s, step (one tensor each); outputs var, m, v, s (the OpDef's).
-    std::vector<size_t> Instances(bool input) const override
-    {
-        return std::vector<size_t>(input ? kTensorArgs : kFloatTensors - kVar, 1);
-    }
     bool SetAddress(bool input, size_t irIndex, size_t /*relativeIndex: 0*/,
                     const aclTensor* tensor) override
     {
@@ -174,6 +169,9 @@ aclnnStatus GetWorkspaceSize(Tensors tensors, const Attrs& attrs, uint64_t* work
     for (int i = 0; i < kFloatTensors; ++i) {
         e->views[i] = MakeView(tensors[i], &staging);
     }
+    // inputs grad, var, m, v, s, step (one tensor each); outputs var, m, v, s (the OpDef's)
+    e->inputInstances.assign(kTensorArgs, 1);
+    e->outputInstances.assign(kFloatTensors - kVar, 1);
     e->workspaceSize = staging;
     e->empty = numel == 0;
     *workspaceSize = staging;

@@ -113,7 +113,8 @@ struct ApplyFusedEmaAdamListExecutor final : aclOpExecutor {
     {
         return std::make_unique<ApplyFusedEmaAdamListExecutor>(*this);
     }
-    std::vector<size_t> Instances(bool input) const override;
+    /** inputInstances and outputInstances from the lists' lengths and the scalars given. */
+    void CountInstances();
     bool SetAddress(bool input, size_t irIndex, size_t relativeIndex,
                     const aclTensor* tensor) override;
 
@@ -324,19 +325,15 @@ void ApplyFusedEmaAdamListExecutor::Execute(char* workspace) const
 // Inputs: the seven lists (kList* order), then step and the optional one-element tensors given,
 // in signature order (an absent one has no irIndex, as opbase skips a disabled OPTIONAL input).
 // Outputs: the in-place lists in the OpDef's order (kApplyFusedEmaAdamListOutputOrder).
-std::vector<size_t> ApplyFusedEmaAdamListExecutor::Instances(bool input) const
+void ApplyFusedEmaAdamListExecutor::CountInstances()
 {
-    std::vector<size_t> out;
-    if (!input) {
-        for (int list : kApplyFusedEmaAdamListOutputOrder) out.push_back(listSizes[list]);
-        return out;
-    }
-    out.assign(listSizes, listSizes + kLists);
+    outputInstances.clear();
+    for (int list : kApplyFusedEmaAdamListOutputOrder) outputInstances.push_back(listSizes[list]);
+    inputInstances.assign(listSizes, listSizes + kLists);
     const void* scalars[kScalars] = {step, gradScale, foundInf, lr, emaDecay};
     for (const void* given : scalars) {
-        if (given != nullptr) out.push_back(1);
+        if (given != nullptr) inputInstances.push_back(1);
     }
-    return out;
 }
 
 const float** ApplyFusedEmaAdamListExecutor::ScalarSlot(int scalar)
@@ -427,6 +424,7 @@ aclnnStatus GetWorkspaceSize(const Call& call, uint64_t* workspaceSize, aclOpExe
     e->foundInf = reinterpret_cast<const float*>(first(kFoundInf));
     e->lr = reinterpret_cast<const float*>(first(kLr));
     e->emaDecay = reinterpret_cast<const float*>(first(kEmaDecay));
+    e->CountInstances();
     e->workspaceSize = staging;
     e->empty = elements == 0;
     *workspaceSize = staging;

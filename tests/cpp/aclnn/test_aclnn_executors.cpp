@@ -27,7 +27,6 @@ struct TestOpExecutor final : aclOpExecutor {
     {
         return std::make_unique<TestOpExecutor>(*this);
     }
-    std::vector<size_t> Instances(bool /*input*/) const override { return {}; }
     bool SetAddress(bool, size_t, size_t, const aclTensor*) override { return false; }
     std::atomic<int>* runs;
 };
