@@ -1,7 +1,8 @@
 /**
  * @file apply_fused_ema_adam_list_bindings.cpp
- * @brief ascend_ema_adam._C.ListLaunch: a repeatable PreparedListCall for Python
- *        (FusedEmaAdamW's phase-2-only steps on the CPU device, optim/_launches.py).
+ * @brief ascend_ema_adam._C.ListLaunch: a repeatable prepared call for Python, on the CPU or
+ *        (built with torch_npu) the NPU: FusedEmaAdamW's phase-2-only steps
+ *        (optim/functional.py, _launch_prepared).
  */
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -57,7 +58,16 @@ public:
         call.attrs = AttrsInCannOrder(lrArg.value, decayArg.value, beta1, beta2, eps, mode,
                                       biasCorrection, weightDecay);
         call.maximize = maximize;
-        prepared_ = std::make_unique<PreparedListCall>(call, /*repeatable=*/true);
+        if (step.device().is_cpu()) {
+            prepared_ = std::make_unique<PreparedListCall>(call, /*repeatable=*/true);
+            return;
+        }
+#if AEA_WITH_NPU
+        prepared_ = PrepareNpuListCall(call);
+#else
+        TORCH_CHECK(false, "ListLaunch: the step is on ", step.device(),
+                    "; this build launches on the CPU device only (the NPU needs torch_npu)");
+#endif
     }
 
     bool Run(const Tensors& grads, const at::Tensor& step, const Scalar& lr,
@@ -71,7 +81,7 @@ public:
     size_t Launches() const { return prepared_->Launches(); }
 
 private:
-    std::unique_ptr<PreparedListCall> prepared_;
+    std::unique_ptr<RepeatedListCall> prepared_;
 };
 
 void Bind(py::module_& mod)

@@ -1,11 +1,13 @@
 /**
  * @file apply_fused_ema_adam_list_prepared.cpp
- * @brief PreparedListCall: phase 1 of every launch of a list call on the CPU device, then its
+ * @brief RepeatedListCall's decision of what may be launched again (any device), and
+ *        PreparedListCall: phase 1 of every launch of a list call on the CPU device, then its
  *        phase 2s, once or (repeatable) again and again (apply_fused_ema_adam_list_prepared.h).
  */
 #include "apply_fused_ema_adam_list_prepared.h"
 
 #include <ATen/ops/empty.h>
+#include <ATen/ops/full.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
@@ -60,16 +62,11 @@ MemorySpan SpanOf(const at::Tensor& t, bool updated)
                       static_cast<uint32_t>(t.itemsize()), 0, updated);
 }
 
-/** The storage address that puts element 0 of a tensor described with `storageOffset` at t's
- *  first element (aclSet*TensorAddr set the storage address; the offset stays phase 1's). */
-void* StorageAddress(const at::Tensor& t, int64_t storageOffset)
-{
-    return static_cast<char*>(t.data_ptr()) - storageOffset * static_cast<int64_t>(t.itemsize());
-}
-
 }  // namespace
 
-PreparedListCall::Seen::Seen(const at::Tensor& t)
+// ---- SeenTensor ----------------------------------------------------------------------------
+
+SeenTensor::SeenTensor(const at::Tensor& t)
     : data(t.data_ptr()),
       dtype(t.scalar_type()),
       device(t.device()),
@@ -79,32 +76,146 @@ PreparedListCall::Seen::Seen(const at::Tensor& t)
 {
 }
 
-bool PreparedListCall::Seen::SameDescription(const at::Tensor& t) const
+bool SeenTensor::SameDescription(const at::Tensor& t) const
 {
     return t.layout() == at::kStrided && t.scalar_type() == dtype && t.device() == device &&
            t.sizes().equals(sizes) && t.strides().equals(strides);
 }
 
-PreparedListCall::PreparedListCall(const ListCall& given, bool repeatable)
-    : repeatable_(repeatable), biasCorrection_(given.attrs.biasCorrection)
+void* SeenTensor::StorageAddressOf(const at::Tensor& t) const
 {
+    return static_cast<char*>(t.data_ptr()) - storageOffset * static_cast<int64_t>(t.itemsize());
+}
+
+// ---- RepeatedListCall: what may be launched again --------------------------------------------
+
+void RepeatedListCall::OwnValues(ListCall* call, const at::TensorOptions& options)
+{
+    if (!call->scalars[kCallLr]->has_value()) {
+        lrValue_ = at::full({1}, call->attrs.lr, options.dtype(at::kFloat));
+    }
+    if (!call->scalars[kCallEmaDecay]->has_value()) {
+        emaDecayValue_ = at::full({1}, call->attrs.emaDecay, options.dtype(at::kFloat));
+    }
+}
+
+void RepeatedListCall::Remember(const ListCall& call)
+{
+    biasCorrection_ = call.attrs.biasCorrection;
+    for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
+        for (const at::Tensor& t : call.lists[l]) {
+            seen_[l].emplace_back(t);
+            if (l != kListGrads) held_[l].push_back(t);  // gradients are replaced, not held
+            if (kApplyFusedEmaAdamListUpdated[l]) {
+                const MemorySpan span = SpanOf(t, true);
+                if (span.begin != span.end) updatedSpans_.push_back(span);
+            }
+        }
+    }
+    std::sort(updatedSpans_.begin(), updatedSpans_.end(),
+              [](const MemorySpan& a, const MemorySpan& b) { return a.begin < b.begin; });
+    seenScalars_[0].emplace(*call.step);
+    for (int s = 0; s < kCallScalars; ++s) {
+        const at::Tensor* given = call.scalars[s]->has_value() ? &**call.scalars[s] : nullptr;
+        if (s == kCallLr && lrValue_.defined()) given = nullptr;  // owned: not the caller's
+        if (s == kCallEmaDecay && emaDecayValue_.defined()) given = nullptr;
+        if (given != nullptr) seenScalars_[1 + s].emplace(*given);
+    }
+}
+
+void* RepeatedListCall::SeenAddress(int list, size_t index, const at::Tensor& t) const
+{
+    return seen_[list][index].StorageAddressOf(t);
+}
+
+void* RepeatedListCall::SeenScalarAddress(int slot, const at::Tensor& t) const
+{
+    return seenScalars_[slot]->StorageAddressOf(t);
+}
+
+size_t RepeatedListCall::ScalarPosition(int scalar) const
+{
+    if (scalar == kRepeatedStep) return 0;
+    size_t position = 1;
+    for (int s = 0; s < scalar; ++s) {
+        // lr and the decay are always given to a repeatable call (the caller's or owned)
+        position += (seenScalars_[1 + s] || s == kCallLr || s == kCallEmaDecay) ? 1 : 0;
+    }
+    return position;
+}
+
+bool RepeatedListCall::OverlapsNoUpdated(const at::Tensor& t) const
+{
+    const MemorySpan span = SpanOf(t, false);
+    if (span.begin == span.end) return true;
+    // The updated spans are disjoint, so sorted by start they are sorted by end too: the first
+    // one ending after t starts is the only candidate that may begin before t ends.
+    const auto it = std::partition_point(updatedSpans_.begin(), updatedSpans_.end(),
+                                         [&](const MemorySpan& u) { return u.end <= span.begin; });
+    return it == updatedSpans_.end() || !SpansOverlap(*it, span);
+}
+
+bool RepeatedListCall::RunAgain(const std::vector<at::Tensor>& grads, const at::Tensor& step,
+                                const ScalarArg& lr, const ScalarArg& emaDecay,
+                                const std::optional<at::Tensor>& gradScale,
+                                const std::optional<at::Tensor>& foundInf)
+{
+    // ---- everything phase 1 checked, read only
+    std::vector<SeenTensor>& seenGrads = seen_[kListGrads];
+    if (grads.size() != seenGrads.size()) return false;
+    for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
+        const std::vector<at::Tensor>& held = held_[l];
+        for (size_t i = 0; i < held.size(); ++i) {
+            const SeenTensor& seen = seen_[l][i];
+            if (held[i].data_ptr() != seen.data || !seen.SameDescription(held[i])) return false;
+        }
+    }
+    Moves moves;
+    for (size_t i = 0; i < grads.size(); ++i) {
+        if (!seenGrads[i].SameDescription(grads[i])) return false;
+        if (grads[i].data_ptr() != seenGrads[i].data) {
+            if (!OverlapsNoUpdated(grads[i])) return false;
+            moves.grads.push_back(i);
+        }
+    }
+    const std::array<const at::Tensor*, 1 + kCallScalars> scalars = {
+        &step, gradScale ? &*gradScale : nullptr, foundInf ? &*foundInf : nullptr,
+        lr.tensor ? &*lr.tensor : nullptr, emaDecay.tensor ? &*emaDecay.tensor : nullptr};
+    for (size_t s = 0; s < scalars.size(); ++s) {
+        const at::Tensor* t = scalars[s];
+        const std::optional<SeenTensor>& seen = seenScalars_[s];
+        if ((t != nullptr) != seen.has_value()) return false;  // given then, not now (or so)
+        if (t == nullptr) continue;
+        if (!seen->SameDescription(*t)) return false;
+        if (t->data_ptr() != seen->data) {
+            if (!OverlapsNoUpdated(*t)) return false;
+            moves.scalars[s] = t;
+        }
+    }
+    if (!StepValueOk(step)) return false;
+
+    // ---- launch, then remember where the moved tensors are now
+    Relaunch(moves, grads, lr, emaDecay);
+    for (size_t i : moves.grads) seenGrads[i].data = grads[i].data_ptr();
+    for (size_t s = 0; s < scalars.size(); ++s) {
+        if (moves.scalars[s] != nullptr) seenScalars_[s]->data = moves.scalars[s]->data_ptr();
+    }
+    return true;
+}
+
+// ---- PreparedListCall: the CPU device --------------------------------------------------------
+
+PreparedListCall::PreparedListCall(const ListCall& given, bool repeatable)
+    : repeatable_(repeatable)
+{
+    biasCorrection_ = given.attrs.biasCorrection;
     ListCall call = given;
     std::optional<at::Tensor> lr;
     std::optional<at::Tensor> emaDecay;
     if (repeatable) {  // lr and the decay from tensors: the caller's, or ours holding the value
-        const auto options = at::TensorOptions().dtype(at::kFloat);
-        if (!given.scalars[kCallLr]->has_value()) {
-            lrValue_ = at::empty({1}, options);
-            lrValue_.data_ptr<float>()[0] = static_cast<float>(given.attrs.lr);
-            lr = lrValue_;
-            call.scalars[kCallLr] = &lr;
-        }
-        if (!given.scalars[kCallEmaDecay]->has_value()) {
-            emaDecayValue_ = at::empty({1}, options);
-            emaDecayValue_.data_ptr<float>()[0] = static_cast<float>(given.attrs.emaDecay);
-            emaDecay = emaDecayValue_;
-            call.scalars[kCallEmaDecay] = &emaDecay;
-        }
+        OwnValues(&call, at::TensorOptions());
+        if (lrValue_.defined()) call.scalars[kCallLr] = &(lr = lrValue_);
+        if (emaDecayValue_.defined()) call.scalars[kCallEmaDecay] = &(emaDecay = emaDecayValue_);
     }
     CheckListCallDevice(kOpName, call, at::Device(at::kCPU));
     const std::vector<std::pair<size_t, size_t>> slices = ListLaunches(call.Entries());
@@ -112,11 +223,8 @@ PreparedListCall::PreparedListCall(const ListCall& given, bool repeatable)
         CheckListCallDescription(kOpName, call);
         CheckListCallMemory(kOpName, call);
     }
-    step_ = ToAclTensor(*call.step, false);
-    gradScale_ = ToAclOptional(*call.scalars[kCallGradScale]);
-    foundInf_ = ToAclOptional(*call.scalars[kCallFoundInf]);
-    lr_ = ToAclOptional(*call.scalars[kCallLr]);
-    emaDecay_ = ToAclOptional(*call.scalars[kCallEmaDecay]);
+    scalars_[0] = ToAclTensor(*call.step, false);
+    for (int s = 0; s < kCallScalars; ++s) scalars_[1 + s] = ToAclOptional(*call.scalars[s]);
     int givenLists = 0;
     for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) givenLists += call.lists[l].empty() ? 0 : 1;
     const Api& api = V2();
@@ -124,7 +232,6 @@ PreparedListCall::PreparedListCall(const ListCall& given, bool repeatable)
     launches_.reserve(slices.size());
     for (const std::pair<size_t, size_t>& slice : slices) {
         Launch launch;
-        launch.entries = slice;
         launch.firstScalar = (slice.second - slice.first) * givenLists;
         // A list handle always, empty for an absent list (sliced only when the call has several
         // launches: one launch sees the lists as given, for phase 1's messages).
@@ -138,8 +245,9 @@ PreparedListCall::PreparedListCall(const ListCall& given, bool repeatable)
         const aclnnStatus status = api.phase1(
             launch.lists[kListGrads].get(), launch.lists[kListVars].get(),
             launch.lists[kListMs].get(), launch.lists[kListVs].get(), launch.lists[kListSs].get(),
-            launch.lists[kListMaxVs].get(), launch.lists[kListCopies].get(), step_.get(),
-            gradScale_.get(), foundInf_.get(), lr_.get(), emaDecay_.get(), a.lr, a.emaDecay,
+            launch.lists[kListMaxVs].get(), launch.lists[kListCopies].get(), scalars_[0].get(),
+            scalars_[1 + kCallGradScale].get(), scalars_[1 + kCallFoundInf].get(),
+            scalars_[1 + kCallLr].get(), scalars_[1 + kCallEmaDecay].get(), a.lr, a.emaDecay,
             a.beta1, a.beta2, a.eps, a.mode, a.biasCorrection, a.weightDecay, call.maximize,
             &launch.workspaceSize, &executor);
         launch.executor.reset(executor);
@@ -161,24 +269,7 @@ PreparedListCall::PreparedListCall(const ListCall& given, bool repeatable)
     }
     workspace_ = at::empty({static_cast<int64_t>(maxWorkspace)},
                            at::TensorOptions().dtype(at::kByte));
-    if (!repeatable) return;
-    for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
-        for (const at::Tensor& t : call.lists[l]) {
-            seen_[l].emplace_back(t);
-            if (l != kListGrads) held_[l].push_back(t);  // gradients are replaced, not held
-            if (kApplyFusedEmaAdamListUpdated[l]) {
-                const MemorySpan span = SpanOf(t, true);
-                if (span.begin != span.end) updatedSpans_.push_back(span);
-            }
-        }
-    }
-    std::sort(updatedSpans_.begin(), updatedSpans_.end(),
-              [](const MemorySpan& a, const MemorySpan& b) { return a.begin < b.begin; });
-    seenStep_.emplace(*call.step);
-    if (call.scalars[kCallGradScale]->has_value()) seenGradScale_.emplace(**call.scalars[kCallGradScale]);
-    if (call.scalars[kCallFoundInf]->has_value()) seenFoundInf_.emplace(**call.scalars[kCallFoundInf]);
-    if (!lrValue_.defined()) seenLr_.emplace(**call.scalars[kCallLr]);
-    if (!emaDecayValue_.defined()) seenEmaDecay_.emplace(**call.scalars[kCallEmaDecay]);
+    if (repeatable) Remember(call);
 }
 
 void PreparedListCall::ExecutorDeleter::operator()(aclOpExecutor* executor) const
@@ -205,110 +296,41 @@ void PreparedListCall::Run()
     }
 }
 
-bool PreparedListCall::OverlapsNoUpdated(const at::Tensor& t) const
+bool PreparedListCall::StepValueOk(const at::Tensor& step) const
 {
-    const MemorySpan span = SpanOf(t, false);
-    if (span.begin == span.end) return true;
-    // The updated spans are disjoint, so sorted by start they are sorted by end too: the first
-    // one ending after t starts is the only candidate that may begin before t ends.
-    const auto it = std::partition_point(updatedSpans_.begin(), updatedSpans_.end(),
-                                         [&](const MemorySpan& u) { return u.end <= span.begin; });
-    return it == updatedSpans_.end() || !SpansOverlap(*it, span);
+    // host memory on the CPU device: checked as phase 1 checks it
+    return CheckStepValue(*step.data_ptr<int64_t>(), biasCorrection_).empty();
 }
 
-void PreparedListCall::UpdateScalar(int scalar, const at::Tensor& t, Seen* seen,
-                                    AclTensorPtr* handle)
-{
-    if (t.data_ptr() == seen->data) return;
-    // its flat input index after a launch's list entries: the step, then the one-element
-    // tensors given before it (a repeatable call always gives lr and the decay)
-    const bool given[kCallScalars] = {seenGradScale_.has_value(), seenFoundInf_.has_value(),
-                                      true, true};
-    size_t position = 0;
-    for (int s = 0; s < scalar; ++s) position += given[s] ? 1 : 0;
-    position += scalar >= 0 ? 1 : 0;
-    void* address = StorageAddress(t, seen->storageOffset);
-    for (Launch& launch : launches_) {
-        CheckAclnnStatus("aclSetInputTensorAddr",
-                         V2().setInput(launch.executor.get(), launch.firstScalar + position,
-                                       handle->get(), address));
-    }
-    seen->data = t.data_ptr();
-}
-
-void PreparedListCall::UpdateValue(int scalar, const ScalarArg& arg)
-{
-    at::Tensor& owned = scalar == kCallLr ? lrValue_ : emaDecayValue_;
-    if (owned.defined()) {
-        owned.data_ptr<float>()[0] = static_cast<float>(arg.value);
-    } else {
-        UpdateScalar(scalar, *arg.tensor, scalar == kCallLr ? &*seenLr_ : &*seenEmaDecay_,
-                     scalar == kCallLr ? &lr_ : &emaDecay_);
-    }
-}
-
-bool PreparedListCall::RunAgain(const std::vector<at::Tensor>& grads, const at::Tensor& step,
-                                const ScalarArg& lr, const ScalarArg& emaDecay,
-                                const std::optional<at::Tensor>& gradScale,
-                                const std::optional<at::Tensor>& foundInf)
+void PreparedListCall::Relaunch(const Moves& moves, const std::vector<at::Tensor>& grads,
+                                const ScalarArg& lr, const ScalarArg& emaDecay)
 {
     TORCH_CHECK(repeatable_, kOpName, ": RunAgain needs a repeatable prepared call");
-    // ---- everything phase 1 checked, read only
-    std::vector<Seen>& seenGrads = seen_[kListGrads];
-    if (grads.size() != seenGrads.size()) return false;
-    for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
-        const std::vector<at::Tensor>& held = held_[l];
-        for (size_t i = 0; i < held.size(); ++i) {
-            const Seen& seen = seen_[l][i];
-            if (held[i].data_ptr() != seen.data || !seen.SameDescription(held[i])) return false;
-        }
-    }
-    std::vector<size_t> moved;  // gradients at a new address
-    for (size_t i = 0; i < grads.size(); ++i) {
-        if (!seenGrads[i].SameDescription(grads[i])) return false;
-        if (grads[i].data_ptr() != seenGrads[i].data) {
-            if (!OverlapsNoUpdated(grads[i])) return false;
-            moved.push_back(i);
-        }
-    }
-    if (gradScale.has_value() != seenGradScale_.has_value() ||
-        foundInf.has_value() != seenFoundInf_.has_value() ||
-        lr.tensor.has_value() != seenLr_.has_value() ||
-        emaDecay.tensor.has_value() != seenEmaDecay_.has_value()) {
-        return false;
-    }
-    const auto optional = [](const std::optional<at::Tensor>& t, const std::optional<Seen>& s) {
-        return std::pair<const at::Tensor*, const Seen*>(t ? &*t : nullptr, s ? &*s : nullptr);
-    };
-    const std::pair<const at::Tensor*, const Seen*> scalars[] = {
-        {&step, &*seenStep_}, optional(gradScale, seenGradScale_),
-        optional(foundInf, seenFoundInf_), optional(lr.tensor, seenLr_),
-        optional(emaDecay.tensor, seenEmaDecay_)};
-    for (const auto& [t, seen] : scalars) {
-        if (t == nullptr) continue;
-        if (!seen->SameDescription(*t)) return false;
-        if (t->data_ptr() != seen->data && !OverlapsNoUpdated(*t)) return false;
-    }
-    // the step's value, as phase 1 checks it (host memory on the CPU device)
-    if (!CheckStepValue(*step.data_ptr<int64_t>(), biasCorrection_).empty()) return false;
-
-    // ---- the new addresses and values, then the launches
     const Api& api = V2();
-    for (size_t i : moved) {
+    for (size_t i : moves.grads) {
         Launch& launch = launches_[i / kListMaxTensors];
         CheckAclnnStatus("aclSetDynamicInputTensorAddr",
-                         api.setDynamicInput(launch.executor.get(), kListGrads, i % kListMaxTensors,
-                                             launch.lists[kListGrads].get(),
-                                             StorageAddress(grads[i], seenGrads[i].storageOffset)));
-        seenGrads[i].data = grads[i].data_ptr();
+                         api.setDynamicInput(launch.executor.get(), kListGrads,
+                                             i % kListMaxTensors, launch.lists[kListGrads].get(),
+                                             SeenAddress(kListGrads, i, grads[i])));
     }
-    UpdateScalar(-1, step, &*seenStep_, &step_);
-    if (gradScale) UpdateScalar(kCallGradScale, *gradScale, &*seenGradScale_, &gradScale_);
-    if (foundInf) UpdateScalar(kCallFoundInf, *foundInf, &*seenFoundInf_, &foundInf_);
-    UpdateValue(kCallLr, lr);
-    UpdateValue(kCallEmaDecay, emaDecay);
+    for (int s = 0; s < 1 + kCallScalars; ++s) {
+        const at::Tensor* t = moves.scalars[s];
+        if (t == nullptr) continue;
+        void* address = SeenScalarAddress(s, *t);
+        for (Launch& launch : launches_) {
+            CheckAclnnStatus("aclSetInputTensorAddr",
+                             api.setInput(launch.executor.get(),
+                                          launch.firstScalar + ScalarPosition(s - 1),
+                                          scalars_[s].get(), address));
+        }
+    }
+    // values into the owned tensors: host memory, and no launch of this call is in flight
+    if (lrValue_.defined()) lrValue_.data_ptr<float>()[0] = static_cast<float>(lr.value);
+    if (emaDecayValue_.defined()) {
+        emaDecayValue_.data_ptr<float>()[0] = static_cast<float>(emaDecay.value);
+    }
     Run();
-    return true;
 }
 
 }  // namespace ascend_ema_adam::ops
