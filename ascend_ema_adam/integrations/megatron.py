@@ -164,15 +164,23 @@ def _is_distributed(part) -> bool:
 
 def attach(optimizer):
     """Make every DistributedOptimizer in ``optimizer`` (a ChainedOptimizer's parts, or
-    itself) save and load ``ema_params`` with its dp-zero parameter state; returns
-    ``optimizer``. Idempotent; not a collective. Every part must wrap a FusedEmaAdamW
-    (checked before any is changed)."""
+    itself) save and load ``ema_params`` with its parameter state; returns ``optimizer``.
+    Idempotent; not a collective. Every part must wrap a FusedEmaAdamW (checked before any is
+    changed).
+
+    * dp-zero (``get_parameter_state_dp_zero`` / ``load_parameter_state_from_dp_zero``):
+      the EMA is gathered to and scattered from DP rank 0 like ``exp_avg``.
+    * Every load: megatron copies each state key of the inner optimizer from the checkpoint's
+      tensors, which hold only the keys it saved (dp-zero: ``param``, ``exp_avg``,
+      ``exp_avg_sq``; the distributed checkpoint: no ``step``); the other keys are kept as
+      they are, and an EMA the checkpoint lacks starts at the loaded weights."""
     parts = [p for p in _parts(optimizer) if _is_distributed(p) and not p.is_stub_optimizer]
     for part in parts:
         if getattr(part, "_aea_ema_attached", False):
             continue
         get_stock = part.get_parameter_state_dp_zero
         load_stock = part.load_parameter_state_from_dp_zero
+        set_stock = part._set_main_param_and_optimizer_states
 
         def get_parameter_state_dp_zero(part=part, get_stock=get_stock):
             state = get_stock()
@@ -183,10 +191,35 @@ def attach(optimizer):
                                               part=part, load_stock=load_stock):
             _load_with_ema(part, state_dict, update_legacy_format, load_stock)
 
+        def _set_main_param_and_optimizer_states(model_param, tensors, part=part,
+                                                 set_stock=set_stock):
+            _set_known_keys(part, model_param, tensors, set_stock)
+
         part.get_parameter_state_dp_zero = get_parameter_state_dp_zero
         part.load_parameter_state_from_dp_zero = load_parameter_state_from_dp_zero
+        part._set_main_param_and_optimizer_states = _set_main_param_and_optimizer_states
         part._aea_ema_attached = True
     return optimizer
+
+
+def _main_param(part, model_param) -> torch.Tensor:
+    group_index, order = part.model_param_group_index_map[model_param]
+    return part.optimizer.param_groups[group_index]["params"][order]
+
+
+def _set_known_keys(part, model_param, tensors, set_stock) -> None:
+    """megatron's copy of one parameter's loaded tensors, over the state keys ``tensors``
+    has; the others are hidden from it and put back (``step``; ``ema_params`` of a dp-zero
+    load, scattered after). A missing EMA starts at the loaded weights."""
+    main = _main_param(part, model_param)
+    state = part.optimizer.state[main]
+    hidden = {key: state.pop(key) for key in list(state) if key not in tensors}
+    try:
+        set_stock(model_param, tensors)
+    finally:
+        state.update(hidden)
+    if EMA_KEY not in tensors and "exp_avg" in state:
+        _set_ema(part.optimizer, main, main.detach())
 
 
 def _dp_group(part):
@@ -209,9 +242,7 @@ def _buckets(part):
                 bucket = buffer.buckets[bucket_idx]
                 shards = []
                 for model_param, ranges in bucket_map["param_map"].items():
-                    group_index, order = part.model_param_group_index_map[model_param]
-                    main = part.optimizer.param_groups[group_index]["params"][order]
-                    shards.append((main, ranges["gbuf_local"]))
+                    shards.append((_main_param(part, model_param), ranges["gbuf_local"]))
                 buckets.append((bucket.grad_data.numel(), bucket.numel_unpadded, shards))
             yield (gbuf_idx, dtype), buffer.numel_unpadded, buckets
 
@@ -270,11 +301,10 @@ def _load_with_ema(part, state_dict, update_legacy_format: bool, load_stock) -> 
     dist.broadcast_object_list(verdict, src=root, group=group)
     if verdict[0] not in ("ok", "missing"):
         raise ValueError(f"load_parameter_state_from_dp_zero: {verdict[0]} (nothing loaded)")
-    load_stock(state_dict, update_legacy_format=update_legacy_format)
+    load_stock(state_dict, update_legacy_format=update_legacy_format)  # EMA := loaded weights
     if verdict[0] == "missing":
         warnings.warn("load_parameter_state_from_dp_zero: the checkpoint has no "
                       f"'{EMA_KEY}'; the EMA starts at the loaded weights", stacklevel=3)
-        _ema_from_weights(part)
         return
     world = group.size()
     for (gbuf_idx, dtype), _, buckets in _buckets(part):
@@ -301,12 +331,6 @@ def _set_ema(inner: FusedEmaAdamW, main: torch.Tensor, values: torch.Tensor) -> 
         state[EMA_KEY] = values.view_as(main).to(main.dtype, copy=True)
     else:
         ema.copy_(values.view_as(ema))
-
-
-def _ema_from_weights(part) -> None:
-    for group in part.optimizer.param_groups:
-        for main in group["params"]:
-            _set_ema(part.optimizer, main, main.detach())
 
 
 # ------------------------------------------------------------------------------------------
