@@ -176,7 +176,7 @@ def the_part(opt):
 
 
 def batches(seed, rank, steps):
-    gen = torch.Generator().manual_seed(seed * 7 + rank)
+    gen = torch.Generator().manual_seed(seed + 10 + rank)  # (model inits: seed + 0, 1, 2)
     return [(torch.randn(BATCH, SIZES[0], generator=gen).to(torch.bfloat16),
              torch.randn(BATCH, SIZES[-1], generator=gen)) for _ in range(steps)]
 
@@ -620,3 +620,111 @@ def test_distributed_checkpoint_optimizer_side(spawned):
             assert_same_snapshot(got["loaded"], dict(res["final"], model=got["loaded"]["model"]),
                                  f"rank {rank} {sharding}", runs["seed"])
     assert ema_keys == {f"optimizer.state.ema_params.module.{n}" for n in runs["ref"][K]}
+
+
+# ------------------------------------------------------------------------------------------
+# In this process: the constructor keywords, and what is refused before anything is built
+
+
+@pytest.fixture
+def megatron_adam():
+    """megatron-core's Adam names (the builder's and the DistributedOptimizer's check's), to
+    assert that they are megatron's own again after the glue ran or refused."""
+    import megatron.core.optimizer as builder
+    from megatron.core.optimizer import distrib_optimizer
+    stock = builder.Adam, distrib_optimizer.Adam
+    yield stock
+    assert (builder.Adam, distrib_optimizer.Adam) == stock
+
+
+def test_capturable_is_accepted(seed, megatron_adam):
+    """megatron-core >= 0.18 passes ``capturable=`` to its Adam: the substitute takes it, and
+    the step is the same (this optimizer never syncs with the host either way)."""
+    import megatron.core.optimizer as builder
+
+    from ascend_ema_adam.integrations.megatron import substitute_adam
+
+    gen = torch.Generator().manual_seed(seed)
+    init = torch.randn(300, generator=gen)
+    grads = [torch.randn(300, generator=gen) for _ in range(4)]
+    results = []
+    for capturable in (False, True):
+        p = init.clone().requires_grad_()
+        with substitute_adam(ema_decay=0.9):
+            assert builder.Adam is not megatron_adam[0]
+            opt = builder.Adam(params=[p], lr=1e-2, weight_decay=0.1, betas=(0.9, 0.99),
+                               eps=1e-8, capturable=capturable)
+        assert isinstance(opt, FusedEmaAdamW) and opt.step_scope == "param"
+        assert "capturable" not in opt.defaults  # accepted, nothing to store
+        for g in grads:
+            p.grad = g.clone()
+            opt.step()
+        results.append((p.detach().clone(), opt.state[p]["ema_params"].clone()))
+    assert not torch.equal(results[0][0], init)
+    assert all(torch.equal(a, b) for a, b in zip(*results))
+    with pytest.raises(TypeError, match="capturable must be True or False"):
+        FusedEmaAdamW([init.clone().requires_grad_()], capturable="yes")
+
+
+def test_substitute_adam_restores_megatron_after_an_error(megatron_adam):
+    import megatron.core.optimizer as builder
+
+    from ascend_ema_adam.integrations.megatron import substitute_adam
+
+    with pytest.raises(RuntimeError, match="inside"):
+        with substitute_adam():
+            assert builder.Adam is not megatron_adam[0]
+            raise RuntimeError("inside")
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(optimizer="sgd"), "optimizer='adam'"),
+    (dict(use_precision_aware_optimizer=True), "use_precision_aware_optimizer"),
+    (dict(optimizer_cpu_offload=True), "optimizer_cpu_offload"),
+])
+def test_unsupported_config_is_refused_before_building(change, message, megatron_adam):
+    from megatron.core.optimizer import OptimizerConfig
+
+    from ascend_ema_adam.integrations import megatron as glue
+
+    config = OptimizerConfig(lr=1e-3, bf16=True, use_distributed_optimizer=True)
+    for key, value in change.items():  # (set after: the config's own checks need TE for some)
+        setattr(config, key, value)
+    with pytest.raises(ValueError, match=message):
+        glue.get_megatron_optimizer(config, [object()])  # (a model megatron would reject)
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(optimizer_kwargs=dict(lr=0.1)), ValueError, "from its OptimizerConfig"),
+    (dict(optimizer_kwargs=dict(betas=(0.9, 0.9))), ValueError, "from its OptimizerConfig"),
+    (dict(optimizer_kwargs=dict(step_scope="group")), ValueError, "only with step_scope='param'"),
+    (dict(ema_decay=1.5), ValueError, "Invalid ema_decay value"),
+    (dict(optimizer_kwargs=dict(capturable="yes")), TypeError, "capturable"),
+    (dict(optimizer_kwargs=dict(emma_decay=0.9)), TypeError, "emma_decay"),
+])
+def test_bad_optimizer_options_are_refused_before_building(kwargs, error, message,
+                                                           megatron_adam):
+    from megatron.core.optimizer import OptimizerConfig
+
+    from ascend_ema_adam.integrations import megatron as glue
+
+    config = OptimizerConfig(lr=1e-3, bf16=True, use_distributed_optimizer=True)
+    with pytest.raises(error, match=message):
+        glue.get_megatron_optimizer(config, [object()], **kwargs)
+
+
+def test_glue_refuses_optimizers_around_another_adam():
+    from types import SimpleNamespace
+
+    from ascend_ema_adam.integrations import megatron as glue
+
+    ours = SimpleNamespace(optimizer=FusedEmaAdamW([torch.zeros(3, requires_grad=True)]))
+    torch_adam = SimpleNamespace(optimizer=torch.optim.AdamW([torch.zeros(3,
+                                                                           requires_grad=True)]))
+    chained = SimpleNamespace(chained_optimizers=[ours, torch_adam])
+    with pytest.raises(TypeError, match="around AdamW"):
+        glue.attach(chained)
+    with pytest.raises(TypeError, match="around AdamW"):
+        with glue.swap_ema(chained):
+            pass
+    assert not hasattr(ours, "_aea_ema_attached")
