@@ -71,6 +71,10 @@ else:
 
 from ascend_ema_adam.optim import FusedEmaAdamW  # noqa: E402
 
+# (expected here: the tests run megatron's torch fallbacks)
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Transformer Engine and Apex are not installed:UserWarning")
+
 WORLD = 2
 K, M = 4, 4             # steps before the checkpoint, steps after it
 BATCH = 6
@@ -184,15 +188,17 @@ def batches(seed, rank, steps):
              torch.randn(BATCH, SIZES[-1], generator=gen)) for _ in range(steps)]
 
 
-def train(ddp, opt, sched, data):
+def train(ddp, opt, sched, data, norms=None):
     for x, y in data:
         ddp.zero_grad_buffer()
         opt.zero_grad()
         loss = torch.nn.functional.mse_loss(ddp(x).float(), y)
         loss.backward()
         ddp.finish_grad_sync()
-        ok, _, _ = opt.step()
+        ok, norm, _ = opt.step()
         assert ok
+        if norms is not None:
+            norms.append(norm)
         sched.step(1)
 
 
@@ -290,7 +296,8 @@ def run_mode(rank, seed, out_dir, apex):
                inner_scope=part.optimizer.step_scope, log=[])
     record_steps(part, shards, res["log"])
 
-    train(ddp, opt, sched, data[:K])
+    res["grad_norms"] = []
+    train(ddp, opt, sched, data[:K], res["grad_norms"])
     dp_zero_file = os.path.join(out_dir, f"distrib_optim_{tag}.pt")
     other_file = os.path.join(out_dir, f"checkpoint_{tag}.pt")
     opt.save_parameter_state(dp_zero_file)  # rank 0 writes (the wrapped dp-zero gather)
@@ -302,7 +309,7 @@ def run_mode(rank, seed, out_dir, apex):
     if rank == 0:
         res["dp_zero"] = torch.load(dp_zero_file, weights_only=False)
 
-    train(ddp, opt, sched, data[K:])
+    train(ddp, opt, sched, data[K:], res["grad_norms"])
     res["final"] = snapshot(ddp, part, shards)
 
     # The EMA model: inside, the model parameters (all-gathered) hold the EMA; on exit, and
@@ -544,6 +551,7 @@ def test_sharded_run_equals_single_process(runs):
     assert all(res["n_buckets"] >= 2 for res in ranks)
     names = [{name for name, _, _ in res["shards"]} for res in ranks]
     assert names[0] & names[1], "no parameter is split between the ranks"
+    assert any(norm > CLIP for norm in ranks[0]["grad_norms"]), "megatron never clipped"
     for rank, res in enumerate(ranks):
         for steps, snap in ((K, res["at_k"]), (K + M, res["final"])):
             assert_matches_reference(snap, ref[steps], f"rank {rank} after {steps} steps", seed)
