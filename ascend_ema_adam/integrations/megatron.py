@@ -76,10 +76,12 @@ def _optimizer_options(options: dict[str, Any]) -> dict[str, Any]:
                          f"(lr, weight_decay, adam_beta1/2, adam_eps); set them there")
     scope = megatron_step_scope()
     if options.get("step_scope", scope) != scope:
-        raise ValueError(
-            f"step_scope={options['step_scope']!r}: this megatron-core's DistributedOptimizer "
-            f"checkpoints {'param groups only (apex or Transformer Engine is installed)' if scope == 'group' else 'torch AdamW per-parameter steps (no apex or Transformer Engine)'}"
-            f", so the steps survive a checkpoint only with step_scope={scope!r}")
+        saves = ("only the param groups (apex or Transformer Engine is installed)"
+                 if scope == "group" else
+                 "torch AdamW's per-parameter steps (neither apex nor Transformer Engine)")
+        raise ValueError(f"step_scope={options['step_scope']!r}: this megatron-core's "
+                         f"DistributedOptimizer checkpoints {saves}, so the steps survive a "
+                         f"checkpoint only with step_scope={scope!r}")
     out = dict(options, step_scope=scope)
     # Constructed once here, so that a bad option fails before megatron builds anything.
     FusedEmaAdamW([torch.zeros(1, requires_grad=True)], **out)
@@ -301,10 +303,13 @@ def _load_with_ema(part, state_dict, update_legacy_format: bool, load_stock) -> 
     dist.broadcast_object_list(verdict, src=root, group=group)
     if verdict[0] not in ("ok", "missing"):
         raise ValueError(f"load_parameter_state_from_dp_zero: {verdict[0]} (nothing loaded)")
-    load_stock(state_dict, update_legacy_format=update_legacy_format)  # EMA := loaded weights
+    load_stock(state_dict, update_legacy_format=update_legacy_format)
     if verdict[0] == "missing":
         warnings.warn("load_parameter_state_from_dp_zero: the checkpoint has no "
                       f"'{EMA_KEY}'; the EMA starts at the loaded weights", stacklevel=3)
+        for group in part.optimizer.param_groups:
+            for main in group["params"]:
+                _set_ema(part.optimizer, main, main.detach())
         return
     world = group.size()
     for (gbuf_idx, dtype), _, buckets in _buckets(part):

@@ -637,6 +637,17 @@ def test_distributed_checkpoint_optimizer_side(spawned):
 # In this process: the constructor keywords, and what is refused before anything is built
 
 
+def test_installed_megatron_core_is_the_pinned_one():
+    """The tests run against the version of the ``megatron`` extra (what make test installs)."""
+    import tomllib
+    from importlib.metadata import version
+    from pathlib import Path
+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    extra = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]["megatron"]
+    assert extra == [f"megatron-core=={version('megatron-core')}"]
+
+
 @pytest.fixture
 def megatron_adam():
     """megatron-core's Adam names (the builder's and the DistributedOptimizer's check's), to
