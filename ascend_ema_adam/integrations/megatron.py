@@ -4,7 +4,8 @@ checkpoints and an EMA model export.
 megatron-core's optimizer builder makes one ``Adam`` per model part and wraps it: the
 DistributedOptimizer hands it each data-parallel rank's shard of the fp32 main parameters, so
 the EMA (state ``ema_params``) is fp32 and sharded like ``exp_avg``. MindSpeed gets there by
-patching apex's FusedAdam; here :func:`get_megatron_optimizer` builds it directly:
+patching apex's FusedAdam; here the builder's own name for its Adam is substituted while it
+builds:
 
 * :func:`get_megatron_optimizer` (or :func:`substitute_adam` around megatron's own builder, then
   :func:`attach`): FusedEmaAdamW where megatron would build its Adam, with the EMA options.
@@ -12,7 +13,7 @@ patching apex's FusedAdam; here :func:`get_megatron_optimizer` builds it directl
   (``get_parameter_state_dp_zero`` / ``load_parameter_state_from_dp_zero``, so also
   ``save_parameter_state`` / ``load_parameter_state`` and the distributed checkpoint's
   ``dp_zero_gather_scatter`` format) carries ``ema_params`` beside ``param``, ``exp_avg`` and
-  ``exp_avg_sq``, in the same flat per-buffer layout (MindSpeed's key, so its files load).
+  ``exp_avg_sq``, in the same flat per-buffer layout (MindSpeed's key and layout).
   The ``fully_sharded_model_space`` format saves every state key, the EMA included, by itself.
 * :func:`swap_ema` / :func:`ema_state_dict`: the EMA weights in the main parameters, copied
   to the model parameters and all-gathered, so every rank's model holds the EMA model (for
@@ -125,6 +126,9 @@ def get_megatron_optimizer(config, model_chunks, *args, ema_decay: float = 0.999
     from megatron.core.optimizer import get_megatron_optimizer as build
 
     _check_config(config)
+    if "ema_decay" in (optimizer_kwargs or {}):
+        raise ValueError("pass ema_decay as get_megatron_optimizer's own keyword, not in "
+                         "optimizer_kwargs")
     options = dict(optimizer_kwargs or {}, ema_decay=ema_decay)
     with substitute_adam(**options):
         optimizer = build(config, model_chunks, *args, **kwargs)

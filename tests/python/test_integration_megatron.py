@@ -721,6 +721,7 @@ def test_unsupported_config_is_refused_before_building(change, message, megatron
     (dict(optimizer_kwargs=dict(betas=(0.9, 0.9))), ValueError, "from its OptimizerConfig"),
     (dict(optimizer_kwargs=dict(step_scope="group")), ValueError, "only with step_scope='param'"),
     (dict(ema_decay=1.5), ValueError, "Invalid ema_decay value"),
+    (dict(optimizer_kwargs=dict(ema_decay=0.9)), ValueError, "own keyword"),
     (dict(optimizer_kwargs=dict(capturable="yes")), TypeError, "capturable"),
     (dict(optimizer_kwargs=dict(emma_decay=0.9)), TypeError, "emma_decay"),
 ])
