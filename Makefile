@@ -32,8 +32,9 @@ demo: python
 	$(MAKE) --no-print-directory sample
 	$(PY) -m ascend_ema_adam check --quick
 
-test: cpp sanitize npu-check
-	AEA_CPP_BIN=$(abspath $(BUILD))/bin $(PY) -m pytest -q
+# AEA_REQUIRE_ENGINES: the engines' tests fail instead of skipping when their engine is missing.
+test: cpp sanitize npu-check $(VENV)/.engines.stamp
+	AEA_REQUIRE_ENGINES=1 AEA_CPP_BIN=$(abspath $(BUILD))/bin $(PY) -m pytest -q
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 # The NPU-only sources compiled against the real torch_npu / op-plugin / ACL headers of the
@@ -87,6 +88,18 @@ $(PY_MODULES): FORCE
 	    { cmp -s $@.new $@ && rm $@.new || mv $@.new $@; }
 .PHONY: FORCE
 FORCE:
+
+# The training engines the integration tests run against (tests/python/test_integration_*.py),
+# installed into .venv once, each from its extra in pyproject.toml (the pins live there) with
+# its pip flags. megatron-core goes in without its declared dependencies (see pyproject.toml).
+ENGINE_EXTRAS := megatron
+PIP_FLAGS_megatron := --no-deps
+extra_requirements = $(shell $(PY) -c 'import tomllib; \
+    print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["$(1)"])')
+$(VENV)/.engines.stamp: $(VENV)/.requirements.stamp pyproject.toml
+	$(foreach extra,$(ENGINE_EXTRAS),$(PY) -m pip install --quiet --disable-pip-version-check \
+	    $(PIP_FLAGS_$(extra)) $(call extra_requirements,$(extra)) &&) true
+	touch $@
 
 # The C++ test programs: the package's tree, brought up to date (a test edit rebuilds only that test).
 cpp: python
