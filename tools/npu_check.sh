@@ -18,4 +18,11 @@ for src in "${sources[@]}"; do
   echo "npu-check: $src"
   g++ "${flags[@]}" "$src"
 done
-echo "npu-check: ${#sources[@]} NPU source(s) compile against torch-npu 2.13.0 headers"
+# The bindings as the NPU build compiles them (they reach the NPU code through AEA_WITH_NPU), with
+# our C API headers first, as in the _C target.
+bindings=(csrc/ops/*/*_bindings.cpp)
+for src in "${bindings[@]}"; do
+  echo "npu-check: $src (AEA_WITH_NPU=1)"
+  g++ "${flags[@]}" -I include -I csrc/ops/common -DAEA_WITH_NPU=1 "$src"
+done
+echo "npu-check: ${#sources[@]} NPU source(s) and ${#bindings[@]} binding file(s) compile against torch-npu 2.13.0 headers"

@@ -19,9 +19,10 @@ from ._schedule import _device_decay, _host_decay
 
 __all__ = ["fused_ema_adamw", "launch_buckets"]
 
-# FusedEmaAdamW's cached groups launch on the CPU device through prepared launches (phase 2 only,
-# _launch_prepared); False launches through the op every step (the same bits).
+# FusedEmaAdamW's cached groups launch through prepared launches (phase 2 only, _launch_prepared)
+# on these devices; PREPARED_LAUNCHES = False launches through the op every step (the same bits).
 PREPARED_LAUNCHES = True
+_PREPARED_DEVICES = frozenset({"cpu"} | ({"npu"} if _C.build_info()["npu_kernel"] else set()))
 
 
 
@@ -89,7 +90,8 @@ def launch_buckets(group: dict[str, Any], buckets: list[_Bucket], n, scaler: _Sc
         ss = b.ema_params if ema_on else None  # None: the launch does not touch the EMA
         vars = b.masters or b.params
         step = b.step if b.step.device == device else b.step.to(device)
-        if launches is not None and PREPARED_LAUNCHES and not per_param and device.type == "cpu":
+        if (launches is not None and PREPARED_LAUNCHES and not per_param
+                and device.type in _PREPARED_DEVICES):
             key = (k, ss is not None, rest, maximize, "grad_scale" in extras,
                    "found_inf" in extras)
             _launch_prepared(launches, key, b, vars, ss, step, lr, decay, rest, extras)

@@ -33,6 +33,9 @@
  */
 #include <torch/library.h>
 
+#include <algorithm>
+#include <array>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -42,6 +45,7 @@
 
 #include "apply_fused_ema_adam_list.h"
 #include "apply_fused_ema_adam_list_call.h"
+#include "apply_fused_ema_adam_list_repeated.h"
 #include "op_plugin/utils/op_api_common.h"
 
 namespace ascend_ema_adam::ops {
@@ -194,7 +198,204 @@ static_assert(std::is_same_v<decltype(ApplyFusedEmaAdamListNpu),
                              decltype(ApplyFusedEmaAdamListInplace)>,
               "the NPU kernel must have the op's signature");
 
+// ---- the repeatable prepared call (FusedEmaAdamW's phase-2-only steps) --------------------------
+
+constexpr const char* kPhase2 = "aclnnApplyFusedEmaAdamListV2";
+
+// CANN's opbase entry points (nnopbase acl_meta.h), resolved like EXEC_NPU_CMD's (op-plugin
+// declares no typedefs for them).
+using Phase1Fn = int (*)(const aclTensorList*, aclTensorList*, aclTensorList*, aclTensorList*,
+                         aclTensorList*, aclTensorList*, aclTensorList*, const aclTensor*,
+                         const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*,
+                         double, double, double, double, double, int64_t, bool, double, bool,
+                         uint64_t*, aclOpExecutor**);
+using Phase2Fn = int (*)(void*, uint64_t, aclOpExecutor*, aclrtStream);
+using ExecutorFn = int (*)(aclOpExecutor*);
+using SetDynamicAddrFn = int (*)(aclOpExecutor*, size_t, size_t, aclTensorList*, void*);
+using SetAddrFn = int (*)(aclOpExecutor*, size_t, aclTensor*, void*);
+
+template <class F>
+F OpApi(const char* name)
+{
+    void* address = GetOpApiFuncAddr(name);
+    TORCH_CHECK(address != nullptr, kOpName, ": ", name, " not found in ", GetOpApiLibName());
+    return reinterpret_cast<F>(address);
+}
+
+/** What the queued launches use; the last of them (or the prepared call) frees it, so no launch
+ *  runs with a destroyed executor. */
+struct NpuLaunches {
+    struct Launch {
+        std::array<aclTensorList*, kApplyFusedEmaAdamLists> lists = {};
+        aclOpExecutor* executor = nullptr;
+        uint64_t workspaceSize = 0;
+        size_t firstScalar = 0;
+    };
+    std::vector<Launch> launches;
+    std::array<aclTensor*, 1 + kCallScalars> scalars = {};  // step, then ListCallScalar
+    at::Tensor workspace;
+
+    ~NpuLaunches()
+    {
+        static const auto destroyExecutor = OpApi<ExecutorFn>("aclDestroyAclOpExecutor");
+        static const auto destroyList = GET_OP_API_FUNC(aclDestroyTensorList);
+        static const auto destroyTensor = GET_OP_API_FUNC(aclDestroyTensor);
+        for (const Launch& launch : launches) {
+            if (launch.executor != nullptr) destroyExecutor(launch.executor);
+            for (aclTensorList* list : launch.lists) {
+                if (list != nullptr) destroyList(list);
+            }
+        }
+        for (aclTensor* t : scalars) {
+            if (t != nullptr) destroyTensor(t);
+        }
+    }
+};
+
+/** The repeatable prepared call on the NPU (apply_fused_ema_adam_list_prepared.h): validated and
+ *  flattened as the op is, phase 1 per launch now, and each phase 2 (with the address updates it
+ *  needs) queued by op-plugin's task queue, in order, on the stream current at preparation. */
+class NpuPreparedListCall final : public RepeatedListCall {
+public:
+    explicit NpuPreparedListCall(const ListCall& given) : state_(std::make_shared<NpuLaunches>())
+    {
+        ListCall call = given;
+        std::optional<at::Tensor> lr;
+        std::optional<at::Tensor> emaDecay;
+        OwnValues(&call, given.step->options());  // device tensors, written by fills on the stream
+        if (lrValue_.defined()) call.scalars[kCallLr] = &(lr = lrValue_);
+        if (emaDecayValue_.defined()) call.scalars[kCallEmaDecay] = &(emaDecay = emaDecayValue_);
+        CheckListCallDevice(kOpName, call, call.step->device());
+        CheckListCallDescription(kOpName, call);
+        CheckListCallMemory(kOpName, call);
+        std::vector<at::Tensor> flat[kApplyFusedEmaAdamLists];
+        int64_t elements = 0;
+        for (size_t i = 0; i < call.Entries(); ++i) {
+            FlattenEntry(call, i, flat);
+            elements += call.lists[kListGrads][i].numel();
+        }
+        stream_ = c10_npu::getCurrentNPUStream().stream(false);
+        Remember(call);
+        if (elements == 0) return;  // nothing to update: no launch (the tiling has no core)
+        NpuLaunches& state = *state_;
+        state.scalars[0] = ::ConvertType(*call.step);
+        for (int s = 0; s < kCallScalars; ++s) {
+            state.scalars[1 + s] = call.scalars[s]->has_value() ? ::ConvertType(**call.scalars[s])
+                                                                 : nullptr;
+        }
+        int givenLists = 0;
+        for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) givenLists += flat[l].empty() ? 0 : 1;
+        static const auto phase1 = OpApi<Phase1Fn>("aclnnApplyFusedEmaAdamListV2GetWorkspaceSize");
+        static const auto repeatable = OpApi<ExecutorFn>("aclSetAclOpExecutorRepeatable");
+        uint64_t maxWorkspace = 0;
+        for (const std::pair<size_t, size_t>& slice : ListLaunches(call.Entries())) {
+            NpuLaunches::Launch& launch = state.launches.emplace_back();
+            launch.firstScalar = (slice.second - slice.first) * givenLists;
+            for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
+                launch.lists[l] = ConvertType(DynamicList{LaunchSlice(flat[l], slice)});
+            }
+            const Attrs& a = call.attrs;
+            const std::array<aclTensor*, 1 + kCallScalars>& sc = state.scalars;
+            const int status = phase1(launch.lists[kListGrads], launch.lists[kListVars],
+                                      launch.lists[kListMs], launch.lists[kListVs],
+                                      launch.lists[kListSs], launch.lists[kListMaxVs],
+                                      launch.lists[kListCopies], sc[0], sc[1 + kCallGradScale],
+                                      sc[1 + kCallFoundInf], sc[1 + kCallLr],
+                                      sc[1 + kCallEmaDecay], a.lr, a.emaDecay, a.beta1, a.beta2,
+                                      a.eps, a.mode, a.biasCorrection, a.weightDecay,
+                                      call.maximize, &launch.workspaceSize, &launch.executor);
+            NPU_CHECK_ERROR(status, "call aclnnApplyFusedEmaAdamListV2GetWorkspaceSize failed");
+            NPU_CHECK_ERROR(repeatable(launch.executor), "call aclSetAclOpExecutorRepeatable failed");
+            maxWorkspace = std::max(maxWorkspace, launch.workspaceSize);
+        }
+        if (maxWorkspace > 0) {
+            state.workspace =
+                at_npu::native::OpPreparation::unsafe_empty_workspace(maxWorkspace, stream_);
+        }
+    }
+
+    size_t Launches() const override { return state_->launches.size(); }
+
+private:
+    bool StepValueOk(const at::Tensor& /*step: device memory, not read (as the tiling)*/) const
+        override
+    {
+        return c10_npu::getCurrentNPUStream().stream(false) == stream_;  // the workspace's stream
+    }
+
+    void Relaunch(const Moves& moves, const std::vector<at::Tensor>& grads, const ScalarArg& lr,
+                  const ScalarArg& emaDecay) override
+    {
+        if (lrValue_.defined()) lrValue_.fill_(lr.value);  // queued before the launches
+        if (emaDecayValue_.defined()) emaDecayValue_.fill_(emaDecay.value);
+        if (state_->launches.empty()) return;
+        // The addresses now; set in the queue, just before each phase 2, so a launch still queued
+        // runs with the addresses it was queued with. The moved tensors live until then.
+        struct Move {
+            size_t launch;
+            size_t index;  // a gradient's in its launch; a scalar's slot (0 the step)
+            void* address;
+        };
+        auto gradMoves = std::make_shared<std::vector<Move>>();
+        auto scalarMoves = std::make_shared<std::vector<Move>>();
+        auto keep = std::make_shared<std::vector<at::Tensor>>();
+        for (size_t i : moves.grads) {
+            gradMoves->push_back({i / kListMaxTensors, i % kListMaxTensors,
+                                  SeenAddress(kListGrads, i, grads[i])});
+            keep->push_back(grads[i]);
+        }
+        for (int s = 0; s < 1 + kCallScalars; ++s) {
+            const at::Tensor* t = moves.scalars[s];
+            if (t == nullptr) continue;
+            scalarMoves->push_back({0, ScalarPosition(s - 1), SeenScalarAddress(s, *t)});
+            scalarMoves->back().launch = static_cast<size_t>(s);  // the slot, for its aclTensor
+            keep->push_back(*t);
+        }
+        const aclrtStream stream = stream_;
+        if (c10_npu::check_enqueue_need_use(stream)) {
+            c10_npu::UseStreamResInCurrentThread(stream);
+        }
+        for (size_t k = 0; k < state_->launches.size(); ++k) {
+            auto launchCall = [state = state_, k, gradMoves, scalarMoves, keep, stream]() -> int {
+                static const auto phase2 = OpApi<Phase2Fn>(kPhase2);
+                static const auto setDynamic = OpApi<SetDynamicAddrFn>("aclSetDynamicInputTensorAddr");
+                static const auto setInput = OpApi<SetAddrFn>("aclSetInputTensorAddr");
+                if (c10_npu::check_dequeue_need_use(stream)) {
+                    c10_npu::UseStreamResInCurrentThread(stream);
+                }
+                NpuLaunches::Launch& launch = state->launches[k];
+                for (const Move& m : *gradMoves) {
+                    if (m.launch != k) continue;
+                    NPU_CHECK_ERROR(setDynamic(launch.executor, kListGrads, m.index,
+                                               launch.lists[kListGrads], m.address),
+                                    "call aclSetDynamicInputTensorAddr failed");
+                }
+                for (const Move& m : *scalarMoves) {
+                    NPU_CHECK_ERROR(setInput(launch.executor, launch.firstScalar + m.index,
+                                             state->scalars[m.launch], m.address),
+                                    "call aclSetInputTensorAddr failed");
+                }
+                void* workspace = launch.workspaceSize > 0
+                                      ? const_cast<void*>(state->workspace.storage().data())
+                                      : nullptr;
+                const int status = phase2(workspace, launch.workspaceSize, launch.executor, stream);
+                NPU_CHECK_ERROR(status, "call aclnnApplyFusedEmaAdamListV2 failed");
+                return status;
+            };
+            at_npu::native::OpCommand::RunOpApiV2(kPhase2, launchCall);
+        }
+    }
+
+    std::shared_ptr<NpuLaunches> state_;
+    aclrtStream stream_ = nullptr;
+};
+
 }  // namespace
+
+std::unique_ptr<RepeatedListCall> PrepareNpuListCall(const ListCall& call)
+{
+    return std::make_unique<NpuPreparedListCall>(call);
+}
 
 }  // namespace ascend_ema_adam::ops
 

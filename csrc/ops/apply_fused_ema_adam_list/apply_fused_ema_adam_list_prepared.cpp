@@ -1,13 +1,11 @@
 /**
  * @file apply_fused_ema_adam_list_prepared.cpp
- * @brief RepeatedListCall's decision of what may be launched again (any device), and
- *        PreparedListCall: phase 1 of every launch of a list call on the CPU device, then its
+ * @brief PreparedListCall: phase 1 of every launch of a list call on the CPU device, then its
  *        phase 2s, once or (repeatable) again and again (apply_fused_ema_adam_list_prepared.h).
  */
 #include "apply_fused_ema_adam_list_prepared.h"
 
 #include <ATen/ops/empty.h>
-#include <ATen/ops/full.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
@@ -51,157 +49,7 @@ AclTensorPtr ToAclOptional(const std::optional<at::Tensor>& t)
     return t ? ToAclTensor(*t, false) : AclTensorPtr();
 }
 
-ViewLayout LayoutOf(const at::Tensor& t)
-{
-    return {t.sizes().data(), t.strides().data(), static_cast<size_t>(t.dim())};
-}
-
-MemorySpan SpanOf(const at::Tensor& t, bool updated)
-{
-    return SpanOfView(reinterpret_cast<uintptr_t>(t.data_ptr()), LayoutOf(t),
-                      static_cast<uint32_t>(t.itemsize()), 0, updated);
-}
-
 }  // namespace
-
-// ---- SeenTensor ----------------------------------------------------------------------------
-
-SeenTensor::SeenTensor(const at::Tensor& t)
-    : data(t.data_ptr()),
-      dtype(t.scalar_type()),
-      device(t.device()),
-      sizes(t.sizes().vec()),
-      strides(t.strides().vec()),
-      storageOffset(t.storage_offset())
-{
-}
-
-bool SeenTensor::SameDescription(const at::Tensor& t) const
-{
-    return t.layout() == at::kStrided && t.scalar_type() == dtype && t.device() == device &&
-           t.sizes().equals(sizes) && t.strides().equals(strides);
-}
-
-void* SeenTensor::StorageAddressOf(const at::Tensor& t) const
-{
-    return static_cast<char*>(t.data_ptr()) - storageOffset * static_cast<int64_t>(t.itemsize());
-}
-
-// ---- RepeatedListCall: what may be launched again --------------------------------------------
-
-void RepeatedListCall::OwnValues(ListCall* call, const at::TensorOptions& options)
-{
-    if (!call->scalars[kCallLr]->has_value()) {
-        lrValue_ = at::full({1}, call->attrs.lr, options.dtype(at::kFloat));
-    }
-    if (!call->scalars[kCallEmaDecay]->has_value()) {
-        emaDecayValue_ = at::full({1}, call->attrs.emaDecay, options.dtype(at::kFloat));
-    }
-}
-
-void RepeatedListCall::Remember(const ListCall& call)
-{
-    biasCorrection_ = call.attrs.biasCorrection;
-    for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
-        for (const at::Tensor& t : call.lists[l]) {
-            seen_[l].emplace_back(t);
-            if (l != kListGrads) held_[l].push_back(t);  // gradients are replaced, not held
-            if (kApplyFusedEmaAdamListUpdated[l]) {
-                const MemorySpan span = SpanOf(t, true);
-                if (span.begin != span.end) updatedSpans_.push_back(span);
-            }
-        }
-    }
-    std::sort(updatedSpans_.begin(), updatedSpans_.end(),
-              [](const MemorySpan& a, const MemorySpan& b) { return a.begin < b.begin; });
-    seenScalars_[0].emplace(*call.step);
-    for (int s = 0; s < kCallScalars; ++s) {
-        const at::Tensor* given = call.scalars[s]->has_value() ? &**call.scalars[s] : nullptr;
-        if (s == kCallLr && lrValue_.defined()) given = nullptr;  // owned: not the caller's
-        if (s == kCallEmaDecay && emaDecayValue_.defined()) given = nullptr;
-        if (given != nullptr) seenScalars_[1 + s].emplace(*given);
-    }
-}
-
-void* RepeatedListCall::SeenAddress(int list, size_t index, const at::Tensor& t) const
-{
-    return seen_[list][index].StorageAddressOf(t);
-}
-
-void* RepeatedListCall::SeenScalarAddress(int slot, const at::Tensor& t) const
-{
-    return seenScalars_[slot]->StorageAddressOf(t);
-}
-
-size_t RepeatedListCall::ScalarPosition(int scalar) const
-{
-    if (scalar == kRepeatedStep) return 0;
-    size_t position = 1;
-    for (int s = 0; s < scalar; ++s) {
-        // lr and the decay are always given to a repeatable call (the caller's or owned)
-        position += (seenScalars_[1 + s] || s == kCallLr || s == kCallEmaDecay) ? 1 : 0;
-    }
-    return position;
-}
-
-bool RepeatedListCall::OverlapsNoUpdated(const at::Tensor& t) const
-{
-    const MemorySpan span = SpanOf(t, false);
-    if (span.begin == span.end) return true;
-    // The updated spans are disjoint, so sorted by start they are sorted by end too: the first
-    // one ending after t starts is the only candidate that may begin before t ends.
-    const auto it = std::partition_point(updatedSpans_.begin(), updatedSpans_.end(),
-                                         [&](const MemorySpan& u) { return u.end <= span.begin; });
-    return it == updatedSpans_.end() || !SpansOverlap(*it, span);
-}
-
-bool RepeatedListCall::RunAgain(const std::vector<at::Tensor>& grads, const at::Tensor& step,
-                                const ScalarArg& lr, const ScalarArg& emaDecay,
-                                const std::optional<at::Tensor>& gradScale,
-                                const std::optional<at::Tensor>& foundInf)
-{
-    // ---- everything phase 1 checked, read only
-    std::vector<SeenTensor>& seenGrads = seen_[kListGrads];
-    if (grads.size() != seenGrads.size()) return false;
-    for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
-        const std::vector<at::Tensor>& held = held_[l];
-        for (size_t i = 0; i < held.size(); ++i) {
-            const SeenTensor& seen = seen_[l][i];
-            if (held[i].data_ptr() != seen.data || !seen.SameDescription(held[i])) return false;
-        }
-    }
-    Moves moves;
-    for (size_t i = 0; i < grads.size(); ++i) {
-        if (!seenGrads[i].SameDescription(grads[i])) return false;
-        if (grads[i].data_ptr() != seenGrads[i].data) {
-            if (!OverlapsNoUpdated(grads[i])) return false;
-            moves.grads.push_back(i);
-        }
-    }
-    const std::array<const at::Tensor*, 1 + kCallScalars> scalars = {
-        &step, gradScale ? &*gradScale : nullptr, foundInf ? &*foundInf : nullptr,
-        lr.tensor ? &*lr.tensor : nullptr, emaDecay.tensor ? &*emaDecay.tensor : nullptr};
-    for (size_t s = 0; s < scalars.size(); ++s) {
-        const at::Tensor* t = scalars[s];
-        const std::optional<SeenTensor>& seen = seenScalars_[s];
-        if ((t != nullptr) != seen.has_value()) return false;  // given then, not now (or so)
-        if (t == nullptr) continue;
-        if (!seen->SameDescription(*t)) return false;
-        if (t->data_ptr() != seen->data) {
-            if (!OverlapsNoUpdated(*t)) return false;
-            moves.scalars[s] = t;
-        }
-    }
-    if (!StepValueOk(step)) return false;
-
-    // ---- launch, then remember where the moved tensors are now
-    Relaunch(moves, grads, lr, emaDecay);
-    for (size_t i : moves.grads) seenGrads[i].data = grads[i].data_ptr();
-    for (size_t s = 0; s < scalars.size(); ++s) {
-        if (moves.scalars[s] != nullptr) seenScalars_[s]->data = moves.scalars[s]->data_ptr();
-    }
-    return true;
-}
 
 // ---- PreparedListCall: the CPU device --------------------------------------------------------
 

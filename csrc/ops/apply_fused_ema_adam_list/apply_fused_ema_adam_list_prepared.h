@@ -1,24 +1,8 @@
 /**
  * @file apply_fused_ema_adam_list_prepared.h
- * @brief A call of apply_fused_ema_adam_list_ with phase 1 done for every launch
- *        (aclnnApplyFusedEmaAdamListV2GetWorkspaceSize per slice of at most 256 entries): the CPU
- *        op runs one once (PreparedListCall); FusedEmaAdamW keeps a repeatable one per launch
- *        group (_C.ListLaunch), on the CPU or the NPU, and its steps are then phase 2 only
- *        (CANN's aclSetAclOpExecutorRepeatable, docs/ACLNN.md "Repeatable executors").
- *
- * What a repeated launch may change, and how each is decided (RepeatedListCall::RunAgain): the
- * gradients may be new tensors (zero_grad(set_to_none=True) makes new ones every step) of the
- * description phase 1 saw: their addresses go to the executors (aclSetDynamicInputTensorAddr)
- * after a check that none overlaps an updated tensor (a binary search in the updated tensors'
- * sorted spans). The step, grad scale and found-inf tensors, and lr / the EMA decay when they are
- * tensors, likewise (aclSetInputTensorAddr); the step's value is checked as phase 1 checks it
- * where the host can read it (the CPU). lr and the decay given as numbers are written into
- * one-element tensors the launches read (V2's lrTensorOptional / emaDecayTensorOptional). Every
- * other tensor (the parameters, the state, the model copies) is held, and must still have the
- * address, dtype, sizes and strides phase 1 saw: a tensor whose memory was replaced
- * (p.data = ..., a loaded state) fails the comparison. Anything else (other tensors, attributes,
- * lists' lengths, which lists and scalars are given) is a new call: RunAgain then returns false
- * and changes nothing, and the caller prepares again, through the full validation.
+ * @brief The CPU device's prepared list call (phase 1 of every launch through our aclnn, then
+ *        the phase 2s): the op runs one once; _C.ListLaunch keeps a repeatable one
+ *        (apply_fused_ema_adam_list_repeated.h says what may change between its launches).
  */
 #ifndef ASCEND_EMA_ADAM_OPS_APPLY_FUSED_EMA_ADAM_LIST_PREPARED_H
 #define ASCEND_EMA_ADAM_OPS_APPLY_FUSED_EMA_ADAM_LIST_PREPARED_H
@@ -28,103 +12,13 @@
 #include <array>
 #include <cstdint>
 #include <memory>
-#include <optional>
-#include <utility>
 #include <vector>
 
 #include "apply_fused_ema_adam_list_call.h"
+#include "apply_fused_ema_adam_list_repeated.h"
 #include "cpu_op_api.h"
-#include "memory_layout.h"
 
 namespace ascend_ema_adam::ops {
-
-/** lr or the EMA decay of a repeated launch: a value, or a one-element fp32 tensor. */
-struct ScalarArg {
-    double value = 0.0;
-    std::optional<at::Tensor> tensor;
-};
-
-/** A tensor as phase 1 saw it. */
-struct SeenTensor {
-    const void* data = nullptr;
-    at::ScalarType dtype = at::ScalarType::Undefined;
-    at::Device device = at::kCPU;
-    std::vector<int64_t> sizes;
-    std::vector<int64_t> strides;
-    int64_t storageOffset = 0;
-
-    explicit SeenTensor(const at::Tensor& t);
-    /** Same dtype, device, sizes and strides (the address aside). */
-    bool SameDescription(const at::Tensor& t) const;
-    /** The storage address that puts element 0 of the tensor phase 1 described at t's first
-     *  element (aclSet*TensorAddr set a storage address; the offset stays phase 1's). */
-    void* StorageAddressOf(const at::Tensor& t) const;
-};
-
-/** The one-element inputs after the lists, in the aclnn's order (-1 the step, then
- *  ListCallScalar), and the flat input index of each relative to a launch's first one. */
-enum RepeatedScalar : int { kRepeatedStep = -1 };
-
-/**
- * A repeatable prepared call, whatever the device: what RunAgain compares (the file comment),
- * and the device's launcher. A device's implementation prepares its launches, calls Remember
- * with the call as phase 1 saw it, and implements Relaunch.
- */
-class RepeatedListCall {
-public:
-    virtual ~RepeatedListCall() = default;
-
-    /**
-     * The next launch with these gradients, step, grad scale and found-inf flag, and lr / EMA
-     * decay (the kind phase 1 saw: value or tensor): true once it is launched (on the CPU: done);
-     * false, with nothing written, if anything phase 1 checked no longer holds.
-     */
-    bool RunAgain(const std::vector<at::Tensor>& grads, const at::Tensor& step,
-                  const ScalarArg& lr, const ScalarArg& emaDecay,
-                  const std::optional<at::Tensor>& gradScale,
-                  const std::optional<at::Tensor>& foundInf);
-
-    virtual size_t Launches() const = 0;
-
-protected:
-    /** What moved since the last launch, for Relaunch: the gradients at a new address (their
-     *  indexes in the call) and the one-element inputs at a new address (null: not moved). */
-    struct Moves {
-        std::vector<size_t> grads;
-        std::array<const at::Tensor*, 1 + kCallScalars> scalars = {};  // step, then ListCallScalar
-    };
-
-    /** Records the call as phase 1 saw it (lr / decay given as tensors, or owned). */
-    void Remember(const ListCall& call);
-    /** One-element fp32 tensors on `options`' device holding the call's lr and decay, for a call
-     *  that gives them as numbers (set into `call`, kept in lrValue_ / emaDecayValue_). */
-    void OwnValues(ListCall* call, const at::TensorOptions& options);
-    /** Whether the host may launch with this step value (the CPU reads it; the NPU cannot). */
-    virtual bool StepValueOk(const at::Tensor& step) const = 0;
-    /** The launches with `moves` applied and `lr` / `emaDecay` written (owned ones), in stream
-     *  order; raises only on a runtime failure. */
-    virtual void Relaunch(const Moves& moves, const std::vector<at::Tensor>& grads,
-                          const ScalarArg& lr, const ScalarArg& emaDecay) = 0;
-    /** The flat input index of one-element input `scalar` (RepeatedScalar / ListCallScalar) after
-     *  a launch's list entries. */
-    size_t ScalarPosition(int scalar) const;
-    /** The storage address for aclSet*TensorAddr that puts phase 1's view of list entry
-     *  (list, index), or of one-element input slot `slot` (0 the step, 1 + ListCallScalar), at
-     *  t's first element. */
-    void* SeenAddress(int list, size_t index, const at::Tensor& t) const;
-    void* SeenScalarAddress(int slot, const at::Tensor& t) const;
-
-    bool biasCorrection_ = true;
-    at::Tensor lrValue_, emaDecayValue_;  // owned: the launches read lr / decay from them
-
-private:
-    bool OverlapsNoUpdated(const at::Tensor& t) const;
-
-    std::array<std::vector<at::Tensor>, kApplyFusedEmaAdamLists> held_;  // gradients: not held
-    std::array<std::vector<SeenTensor>, kApplyFusedEmaAdamLists> seen_;
-    std::array<std::optional<SeenTensor>, 1 + kCallScalars> seenScalars_;  // step, ListCallScalar
-    std::vector<MemorySpan> updatedSpans_;  // sorted, disjoint (phase 1 checked)
-};
 
 /** The CPU device's prepared call: once (the op), or repeatable (a RepeatedListCall). */
 class PreparedListCall final : public RepeatedListCall {
@@ -159,11 +53,6 @@ private:
     at::Tensor workspace_;
     std::array<AclTensorPtr, 1 + kCallScalars> scalars_;  // step, then ListCallScalar order
 };
-
-/** The NPU device's repeatable prepared call (apply_fused_ema_adam_list_prepared_npu.cpp, built
- *  with torch_npu): validation and flattening as the NPU op, phase 1 per launch, and phase 2s
- *  queued on the current stream by op-plugin's task queue. */
-std::unique_ptr<RepeatedListCall> PrepareNpuListCall(const ListCall& call);
 
 }  // namespace ascend_ema_adam::ops
 

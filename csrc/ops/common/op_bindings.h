@@ -1,7 +1,7 @@
 /**
  * @file op_bindings.h
  * @brief The Python-level objects of the _C module beyond the torch ops: each operator's file
- *        (csrc/ops/<op>/*_bindings.cpp) adds its own with AEA_OP_BINDINGS, which module.cpp calls.
+ *        (csrc/ops/<op>/<op>_bindings.cpp) adds its own with AEA_OP_BINDINGS, which module.cpp calls.
  */
 #ifndef ASCEND_EMA_ADAM_OP_BINDINGS_H
 #define ASCEND_EMA_ADAM_OP_BINDINGS_H
