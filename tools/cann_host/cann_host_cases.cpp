@@ -55,6 +55,10 @@ struct Api {
     decltype(&aclnnApplyFusedEmaAdamList) v1b;
     decltype(&aclnnApplyFusedEmaAdamListV2GetWorkspaceSize) v2a;
     decltype(&aclnnApplyFusedEmaAdamListV2) v2b;
+    decltype(&aclSetAclOpExecutorRepeatable) repeatable;
+    decltype(&aclSetDynamicInputTensorAddr) setDynamicInput;
+    decltype(&aclSetInputTensorAddr) setInput;
+    decltype(&aclDestroyAclOpExecutor) destroyExecutor;
     aclrtStream stream = nullptr;
 };
 
@@ -64,7 +68,9 @@ Api CannApi()
             &aclrtMalloc, &aclrtFree, &aclrtMemcpy, &aclrtSynchronizeStream,
             &aclnnApplyFusedEmaAdamGetWorkspaceSize, &aclnnApplyFusedEmaAdam,
             &aclnnApplyFusedEmaAdamListGetWorkspaceSize, &aclnnApplyFusedEmaAdamList,
-            &aclnnApplyFusedEmaAdamListV2GetWorkspaceSize, &aclnnApplyFusedEmaAdamListV2};
+            &aclnnApplyFusedEmaAdamListV2GetWorkspaceSize, &aclnnApplyFusedEmaAdamListV2,
+            &aclSetAclOpExecutorRepeatable, &aclSetDynamicInputTensorAddr, &aclSetInputTensorAddr,
+            &aclDestroyAclOpExecutor};
 }
 
 template <class F>
@@ -101,6 +107,10 @@ Api CpuApi(const char* path, void** libOut)
     Sym(lib, "aclnnApplyFusedEmaAdamList", a.v1b);
     Sym(lib, "aclnnApplyFusedEmaAdamListV2GetWorkspaceSize", a.v2a);
     Sym(lib, "aclnnApplyFusedEmaAdamListV2", a.v2b);
+    Sym(lib, "aclSetAclOpExecutorRepeatable", a.repeatable);
+    Sym(lib, "aclSetDynamicInputTensorAddr", a.setDynamicInput);
+    Sym(lib, "aclSetInputTensorAddr", a.setInput);
+    Sym(lib, "aclDestroyAclOpExecutor", a.destroyExecutor);
     using Init = aclError (*)(const char*);
     using SetDevice = aclError (*)(int32_t);
     using CreateStream = aclError (*)(aclrtStream*);
@@ -200,6 +210,11 @@ struct Case {
     std::string bad;        // "", or what is wrong (see Build)
     int64_t expected = 0;   // 0: must succeed bit-identically; else CANN's refusal code (-1: any)
     std::shared_ptr<Case> before;  // run first on the same layer (executor reuse, D2)
+    // A repeatable executor (aclSetAclOpExecutorRepeatable) run `repeats` more times, each after
+    // new gradients (aclSetDynamicInputTensorAddr, input 0), vars entry 0 moved (input 1: an
+    // in-place list, so its output follows) and a new step tensor (aclSetInputTensorAddr, its
+    // flat input index after every list entry).
+    int repeats = 0;
     // An opbase defect this case meets (docs/ACLNN.md): "D1" (an empty last output list: the
     // launch faults), "D2" (executor reuse: stale empty lists). Such a case is an expected
     // failure while it fails; once it runs bit-identically it counts like any other.
@@ -287,6 +302,8 @@ public:
             stepBytes.resize(16, 0);  // [1, 2]
         }
         aclTensor* step = T(stepBytes, stepDt, k.bad == "step-shape" ? 2 : 1, k.bad == "step-shape");
+        extra_.push_back(bufs_.back().p);  // the step: an input, not an output to compare (it may move)
+        bufs_.pop_back();
         auto scalar = [&](float v) {
             std::vector<uint8_t> b(4);
             std::memcpy(b.data(), &v, 4);
@@ -327,7 +344,13 @@ public:
                             k.beta1, k.beta2, k.eps, k.mode, k.biasCorrection, k.weightDecay, k.maximize, &ws,
                             &ex);
             }
+            gradList = gl;
+            varList = vl;
+            size_t entries = 0;
+            for (const auto* v : {&grads, &vars, &ms, &vs, &ss, &maxVs, &copies}) entries += v->size();
+            stepIndex = entries;  // the step's flat input index: after every list entry
         }
+        stepTensor = step;
         if (st != 0) {
             o.status = st;
             o.where = "phase 1";
@@ -339,17 +362,34 @@ public:
             o.where = "workspace";
             return o;
         }
-        st = !list ? a_.single2(wsp, ws, ex, a_.stream)
-                   : k.op == Op::kV1 ? a_.v1b(wsp, ws, ex, a_.stream) : a_.v2b(wsp, ws, ex, a_.stream);
-        if (st == 0) {
-            st = a_.sync(a_.stream);
+        if (k.repeats > 0 && (st = a_.repeatable(ex)) != 0) {
+            o.status = st;
+            o.where = "aclSetAclOpExecutorRepeatable";
+            return o;
+        }
+        const auto phase2 = [&] {
+            aclnnStatus s2 = !list ? a_.single2(wsp, ws, ex, a_.stream)
+                             : k.op == Op::kV1 ? a_.v1b(wsp, ws, ex, a_.stream) : a_.v2b(wsp, ws, ex, a_.stream);
+            return s2 == 0 ? static_cast<aclnnStatus>(a_.sync(a_.stream)) : s2;
+        };
+        st = phase2();
+        for (int r = 1; r <= k.repeats && st == 0; ++r) {
+            st = Repeat(k, r, ex);
+            o.where = "address update";
+            if (st == 0) {
+                st = phase2();
+                o.where.clear();
+            }
+        }
+        if (k.repeats > 0) {
+            a_.destroyExecutor(ex);
         }
         if (wsp != nullptr) {
             a_.free(wsp);
         }
         if (st != 0) {
             o.status = st;
-            o.where = "phase 2";
+            if (o.where.empty()) o.where = "phase 2";
             return o;
         }
         // Outputs: every in-place tensor, in creation order (inputs unchanged are compared too).
@@ -362,6 +402,44 @@ public:
     }
 
 private:
+    /** Device memory holding `host` (freed with the case), not compared as an output. */
+    void* Buffer(const std::vector<uint8_t>& host)
+    {
+        void* p = nullptr;
+        if (a_.malloc(&p, host.empty() ? 1 : host.size(), ACL_MEM_MALLOC_HUGE_FIRST) != 0) {
+            std::fprintf(stderr, "cann-host: %s aclrtMalloc failed\n", a_.name);
+            std::exit(2);
+        }
+        if (!host.empty()) {
+            a_.memcpy(p, host.size(), host.data(), host.size(), ACL_MEMCPY_HOST_TO_DEVICE);
+        }
+        extra_.push_back(p);
+        return p;
+    }
+
+    /** Repeat r of a repeatable case: new gradients, vars entry 0 moved, a new step tensor. */
+    aclnnStatus Repeat(const Case& k, int r, aclOpExecutor* ex)
+    {
+        for (size_t i = 0; i < k.numels.size(); ++i) {
+            void* p = Buffer(Values(k.c.grad, static_cast<size_t>(k.numels[i]), 5000 + 100 * r + i, 0.01f, 1.0f,
+                                    true));
+            if (aclnnStatus s = a_.setDynamicInput(ex, 0, i, gradList, p)) return s;
+        }
+        // vars entry 0 (buffer 1 of the case: grads[0], vars[0], ...) to new memory with its contents
+        DevBuf& var0 = bufs_[1];
+        std::vector<uint8_t> contents(var0.bytes);
+        a_.memcpy(contents.data(), contents.size(), var0.p, var0.bytes, ACL_MEMCPY_DEVICE_TO_HOST);
+        DevBuf moved{nullptr, var0.bytes};
+        moved.p = Buffer(contents);
+        extra_.pop_back();
+        bufs_.push_back(moved);  // compared, after the others
+        if (aclnnStatus s = a_.setDynamicInput(ex, 1, 0, varList, moved.p)) return s;
+        const int64_t step = k.step + r;
+        std::vector<uint8_t> stepBytes(8);
+        std::memcpy(stepBytes.data(), &step, 8);
+        return a_.setInput(ex, stepIndex, stepTensor, Buffer(stepBytes));
+    }
+
     aclTensor* T(const std::vector<uint8_t>& host, int dt, int64_t numel, bool twoDims = false)
     {
         DevBuf b;
@@ -395,12 +473,21 @@ private:
             a_.free(b.p);
         }
         bufs_.clear();
+        for (void* p : extra_) {
+            a_.free(p);
+        }
+        extra_.clear();
     }
 
     const Api& a_;
     std::vector<DevBuf> bufs_;
     std::vector<aclTensor*> tensors_;
     std::vector<aclTensorList*> lists_;
+    std::vector<void*> extra_;  // device memory of repeats, not compared
+    aclTensorList* gradList = nullptr;
+    aclTensorList* varList = nullptr;
+    aclTensor* stepTensor = nullptr;
+    size_t stepIndex = 0;
 };
 
 // The dtype combinations: every (grad, param, state, copy) our kernels have a tiling key for
@@ -500,6 +587,20 @@ std::vector<Case> Table()
                 k.name = "V2_tensors" + std::to_string(s);
                 t.push_back(k);
             }
+        }
+        // Repeatable executors: phase 2 again after address updates (with model copies: D1 aside),
+        // every optional one-element input given, then none of them (opbase skips a disabled one).
+        for (bool optionals : {true, false}) {
+            Case k;
+            k.op = op;
+            k.c = {F16, F32, F32, F16};
+            k.copies = true;
+            k.numels = {5, 300, 64};
+            k.gradScale = k.foundInf = optionals;
+            k.lrTensor = k.emaDecayTensor = optionals && op == Op::kV2;
+            k.repeats = 3;
+            k.name = std::string(OpName(op)) + "_repeatable" + (optionals ? "" : "_no_optionals");
+            t.push_back(k);
         }
         // Executor reuse (D2): an AMSGrad call, then the same group without max_vs.
         for (bool copies : {false, true}) {

@@ -193,7 +193,7 @@ inline ge::graphStatus Tiling(gert::TilingContext* context, const char* opType, 
  * this order; the generated aclnn signatures do not depend on it (the outputs are the inputs'
  * in-place twins).
  */
-constexpr const int (&kOutputOrder)[kOutputLists] = aea::kApplyFusedEmaAdamListOutputOrder;
+static constexpr const int (&kOutputOrder)[kOutputLists] = aea::kApplyFusedEmaAdamListOutputOrder;
 
 /** Output o is input list kOutputOrder[o], instance by instance (an absent list, or V2's ss
  *  without the EMA, has none). */
