@@ -92,9 +92,8 @@ def launch_buckets(group: dict[str, Any], buckets: list[_Bucket], n, scaler: _Sc
         step = b.step if b.step.device == device else b.step.to(device)
         if (launches is not None and PREPARED_LAUNCHES and not per_param
                 and device.type in _PREPARED_DEVICES):
-            key = (k, ss is not None, rest, maximize, "grad_scale" in extras,
-                   "found_inf" in extras)
-            _launch_prepared(launches, key, b, vars, ss, step, lr, decay, rest, extras)
+            _launch_prepared(launches, (k, ss is not None), b, vars, ss, step, lr, decay, rest,
+                             extras)
         elif not per_param:  # the bucket is one device and dtype already: no regrouping
             apply_fused_ema_adam_list(b.grads, vars, b.exp_avgs, b.exp_avg_sqs, ss, step,
                                       lr, decay, *rest, **extras)
@@ -117,26 +116,31 @@ def launch_buckets(group: dict[str, Any], buckets: list[_Bucket], n, scaler: _Sc
                                           [ss[k]], step, lr, decay, *rest, **one)
 
 
-def _launch_prepared(launches: dict, key: tuple, b: _Bucket, vars: list[Tensor],
+def _launch_prepared(launches: dict, slot: tuple, b: _Bucket, vars: list[Tensor],
                      ss: list[Tensor] | None, step: Tensor, lr, decay, rest: tuple,
                      extras: dict) -> None:
     """A bucket's update through its prepared launch (phase 2 only: CANN's repeatable
-    executors), prepared again when anything its phase 1 checked has changed. ``key`` holds
-    what decides the launch besides the tensors: the bucket, EMA or not, the attributes, which
-    of the scale and flag are given."""
+    executors), prepared again when anything its phase 1 checked has changed. ``slot``: the
+    bucket and whether the launch has the EMA (ema_every alternates the two); each slot keeps
+    one launch, with what decides it besides the tensors (the attributes, which one-element
+    tensors are given): a change of those replaces it."""
     scale, found = extras.get("grad_scale"), extras.get("found_inf")
     # lr and the decay: numbers, or one-element tensors (a capturable lr, the decay a GradScaler
-    # or torch.compile keeps on the device); which of the two is part of the key
+    # or torch.compile keeps on the device)
     lr = lr if isinstance(lr, Tensor) else float(lr)
     decay = decay if isinstance(decay, Tensor) else float(decay)
-    key += (isinstance(lr, Tensor), isinstance(decay, Tensor))
-    launch = launches.get(key)
-    if launch is not None and launch.run(b.grads, step, lr, decay, scale, found):
+    maximize = extras.get("maximize", False)
+    kind = (rest, maximize, scale is not None, found is not None, isinstance(lr, Tensor),
+            isinstance(decay, Tensor))
+    kept = launches.get(slot)
+    if kept is not None and kept[0] == kind and kept[1].run(b.grads, step, lr, decay, scale,
+                                                            found):
         return
-    launch = launches[key] = _C.ListLaunch(
-        b.grads, vars, b.exp_avgs, b.exp_avg_sqs, ss or [], b.max_vs,
-        b.params if b.masters else [], step, scale, found, lr, decay, *rest,
-        extras.get("maximize", False))
+    launches.pop(slot, None)  # (its executors go before the new ones are made)
+    launch = _C.ListLaunch(b.grads, vars, b.exp_avgs, b.exp_avg_sqs, ss or [], b.max_vs,
+                           b.params if b.masters else [], step, scale, found, lr, decay, *rest,
+                           maximize)
+    launches[slot] = (kind, launch)
     if not launch.run(b.grads, step, lr, decay, scale, found):
         raise RuntimeError("FusedEmaAdamW: a launch prepared from this step's tensors refused "
                            "them")  # cannot happen: nothing changed since it was prepared

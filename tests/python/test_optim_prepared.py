@@ -325,7 +325,7 @@ def test_missing_gradient_and_new_group(rng, monkeypatch, counting):
         pair.step(seed + k)
     made, ran, refused = counting.take()
     assert (made, refused) == (1, 0)  # the new group's: group 0's launches kept running
-    assert pair.opts[0]._group_caches[0].launches == kept
+    assert pair.opts[0]._group_caches[0].launches == kept  # (the same launch objects)
     assert pair.opts[0]._group_caches[1].launches
 
 
@@ -387,3 +387,19 @@ def test_a_parameter_without_gradient_keeps_the_fast_path(rng, monkeypatch, coun
     assert pair.opts[0]._group_caches[0].absent == [4]
     pair.step(seed + 7)
     assert counting.take() == (0, 0, 0)
+
+
+def test_an_attribute_schedule_keeps_one_launch_per_bucket(rng, monkeypatch, counting):
+    """betas changed at every step (a schedule): each step prepares the bucket's launch again and
+    replaces the old one, so the launches kept stay one per bucket; the bits are the reference's."""
+    seed = seed_of(rng)
+    pair = Pair(seed, monkeypatch)
+    for k in range(2):
+        pair.step(seed + k)
+    counting.take()
+    for k in range(2, 7):
+        pair.both(lambda opt, ps: opt.param_groups[0].__setitem__("betas", (0.9 - 0.01 * k,
+                                                                            0.999)))
+        pair.step(seed + k)
+        assert counting.take() == (1, 1, 0)
+        assert len(pair.opts[0]._group_caches[0].launches) == 1
