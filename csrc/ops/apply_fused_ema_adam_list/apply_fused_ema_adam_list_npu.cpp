@@ -317,7 +317,7 @@ public:
     size_t Launches() const override { return state_->launches.size(); }
 
 private:
-    bool StepValueOk(const at::Tensor& /*step: device memory, not read (as the tiling)*/) const
+    bool MayLaunch(const at::Tensor& /*step: device memory, not read (as the tiling)*/) const
         override
     {
         return c10_npu::getCurrentNPUStream().stream(false) == stream_;  // the workspace's stream

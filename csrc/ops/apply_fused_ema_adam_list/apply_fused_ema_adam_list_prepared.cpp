@@ -144,7 +144,7 @@ void PreparedListCall::Run()
     }
 }
 
-bool PreparedListCall::StepValueOk(const at::Tensor& step) const
+bool PreparedListCall::MayLaunch(const at::Tensor& step) const
 {
     // host memory on the CPU device: checked as phase 1 checks it
     return CheckStepValue(*step.data_ptr<int64_t>(), biasCorrection_).empty();

@@ -44,7 +44,7 @@ private:
         size_t firstScalar = 0;  // the flat input index of its step (aclSetInputTensorAddr)
     };
 
-    bool StepValueOk(const at::Tensor& step) const override;
+    bool MayLaunch(const at::Tensor& step) const override;
     void Relaunch(const Moves& moves, const std::vector<at::Tensor>& grads, const ScalarArg& lr,
                   const ScalarArg& emaDecay) override;
 

@@ -154,7 +154,7 @@ bool RepeatedListCall::RunAgain(const std::vector<at::Tensor>& grads, const at::
             moves.scalars[s] = t;
         }
     }
-    if (!StepValueOk(step)) return false;
+    if (!MayLaunch(step)) return false;
 
     // ---- launch, then remember where the moved tensors are now
     Relaunch(moves, grads, lr, emaDecay);

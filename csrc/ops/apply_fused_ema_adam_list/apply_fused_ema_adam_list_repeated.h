@@ -98,8 +98,10 @@ protected:
     /** One-element fp32 tensors on `options`' device holding the call's lr and decay, for a call
      *  that gives them as numbers (set into `call`, kept in lrValue_ / emaDecayValue_). */
     void OwnValues(ListCall* call, const at::TensorOptions& options);
-    /** Whether the host may launch with this step value (the CPU reads it; the NPU cannot). */
-    virtual bool StepValueOk(const at::Tensor& step) const = 0;
+    /** Whether the device may launch again now: on the CPU the step's value passes phase 1's
+     *  check (host memory); on the NPU (the value is device data) the current stream is the one
+     *  the launches were prepared on (their workspace's). */
+    virtual bool MayLaunch(const at::Tensor& step) const = 0;
     /** The launches with `moves` applied and `lr` / `emaDecay` written (owned ones), in stream
      *  order; raises only on a runtime failure. */
     virtual void Relaunch(const Moves& moves, const std::vector<at::Tensor>& grads,
