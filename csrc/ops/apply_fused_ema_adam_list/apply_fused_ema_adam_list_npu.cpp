@@ -147,6 +147,21 @@ void FlattenEntry(const ListCall& call, size_t i,
     }
 }
 
+/** The whole call checked (device, the shared validation on the real shapes, the memory rules on
+ *  the device addresses), then every entry as 1-D views into `flat`; returns the elements. */
+int64_t CheckedFlatCall(const ListCall& call, std::vector<at::Tensor> (&flat)[kApplyFusedEmaAdamLists])
+{
+    CheckListCallDevice(kOpName, call, call.step->device());
+    CheckListCallDescription(kOpName, call);
+    CheckListCallMemory(kOpName, call);
+    int64_t elements = 0;
+    for (size_t i = 0; i < call.Entries(); ++i) {
+        FlattenEntry(call, i, flat);
+        elements += call.lists[kListGrads][i].numel();
+    }
+    return elements;
+}
+
 void ApplyFusedEmaAdamListNpu(at::TensorList grads, at::TensorList vars, at::TensorList ms,
                               at::TensorList vs, at::TensorList ss, const at::Tensor& step,
                               double lr, double emaDecay, double beta1, double beta2, double eps,
@@ -166,16 +181,8 @@ void ApplyFusedEmaAdamListNpu(at::TensorList grads, at::TensorList vars, at::Ten
     launchArgs.attrs = AttrsInCannOrder(lr, emaDecay, beta1, beta2, eps, mode, biasCorrection,
                                   weightDecay);
     launchArgs.maximize = maximize;
-    CheckListCallDevice(kOpName, launchArgs, launchArgs.step->device());
-    CheckListCallDescription(kOpName, launchArgs);
-    CheckListCallMemory(kOpName, launchArgs);
     std::vector<at::Tensor> flat[kApplyFusedEmaAdamLists];
-    int64_t elements = 0;
-    for (size_t i = 0; i < launchArgs.Entries(); ++i) {
-        FlattenEntry(launchArgs, i, flat);
-        elements += grads[i].numel();
-    }
-    if (elements == 0) {
+    if (CheckedFlatCall(launchArgs, flat) == 0) {
         return;  // nothing to update: the tiling would have no core to launch
     }
     for (const std::pair<size_t, size_t>& launch : ListLaunches(launchArgs.Entries())) {
@@ -265,15 +272,8 @@ public:
         OwnValues(&call, given.step->options());  // device tensors, written by fills on the stream
         if (lrValue_.defined()) call.scalars[kCallLr] = &(lr = lrValue_);
         if (emaDecayValue_.defined()) call.scalars[kCallEmaDecay] = &(emaDecay = emaDecayValue_);
-        CheckListCallDevice(kOpName, call, call.step->device());
-        CheckListCallDescription(kOpName, call);
-        CheckListCallMemory(kOpName, call);
         std::vector<at::Tensor> flat[kApplyFusedEmaAdamLists];
-        int64_t elements = 0;
-        for (size_t i = 0; i < call.Entries(); ++i) {
-            FlattenEntry(call, i, flat);
-            elements += call.lists[kListGrads][i].numel();
-        }
+        const int64_t elements = CheckedFlatCall(call, flat);
         stream_ = c10_npu::getCurrentNPUStream().stream(false);
         Remember(call);
         if (elements == 0) return;  // nothing to update: no launch (the tiling has no core)
