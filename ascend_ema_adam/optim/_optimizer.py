@@ -147,6 +147,7 @@ class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimi
         # ZeroRedundancyOptimizer: the ranks' local norms are all-reduced over this group
         # (distributed.set_clip_process_group); DTensor gradients reduce over their mesh.
         self.clip_process_group = None
+        self._partial = None  # the open partial_steps() block
         self._reset_caches()
         defaults = dict(lr=lr, bias_correction=bias_correction, betas=betas, eps=eps,
                         weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
@@ -308,6 +309,8 @@ class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimi
                 plan.append((i, group, self._checked_group(i, group, dtensor), None, None))
         if not compiling:  # (traced tensors have no addresses; the op checks at run time)
             check_plan_memory(plan, self.param_groups, scaler, self._updated_ranges)
+        if self._partial is not None:  # one step in parts (DeepSpeed): see partial_steps()
+            self._check_partial(plan)
         # clipping: the counters skip on a non-finite norm too; each group its divisor
         scaler, group_scalers = self._clipping_scalers(plan, scaler, dtensor)
 
