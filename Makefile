@@ -32,7 +32,7 @@ demo: python
 	$(MAKE) --no-print-directory sample
 	$(PY) -m ascend_ema_adam check --quick
 
-test: cpp sanitize npu-check
+test: cpp sanitize npu-check $(VENV)/.engines.stamp
 	AEA_CPP_BIN=$(abspath $(BUILD))/bin $(PY) -m pytest -q
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
@@ -123,6 +123,21 @@ $(TORCH_NPU_INC)/.stamp: | $(VENV)/.requirements.stamp
 	$(PY) -c 'import glob, zipfile; w = zipfile.ZipFile(glob.glob("third_party/torch_npu-2.13.0-*.whl")[0]); \
 	    w.extractall("third_party", [n for n in w.namelist() if n.startswith("torch_npu/include/")])'
 	test -f $(TORCH_NPU_INC)/third_party/acl/inc/acl/acl.h
+	touch $@
+
+# The distributed training engines the integration tests run (ascend_ema_adam.integrations): their
+# extras of pyproject.toml, installed into .venv once, after torch and without build isolation
+# (DeepSpeed builds against the CPU torch installed), what they bring pinned by
+# requirements-engines.txt. Installing the requirements only: the package stays as `python` built it.
+ENGINE_EXTRAS := deepspeed
+.PHONY: engines
+engines: $(VENV)/.engines.stamp
+$(VENV)/.engines.stamp: $(VENV)/.requirements.stamp pyproject.toml requirements-engines.txt
+	$(PY) -c 'import sys, tomllib; extras = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
+	    print(*(r for e in sys.argv[1:] for r in extras["optional-dependencies"][e]), sep="\n")' \
+	    $(ENGINE_EXTRAS) > $(VENV)/engine-requirements.txt
+	$(PY) -m pip install --quiet --no-build-isolation --disable-pip-version-check \
+	    -c requirements-engines.txt -r $(VENV)/engine-requirements.txt
 	touch $@
 
 # CPU benchmark, not part of `make test`: the fused op vs torch fused AdamW and DeepSpeed CPUAdam
