@@ -2,8 +2,9 @@
 deepspeed``, DeepSpeed 0.19.8) on two gloo ranks (spawned processes, accelerator ``cpu``).
 
 One spawn runs ZeRO-2 and ZeRO-3 (several sub-groups: a small ``sub_group_size``), each with
-per-parameter and per-group steps, the optimizer offloaded to the CPU, on a small MLP with two
-param groups; each rank trains on its own batches. After every engine step the ranks record
+per-parameter and per-group steps, fp32 and (ZeRO-3, group steps) a bf16 model with fp32
+partitions, the optimizer offloaded to the CPU, on a small MLP with two param groups; each rank
+trains on its own batches. After every engine step the ranks record
 the full fp32 weights (``safe_get_full_fp32_param``), the full EMA (``safe_get_full_optimizer_
 state(param, "ema_params")``) and the counters; the tests below check them here:
 
@@ -53,7 +54,10 @@ EMA_DECAY = 0.999      # above the warm-up's (1 + n) / (10 + n) for these steps:
 BATCH = 8
 SUB_GROUP = 160        # ZeRO-3 sub-groups of <= 160 elements: several per param group
 PERSIST = 30           # ZeRO-3 keeps parameters below 30 elements whole (the biases)
-SCENARIOS = [(stage, scope) for stage in (2, 3) for scope in ("param", "group")]
+SCENARIOS = [(stage, scope, "fp32") for stage in (2, 3) for scope in ("param", "group")]
+SCENARIOS.append((3, "group", "bf16"))
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+NAMES = [f"zero{stage}-{scope}-{dtype}" for stage, scope, dtype in SCENARIOS]
 
 
 def make_model(seed):
@@ -74,19 +78,20 @@ def make_optimizer(model, scope):
                          lr=0.02, weight_decay=0.05, ema_decay=EMA_DECAY, step_scope=scope)
 
 
-def ds_config(stage):
+def ds_config(stage, dtype):
     zero = {"stage": stage, "offload_optimizer": {"device": "cpu"}}
     if stage == 3:
         zero.update(sub_group_size=SUB_GROUP, stage3_param_persistence_threshold=PERSIST)
     return integration.deepspeed_config({"train_micro_batch_size_per_gpu": BATCH,
-                                         "steps_per_print": 10**9, "zero_optimization": zero})
+                                         "steps_per_print": 10**9, "zero_optimization": zero,
+                                         "bf16": {"enabled": dtype == "bf16"}})
 
 
-def make_batches(seed, rank, steps):
+def make_batches(seed, rank, steps, dtype):
     """Each rank its own batches: the data-parallel average is a real one."""
     gen = torch.Generator().manual_seed(seed + 1000 * (rank + 1))
-    return [(torch.randn(BATCH, 10, generator=gen), torch.randn(BATCH, 3, generator=gen))
-            for _ in range(steps)]
+    return [(torch.randn(BATCH, 10, generator=gen).to(DTYPES[dtype]),
+             torch.randn(BATCH, 3, generator=gen).to(DTYPES[dtype])) for _ in range(steps)]
 
 
 # ------------------------------------------------------------------------------------------
@@ -125,12 +130,12 @@ def record(engine, opt, scope):
             "counters": counters(opt, scope)}
 
 
-def scenario(rank, seed, out_dir, stage, scope):
+def scenario(rank, seed, out_dir, stage, scope, dtype):
     res = {"steps": []}
-    batches = make_batches(seed, rank, K + M)
+    batches = make_batches(seed, rank, K + M, dtype)
     model = make_model(seed)
     opt = make_optimizer(model, scope)
-    engine, *_ = integration.initialize(model, opt, ds_config(stage))
+    engine, *_ = integration.initialize(model, opt, ds_config(stage, dtype))
     assert integration.attach(engine) is opt  # idempotent: one wrapper, the same optimizer
     assert engine.optimizer.step._fused_ema_adamw is opt
     calls = []
@@ -141,14 +146,14 @@ def scenario(rank, seed, out_dir, stage, scope):
         integration.full_ema(engine, next(model.parameters()))
     except RuntimeError as e:
         res["before_first_step"] = str(e)
-    checkpoint = os.path.join(out_dir, f"ckpt_{stage}_{scope}")
+    checkpoint = os.path.join(out_dir, f"ckpt_{stage}_{scope}_{dtype}")
     for k, batch in enumerate(batches, start=1):
         train_step(engine, batch)
         res["steps"].append(record(engine, opt, scope))
         if k == K:
             engine.save_checkpoint(checkpoint, tag="k")
         if k == SWAP_AT:
-            res["swap"] = swap_checks(engine, seed)
+            res["swap"] = swap_checks(engine, seed, DTYPES[dtype])
     res["calls_per_engine_step"] = len(calls) / len(batches)
     res["final_model"] = full_model(engine)
     res["ema_state_dict"] = integration.ema_state_dict(engine)
@@ -157,7 +162,7 @@ def scenario(rank, seed, out_dir, stage, scope):
     # a fresh engine (other initial weights) resumes from the checkpoint
     model2 = make_model(seed + 99)
     opt2 = make_optimizer(model2, scope)
-    engine2, *_ = integration.initialize(model2, opt2, ds_config(stage))
+    engine2, *_ = integration.initialize(model2, opt2, ds_config(stage, dtype))
     engine2.load_checkpoint(checkpoint, tag="k")
     res["loaded_ema"] = {n: integration.full_ema(engine2, p).clone()
                          for n, p in model2.named_parameters()}
@@ -169,10 +174,10 @@ def scenario(rank, seed, out_dir, stage, scope):
     return res
 
 
-def swap_checks(engine, seed):
+def swap_checks(engine, seed, dtype):
     """The EMA swap: the model inside (gathered, and its forward), the model after."""
     out = {"before": full_model(engine)}
-    x = torch.randn(5, 10, generator=torch.Generator().manual_seed(seed + 7))
+    x = torch.randn(5, 10, generator=torch.Generator().manual_seed(seed + 7)).to(dtype)
     out["ema"] = integration.ema_state_dict(engine)
     with torch.no_grad(), integration.swap_ema(engine):
         out["inside"] = full_model(engine)
@@ -204,8 +209,8 @@ def worker(rank, port, seed, out_dir):
         # gloo's all-reduce rather than DeepSpeed's JIT-built shared-memory kernel
         ds.ops.__compatible_ops__["deepspeed_shm_comm"] = False
         ds.init_distributed(dist_backend="gloo", timeout=datetime.timedelta(seconds=90))
-        results = {f"zero{stage}-{scope}": scenario(rank, seed, out_dir, stage, scope)
-                   for stage, scope in SCENARIOS}
+        results = {name: scenario(rank, seed, out_dir, *spec)
+                   for name, spec in zip(NAMES, SCENARIOS)}
         torch.save(results, os.path.join(out_dir, f"rank{rank}.pt"))
     except BaseException:
         with open(os.path.join(out_dir, f"rank{rank}.error"), "w") as f:
@@ -247,7 +252,7 @@ def spawned(tmp_path_factory, new_seed):
     return seed, ranks
 
 
-@pytest.fixture(params=[f"zero{stage}-{scope}" for stage, scope in SCENARIOS])
+@pytest.fixture(params=NAMES)
 def runs(request, spawned):
     seed, ranks = spawned
     return request.param, seed, [r[request.param] for r in ranks]
@@ -269,7 +274,9 @@ def test_ema_follows_the_fp32_weights_with_the_engine_steps_decay(runs):
     d_k = min(ema_decay, (1 + k)/(10 + k)) at engine step k, starting from the initial
     weights; the fused kernel computes it in fp32 (so: to 1e-6)."""
     name, seed, ranks = runs
-    initial = dict(make_model(seed).named_parameters())
+    dtype = DTYPES[name.rsplit("-", 1)[1]]
+    # DeepSpeed's fp32 partitions start as the model's weights in its dtype
+    initial = {n: p.detach().to(dtype).float() for n, p in make_model(seed).named_parameters()}
     for rank, res in enumerate(ranks):
         ema = {n: p.detach().double() for n, p in initial.items()}
         for k, step in enumerate(res["steps"], start=1):
@@ -280,7 +287,7 @@ def test_ema_follows_the_fp32_weights_with_the_engine_steps_decay(runs):
                 assert err <= 1e-6, f"{name} rank {rank} step {k} {n}: {err:.2e} (seed {seed})"
         # the weights moved, and the EMA is not the weights
         last = res["steps"][-1]
-        assert all(not torch.equal(last["fp32"][n], initial[n].detach()) for n in initial)
+        assert all(not torch.equal(last["fp32"][n], initial[n]) for n in initial)
         assert all(not torch.equal(last["ema"][n], last["fp32"][n]) for n in initial)
 
 
@@ -294,7 +301,7 @@ def test_counters_equal_the_engine_steps(runs):
             assert res["calls_per_engine_step"] == 2
         for k, step in enumerate(res["steps"], start=1):
             n, steps = step["counters"]
-            assert n == k and steps == ([k, k] if name.endswith("group") else [k]), (
+            assert n == k and steps == ([k, k] if "-group" in name else [k]), (
                 name, rank, k, step["counters"])
 
 
@@ -313,25 +320,34 @@ def test_checkpoint_resume_is_bit_identical(runs):
         assert "no EMA yet" in res["before_first_step"]
 
 
+def in_dtype(tensors, dtype):
+    return {n: t.to(dtype) for n, t in tensors.items()}
+
+
 def test_ema_state_dict_and_swap(runs):
+    """The export has the model's keys and dtype (a bf16 model: the fp32 EMA rounded); inside
+    the swap the model holds it and computes with it; after, its own weights."""
     name, seed, ranks = runs
+    dtype = DTYPES[name.rsplit("-", 1)[1]]
     for rank, res in enumerate(ranks):
         what = f"{name} rank {rank} (seed {seed})"
-        final = res["steps"][-1]
+        final = in_dtype(res["steps"][-1]["ema"], dtype)
         exported = res["ema_state_dict"]
         assert list(exported) == list(make_model(0).state_dict())
-        assert_same(exported, final["ema"], f"{what} exported EMA")
+        assert_same(exported, final, f"{what} exported EMA")
         assert all(t.device.type == "cpu" for t in exported.values())
         if rank == 0:
-            assert_same(res["ema_rank0_only"], final["ema"], f"{what} rank0_only")
+            assert_same(res["ema_rank0_only"], final, f"{what} rank0_only")
         else:
             assert res["ema_rank0_only"] == {}
         swap = res["swap"]
-        assert_same(swap["ema"], res["steps"][SWAP_AT - 1]["ema"], f"{what} EMA at the swap")
+        assert_same(swap["ema"], in_dtype(res["steps"][SWAP_AT - 1]["ema"], dtype),
+                    f"{what} EMA at the swap")
         assert_same(swap["inside"], swap["ema"], f"{what} inside swap_ema")
+        assert all(not torch.equal(swap["inside"][n], swap["before"][n]) for n in swap["before"])
         for key in ("after", "after_raise", "after_meta"):
             assert_same(swap[key], swap["before"], f"{what} {key}")
-        reference = make_model(0)
+        reference = make_model(0).to(dtype)
         reference.load_state_dict(swap["ema"])
         threads = torch.get_num_threads()
         torch.set_num_threads(1)  # as the ranks: the same summation order
