@@ -143,7 +143,8 @@ $(VENV)/.engines.stamp: $(VENV)/.requirements.stamp pyproject.toml requirements-
 # CPU benchmark, not part of `make test`: the fused op vs torch fused AdamW and DeepSpeed CPUAdam
 # (each + a lerp EMA) and a bandwidth roofline; table on stdout, JSON and PNG in build/bench.
 # Installs the bench extra once (DeepSpeed JIT-builds its CPU Adam on first use, ~1 min, cached
-# under ~/.cache/torch_extensions). BENCH_ARGS=--quick for a run under a minute.
+# under ~/.cache/torch_extensions). BENCH_ARGS=--quick for a run under a minute;
+# BENCH_ARGS=--zero-offload for a DeepSpeed ZeRO-2 offload engine step instead (~8 GB of memory).
 .PHONY: bench
 BENCH_ARGS ?=
 bench: $(VENV)/.bench.stamp
