@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
-import weakref
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
@@ -177,10 +176,7 @@ def attach(engine) -> FusedEmaAdamW:
     anything changes) for fused clipping (``max_grad_norm``): DeepSpeed clips itself
     (``gradient_clipping``), and a step in parts cannot take one norm over all parameters."""
     base = local_optimizer(engine)
-    clipped = [i for i, g in enumerate(base.param_groups) if g.get("max_grad_norm") is not None]
-    if clipped:
-        raise ValueError(f"FusedEmaAdamW param_groups {clipped} set max_grad_norm: under "
-                         f"DeepSpeed use its 'gradient_clipping' config key instead")
+    _refuse_fused_clipping(base)
     zero = _zero_optimizer(engine)
     if zero is None:  # no ZeRO: one step() per engine step already
         return base
@@ -200,6 +196,14 @@ def attach(engine) -> FusedEmaAdamW:
     return base
 
 
+def _refuse_fused_clipping(optimizer: FusedEmaAdamW) -> None:
+    clipped = [i for i, g in enumerate(optimizer.param_groups)
+               if g.get("max_grad_norm") is not None]
+    if clipped:
+        raise ValueError(f"FusedEmaAdamW param_groups {clipped} set max_grad_norm: under "
+                         f"DeepSpeed use its 'gradient_clipping' config key instead")
+
+
 def _relink_if_stale(zero, base: FusedEmaAdamW) -> None:
     """ZeRO-1/2 (and bf16) link each parameter's fragment to views of its partition's state
     tensors once; renew the links (DeepSpeed's own linking) when a state tensor is not the one
@@ -208,17 +212,17 @@ def _relink_if_stale(zero, base: FusedEmaAdamW) -> None:
     groups = getattr(zero, "bit16_groups", None) or getattr(zero, "bf16_groups", None)
     if relink is None or groups is None:
         return
-    by_storage = {flat.untyped_storage().data_ptr(): base.state.get(flat, {})
-                  for flat in _flat_partitions(zero)}
+    flats = {flat.untyped_storage().data_ptr(): flat for flat in _flat_partitions(zero)}
     for lp in (p for group in groups for p in group):
         mapping = getattr(lp, "_hp_mapping", None)
-        if mapping is None:
+        flat = None if mapping is None else flats.get(
+            mapping.hp_fragment.untyped_storage().data_ptr())
+        if flat is None:
             continue
-        state = by_storage.get(mapping.hp_fragment.untyped_storage().data_ptr(), {})
         linked = mapping.optim_fragment or {}
-        for key, tensor in state.items():
-            if not isinstance(tensor, Tensor) or tensor.dim() != 1:
-                continue
+        for key, tensor in base.state.get(flat, {}).items():
+            if not isinstance(tensor, Tensor) or tensor.shape != flat.shape:
+                continue  # what DeepSpeed links: the state shaped like the partition
             view = linked.get(key)
             if view is None or view.untyped_storage().data_ptr() != \
                     tensor.untyped_storage().data_ptr():
@@ -237,11 +241,7 @@ def initialize(model, optimizer: FusedEmaAdamW, config: Mapping[str, Any] | None
         raise TypeError(f"initialize: optimizer must be a FusedEmaAdamW, got "
                         f"{type(optimizer).__name__}")
     config = deepspeed_config(config, stage=stage, offload=offload)
-    clipped = [i for i, g in enumerate(optimizer.param_groups)
-               if g.get("max_grad_norm") is not None]
-    if clipped:
-        raise ValueError(f"FusedEmaAdamW param_groups {clipped} set max_grad_norm: under "
-                         f"DeepSpeed use its 'gradient_clipping' config key instead")
+    _refuse_fused_clipping(optimizer)
     import deepspeed
 
     out = deepspeed.initialize(model=model, optimizer=optimizer, config=config, **kwargs)
