@@ -108,8 +108,9 @@ class _StepsMixin:
             self._partial = None
 
     def _check_partial(self, plan) -> None:
-        """Inside :meth:`partial_steps`: refuse (before anything changes) fused clipping and a
-        parameter this block updated already; then remember this call's parameters."""
+        """Inside :meth:`partial_steps`: refuse (before anything changes) fused clipping (a
+        ``clip_grad_norm_`` request is dropped with it) and a parameter this block updated
+        already; then remember this call's parameters."""
         block = self._partial
         if self._clip_request is not None or any(
                 group.get("max_grad_norm") is not None for _, group, *_ in plan):
