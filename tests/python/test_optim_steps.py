@@ -576,3 +576,21 @@ def test_partial_steps_refuse_a_second_update_and_clipping(rng):
     opt.param_groups[0]["params"], opt.param_groups[1]["params"] = params[:3], params[3:]
     assert counters(opt, params)[0] == before[1][0] + 1
     assert [g["step"].item() for g in opt.param_groups] == [2, 2]
+
+
+def test_zero3_partitions_outside_a_block_warn(rng):
+    """DeepSpeed's ZeRO-3 fp32 partitions carry ``ds_id``: stepped outside partial_steps()
+    (an engine not attached) the optimizer warns that its counters run per sub-group."""
+    params = flat_partitions(torch_seed(rng))
+    params[0].ds_id = 7  # as DeepSpeed marks its partitions (every one)
+    opt = parts_optimizer(params, "param")
+    for p in params:
+        p.grad = torch.randn(p.shape)
+    with pytest.warns(RuntimeWarning, match="outside partial_steps"):
+        opt.step()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with opt.partial_steps():
+            opt.step()
+        del params[0].ds_id
+        opt.step()  # plain tensors: no warning
