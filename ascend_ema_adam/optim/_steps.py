@@ -118,7 +118,7 @@ class _StepsMixin:
             raise RuntimeError(
                 "fused gradient clipping inside partial_steps(): each step() of the block holds "
                 "a part of the parameters, and one norm needs them all (DeepSpeed clips by "
-                "itself: set 'gradient_clipping' in its config); nothing was updated")
+                "itself: set 'gradient_clipping' in its config); this step() changed nothing")
         updating = []
         for i, _, items, cache, _ in plan:
             pairs = (enumerate(cache.params) if cache is not None
@@ -128,7 +128,7 @@ class _StepsMixin:
                     raise RuntimeError(
                         f"param_groups[{i}]['params'][{j}] (shape {list(p.shape)}) was updated "
                         f"already in this partial_steps() block, which is one optimizer step: "
-                        f"each parameter is updated once in it; nothing was updated")
+                        f"each parameter is updated once in it; this step() changed nothing")
                 updating.append(p)
         for p in updating:
             block.updated[id(p)] = p
