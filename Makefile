@@ -89,18 +89,6 @@ $(PY_MODULES): FORCE
 .PHONY: FORCE
 FORCE:
 
-# The training engines the integration tests run against (tests/python/test_integration_*.py),
-# installed into .venv once, each from its extra in pyproject.toml (the pins live there) with
-# its pip flags. megatron-core goes in without its declared dependencies (see pyproject.toml).
-ENGINE_EXTRAS := megatron
-PIP_FLAGS_megatron := --no-deps
-extra_requirements = $(shell $(PY) -c 'import tomllib; \
-    print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["$(1)"])')
-$(VENV)/.engines.stamp: $(VENV)/.requirements.stamp pyproject.toml
-	$(foreach extra,$(ENGINE_EXTRAS),$(PY) -m pip install --quiet --disable-pip-version-check \
-	    $(PIP_FLAGS_$(extra)) $(call extra_requirements,$(extra)) &&) true
-	touch $@
-
 # The C++ test programs: the package's tree, brought up to date (a test edit rebuilds only that test).
 cpp: python
 	PATH=$(abspath $(VENV))/bin:$$PATH cmake --build $(BUILD) -j $(JOBS)
@@ -138,10 +126,29 @@ $(TORCH_NPU_INC)/.stamp: | $(VENV)/.requirements.stamp
 	test -f $(TORCH_NPU_INC)/third_party/acl/inc/acl/acl.h
 	touch $@
 
+# The distributed training engines the integration tests run (ascend_ema_adam.integrations,
+# tests/python/test_integration_*.py): their extras of pyproject.toml (the engines' pins live
+# there), installed into .venv once, after torch and without build isolation (DeepSpeed builds
+# against the CPU torch installed), what they bring pinned by requirements-engines.txt. Only the
+# requirements: the package stays as `python` built it. megatron-core goes in without its declared
+# dependencies (pyproject.toml says why).
+ENGINE_EXTRAS := deepspeed megatron
+PIP_FLAGS_megatron := --no-deps
+extra_requirements = $(shell $(PY) -c 'import tomllib; \
+    print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["$(1)"])')
+.PHONY: engines
+engines: $(VENV)/.engines.stamp
+$(VENV)/.engines.stamp: $(VENV)/.requirements.stamp pyproject.toml requirements-engines.txt
+	$(foreach extra,$(ENGINE_EXTRAS),$(PY) -m pip install --quiet --no-build-isolation \
+	    --disable-pip-version-check -c requirements-engines.txt $(PIP_FLAGS_$(extra)) \
+	    $(call extra_requirements,$(extra)) &&) true
+	touch $@
+
 # CPU benchmark, not part of `make test`: the fused op vs torch fused AdamW and DeepSpeed CPUAdam
 # (each + a lerp EMA) and a bandwidth roofline; table on stdout, JSON and PNG in build/bench.
 # Installs the bench extra once (DeepSpeed JIT-builds its CPU Adam on first use, ~1 min, cached
-# under ~/.cache/torch_extensions). BENCH_ARGS=--quick for a run under a minute.
+# under ~/.cache/torch_extensions). BENCH_ARGS=--quick for a run under a minute;
+# BENCH_ARGS=--zero-offload for a DeepSpeed ZeRO-2 offload engine step instead (~8 GB of memory).
 .PHONY: bench
 BENCH_ARGS ?=
 bench: $(VENV)/.bench.stamp

@@ -26,6 +26,10 @@ def build_parser() -> argparse.ArgumentParser:
                                      "(sets ASCEND_EMA_ADAM_ISA; default: the best one)")
     bench.add_argument("--cases", nargs="+", metavar="NAME",
                        help="only the cases whose name contains one of these (e.g. '1x2^24 float32')")
+    bench.add_argument("--zero-offload", action="store_true",
+                       help="instead: a DeepSpeed ZeRO-2 offload engine step of a GPT-2-small-shaped "
+                            "model, FusedEmaAdamW vs DeepSpeedCPUAdam + a lerp EMA (needs the "
+                            "deepspeed extra and ~8 GB of memory)")
     demo = commands.add_parser("train-demo",
                                help="train a small CNN on sklearn digits with FusedEmaAdamW "
                                     "(needs the demo extra)")
@@ -42,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "check":
         from . import check as check_module
         return check_module.main(quick=args.quick, seed=args.seed)
+    if args.command == "bench" and args.zero_offload:
+        from . import bench_zero
+        return bench_zero.main(repeats=args.repeats, out_dir=args.out)
     if args.command == "bench":
         from . import bench as bench_module
         return bench_module.main(quick=args.quick, out_dir=args.out, threads=args.threads,

@@ -114,6 +114,7 @@ class _CheckpointMixin:
         self.__dict__.setdefault("set_grad_none", True)
         self.__dict__.setdefault("step_scope", "group")  # pickled before per-parameter steps
         self.__dict__.setdefault("clip_process_group", None)  # (a process group never pickles)
+        self.__dict__.setdefault("_partial", None)  # (a load inside partial_steps() keeps it)
         self._reset_caches()
         self.defaults.setdefault("ema_decay", 0.9999)
         self.defaults.setdefault("foreach", None)

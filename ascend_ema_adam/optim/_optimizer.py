@@ -7,6 +7,7 @@ and ``_checkpoint`` (state dicts, pickling)."""
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from typing import Any
 
@@ -28,6 +29,21 @@ from ._validation import (_check_capturable, _check_hyperparameters, _check_impl
                           _hyperparameter_error, _layout, _option_error, _state_dtypes,
                           _tensor_error, _tensor_value_error)
 from .functional import launch_buckets
+
+
+def _warn_zero3_parts(plan) -> None:
+    """DeepSpeed ZeRO-3 steps its client optimizer once per sub-group, its fp32 partitions
+    (they carry ``ds_id``) as the params: outside a partial_steps() block the counters would
+    advance once per sub-group. Warned (once per call site, Python's default) rather than
+    refused: with one sub-group the count is right."""
+    if any(items and hasattr(items[0].param, "ds_id") for _, _, items, _, _ in plan):
+        warnings.warn(
+            "FusedEmaAdamW.step() on DeepSpeed ZeRO-3 partitions outside partial_steps(): "
+            "DeepSpeed calls step() once per sub-group, so num_updates (the EMA warm-up) and "
+            "group steps advance once per sub-group, not per engine step; attach the engine "
+            "(ascend_ema_adam.integrations.deepspeed.attach(engine), or create it with that "
+            "module's initialize())", RuntimeWarning,
+            stacklevel=6)  # this, _update, no_grad, step, torch's step hooks: the caller
 
 
 class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
@@ -147,6 +163,7 @@ class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimi
         # ZeroRedundancyOptimizer: the ranks' local norms are all-reduced over this group
         # (distributed.set_clip_process_group); DTensor gradients reduce over their mesh.
         self.clip_process_group = None
+        self._partial = None  # the open partial_steps() block
         self._reset_caches()
         defaults = dict(lr=lr, bias_correction=bias_correction, betas=betas, eps=eps,
                         weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
@@ -308,6 +325,10 @@ class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimi
                 plan.append((i, group, self._checked_group(i, group, dtensor), None, None))
         if not compiling:  # (traced tensors have no addresses; the op checks at run time)
             check_plan_memory(plan, self.param_groups, scaler, self._updated_ranges)
+        if self._partial is not None:  # one step in parts (DeepSpeed): see partial_steps()
+            self._check_partial(plan)
+        elif not compiling:
+            _warn_zero3_parts(plan)
         # clipping: the counters skip on a non-finite norm too; each group its divisor
         scaler, group_scalers = self._clipping_scalers(plan, scaler, dtensor)
 

@@ -5,6 +5,7 @@ made), and under a GradScaler the counters advance on the device by ``found_inf 
 
 from __future__ import annotations
 
+import contextlib
 import math
 from itertools import repeat
 from operator import is_
@@ -52,23 +53,103 @@ def _op_step(step: Tensor, device: torch.device) -> Tensor:
 
 
 
+class _PartialBlock:
+    """What one :meth:`_StepsMixin.partial_steps` block has counted so far: the warm-up count
+    of its first ``step()`` (None before), each group's step of this update and whether its
+    ``ema_every`` clock ticked (by group; the group itself is kept, so its id stays unique), and
+    the parameters already updated (by id, with the tensor)."""
+
+    __slots__ = ("n", "group_steps", "ticked", "updated")
+
+    def __init__(self):
+        self.n = None
+        self.group_steps: dict[int, tuple[dict, Tensor]] = {}
+        self.ticked: dict[int, dict] = {}
+        self.updated: dict[int, Tensor] = {}
+
+    def first_tick(self, group: dict) -> bool:
+        if self.ticked.get(id(group)) is group:
+            return False
+        self.ticked[id(group)] = group
+        return True
+
+
 class _StepsMixin:
     """The counters of :class:`FusedEmaAdamW`, and the steps of a cached group. Its caches
     (``_known_group_steps``, ``_device_steps``, ``_shared_steps``, ``_group_caches``) are made
-    by ``_reset_caches``."""
+    by ``_reset_caches``; ``_partial`` is the open :meth:`partial_steps` block (None: each
+    ``step()`` is a whole step)."""
+
+    @contextlib.contextmanager
+    def partial_steps(self):
+        """Context manager: the ``step()`` calls inside make one optimizer step together, each
+        updating a part of the parameters.
+
+        DeepSpeed steps its client optimizer in parts: ZeRO-3 calls ``step()`` once per
+        sub-group (``sub_group_size``) with the group's ``params`` set to that sub-group's flat
+        fp32 partition, ZeRO-1/2 once per param group with ``param_groups`` narrowed to it.
+        Counted per call, the warm-up counter ``num_updates`` (and with
+        ``step_scope="group"`` each group's step) would advance once per part, not once per
+        training step. Inside the block they advance once: ``num_updates`` and each group's
+        ``ema_every`` clock at the first call, each group's step at the first call that holds
+        the group (empty or not, as outside); later calls use the same values.
+        Per-parameter steps (``step_scope="param"``) count each parameter's updates as always.
+        A parameter updated twice in one block, and fused clipping (one norm needs all the
+        parameters at once), raise ``RuntimeError`` before anything changes.
+        ``ascend_ema_adam.integrations.deepspeed.attach`` runs each engine step in a block.
+        Re-entrant: an inner block belongs to the outer one."""
+        if self._partial is not None:
+            yield self
+            return
+        self._partial = _PartialBlock()
+        try:
+            yield self
+        finally:
+            self._partial = None
+
+    def _check_partial(self, plan) -> None:
+        """Inside :meth:`partial_steps`: refuse (before anything changes) fused clipping (a
+        ``clip_grad_norm_`` request is dropped with it) and a parameter this block updated
+        already; then remember this call's parameters."""
+        block = self._partial
+        if self._clip_request is not None or any(
+                group.get("max_grad_norm") is not None for _, group, *_ in plan):
+            self._clip_request = None
+            raise RuntimeError(
+                "fused gradient clipping inside partial_steps(): each step() of the block holds "
+                "a part of the parameters, and one norm needs them all (DeepSpeed clips by "
+                "itself: set 'gradient_clipping' in its config); this step() changed nothing")
+        updating = []
+        for i, _, items, cache, _ in plan:
+            pairs = (enumerate(cache.params) if cache is not None
+                     else ((item.index, item.param) for item in items))
+            for j, p in pairs:
+                if block.updated.get(id(p)) is p:
+                    raise RuntimeError(
+                        f"param_groups[{i}]['params'][{j}] (shape {list(p.shape)}) was updated "
+                        f"already in this partial_steps() block, which is one optimizer step: "
+                        f"each parameter is updated once in it; this step() changed nothing")
+                updating.append(p)
+        for p in updating:
+            block.updated[id(p)] = p
 
     def _advance_num_updates(self, scaler: "_Scaler"):
         """The optimizer-wide warm-up counter (MindSpeed's), once per step, and each group's
         ema_every clock (``ema_calls``: step() calls, counted on the host). The constructor's
         ``use_num_updates`` decides whether it counts, whatever a loaded group says. Under a
         GradScaler or torch.compile the counter is an int64 tensor advanced on the device
-        (``+ (found_inf == 0)``: a skipped step does not count). Returns the new count."""
+        (``+ (found_inf == 0)``: a skipped step does not count). Returns the new count.
+        Inside :meth:`partial_steps` only the block's first call counts; the others take its
+        count (ZeRO-1/2's narrowed groups join it)."""
         compiling = torch.compiler.is_compiling()
+        block = self._partial
         if not compiling:
             for group in self.param_groups:
-                if group["ema_every"] > 1:
+                if group["ema_every"] > 1 and (block is None or block.first_tick(group)):
                     group["ema_calls"] = group.get("ema_calls", 0) + 1
-        if not self.use_num_updates:
+        if block is not None and block.n is not None:
+            n = block.n
+        elif not self.use_num_updates:
             n = -1
         else:
             n = self.param_groups[0].get("num_updates", 0) if self.param_groups else 0
@@ -80,6 +161,8 @@ class _StepsMixin:
                                    device=self._counter_device(scaler))
                 n = n + 1 if scaler.found_inf is None else n + scaler.not_inf(n.device,
                                                                               torch.int64)
+        if block is not None:
+            block.n = n
         for group in self.param_groups:
             group["num_updates"] = n
         return n
@@ -131,8 +214,15 @@ class _StepsMixin:
         step of this update (under a GradScaler the group keeps ``step + (found_inf == 0)``).
 
         Out of place: a step tensor shared with a state dict (ZeroRedundancyOptimizer's load
-        shares the caller's tensors) or saved earlier never changes behind the caller's back."""
+        shares the caller's tensors) or saved earlier never changes behind the caller's back.
+        Inside :meth:`partial_steps` a group counts once: the block's later calls get the step
+        of its first."""
         device = _local(group["params"][0]).device if group["params"] else torch.device("cpu")
+        block = self._partial
+        if block is not None:
+            seen = block.group_steps.get(id(group))
+            if seen is not None and seen[0] is group:
+                return seen[1] if seen[1].device == device else seen[1].to(device)
         step = group.get("step")
         before = None if torch.compiler.is_compiling() else self._group_step_before(i, group)
         if step is None:
@@ -149,6 +239,8 @@ class _StepsMixin:
             after = None
         if not torch.compiler.is_compiling():
             self._known_group_steps[i] = (group["step"], after)
+        if block is not None:
+            block.group_steps[id(group)] = (group, this)
         return this
 
     def _param_step_before(self, i: int, group: dict[str, Any], state: dict, where: str):

@@ -450,3 +450,149 @@ def test_foreach_and_fused_keywords(rng):
             backward(m, batch)
             o.step()
     assert all(torch.equal(a, b) for a, b in zip(models[0].parameters(), models[1].parameters()))
+
+
+# ------------------------------------------------------------------------------------------
+# One step in parts: partial_steps() (DeepSpeed steps its client optimizer in parts)
+
+
+def flat_partitions(seed):
+    """Four flat fp32 tensors, like DeepSpeed's fp32 partitions: three of param group 0
+    (ZeRO-3 sub-groups), one of group 1."""
+    gen = torch.Generator().manual_seed(seed)
+    return [torch.nn.Parameter(torch.randn(n, generator=gen) * 0.3) for n in (40, 7, 19, 11)]
+
+
+def parts_optimizer(params, scope, **kwargs):
+    return FusedEmaAdamW([{"params": params[:3]},
+                          {"params": params[3:], "lr": 0.005, "weight_decay": 0.0,
+                           "ema_every": 2}],
+                         lr=0.02, ema_decay=0.95, weight_decay=0.05, step_scope=scope, **kwargs)
+
+
+def zero3_parts(opt, params):
+    """DeepSpeed ZeRO-3's _optimizer_step: one step() per sub-group, its group's params set
+    to that sub-group's partition and every other group's empty."""
+    groups = opt.param_groups
+    for group_index, part in ((0, params[0:1]), (0, params[1:3]), (1, params[3:4])):
+        for k, group in enumerate(groups):
+            group["params"] = part if k == group_index else []
+        opt.step()
+    groups[0]["params"], groups[1]["params"] = params[:3], params[3:]
+
+
+def zero12_parts(opt, params):
+    """DeepSpeed ZeRO-1/2's _optimizer_step: one step() per param group, param_groups narrowed
+    to it."""
+    groups = opt.param_groups
+    for group in groups:
+        opt.param_groups = [group]
+        opt.step()
+    opt.param_groups = groups
+
+
+def counters(opt, params):
+    return (opt.num_updates, [g["num_updates"] for g in opt.param_groups],
+            [g["ema_calls"] for g in opt.param_groups],
+            [g["step"].tolist() for g in opt.param_groups if "step" in g],
+            [float(opt.state[p]["step"]) for p in params if "step" in opt.state[p]])
+
+
+@pytest.mark.parametrize("pattern", [zero3_parts, zero12_parts], ids=["zero3", "zero12"])
+@pytest.mark.parametrize("scope", ["param", "group"])
+def test_partial_steps_equal_whole_steps(rng, pattern, scope):
+    """A step in parts inside partial_steps() is the whole step, bit for bit: weights, EMA
+    (its warm-up decay reads num_updates, ema_every's clock), moments and every counter. The
+    same parts without the block count once per part (what DeepSpeed showed)."""
+    seed = torch_seed(rng)
+    whole_params, part_params, loose_params = (flat_partitions(seed) for _ in range(3))
+    whole = parts_optimizer(whole_params, scope)
+    parts = parts_optimizer(part_params, scope)
+    loose = parts_optimizer(loose_params, scope)
+    gen = torch.Generator().manual_seed(seed + 1)
+    for step in range(1, 6):
+        grads = [torch.randn(p.shape, generator=gen) for p in whole_params]
+        for ps in (whole_params, part_params, loose_params):
+            for p, g in zip(ps, grads):
+                p.grad = g.clone()
+        whole.step()
+        with parts.partial_steps():
+            pattern(parts, part_params)
+        pattern(loose, loose_params)
+        for p, q in zip(whole_params, part_params):
+            for a, b in [(p, q)] + [(whole.state[p][k], parts.state[q][k])
+                                    for k in ("exp_avg", "exp_avg_sq", "ema_params")]:
+                assert torch.equal(a, b), (seed, step)
+        assert counters(parts, part_params) == counters(whole, whole_params), (seed, step)
+        assert whole.num_updates == step
+    # without the block each part counts: the warm-up runs 3x (ZeRO-3) or per group (ZeRO-1/2)
+    if pattern is zero3_parts:
+        assert loose.num_updates == 15
+        if scope == "group":  # the empty group counts at every part too
+            assert [g["step"].item() for g in loose.param_groups] == [15, 15]
+    else:  # ZeRO-1/2's narrowed groups each count their own calls: right per group
+        assert [g["num_updates"] for g in loose.param_groups] == [5, 5]
+    # a block is over at its end: a plain step afterwards counts again
+    for p in part_params:
+        p.grad = torch.ones_like(p)
+    parts.step()
+    assert parts.num_updates == 6
+
+
+def all_bytes(opt, params):
+    return [t.detach().clone() for p in params
+            for t in [p] + [v for v in opt.state[p].values() if isinstance(v, torch.Tensor)]]
+
+
+def test_partial_steps_refuse_a_second_update_and_clipping(rng):
+    """In a block a parameter is updated once (the block is one step), and fused clipping
+    needs all parameters at once: both raise before anything changes."""
+    seed = torch_seed(rng)
+    params = flat_partitions(seed)
+    opt = parts_optimizer(params, "group")
+    for p in params:
+        p.grad = torch.randn(p.shape)
+    opt.step()
+    before = all_bytes(opt, params), counters(opt, params)
+    with opt.partial_steps():
+        with opt.partial_steps():  # re-entrant: the inner block is the outer one
+            opt.param_groups[0]["params"] = params[:2]
+            opt.step()
+        opt.param_groups[0]["params"], opt.param_groups[1]["params"] = params[1:3], []
+        after_first = all_bytes(opt, params), counters(opt, params)
+        with pytest.raises(RuntimeError, match=r"param_groups\[0\]\['params'\]\[0\] \(shape "
+                                               r"\[7\]\) was updated already"):
+            opt.step()
+        assert all(map(torch.equal, all_bytes(opt, params), after_first[0]))
+        assert counters(opt, params) == after_first[1]
+        opt.param_groups[0]["params"] = params[2:3]
+        opt.clip_grad_norm_(0.1)
+        with pytest.raises(RuntimeError, match="fused gradient clipping inside partial_steps"):
+            opt.step()
+        opt.param_groups[0]["max_grad_norm"] = 0.1
+        with pytest.raises(RuntimeError, match="fused gradient clipping inside partial_steps"):
+            opt.step()
+        assert all(map(torch.equal, all_bytes(opt, params), after_first[0]))
+        opt.param_groups[0]["max_grad_norm"] = None
+        opt.step()  # the third partition: the same step as the first two
+    opt.param_groups[0]["params"], opt.param_groups[1]["params"] = params[:3], params[3:]
+    assert counters(opt, params)[0] == before[1][0] + 1
+    assert [g["step"].item() for g in opt.param_groups] == [2, 2]
+
+
+def test_zero3_partitions_outside_a_block_warn(rng):
+    """DeepSpeed's ZeRO-3 fp32 partitions carry ``ds_id``: stepped outside partial_steps()
+    (an engine not attached) the optimizer warns that its counters run per sub-group."""
+    params = flat_partitions(torch_seed(rng))
+    params[0].ds_id = 7  # as DeepSpeed marks its partitions (every one)
+    opt = parts_optimizer(params, "param")
+    for p in params:
+        p.grad = torch.randn(p.shape)
+    with pytest.warns(RuntimeWarning, match="outside partial_steps"):
+        opt.step()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with opt.partial_steps():
+            opt.step()
+        del params[0].ds_id
+        opt.step()  # plain tensors: no warning
