@@ -10,15 +10,12 @@ part, and the tests below read its results."""
 import copy
 import datetime
 import os
-import socket
-import time
-import traceback
 
 import numpy as np
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
+from ranks import recording_errors, run_ranks, save_results
 from test_optim import backward, make_batches, make_model
 
 from ascend_ema_adam.distributed import gather_full_ema_state_dict, set_clip_process_group, swap_ema
@@ -252,24 +249,15 @@ def worker(rank, port, seed, out_dir):
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=WORLD, timeout=datetime.timedelta(seconds=60))
     try:
-        results = {scope: {"zero": zero_scenario(rank, seed, out_dir, scope),
-                           "fsdp": fsdp_scenario(rank, seed, out_dir, scope)}
-                   for scope in SCOPES}
-        results["clip"] = {"zero": zero_clip_scenario(rank, seed),
-                           "fsdp": fsdp_clip_scenario(rank, seed)}
-        torch.save(results, os.path.join(out_dir, f"rank{rank}.pt"))
-    except BaseException:
-        with open(os.path.join(out_dir, f"rank{rank}.error"), "w") as f:
-            f.write(traceback.format_exc())
-        raise
+        with recording_errors(rank, out_dir):
+            results = {scope: {"zero": zero_scenario(rank, seed, out_dir, scope),
+                               "fsdp": fsdp_scenario(rank, seed, out_dir, scope)}
+                       for scope in SCOPES}
+            results["clip"] = {"zero": zero_clip_scenario(rank, seed),
+                               "fsdp": fsdp_clip_scenario(rank, seed)}
+            save_results(rank, out_dir, results)
     finally:
         dist.destroy_process_group()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # ------------------------------------------------------------------------------------------
@@ -320,21 +308,7 @@ def single_process_clip(seed):
 def spawned(tmp_path_factory, new_seed):
     seed = new_seed("distributed")
     out_dir = str(tmp_path_factory.mktemp("dist"))
-    ctx = mp.spawn(worker, args=(free_port(), seed, out_dir), nprocs=WORLD, join=False)
-    deadline = time.monotonic() + TIMEOUT_S
-    try:
-        while not ctx.join(timeout=max(0.1, deadline - time.monotonic())):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"ranks still running after {TIMEOUT_S} s (seed {seed})")
-    except BaseException as exc:
-        for proc in ctx.processes:
-            if proc.is_alive():
-                proc.kill()
-        errors = "".join(open(os.path.join(out_dir, f)).read()
-                         for f in sorted(os.listdir(out_dir)) if f.endswith(".error"))
-        raise AssertionError(f"seed {seed}: {exc}\n{errors}") from exc
-    results = [torch.load(os.path.join(out_dir, f"rank{r}.pt"), weights_only=False)
-               for r in range(WORLD)]
+    results = run_ranks(worker, WORLD, seed, out_dir, TIMEOUT_S)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

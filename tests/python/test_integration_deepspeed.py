@@ -28,14 +28,12 @@ import datetime
 import importlib.util
 import logging
 import os
-import socket
 import time
-import traceback
 import warnings
 
 import pytest
 import torch
-import torch.multiprocessing as mp
+from ranks import recording_errors, run_ranks, save_results
 
 # DeepSpeed is imported by the ranks only, so this process (the whole test session) never loads
 # it. Not installed: a skip that says so, or a failure under make test (AEA_REQUIRE_ENGINES: it
@@ -208,34 +206,25 @@ def worker(rank, port, seed, out_dir):
                       LOCAL_SIZE=str(WORLD))
     torch.set_num_threads(1)  # identical CPU kernels (and summation orders) in every run
     try:
-        import deepspeed as ds
+        with recording_errors(rank, out_dir):
+            import deepspeed as ds
 
-        logging.getLogger("DeepSpeed").setLevel(logging.ERROR)
-        # gloo's all-reduce rather than DeepSpeed's JIT-built shared-memory kernel
-        ds.ops.__compatible_ops__["deepspeed_shm_comm"] = False
-        ds.init_distributed(dist_backend="gloo", timeout=datetime.timedelta(seconds=90))
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            results = {name: scenario(rank, seed, out_dir, *spec)
-                       for name, spec in zip(NAMES, SCENARIOS)}
-        # FusedEmaAdamW's warning for ZeRO-3 partitions stepped outside partial_steps()
-        results["unattached_steps"] = [str(w.message) for w in caught
-                                       if "outside partial_steps" in str(w.message)]
-        torch.save(results, os.path.join(out_dir, f"rank{rank}.pt"))
-    except BaseException:
-        with open(os.path.join(out_dir, f"rank{rank}.error"), "w") as f:
-            f.write(traceback.format_exc())
-        raise
+            logging.getLogger("DeepSpeed").setLevel(logging.ERROR)
+            # gloo's all-reduce rather than DeepSpeed's JIT-built shared-memory kernel
+            ds.ops.__compatible_ops__["deepspeed_shm_comm"] = False
+            ds.init_distributed(dist_backend="gloo", timeout=datetime.timedelta(seconds=90))
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                results = {name: scenario(rank, seed, out_dir, *spec)
+                           for name, spec in zip(NAMES, SCENARIOS)}
+            # FusedEmaAdamW's warning for ZeRO-3 partitions stepped outside partial_steps()
+            results["unattached_steps"] = [str(w.message) for w in caught
+                                           if "outside partial_steps" in str(w.message)]
+            save_results(rank, out_dir, results)
     finally:
         import torch.distributed as dist
         if dist.is_initialized():
             dist.destroy_process_group()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -243,22 +232,8 @@ def spawned(tmp_path_factory, new_seed):
     seed = new_seed("deepspeed")
     out_dir = str(tmp_path_factory.mktemp("deepspeed"))
     start = time.monotonic()
-    ctx = mp.spawn(worker, args=(free_port(), seed, out_dir), nprocs=WORLD, join=False)
-    deadline = start + TIMEOUT_S
-    try:
-        while not ctx.join(timeout=max(0.1, deadline - time.monotonic())):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"ranks still running after {TIMEOUT_S} s (seed {seed})")
-    except BaseException as exc:
-        for proc in ctx.processes:
-            if proc.is_alive():
-                proc.kill()
-        errors = "".join(open(os.path.join(out_dir, f)).read()
-                         for f in sorted(os.listdir(out_dir)) if f.endswith(".error"))
-        raise AssertionError(f"seed {seed}: {exc}\n{errors}") from exc
+    ranks = run_ranks(worker, WORLD, seed, out_dir, TIMEOUT_S)
     print(f"two DeepSpeed ranks, {len(SCENARIOS)} scenarios: {time.monotonic() - start:.1f} s")
-    ranks = [torch.load(os.path.join(out_dir, f"rank{r}.pt"), weights_only=False)
-             for r in range(WORLD)]
     return seed, ranks
 
 

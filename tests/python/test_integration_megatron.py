@@ -53,15 +53,13 @@ import contextlib
 import copy
 import datetime
 import os
-import socket
 import time
-import traceback
 import warnings
 
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
+from ranks import recording_errors, run_ranks, save_results
 
 if os.environ.get("AEA_REQUIRE_ENGINES"):  # make test installed it: missing fails, never skips
     import megatron.core  # noqa: F401
@@ -387,26 +385,17 @@ def worker(rank, port, seed, out_dir):
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=WORLD, timeout=datetime.timedelta(seconds=90))
     try:
-        warnings.filterwarnings("ignore", category=UserWarning, module="megatron")
-        warnings.filterwarnings("ignore", category=FutureWarning)
-        from megatron.core import parallel_state
-        with cpu_shims():
-            parallel_state.initialize_model_parallel()
-            results = {mode: run_mode(rank, seed, out_dir, apex)
-                       for mode, apex in MODES.items()}
-        torch.save(results, os.path.join(out_dir, f"rank{rank}.pt"))
-    except BaseException:
-        with open(os.path.join(out_dir, f"rank{rank}.error"), "w") as f:
-            f.write(traceback.format_exc())
-        raise
+        with recording_errors(rank, out_dir):
+            warnings.filterwarnings("ignore", category=UserWarning, module="megatron")
+            warnings.filterwarnings("ignore", category=FutureWarning)
+            from megatron.core import parallel_state
+            with cpu_shims():
+                parallel_state.initialize_model_parallel()
+                results = {mode: run_mode(rank, seed, out_dir, apex)
+                           for mode, apex in MODES.items()}
+            save_results(rank, out_dir, results)
     finally:
         dist.destroy_process_group()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # ------------------------------------------------------------------------------------------
@@ -465,22 +454,8 @@ def spawned(tmp_path_factory, new_seed):
     seed = new_seed("megatron")
     out_dir = str(tmp_path_factory.mktemp("megatron"))
     started = time.monotonic()
-    ctx = mp.spawn(worker, args=(free_port(), seed, out_dir), nprocs=WORLD, join=False)
-    deadline = started + TIMEOUT_S
-    try:
-        while not ctx.join(timeout=max(0.1, deadline - time.monotonic())):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"ranks still running after {TIMEOUT_S} s (seed {seed})")
-    except BaseException as exc:
-        for proc in ctx.processes:
-            if proc.is_alive():
-                proc.kill()
-        errors = "".join(open(os.path.join(out_dir, f)).read()
-                         for f in sorted(os.listdir(out_dir)) if f.endswith(".error"))
-        raise AssertionError(f"seed {seed}: {exc}\n{errors}") from exc
+    results = run_ranks(worker, WORLD, seed, out_dir, TIMEOUT_S)
     print(f"2-rank megatron run: {time.monotonic() - started:.1f} s")
-    results = [torch.load(os.path.join(out_dir, f"rank{r}.pt"), weights_only=False)
-               for r in range(WORLD)]
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
