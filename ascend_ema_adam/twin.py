@@ -252,6 +252,13 @@ def native_list_chunks(numels, threads: int) -> list[tuple[int, int, int]]:
     return _twin.native_list_chunks(list(numels), threads)
 
 
+def native_wakes(n: int) -> bool:
+    """Whether a native launch of ``n`` elements started now on this thread would wake sleeping
+    pool workers (from 2^20 elements, alone or in a burst of launches each starting within 2 ms of
+    the one before); the call counts as such a launch."""
+    return _twin.native_wakes(n)
+
+
 def native_pool_launches() -> int:
     """How many times the native kernels' thread pool has been launched in this process."""
     return _twin.native_pool_launches()

@@ -105,6 +105,11 @@ PYBIND11_MODULE(_twin, mod)
     mod.def("native_pool_launches", [] { return aea::native::ThreadPool::Get().Launches(); },
             "Launches of the native kernels' thread pool so far (one per parallel kernel call).");
 
+    mod.def("native_wakes", [](uint64_t n) { return aea::NativeWakes(n, aea::kNativeMinElemsPerThread); },
+            py::arg("n"),
+            "Whether a native launch of n elements, started now on this thread, wakes sleeping "
+            "pool workers (alone or in a burst of this thread's launches); counts it in the burst.");
+
     mod.def("native_bias_correction", [](float beta, int64_t step) {
         return aea::BiasCorrection(beta, step);
     }, py::arg("beta"), py::arg("step"),

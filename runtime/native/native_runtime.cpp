@@ -5,6 +5,7 @@
 #include "native_runtime.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -23,6 +24,22 @@ uint32_t ProcessCpusCached()
 }
 
 }  // namespace
+
+bool NativeWakes(uint64_t n, uint64_t minElemsPerThread)
+{
+    const uint64_t threshold = kNativeWakeFactor * minElemsPerThread;
+    // The calling thread's current burst: its launches' elements since the first of a run of
+    // launches that each started within kNativeBurstGapNs of the one before.
+    thread_local uint64_t burst = 0;
+    thread_local int64_t lastStartNs = 0;
+    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
+    const bool continues = lastStartNs != 0 && now - lastStartNs <= static_cast<int64_t>(kNativeBurstGapNs);
+    burst = continues ? burst + n : n;
+    lastStartNs = now;
+    return n >= threshold || burst >= threshold;
+}
 
 uint32_t NativeThreads()
 {

@@ -58,17 +58,19 @@ constexpr uint64_t kNativeGrain = 64;
 /** Launches of fewer than this many times minElemsPerThread elements leave sleeping workers be. */
 constexpr uint64_t kNativeWakeFactor = 16;
 
+/** Launches of one thread that start within this of the previous one's start form a burst. */
+constexpr uint64_t kNativeBurstGapNs = 2'000'000;
+
 /**
- * Whether a launch of n elements wakes sleeping pool workers: only from kNativeWakeFactor x
+ * Whether a launch of n elements wakes sleeping pool workers: from kNativeWakeFactor x
  * minElemsPerThread elements (2^20 by default, where a cold start breaks even on a 2-vCPU VM whose
- * sleeping vCPU takes 80-100 us to start a worker: longer than a whole 2^17-element update).
- * Smaller launches take the workers still spinning after an earlier launch, or run on the caller
- * alone: never slower than one thread.
+ * sleeping vCPU takes 80-100 us to start a worker: longer than a whole 2^17-element update), in
+ * one launch or in a burst of the calling thread's launches (each starting within
+ * kNativeBurstGapNs of the one before: an optimizer step's launches of 256 tensors each, or a
+ * loop of per-tensor calls). Smaller launches take the workers still spinning after an earlier
+ * launch, or run on the caller alone: never slower than one thread.
  */
-inline bool NativeWakes(uint64_t n, uint64_t minElemsPerThread)
-{
-    return n >= kNativeWakeFactor * minElemsPerThread;
-}
+bool NativeWakes(uint64_t n, uint64_t minElemsPerThread);
 
 /** Launches moving at least this many bytes stream from memory (more than a server L3 holds). */
 constexpr uint64_t kNativeStreamingBytes = uint64_t{32} << 20;

@@ -400,3 +400,18 @@ def test_torch_op_runs_the_selected_kernel(monkeypatch, rng, dtype):
             call(tensors)
         assert_bit_exact([t.numpy() for t in tensors[1:]], inputs[1:], "the untouched inputs")
         monkeypatch.delenv(variable)
+
+
+def test_launches_in_a_burst_wake_the_pool():
+    """A launch below 2^20 elements leaves sleeping workers asleep, unless the launches the same
+    thread started just before it (each within 2 ms of the one before) add up to 2^20 with it: an
+    optimizer step's launches of 256 tensors each then run on every thread after the first."""
+    import time
+    time.sleep(0.01)  # whatever this thread launched before: a new burst
+    assert not twin.native_wakes(2**19)
+    assert twin.native_wakes(2**19)  # right after: 2^20 in the burst
+    assert twin.native_wakes(2**10)  # still in it
+    time.sleep(0.01)
+    assert not twin.native_wakes(2**19)  # a new burst
+    time.sleep(0.01)
+    assert twin.native_wakes(2**20)  # one launch at the threshold
