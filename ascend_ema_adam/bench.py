@@ -454,6 +454,8 @@ def _chart(report: dict, path: Path) -> Path | None:
     except ImportError:
         return None
     rows = [r for r in report["results"] if r["count"] == 1]
+    if not rows:  # (only optimizer steps asked for: no single-tensor case to draw)
+        return None
     dtypes = sorted({r["dtype"] for r in rows}, reverse=True)
     threads = sorted({r["threads"] for r in rows})
     fig, axes = plt.subplots(1, len(dtypes), figsize=(6.5 * len(dtypes), 4.8), squeeze=False)
