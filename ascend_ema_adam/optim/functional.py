@@ -61,7 +61,8 @@ def launch_buckets(group: dict[str, Any], buckets: list[_Bucket], n, scaler: _Sc
     bits). ``mode``: 1 AdamW, 0 Adam with L2 decay.
 
     ``launches``: the prepared launches of a group whose last full check still holds (its
-    _GroupCache's): a CPU bucket then runs phase 2 only (_launch_prepared)."""
+    _GroupCache's): a CPU bucket (an NPU one with a torch_npu build) then runs phase 2 only
+    (_launch_prepared)."""
     if not buckets:
         return
     ema_on = group["ema_every"] == 1 or group.get("ema_calls", 0) % group["ema_every"] == 0
