@@ -87,7 +87,7 @@ class _GroupCache:
     DTensor), outside tracing."""
 
     __slots__ = ("config", "group_params", "indexes", "absent", "params", "refs", "state_map",
-                 "states", "columns", "step_tensors", "step_values", "step_base", "step_version",
+                 "states", "columns", "column_keys", "column_values", "step_tensors", "step_values", "step_base", "step_version",
                  "steps_handed_out", "buckets", "launches")
 
     def __init__(self, state_map, items: list[_Item], group: dict[str, Any]):
@@ -107,6 +107,7 @@ class _GroupCache:
         self.state_map = state_map
         self.states = [item.state for item in items]
         self.columns = {key: list(map(_GETTERS[key], self.states)) for key in _state_keys(group)}
+        self.column_keys, self.column_values = list(self.columns), list(self.columns.values())
         self.step_tensors = None  # per-parameter steps: the tensors written, and their values
         self.step_values = None   # (host ints, or the one shared step tensor of a GradScaler step)
         # The tensor the step tensors are 0-d views of (None: they are one shared tensor), its
@@ -144,16 +145,13 @@ class _GroupCache:
                 itemgetter(*self.indexes)(grads))
         if not all(map(is_, map(type, grads), repeat(Tensor))):  # a missing (None) or DTensor
             return None
-        states = self.states
-        try:  # (a state dict emptied in place, opt.state[p].clear(), has no such key)
-            for key, tensors in self.columns.items():
-                if not _same_objects(list(map(_GETTERS[key], states)), tensors):
-                    return None
-            if self.step_tensors is not None and not (
-                    (self.step_base is None or self.step_base._version == self.step_version)
-                    and _same_objects(list(map(_GETTERS["step"], states)), self.step_tensors)):
-                return None
-        except KeyError:
+        # the state dicts still hold the cached tensors (a missing key reads None: a state dict
+        # emptied in place, opt.state[p].clear(), fails the check)
+        if not _C.same_state_columns(self.states, self.column_keys, self.column_values):
+            return None
+        if self.step_tensors is not None and not (
+                (self.step_base is None or self.step_base._version == self.step_version)
+                and _C.same_state_columns(self.states, ["step"], [self.step_tensors])):
             return None
         # The gradients against the parameters' dtypes, shapes and devices when they were
         # checked: a parameter changed since (p.data = ...) has a gradient of its new kind, so

@@ -62,6 +62,33 @@ int64_t FirstUnlikeGradient(const std::vector<at::Tensor>& references,
     return -1;
 }
 
+/**
+ * Whether states[i][key] is columns[k][i] for every (key, column) pair k and every i (by identity;
+ * a missing key counts as None): FusedEmaAdamW's check that a cached group's state dicts still
+ * hold the tensors it cached, one C loop per column instead of a list built in Python.
+ */
+bool SameStateColumns(const py::list& states, const py::list& keys, const py::list& columns)
+{
+    const Py_ssize_t n = PyList_GET_SIZE(states.ptr());
+    if (PyList_GET_SIZE(keys.ptr()) != PyList_GET_SIZE(columns.ptr())) return false;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(keys.ptr()); ++k) {
+        PyObject* key = PyList_GET_ITEM(keys.ptr(), k);
+        PyObject* column = PyList_GET_ITEM(columns.ptr(), k);
+        if (!PyList_Check(column) || PyList_GET_SIZE(column) != n) return false;
+        for (Py_ssize_t i = 0; i < n; ++i) {
+            PyObject* state = PyList_GET_ITEM(states.ptr(), i);
+            if (!PyDict_Check(state)) return false;
+            PyObject* value = PyDict_GetItemWithError(state, key);  // borrowed
+            if (value == nullptr) {
+                if (PyErr_Occurred()) throw py::error_already_set();
+                value = Py_None;
+            }
+            if (value != PyList_GET_ITEM(column, i)) return false;
+        }
+    }
+    return true;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_C, mod)
@@ -80,5 +107,8 @@ PYBIND11_MODULE(_C, mod)
     mod.def("first_unlike_gradient", &FirstUnlikeGradient, py::arg("references"), py::arg("grads"),
             "The index of the first gradient that is not a dense tensor of its reference's dtype, "
             "shape and device, or -1.");
+    mod.def("same_state_columns", &SameStateColumns, py::arg("states"), py::arg("keys"),
+            py::arg("columns"),
+            "Whether states[i][keys[k]] is columns[k][i] for every k and i (a missing key: None).");
     ascend_ema_adam::ops::BindAllOps(mod);
 }
