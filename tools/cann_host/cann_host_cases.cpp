@@ -429,10 +429,9 @@ private:
         DevBuf& var0 = bufs_[1];
         std::vector<uint8_t> contents(var0.bytes);
         a_.memcpy(contents.data(), contents.size(), var0.p, var0.bytes, ACL_MEMCPY_DEVICE_TO_HOST);
-        DevBuf moved{nullptr, var0.bytes};
-        moved.p = Buffer(contents);
-        extra_.pop_back();
-        bufs_.push_back(moved);  // compared, after the others
+        const DevBuf moved{Buffer(contents), var0.bytes};
+        extra_.pop_back();  // an output now: compared (after the others) and freed with bufs_
+        bufs_.push_back(moved);
         if (aclnnStatus s = a_.setDynamicInput(ex, 1, 0, varList, moved.p)) return s;
         const int64_t step = k.step + r;
         std::vector<uint8_t> stepBytes(8);
