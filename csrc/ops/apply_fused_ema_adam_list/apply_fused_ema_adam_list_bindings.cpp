@@ -51,13 +51,11 @@ public:
     {
         const ScalarArg lrArg = ToScalarArg(lr);
         const ScalarArg decayArg = ToScalarArg(emaDecay);
-        ListCall call;
-        call.lists = {grads, vars, ms, vs, ss, maxVs, modelCopies};
-        call.step = &step;
-        call.scalars = {&gradScale, &foundInf, &lrArg.tensor, &decayArg.tensor};
-        call.attrs = AttrsInCannOrder(lrArg.value, decayArg.value, beta1, beta2, eps, mode,
-                                      biasCorrection, weightDecay);
-        call.maximize = maximize;
+        const ListCall call = ListCallOf(grads, vars, ms, vs, ss, step, lrArg.value,
+                                         decayArg.value, beta1, beta2, eps, mode, biasCorrection,
+                                         weightDecay, at::TensorList(maxVs),
+                                         at::TensorList(modelCopies), gradScale, foundInf,
+                                         maximize, lrArg.tensor, decayArg.tensor);
         if (step.device().is_cpu()) {
             prepared_ = std::make_unique<PreparedListCall>(call, /*repeatable=*/true);
             return;

@@ -45,6 +45,30 @@ struct ListCall {
     size_t Entries() const { return lists[kListGrads].size(); }
 };
 
+/** The op's arguments, in its signature's order, as a ListCall: views of them (valid while they
+ *  are); an absent optional list is empty. */
+inline ListCall ListCallOf(at::TensorList grads, at::TensorList vars, at::TensorList ms,
+                           at::TensorList vs, at::TensorList ss, const at::Tensor& step,
+                           double lr, double emaDecay, double beta1, double beta2, double eps,
+                           int64_t mode, bool biasCorrection, double weightDecay,
+                           std::optional<at::TensorList> maxVs,
+                           std::optional<at::TensorList> modelCopies,
+                           const std::optional<at::Tensor>& gradScale,
+                           const std::optional<at::Tensor>& foundInf, bool maximize,
+                           const std::optional<at::Tensor>& lrTensor,
+                           const std::optional<at::Tensor>& emaDecayTensor)
+{
+    ListCall call;
+    call.lists = {grads, vars, ms, vs, ss, maxVs.value_or(at::TensorList()),
+                  modelCopies.value_or(at::TensorList())};
+    call.step = &step;
+    call.scalars = {&gradScale, &foundInf, &lrTensor, &emaDecayTensor};
+    call.attrs = AttrsInCannOrder(lr, emaDecay, beta1, beta2, eps, mode, biasCorrection,
+                                  weightDecay);
+    call.maximize = maximize;
+    return call;
+}
+
 /** The shared validation (op_host's CheckApplyFusedEmaAdamList) on the call's real shapes and
  *  dtypes, with the aclnn layer's messages ("msRef[300] has dtype ..."); raises
  *  "<op>: <message>". */

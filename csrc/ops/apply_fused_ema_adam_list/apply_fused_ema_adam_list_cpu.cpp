@@ -35,14 +35,9 @@ void ApplyFusedEmaAdamListCpu(at::TensorList grads, at::TensorList vars, at::Ten
                               const std::optional<at::Tensor>& lrTensor,
                               const std::optional<at::Tensor>& emaDecayTensor)
 {
-    ListCall call;
-    call.lists = {grads, vars, ms, vs, ss, maxVs.value_or(at::TensorList()),
-                  modelCopies.value_or(at::TensorList())};
-    call.step = &step;
-    call.scalars = {&gradScale, &foundInf, &lrTensor, &emaDecayTensor};
-    call.attrs = AttrsInCannOrder(lr, emaDecay, beta1, beta2, eps, mode, biasCorrection,
-                                  weightDecay);
-    call.maximize = maximize;
+    const ListCall call = ListCallOf(grads, vars, ms, vs, ss, step, lr, emaDecay, beta1, beta2,
+                                     eps, mode, biasCorrection, weightDecay, maxVs, modelCopies,
+                                     gradScale, foundInf, maximize, lrTensor, emaDecayTensor);
     PreparedListCall prepared(call, /*repeatable=*/false);
     prepared.Run();
 }

@@ -173,14 +173,11 @@ void ApplyFusedEmaAdamListNpu(at::TensorList grads, at::TensorList vars, at::Ten
                               const std::optional<at::Tensor>& lrTensor,
                               const std::optional<at::Tensor>& emaDecayTensor)
 {
-    ListCall launchArgs;  // not "call": EXEC_NPU_CMD calls op-plugin's call()
-    launchArgs.lists = {grads, vars, ms, vs, ss, maxVs.value_or(at::TensorList()),
-                  modelCopies.value_or(at::TensorList())};
-    launchArgs.step = &step;
-    launchArgs.scalars = {&gradScale, &foundInf, &lrTensor, &emaDecayTensor};
-    launchArgs.attrs = AttrsInCannOrder(lr, emaDecay, beta1, beta2, eps, mode, biasCorrection,
-                                  weightDecay);
-    launchArgs.maximize = maximize;
+    // not "call": EXEC_NPU_CMD calls op-plugin's call()
+    const ListCall launchArgs =
+        ListCallOf(grads, vars, ms, vs, ss, step, lr, emaDecay, beta1, beta2, eps, mode,
+                   biasCorrection, weightDecay, maxVs, modelCopies, gradScale, foundInf, maximize,
+                   lrTensor, emaDecayTensor);
     std::vector<at::Tensor> flat[kApplyFusedEmaAdamLists];
     if (CheckedFlatCall(launchArgs, flat) == 0) {
         return;  // nothing to update: the tiling would have no core to launch
