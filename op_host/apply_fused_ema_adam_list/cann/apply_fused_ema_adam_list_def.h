@@ -195,47 +195,49 @@ inline ge::graphStatus Tiling(gert::TilingContext* context, const char* opType, 
  */
 static constexpr const int (&kOutputOrder)[kOutputLists] = aea::kApplyFusedEmaAdamListOutputOrder;
 
-/** Output o is input list kOutputOrder[o], instance by instance (an absent list, or V2's ss
- *  without the EMA, has none). */
-inline ge::graphStatus InferShape(gert::InferShapeContext* context)
+/** Calls copy(list, i, index) for instance i of every output (its input list kOutputOrder[o],
+ *  output index `index`) until one returns false; false then, or if an output has no instance
+ *  information. An absent list, or V2's ss without the EMA, has no instance. */
+template <class Context, class Copy>
+bool ForEachOutputInstance(Context* context, Copy&& copy)
 {
-    using ge::GRAPH_FAILED;
-    using ge::GRAPH_SUCCESS;
     for (size_t out = 0; out < kOutputLists; ++out) {
         const gert::AnchorInstanceInfo* instances = context->GetIrOutputInstanceInfo(out);
         if (instances == nullptr) {
-            return GRAPH_FAILED;
+            return false;
         }
         for (size_t i = 0; i < instances->GetInstanceNum(); ++i) {
-            const gert::Shape* in = context->GetDynamicInputShape(kOutputOrder[out], i);
-            gert::Shape* shape = context->GetOutputShape(instances->GetInstanceStart() + i);
-            if (in == nullptr || shape == nullptr) {
-                return GRAPH_FAILED;
+            if (!copy(kOutputOrder[out], i, instances->GetInstanceStart() + i)) {
+                return false;
             }
-            *shape = *in;
         }
     }
-    return GRAPH_SUCCESS;
+    return true;
 }
 
+/** Every output instance has its input instance's shape ... */
+inline ge::graphStatus InferShape(gert::InferShapeContext* context)
+{
+    const bool ok = ForEachOutputInstance(context, [context](int list, size_t i, size_t index) {
+        const gert::Shape* in = context->GetDynamicInputShape(list, i);
+        gert::Shape* shape = context->GetOutputShape(index);
+        if (in == nullptr || shape == nullptr) {
+            return false;
+        }
+        *shape = *in;
+        return true;
+    });
+    return ok ? ge::GRAPH_SUCCESS : ge::GRAPH_FAILED;
+}
+
+/** ... and its dtypes. */
 inline ge::graphStatus InferDataType(gert::InferDataTypeContext* context)
 {
-    using ge::GRAPH_FAILED;
-    using ge::GRAPH_SUCCESS;
-    for (size_t out = 0; out < kOutputLists; ++out) {
-        const gert::AnchorInstanceInfo* instances = context->GetIrOutputInstanceInfo(out);
-        if (instances == nullptr) {
-            return GRAPH_FAILED;
-        }
-        for (size_t i = 0; i < instances->GetInstanceNum(); ++i) {
-            if (context->SetOutputDataType(instances->GetInstanceStart() + i,
-                                           context->GetDynamicInputDataType(kOutputOrder[out], i)) !=
-                GRAPH_SUCCESS) {
-                return GRAPH_FAILED;
-            }
-        }
-    }
-    return GRAPH_SUCCESS;
+    const bool ok = ForEachOutputInstance(context, [context](int list, size_t i, size_t index) {
+        return context->SetOutputDataType(index, context->GetDynamicInputDataType(list, i)) ==
+               ge::GRAPH_SUCCESS;
+    });
+    return ok ? ge::GRAPH_SUCCESS : ge::GRAPH_FAILED;
 }
 
 /**
