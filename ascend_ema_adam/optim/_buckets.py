@@ -3,15 +3,14 @@ per-group cache that lets a step rebuild them without the full check."""
 
 from __future__ import annotations
 
-from itertools import repeat
-from operator import attrgetter, is_, itemgetter, methodcaller
+from operator import attrgetter, itemgetter, methodcaller
 from typing import Any
 
 import torch
 from torch import Tensor
 
 from .. import _C
-from ._common import _MASTER, _MAX_V, _STATE_KEYS, _WIDE_KEYS, _same_objects
+from ._common import _MASTER, _MAX_V, _STATE_KEYS, _WIDE_KEYS
 
 
 class _Item:
@@ -55,7 +54,7 @@ class _Bucket:
 
 
 # C-level accessors for the checks of a cached group (map() runs them without a Python frame).
-_GRAD, _DTYPE, _DEVICE = (attrgetter(a) for a in ("grad", "dtype", "device"))
+_DTYPE, _DEVICE = attrgetter("dtype"), attrgetter("device")
 # (the master is absent for fp32 parameters: get gives None; every other key is always there)
 _GETTERS = {**{key: itemgetter(key) for key in _WIDE_KEYS + ("step",)},
             _MASTER: methodcaller("get", _MASTER)}
@@ -86,24 +85,21 @@ class _GroupCache:
     parameter instead of ten, and launches from lists built once. Only for plain tensors (no
     DTensor), outside tracing."""
 
-    __slots__ = ("config", "group_params", "indexes", "absent", "params", "refs", "state_map",
+    __slots__ = ("config", "group_params", "indexes", "gradients", "params", "state_map",
                  "states", "columns", "column_keys", "column_values", "step_tensors", "step_values", "step_base", "step_version",
                  "steps_handed_out", "buckets", "launches")
 
     def __init__(self, state_map, items: list[_Item], group: dict[str, Any]):
         self.config = _group_config(group)
-        # the group's parameters, and which of them had a gradient (``indexes``; ``absent``: the
-        # others, None when every one had): a step with the same ones missing stays cached
+        # the group's parameters, and which of them had a gradient (``indexes``): a step with the
+        # same ones missing stays cached; ``gradients`` keeps the parameters and each gradient's
+        # dtype, shape and device (no tensor: nothing kept alive), and reads the next ones
         self.group_params = list(group["params"])
         self.indexes = [item.index for item in items]
-        self.absent = (None if len(items) == len(self.group_params) else
-                       sorted(set(range(len(self.group_params))) - set(self.indexes)))
+        absent = sorted(set(range(len(self.group_params))) - set(self.indexes))
+        self.gradients = _C.CachedGradients(self.group_params, [item.grad for item in items],
+                                            absent)
         self.params = [item.param for item in items]
-        # what each gradient was when checked: the parameter's dtype, shape and device (a
-        # detached alias), or an fp32 gradient's (a broadcast scalar: no memory kept alive)
-        self.refs = [item.param.detach() if item.grad.dtype == item.param.dtype else
-                     torch.empty((), dtype=item.grad.dtype, device=item.param.device).expand(
-                         item.param.shape) for item in items]
         self.state_map = state_map
         self.states = [item.state for item in items]
         self.columns = {key: list(map(_GETTERS[key], self.states)) for key in _state_keys(group)}
@@ -121,29 +117,24 @@ class _GroupCache:
         # the prepared launches of these buckets (functional._launch_prepared), made on demand
         self.launches: dict[tuple, Any] = {}
         for k, key in enumerate(zip(map(_DEVICE, self.params), map(_DTYPE, self.params),
-                                    map(_DTYPE, self.refs))):
+                                    (item.grad.dtype for item in items))):
             self.buckets.setdefault(key, []).append(k)
 
-    def grads_if_unchanged(self, group: dict[str, Any], state_map, state_unchanged: bool
-                           ) -> list[Tensor] | None:
-        """The parameters' gradients if everything cached still holds and every parameter has
-        a gradient that matches it; None otherwise (the full check then runs, and raises the
-        error if there is one). ``state_unchanged``: the optimizer's state map holds the same
-        state dicts, in the same order, as after the last step."""
-        params = group["params"]
+    def grads_if_unchanged(self, group: dict[str, Any], state_map, state_unchanged: bool,
+                           updated) -> list[Tensor] | None:
+        """The gradients of the parameters that had one, if everything cached still holds: the
+        same parameters, the same ones without a gradient, each gradient a plain tensor of the
+        dtype, shape and device it had, touching none of ``updated`` (a ``_C.UpdatedStorages``,
+        or None), and the state dicts holding the cached tensors; None otherwise (the full
+        check then runs, and raises the error if there is one). ``state_unchanged``: the
+        optimizer's state map holds the same state dicts, in the same order, as after the last
+        step. A parameter changed since (p.data = ...) has a gradient of its new kind, so the
+        full check runs."""
         if (not state_unchanged or state_map is not self.state_map
-                or _group_config(group) != self.config
-                or not _same_objects(params, self.group_params)):
+                or _group_config(group) != self.config):
             return None
-        grads = list(map(_GRAD, params))
-        if self.absent is not None:  # the same parameters without a gradient, and only those
-            # (by identity: list.count would compare tensors with ==, a torch op per tensor)
-            if sum(map(is_, grads, repeat(None))) != len(self.absent) or any(
-                    grads[j] is not None for j in self.absent):
-                return None
-            grads = [grads[self.indexes[0]]] if len(self.indexes) == 1 else list(
-                itemgetter(*self.indexes)(grads))
-        if not all(map(is_, map(type, grads), repeat(Tensor))):  # a missing (None) or DTensor
+        grads = self.gradients.read(group["params"], updated)
+        if grads is None:
             return None
         # the state dicts still hold the cached tensors (a missing key reads None: a state dict
         # emptied in place, opt.state[p].clear(), fails the check)
@@ -152,11 +143,6 @@ class _GroupCache:
         if self.step_tensors is not None and not (
                 (self.step_base is None or self.step_base._version == self.step_version)
                 and _C.same_state_columns(self.states, ["step"], [self.step_tensors])):
-            return None
-        # The gradients against the parameters' dtypes, shapes and devices when they were
-        # checked: a parameter changed since (p.data = ...) has a gradient of its new kind, so
-        # the full check runs.
-        if _C.first_unlike_gradient(self.refs, grads) != -1:
             return None
         return grads
 

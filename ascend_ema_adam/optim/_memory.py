@@ -17,18 +17,16 @@ from __future__ import annotations
 
 from operator import methodcaller
 
-import numpy as np
 from torch import Tensor
 
+from .. import _C
 from ._buckets import _state_keys
 from ._common import _MASTER, _MAX_V, _STATE_KEYS, _dtensor_type, _local
 from ._validation import _layout
 
 # Unbound methods: map() calls them without a Python frame (twice as fast as methodcaller).
 _STORAGE = Tensor.untyped_storage
-_DATA_PTR = Tensor.data_ptr
 _STORAGE_PTR = methodcaller("data_ptr")  # (of a storage)
-_NBYTES = methodcaller("nbytes")
 _CONTIGUOUS = Tensor.is_contiguous
 
 
@@ -144,31 +142,6 @@ def check_step_memory(step: _StepTensors, where: str = "") -> None:
         f"listed once (the step changed nothing)")
 
 
-class _UpdatedRanges:
-    """The storages of every tensor a step updates, as sorted byte ranges: a later step whose
-    tensors are the same objects checks only what is new each step (the gradients, the scalar
-    tensors) against them, one ``data_ptr`` per tensor and two numpy calls."""
-
-    __slots__ = ("begins", "ends")
-
-    def __init__(self, updated: list[Tensor]):
-        storages = list(map(_STORAGE, updated))
-        ranges = sorted({(b, b + n) for b, n in zip(map(_STORAGE_PTR, storages),
-                                                    map(_NBYTES, storages)) if n})
-        self.begins = np.array([b for b, _ in ranges], dtype=np.uint64)
-        self.ends = np.array([e for _, e in ranges], dtype=np.uint64)
-
-    def may_touch(self, tensors: list[Tensor]) -> bool:
-        """Whether some tensor starts inside an updated tensor's storage (it then shares that
-        storage: the full check decides)."""
-        if not len(self.begins) or not tensors:
-            return False
-        ptrs = np.fromiter(map(_DATA_PTR, tensors), dtype=np.uint64, count=len(tensors))
-        at = np.searchsorted(self.begins, ptrs, side="right").astype(np.int64) - 1
-        inside = (at >= 0) & (ptrs < self.ends[np.maximum(at, 0)])
-        return bool(inside.any())
-
-
 def _scalar_tensors(groups, scaler) -> list[tuple[Tensor, str]]:
     """The read-only one-element tensors the launches take from the user: a group's tensor
     ``lr``/``ema_decay``, GradScaler's scale and inf flag."""
@@ -200,16 +173,17 @@ def _add_item(step: "_StepTensors", i: int, item, group, keys, dtensor) -> None:
     step.add(local(item.grad), False, (i, j, "the gradient"))
 
 
-def check_plan_memory(plan, groups, scaler, ranges: "_UpdatedRanges | None") -> None:
+def check_plan_memory(plan, groups, scaler, ranges) -> None:
     """The memory rules for one step of :class:`FusedEmaAdamW` (``plan``: per group ``(i,
     group, items, cache, grads)``, a full check's items or a cached group's gradients). When
-    every group is cached and ``ranges`` (the updated storages when the caches were made)
-    holds, only the gradients and scalar tensors are new: they are checked against ``ranges``,
-    and the full check runs only if one of them lies in an updated tensor's storage."""
+    every group is cached and ``ranges`` (a ``_C.UpdatedStorages``: the updated storages when
+    the caches were made) holds, only the gradients and scalar tensors are new: each cached
+    group read its gradients against ``ranges`` already (_GroupCache.grads_if_unchanged), so the
+    scalar tensors are checked here, and the full check runs only if one of them lies in an
+    updated storage."""
     scalars = _scalar_tensors(groups, scaler)
     if ranges is not None and all(cache is not None for _, _, _, cache, _ in plan):
-        new = [g for *_, grads in plan for g in grads] + [t for t, _ in scalars]
-        if not ranges.may_touch(new):
+        if not ranges.touches_any([_local(t) for t, _ in scalars]):
             return
     step = _StepTensors()
     for i, group, items, cache, grads in plan:
@@ -231,14 +205,15 @@ def check_plan_memory(plan, groups, scaler, ranges: "_UpdatedRanges | None") -> 
     check_step_memory(step)
 
 
-def updated_ranges(caches) -> "_UpdatedRanges":
-    """The storages every cached group updates (for :func:`check_plan_memory`'s fast path)."""
+def updated_ranges(caches):
+    """The storages every cached group updates (a ``_C.UpdatedStorages``, for the cached
+    groups' gradient reads and :func:`check_plan_memory`'s fast path)."""
     updated = []
     for cache in caches:
         updated += cache.params
         for column in cache.columns.values():
             updated += [t for t in column if t is not None]
-    return _UpdatedRanges(updated)
+    return _C.UpdatedStorages(updated)
 
 
 def check_new_params(groups, params: list, index: int) -> None:

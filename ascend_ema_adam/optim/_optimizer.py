@@ -313,7 +313,8 @@ class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimi
             cache = self._group_caches.get(i) if cacheable else None
             grads = None
             if cache is not None and not (self.step_scope == "param" and "step" in group):
-                grads = cache.grads_if_unchanged(group, self.state, state_unchanged)
+                grads = cache.grads_if_unchanged(group, self.state, state_unchanged,
+                                                 self._updated_ranges)
             if grads is not None:
                 _check_hyperparameters(group, f"param_groups[{i}]: ")
                 for (device, *_), indexes in cache.buckets.items():

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import ascend_ema_adam.optim.functional as optim_module  # where the launches happen (spied on)
+from ascend_ema_adam import _C
 from ascend_ema_adam.optim import FusedEmaAdamW, fused_ema_adamw
 
 DTYPES = (torch.float32, torch.float16, torch.bfloat16)
@@ -165,6 +166,80 @@ def test_cache_follows_every_change(rng, change, scope):
         CHANGES[change](opt, ps)
     for k in range(2, 5):
         step_both(params, opts, seed + k)
+
+
+# The cached group's per-step reads in C++ (_C.CachedGradients, _C.UpdatedStorages): each
+# refusal sends the step to the full check, so each must refuse what it is meant to.
+
+
+def cached_gradients(seed):
+    gen = torch.Generator().manual_seed(seed)
+    params = [torch.nn.Parameter(torch.randn(s, generator=gen)) for s in ((3, 2), (4,), (5,))]
+    params[2] = torch.nn.Parameter(params[2].detach().bfloat16())
+    params[2].grad_dtype = None  # (an fp32 gradient for a bf16 parameter, as mixed precision)
+    params[0].grad = torch.randn(3, 2, generator=gen)
+    params[2].grad = torch.randn(5, generator=gen)
+    return params, _C.CachedGradients(params, [params[0].grad, params[2].grad], [1])
+
+
+class Subclass(torch.Tensor):
+    pass
+
+
+GRADIENT_CHANGES = {
+    "another parameter": lambda ps: ps.__setitem__(0, torch.nn.Parameter(ps[0].detach())),
+    "a parameter fewer": lambda ps: ps.pop(),
+    "gradient where none was": lambda ps: setattr(ps[1], "grad", torch.zeros(4)),
+    "no gradient where one was": lambda ps: setattr(ps[2], "grad", None),
+    "other dtype": lambda ps: setattr(ps[2], "grad", ps[2].grad.bfloat16()),
+    "other shape": lambda ps: (setattr(ps[0], "data", ps[0].data.reshape(2, 3)),
+                               setattr(ps[0], "grad", torch.zeros(2, 3))),
+    "sparse": lambda ps: setattr(ps[0], "grad", ps[0].grad.to_sparse()),
+    "a tensor subclass": lambda ps: setattr(ps[0], "grad", ps[0].grad.as_subclass(Subclass)),
+}
+
+
+@pytest.mark.parametrize("change", GRADIENT_CHANGES)
+def test_cached_gradients_read_refuses_every_change(rng, change):
+    """read() returns this step's gradients (the objects themselves) while the parameters and
+    the gradients' presence, dtype, shape, layout and type match what was cached; else None."""
+    params, cached = cached_gradients(seed_of(rng))
+    got = cached.read(params, None)
+    assert got[0] is params[0].grad and got[1] is params[2].grad and len(got) == 2
+    params[0].grad = torch.randn(3, 2)  # new gradients of the same kind: read
+    assert cached.read(params, None)[0] is params[0].grad
+    GRADIENT_CHANGES[change](params)
+    assert cached.read(params, None) is None
+
+
+def test_cached_gradients_read_refuses_a_gradient_in_an_updated_storage(rng):
+    params, cached = cached_gradients(seed_of(rng))
+    state = torch.randn(40)
+    updated = _C.UpdatedStorages(list(params) + [state[8:16]])
+    assert cached.read(params, updated) is not None
+    params[0].grad = state[20:26].view(3, 2)  # same storage as an updated tensor
+    assert cached.read(params, updated) is None
+    assert cached.read(params, None) is not None  # (no storages given: not checked)
+    assert updated.touches_any([state[30:31]]) and not updated.touches_any([torch.zeros(40)])
+    assert not updated.touches_any([torch.empty(0)])
+
+
+def test_cached_gradients_read_through_torch_function_modes(rng):
+    """Under a TorchFunctionMode the gradients are read through Tensor.grad's getter, as the
+    full check reads them (the mode sees each read)."""
+    params, cached = cached_gradients(seed_of(rng))
+
+    class Reads(torch.overrides.TorchFunctionMode):
+        count = 0
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if getattr(func, "__self__", None) is torch.Tensor.grad:  # (its __get__)
+                Reads.count += 1
+            return func(*args, **(kwargs or {}))
+
+    with Reads():
+        got = cached.read(params, None)
+    assert Reads.count == len(params) and got[1] is params[2].grad
 
 
 def test_missing_gradient_takes_the_full_path_and_skips_the_parameter(rng):

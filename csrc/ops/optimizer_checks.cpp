@@ -1,0 +1,222 @@
+/**
+ * @file optimizer_checks.cpp
+ * @brief FusedEmaAdamW's per-step checks of a cached group (optim/_buckets.py _GroupCache), each
+ *        one C++ loop over the parameters instead of several Python passes: the gradients read
+ *        and compared with what the last full check saw (CachedGradients), the state dicts still
+ *        holding the cached tensors (same_state_columns), and the storages the step updates
+ *        (UpdatedStorages), which a new gradient or scalar tensor must not touch.
+ */
+#include "optimizer_checks.h"
+
+#include <ATen/PythonTorchFunctionTLS.h>
+#include <pybind11/stl.h>
+#include <torch/csrc/autograd/python_variable.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace ascend_ema_adam::ops {
+
+namespace {
+
+namespace py = pybind11;
+
+/** The byte range of t's storage ([0, 0) for an empty one); nullopt: no storage to look at. */
+std::optional<std::pair<uintptr_t, uintptr_t>> StorageRange(const at::Tensor& t)
+{
+    if (!t.has_storage()) return std::nullopt;
+    const c10::Storage& storage = t.storage();
+    const auto begin = reinterpret_cast<uintptr_t>(storage.data());
+    return std::make_pair(begin, begin + storage.nbytes());
+}
+
+/**
+ * The storages a step updates (every cached group's parameters and state), as sorted, merged
+ * byte ranges: a later step whose updated tensors are the same objects checks only what is new
+ * each step (the gradients, the scalar tensors) against them.
+ */
+class UpdatedStorages {
+public:
+    explicit UpdatedStorages(const std::vector<at::Tensor>& updated)
+    {
+        for (const at::Tensor& t : updated) {
+            const auto range = StorageRange(t);
+            TORCH_CHECK(range, "UpdatedStorages: a tensor without storage");
+            if (range->first != range->second) ranges_.push_back(*range);
+        }
+        std::sort(ranges_.begin(), ranges_.end());
+        std::vector<std::pair<uintptr_t, uintptr_t>> merged;
+        for (const auto& r : ranges_) {
+            if (!merged.empty() && r.first < merged.back().second) {
+                merged.back().second = std::max(merged.back().second, r.second);
+            } else {
+                merged.push_back(r);
+            }
+        }
+        ranges_ = std::move(merged);
+    }
+
+    /** Whether t's storage shares a byte with an updated one (a tensor without storage: yes,
+     *  the full check decides). */
+    bool Touches(const at::Tensor& t) const
+    {
+        const auto range = StorageRange(t);
+        if (!range) return true;
+        if (range->first == range->second) return false;
+        // merged ranges are disjoint and sorted by both ends: the first ending after t's
+        // storage begins is the only one that may start before it ends
+        const auto it = std::partition_point(ranges_.begin(), ranges_.end(), [&](const auto& r) {
+            return r.second <= range->first;
+        });
+        return it != ranges_.end() && it->first < range->second;
+    }
+
+    bool TouchesAny(const std::vector<at::Tensor>& tensors) const
+    {
+        return std::any_of(tensors.begin(), tensors.end(),
+                           [&](const at::Tensor& t) { return Touches(t); });
+    }
+
+private:
+    std::vector<std::pair<uintptr_t, uintptr_t>> ranges_;
+};
+
+/** A gradient as the last full check saw it: dtype, device and shape. */
+struct GradientKind {
+    at::ScalarType dtype;
+    at::Device device;
+    std::vector<int64_t> sizes;
+};
+
+/**
+ * What a cached group's last full check saw of its gradients: the group's parameters (objects),
+ * which of them had no gradient, and each gradient's dtype, device and shape. Read() reads this
+ * step's gradients and returns them if every one still matches.
+ */
+class CachedGradients {
+public:
+    /** `params`: the group's parameters; `kinds`: a tensor of each gradient's dtype, device and
+     *  shape, in order, for the parameters not in `absent` (sorted positions without one). */
+    CachedGradients(const py::list& params, const std::vector<at::Tensor>& kinds,
+                    std::vector<int64_t> absent)
+        : params_(py::reinterpret_steal<py::list>(
+              PyList_GetSlice(params.ptr(), 0, PyList_GET_SIZE(params.ptr())))),  // a copy
+          absent_(std::move(absent))
+    {
+        if (!params_) throw py::error_already_set();
+        TORCH_CHECK(kinds.size() + absent_.size() == py::len(params),
+                    "CachedGradients: one gradient kind per parameter with a gradient");
+        for (const at::Tensor& k : kinds) {
+            kinds_.push_back({k.scalar_type(), k.device(), k.sizes().vec()});
+        }
+    }
+
+    /**
+     * The gradients of `params` (the parameters with one, in order) if `params` holds the cached
+     * parameters, the same ones lack a gradient, and every gradient is a plain dense torch.Tensor
+     * of its cached dtype, device and shape whose storage touches none of `updated` (if given);
+     * None otherwise (the full check then decides, and raises the error if there is one).
+     */
+    std::optional<py::list> Read(const py::list& params, const UpdatedStorages* updated) const
+    {
+        const Py_ssize_t n = PyList_GET_SIZE(params.ptr());
+        if (n != PyList_GET_SIZE(params_.ptr())) return std::nullopt;
+        // the C++ read skips Tensor.grad's Python getter: only where that getter would do no
+        // more (a Tensor or Parameter, no __torch_function__ mode active)
+        const bool modes = at::impl::torch_function_mode_enabled();
+        py::list grads(kinds_.size());
+        size_t k = 0;
+        size_t a = 0;
+        for (Py_ssize_t j = 0; j < n; ++j) {
+            PyObject* p = PyList_GET_ITEM(params.ptr(), j);
+            if (p != PyList_GET_ITEM(params_.ptr(), j)) return std::nullopt;
+            py::object grad;
+            if (!modes && THPVariable_CheckExact(p)) {
+                const at::Tensor& g = THPVariable_Unpack(p).grad();
+                if (g.defined()) grad = py::reinterpret_steal<py::object>(THPVariable_Wrap(g));
+            } else {
+                grad = py::reinterpret_steal<py::object>(PyObject_GetAttrString(p, "grad"));
+                if (!grad) throw py::error_already_set();
+                if (grad.is_none()) grad = py::object();
+            }
+            if (a < absent_.size() && absent_[a] == j) {  // must still lack one
+                if (grad) return std::nullopt;
+                ++a;
+                continue;
+            }
+            // a plain torch.Tensor (a DTensor or other subclass, or None: the full check)
+            if (!grad || Py_TYPE(grad.ptr()) != reinterpret_cast<PyTypeObject*>(THPVariableClass)) {
+                return std::nullopt;
+            }
+            const at::Tensor& g = THPVariable_Unpack(grad.ptr());
+            const GradientKind& kind = kinds_[k];
+            if (g.layout() != at::kStrided || g.scalar_type() != kind.dtype ||
+                g.device() != kind.device || !g.sizes().equals(kind.sizes)) {
+                return std::nullopt;
+            }
+            if (updated != nullptr && updated->Touches(g)) return std::nullopt;
+            if (k == kinds_.size()) return std::nullopt;
+            PyList_SET_ITEM(grads.ptr(), static_cast<Py_ssize_t>(k), grad.release().ptr());
+            ++k;
+        }
+        if (k != kinds_.size()) return std::nullopt;  // (cannot be: absent_ and kinds_ add up)
+        return grads;
+    }
+
+private:
+    py::list params_;
+    std::vector<int64_t> absent_;
+    std::vector<GradientKind> kinds_;
+};
+
+/**
+ * Whether states[i][key] is columns[k][i] for every (key, column) pair k and every i (by identity;
+ * a missing key counts as None): a cached group's state dicts still hold the tensors it cached.
+ */
+bool SameStateColumns(const py::list& states, const py::list& keys, const py::list& columns)
+{
+    const Py_ssize_t n = PyList_GET_SIZE(states.ptr());
+    if (PyList_GET_SIZE(keys.ptr()) != PyList_GET_SIZE(columns.ptr())) return false;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(keys.ptr()); ++k) {
+        PyObject* key = PyList_GET_ITEM(keys.ptr(), k);
+        PyObject* column = PyList_GET_ITEM(columns.ptr(), k);
+        if (!PyList_Check(column) || PyList_GET_SIZE(column) != n) return false;
+        for (Py_ssize_t i = 0; i < n; ++i) {
+            PyObject* state = PyList_GET_ITEM(states.ptr(), i);
+            if (!PyDict_Check(state)) return false;
+            PyObject* value = PyDict_GetItemWithError(state, key);  // borrowed
+            if (value == nullptr) {
+                if (PyErr_Occurred()) throw py::error_already_set();
+                value = Py_None;
+            }
+            if (value != PyList_GET_ITEM(column, i)) return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+void BindOptimizerChecks(py::module_& mod)
+{
+    py::class_<UpdatedStorages>(mod, "UpdatedStorages",
+                                "The storages a step updates, as sorted byte ranges.")
+        .def(py::init<const std::vector<at::Tensor>&>(), py::arg("updated"))
+        .def("touches_any", &UpdatedStorages::TouchesAny, py::arg("tensors"),
+             "Whether some tensor's storage shares a byte with an updated one.");
+    py::class_<CachedGradients>(mod, "CachedGradients",
+                                "What a cached group's last full check saw of its gradients.")
+        .def(py::init<const py::list&, const std::vector<at::Tensor>&, std::vector<int64_t>>(),
+             py::arg("params"), py::arg("kinds"), py::arg("absent"))
+        .def("read", &CachedGradients::Read, py::arg("params"), py::arg("updated").none(true),
+             "This step's gradients if all still match (see the class), else None.");
+    mod.def("same_state_columns", &SameStateColumns, py::arg("states"), py::arg("keys"),
+            py::arg("columns"),
+            "Whether states[i][keys[k]] is columns[k][i] for every k and i (a missing key: None).");
+}
+
+}  // namespace ascend_ema_adam::ops
