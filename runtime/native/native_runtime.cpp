@@ -29,16 +29,21 @@ bool NativeWakes(uint64_t n, uint64_t minElemsPerThread)
 {
     const uint64_t threshold = kNativeWakeFactor * minElemsPerThread;
     // The calling thread's current burst: its launches' elements since the first of a run of
-    // launches that each started within kNativeBurstGapNs of the one before.
+    // launches that each started within kNativeBurstGapNs of the one before; and whether its
+    // previous burst reached the threshold (an optimizer's step before this one).
     thread_local uint64_t burst = 0;
+    thread_local bool previousBurstWoke = false;
     thread_local int64_t lastStartNs = 0;
     const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                             std::chrono::steady_clock::now().time_since_epoch())
                             .count();
     const bool continues = lastStartNs != 0 && now - lastStartNs <= static_cast<int64_t>(kNativeBurstGapNs);
+    if (!continues) previousBurstWoke = burst >= threshold;
     burst = continues ? burst + n : n;
     lastStartNs = now;
-    return n >= threshold || burst >= threshold;
+    const bool likeThePreviousBurst =
+        !continues && previousBurstWoke && n >= threshold / kNativeBurstStartDivisor;
+    return n >= threshold || burst >= threshold || likeThePreviousBurst;
 }
 
 uint32_t NativeThreads()

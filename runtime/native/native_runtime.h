@@ -61,14 +61,21 @@ constexpr uint64_t kNativeWakeFactor = 16;
 /** Launches of one thread that start within this of the previous one's start form a burst. */
 constexpr uint64_t kNativeBurstGapNs = 2'000'000;
 
+/** The first launch of a burst after one that woke the workers wakes them from this fraction of
+ *  the threshold on (2^18 elements by default: the next optimizer step's first launch). */
+constexpr uint64_t kNativeBurstStartDivisor = 4;
+
 /**
  * Whether a launch of n elements wakes sleeping pool workers: from kNativeWakeFactor x
  * minElemsPerThread elements (2^20 by default, where a cold start breaks even on a 2-vCPU VM whose
  * sleeping vCPU takes 80-100 us to start a worker: longer than a whole 2^17-element update), in
  * one launch or in a burst of the calling thread's launches (each starting within
  * kNativeBurstGapNs of the one before: an optimizer step's launches of 256 tensors each, or a
- * loop of per-tensor calls). Smaller launches take the workers still spinning after an earlier
- * launch, or run on the caller alone: never slower than one thread.
+ * loop of per-tensor calls); and the first launch of a burst from 1/kNativeBurstStartDivisor of
+ * that if the thread's previous burst reached it (the next step's: its first launch would
+ * otherwise run alone). Smaller launches take the workers still spinning after an earlier
+ * launch, or run on the caller alone: never slower than one thread (a worker that starts late
+ * leaves its share to the caller).
  */
 bool NativeWakes(uint64_t n, uint64_t minElemsPerThread);
 

@@ -405,13 +405,21 @@ def test_torch_op_runs_the_selected_kernel(monkeypatch, rng, dtype):
 def test_launches_in_a_burst_wake_the_pool():
     """A launch below 2^20 elements leaves sleeping workers asleep, unless the launches the same
     thread started just before it (each within 2 ms of the one before) add up to 2^20 with it: an
-    optimizer step's launches of 256 tensors each then run on every thread after the first."""
+    optimizer step's launches of 256 tensors each then run on every thread after the first; and
+    the first launch of the next burst (the next step) wakes them from 2^18 elements on."""
     import time
-    time.sleep(0.01)  # whatever this thread launched before: a new burst
+    time.sleep(0.01)
+    twin.native_wakes(1)  # whatever this thread launched before: a small burst now
+    time.sleep(0.01)
     assert not twin.native_wakes(2**19)
     assert twin.native_wakes(2**19)  # right after: 2^20 in the burst
     assert twin.native_wakes(2**10)  # still in it
     time.sleep(0.01)
-    assert not twin.native_wakes(2**19)  # a new burst
+    assert twin.native_wakes(2**18)  # a new burst, after one that reached 2^20
+    assert not twin.native_wakes(2**10)  # (this burst: 2^18 + 2^10)
+    time.sleep(0.01)
+    assert not twin.native_wakes(2**19)  # after a burst below 2^20
     time.sleep(0.01)
     assert twin.native_wakes(2**20)  # one launch at the threshold
+    time.sleep(0.01)
+    assert not twin.native_wakes(2**18 - 64)  # after a big burst, but below 2^18
