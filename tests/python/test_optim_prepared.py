@@ -125,13 +125,20 @@ def test_list_launch_refuses_what_phase_1_did_not_check(rng, change):
 
 
 def test_list_launch_is_validated_as_the_op_is(rng):
-    """The constructor raises the op's errors (here: an overlap, named as the op names it)."""
+    """The constructor raises the op's errors (here: an overlap, named as the op names it);
+    run() refuses a gradient list holding something else than tensors, writing nothing."""
     gen = torch.Generator().manual_seed(seed_of(rng))
     grads, vars, ms, vs, ss = lists(gen, [(8,), (8,)])
     step = torch.tensor([1])
     with pytest.raises(RuntimeError, match=r"msRef\[1\] and vsRef\[1\] overlap in memory"):
         _C.ListLaunch(grads, vars, ms, [vs[0], ms[1]], ss, [], [], step, None, None, 1e-3,
                       0.99, *HYPER, False)
+    launch = _C.ListLaunch(grads, vars, ms, vs, ss, [], [], step, None, None, 1e-3, 0.99,
+                           *HYPER, False)
+    before = clone_all(vars, ms, vs, ss)
+    with pytest.raises(TypeError, match=r"grads\[1\] is a numpy.ndarray, not a tensor"):
+        launch.run([grads[0], grads[1].numpy()], step, 1e-3, 0.99, None, None)
+    assert_equal_lists([vars, ms, vs, ss], before)
 
 
 # ------------------------------------------------------------------------------------------

@@ -6,10 +6,12 @@
  */
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -68,12 +70,25 @@ public:
 #endif
     }
 
-    bool Run(const Tensors& grads, const at::Tensor& step, const Scalar& lr,
+    /** `grads`: a list of tensors, borrowed (the list holds them during the call); the launch
+     *  runs without the GIL. */
+    bool Run(const py::list& grads, const at::Tensor& step, const Scalar& lr,
              const Scalar& emaDecay, const std::optional<at::Tensor>& gradScale,
              const std::optional<at::Tensor>& foundInf)
     {
-        return prepared_->RunAgain(grads, step, ToScalarArg(lr), ToScalarArg(emaDecay),
-                                   gradScale, foundInf);
+        BorrowedTensors borrowed(PyList_GET_SIZE(grads.ptr()));
+        for (size_t i = 0; i < borrowed.size(); ++i) {
+            PyObject* grad = PyList_GET_ITEM(grads.ptr(), static_cast<Py_ssize_t>(i));
+            if (!THPVariable_Check(grad)) {
+                throw py::type_error("ListLaunch.run: grads[" + std::to_string(i) + "] is a " +
+                                     Py_TYPE(grad)->tp_name + ", not a tensor");
+            }
+            borrowed[i] = &THPVariable_Unpack(grad);
+        }
+        const ScalarArg lrArg = ToScalarArg(lr);
+        const ScalarArg decayArg = ToScalarArg(emaDecay);
+        py::gil_scoped_release released;
+        return prepared_->RunAgain(borrowed, step, lrArg, decayArg, gradScale, foundInf);
     }
 
     size_t Launches() const { return prepared_->Launches(); }
@@ -101,7 +116,6 @@ void Bind(py::module_& mod)
              "op's errors); writes nothing.")
         .def("run", &ListLaunch::Run, py::arg("grads"), py::arg("step"), py::arg("lr"),
              py::arg("ema_decay"), py::arg("grad_scale"), py::arg("found_inf"),
-             py::call_guard<py::gil_scoped_release>(),
              "The update with these gradients, step, scale, flag, lr and decay, phase 2 only: "
              "True once done; False, with nothing written, if anything phase 1 checked has "
              "changed (then prepare a new ListLaunch).")

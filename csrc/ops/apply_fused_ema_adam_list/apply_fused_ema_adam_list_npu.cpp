@@ -320,7 +320,7 @@ private:
         return c10_npu::getCurrentNPUStream().stream(false) == stream_;  // the workspace's stream
     }
 
-    void Relaunch(const Moves& moves, const std::vector<at::Tensor>& grads, const ScalarArg& lr,
+    void Relaunch(const Moves& moves, const BorrowedTensors& grads, const ScalarArg& lr,
                   const ScalarArg& emaDecay) override
     {
         if (lrValue_.defined()) lrValue_.fill_(lr.value);  // queued before the launches
@@ -338,8 +338,8 @@ private:
         auto keep = std::make_shared<std::vector<at::Tensor>>();
         for (size_t i : moves.grads) {
             gradMoves->push_back({i / kListMaxTensors, i % kListMaxTensors,
-                                  SeenAddress(kListGrads, i, grads[i])});
-            keep->push_back(grads[i]);
+                                  SeenAddress(kListGrads, i, *grads[i])});
+            keep->push_back(*grads[i]);
         }
         for (int s = 0; s < 1 + kCallScalars; ++s) {
             const at::Tensor* t = moves.scalars[s];

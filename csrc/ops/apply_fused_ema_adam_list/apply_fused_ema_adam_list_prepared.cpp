@@ -150,7 +150,7 @@ bool PreparedListCall::MayLaunch(const at::Tensor& step) const
     return CheckStepValue(*step.data_ptr<int64_t>(), biasCorrection_).empty();
 }
 
-void PreparedListCall::Relaunch(const Moves& moves, const std::vector<at::Tensor>& grads,
+void PreparedListCall::Relaunch(const Moves& moves, const BorrowedTensors& grads,
                                 const ScalarArg& lr, const ScalarArg& emaDecay)
 {
     TORCH_CHECK(repeatable_, kOpName, ": RunAgain needs a repeatable prepared call");
@@ -160,7 +160,7 @@ void PreparedListCall::Relaunch(const Moves& moves, const std::vector<at::Tensor
         CheckAclnnStatus("aclSetDynamicInputTensorAddr",
                          api.setDynamicInput(launch.executor.get(), kListGrads,
                                              i % kListMaxTensors, launch.lists[kListGrads].get(),
-                                             SeenAddress(kListGrads, i, grads[i])));
+                                             SeenAddress(kListGrads, i, *grads[i])));
     }
     for (int s = 0; s < 1 + kCallScalars; ++s) {
         const at::Tensor* t = moves.scalars[s];

@@ -45,7 +45,7 @@ private:
     };
 
     bool MayLaunch(const at::Tensor& step) const override;
-    void Relaunch(const Moves& moves, const std::vector<at::Tensor>& grads, const ScalarArg& lr,
+    void Relaunch(const Moves& moves, const BorrowedTensors& grads, const ScalarArg& lr,
                   const ScalarArg& emaDecay) override;
 
     bool repeatable_;

@@ -37,6 +37,10 @@
 
 namespace ascend_ema_adam::ops {
 
+/** The gradients of a repeated launch, borrowed: the caller holds them for the call (no
+ *  at::Tensor copies: copying a tensor that Python owns takes the GIL). */
+using BorrowedTensors = std::vector<const at::Tensor*>;
+
 /** lr or the EMA decay of a repeated launch: a value, or a one-element fp32 tensor. */
 struct ScalarArg {
     double value = 0.0;
@@ -78,7 +82,7 @@ public:
      * decay (the kind phase 1 saw: value or tensor): true once it is launched (on the CPU: done);
      * false, with nothing written, if anything phase 1 checked no longer holds.
      */
-    bool RunAgain(const std::vector<at::Tensor>& grads, const at::Tensor& step,
+    bool RunAgain(const BorrowedTensors& grads, const at::Tensor& step,
                   const ScalarArg& lr, const ScalarArg& emaDecay,
                   const std::optional<at::Tensor>& gradScale,
                   const std::optional<at::Tensor>& foundInf);
@@ -104,7 +108,7 @@ protected:
     virtual bool MayLaunch(const at::Tensor& step) const = 0;
     /** The launches with `moves` applied and `lr` / `emaDecay` written (owned ones), in stream
      *  order; raises only on a runtime failure. */
-    virtual void Relaunch(const Moves& moves, const std::vector<at::Tensor>& grads,
+    virtual void Relaunch(const Moves& moves, const BorrowedTensors& grads,
                           const ScalarArg& lr, const ScalarArg& emaDecay) = 0;
     /** The flat input index of one-element input `scalar` (RepeatedScalar / ListCallScalar) after
      *  a launch's list entries. */
