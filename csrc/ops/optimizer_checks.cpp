@@ -85,6 +85,32 @@ private:
     std::vector<std::pair<uintptr_t, uintptr_t>> ranges_;
 };
 
+/**
+ * Fetches ahead what reading parameter j's gradient will touch, a few parameters ahead (after a
+ * training step's forward and backward none of it is in the caches, and each is reached through
+ * the one before): the Python object 16 ahead, its TensorImpl 8 ahead, its autograd meta (where
+ * the gradient is) 4 ahead.
+ */
+void PrefetchParameter(PyObject* params, Py_ssize_t j, Py_ssize_t n)
+{
+    if (j + 16 < n) __builtin_prefetch(PyList_GET_ITEM(params, j + 16));
+    if (j + 8 < n) {
+        PyObject* p = PyList_GET_ITEM(params, j + 8);
+        if (THPVariable_CheckExact(p)) {
+            const char* impl = reinterpret_cast<const char*>(THPVariable_Unpack(p).unsafeGetTensorImpl());
+            for (size_t line = 0; line < sizeof(c10::TensorImpl); line += 64) {
+                __builtin_prefetch(impl + line);
+            }
+        }
+    }
+    if (j + 4 < n) {
+        PyObject* p = PyList_GET_ITEM(params, j + 4);
+        if (THPVariable_CheckExact(p)) {
+            __builtin_prefetch(THPVariable_Unpack(p).unsafeGetTensorImpl()->autograd_meta());
+        }
+    }
+}
+
 /** A gradient as the last full check saw it: dtype, device and shape. */
 struct GradientKind {
     at::ScalarType dtype;
@@ -132,6 +158,7 @@ public:
         size_t k = 0;
         size_t a = 0;
         for (Py_ssize_t j = 0; j < n; ++j) {
+            PrefetchParameter(params.ptr(), j, n);
             PyObject* p = PyList_GET_ITEM(params.ptr(), j);
             if (p != PyList_GET_ITEM(params_.ptr(), j)) return std::nullopt;
             py::object grad;

@@ -24,6 +24,7 @@
 #define ASCEND_EMA_ADAM_OPS_APPLY_FUSED_EMA_ADAM_LIST_REPEATED_H
 
 #include <ATen/core/Tensor.h>
+#include <c10/util/SmallVector.h>
 
 #include <array>
 #include <cstdint>
@@ -47,13 +48,14 @@ struct ScalarArg {
     std::optional<at::Tensor> tensor;
 };
 
-/** A tensor as phase 1 saw it. */
+/** A tensor as phase 1 saw it (sizes and strides inline: a step compares thousands of them,
+ *  with caches a training step has emptied). */
 struct SeenTensor {
     const void* data = nullptr;
     at::ScalarType dtype = at::ScalarType::Undefined;
     at::Device device = at::kCPU;
-    std::vector<int64_t> sizes;
-    std::vector<int64_t> strides;
+    c10::SmallVector<int64_t, 4> sizes;
+    c10::SmallVector<int64_t, 4> strides;
     int64_t storageOffset = 0;
 
     explicit SeenTensor(const at::Tensor& t);
