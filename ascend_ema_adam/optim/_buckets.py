@@ -136,13 +136,15 @@ class _GroupCache:
         grads = self.gradients.read(group["params"], updated)
         if grads is None:
             return None
-        # the state dicts still hold the cached tensors (a missing key reads None: a state dict
-        # emptied in place, opt.state[p].clear(), fails the check)
-        if not _C.same_state_columns(self.states, self.column_keys, self.column_values):
-            return None
-        if self.step_tensors is not None and not (
-                (self.step_base is None or self.step_base._version == self.step_version)
-                and _C.same_state_columns(self.states, ["step"], [self.step_tensors])):
+        # the state dicts still hold the cached tensors and step tensors (a missing key reads
+        # None: a state dict emptied in place, opt.state[p].clear(), fails the check), and
+        # nobody else wrote the steps (their shared version counter)
+        keys, values = self.column_keys, self.column_values
+        if self.step_tensors is not None:
+            if self.step_base is not None and self.step_base._version != self.step_version:
+                return None
+            keys, values = keys + ["step"], values + [self.step_tensors]
+        if not _C.same_state_columns(self.states, keys, values):
             return None
         return grads
 

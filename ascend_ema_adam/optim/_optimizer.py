@@ -15,11 +15,12 @@ import torch
 from torch import Tensor
 from torch.optim.optimizer import Optimizer
 
+from .. import _C
 from ._buckets import _GroupCache, _Item, _state_keys
 from ._checkpoint import _CheckpointMixin
 from ._clip import _ClipMixin
 from ._common import (_MASTER, _MAX_V, _STEP_SCOPES, _VALID_DTYPES, _WIDE_KEYS, _dtensor_type,
-                      _local, _same_objects)
+                      _local)
 from ._ema import _EmaMixin, _merge_tied_names
 from ._memory import check_new_params, check_plan_memory, updated_ranges
 from ._scaler import _Scaler
@@ -306,8 +307,7 @@ class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimi
         cacheable = not compiling
         scaler = _Scaler(getattr(self, "grad_scale", None), getattr(self, "found_inf", None))
         # The state map as after the last step (same state dicts, same order; no hashing)?
-        state_unchanged = cacheable and _same_objects(list(self.state.values()),
-                                                      self._state_values)
+        state_unchanged = cacheable and _C.same_dict_values(self.state, self._state_values)
         plan = []
         for i, group in enumerate(self.param_groups):
             cache = self._group_caches.get(i) if cacheable else None
@@ -353,8 +353,10 @@ class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimi
                 self._remember(i, group, items)
         if cacheable:
             self._device_steps = device_steps
-            self._state_values = list(self.state.values())
-            if any(cache is None for *_, cache, _ in plan):  # a group was (re)checked in full
+            rechecked = any(cache is None for *_, cache, _ in plan)
+            if rechecked or not state_unchanged:  # (a cached step adds no state)
+                self._state_values = list(self.state.values())
+            if rechecked:  # a group was (re)checked in full
                 caches = [self._group_caches.get(i) for i in range(len(self.param_groups))]
                 self._updated_ranges = (updated_ranges(caches) if all(caches) else None)
 

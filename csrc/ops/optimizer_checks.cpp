@@ -4,7 +4,8 @@
  *        one C++ loop over the parameters instead of several Python passes: the gradients read
  *        and compared with what the last full check saw (CachedGradients), the state dicts still
  *        holding the cached tensors (same_state_columns), and the storages the step updates
- *        (UpdatedStorages), which a new gradient or scalar tensor must not touch.
+ *        (UpdatedStorages), which a new gradient or scalar tensor must not touch; and the
+ *        optimizer's state map unchanged (same_dict_values).
  */
 #include "optimizer_checks.h"
 
@@ -207,21 +208,38 @@ private:
 bool SameStateColumns(const py::list& states, const py::list& keys, const py::list& columns)
 {
     const Py_ssize_t n = PyList_GET_SIZE(states.ptr());
-    if (PyList_GET_SIZE(keys.ptr()) != PyList_GET_SIZE(columns.ptr())) return false;
-    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(keys.ptr()); ++k) {
-        PyObject* key = PyList_GET_ITEM(keys.ptr(), k);
+    const Py_ssize_t keyCount = PyList_GET_SIZE(keys.ptr());
+    if (PyList_GET_SIZE(columns.ptr()) != keyCount) return false;
+    for (Py_ssize_t k = 0; k < keyCount; ++k) {
         PyObject* column = PyList_GET_ITEM(columns.ptr(), k);
         if (!PyList_Check(column) || PyList_GET_SIZE(column) != n) return false;
-        for (Py_ssize_t i = 0; i < n; ++i) {
-            PyObject* state = PyList_GET_ITEM(states.ptr(), i);
-            if (!PyDict_Check(state)) return false;
-            PyObject* value = PyDict_GetItemWithError(state, key);  // borrowed
-            if (value == nullptr) {
+    }
+    for (Py_ssize_t i = 0; i < n; ++i) {  // each state dict once (they are scattered objects)
+        PyObject* state = PyList_GET_ITEM(states.ptr(), i);
+        if (!PyDict_Check(state)) return false;
+        for (Py_ssize_t k = 0; k < keyCount; ++k) {
+            PyObject* value = PyDict_GetItemWithError(state, PyList_GET_ITEM(keys.ptr(), k));
+            if (value == nullptr) {  // (borrowed)
                 if (PyErr_Occurred()) throw py::error_already_set();
                 value = Py_None;
             }
-            if (value != PyList_GET_ITEM(column, i)) return false;
+            if (value != PyList_GET_ITEM(PyList_GET_ITEM(columns.ptr(), k), i)) return false;
         }
+    }
+    return true;
+}
+
+/** Whether `dict`'s values are, in order, the objects of `values` (by identity): the optimizer's
+ *  state map unchanged since a step (no list built, nothing hashed). */
+bool SameDictValues(const py::dict& dict, const py::list& values)
+{
+    if (PyDict_GET_SIZE(dict.ptr()) != PyList_GET_SIZE(values.ptr())) return false;
+    Py_ssize_t position = 0;
+    Py_ssize_t i = 0;
+    PyObject* key = nullptr;
+    PyObject* value = nullptr;
+    while (PyDict_Next(dict.ptr(), &position, &key, &value)) {
+        if (value != PyList_GET_ITEM(values.ptr(), i++)) return false;
     }
     return true;
 }
@@ -241,6 +259,8 @@ void BindOptimizerChecks(py::module_& mod)
              py::arg("params"), py::arg("kinds"), py::arg("absent"))
         .def("read", &CachedGradients::Read, py::arg("params"), py::arg("updated").none(true),
              "This step's gradients if all still match (see the class), else None.");
+    mod.def("same_dict_values", &SameDictValues, py::arg("dict"), py::arg("values"),
+            "Whether dict's values are, in order, the objects of values (by identity).");
     mod.def("same_state_columns", &SameStateColumns, py::arg("states"), py::arg("keys"),
             py::arg("columns"),
             "Whether states[i][keys[k]] is columns[k][i] for every k and i (a missing key: None).");

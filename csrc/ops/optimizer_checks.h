@@ -9,7 +9,8 @@
 
 namespace ascend_ema_adam::ops {
 
-/** Adds UpdatedStorages, CachedGradients and same_state_columns to `mod` (ascend_ema_adam._C). */
+/** Adds UpdatedStorages, CachedGradients, same_dict_values and same_state_columns to `mod`
+ *  (ascend_ema_adam._C). */
 void BindOptimizerChecks(pybind11::module_& mod);
 
 }  // namespace ascend_ema_adam::ops
