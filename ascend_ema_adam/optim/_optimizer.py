@@ -308,6 +308,15 @@ class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimi
         scaler = _Scaler(getattr(self, "grad_scale", None), getattr(self, "found_inf", None))
         # The state map as after the last step (same state dicts, same order; no hashing)?
         state_unchanged = cacheable and _C.same_dict_values(self.state, self._state_values)
+        # Every tensor the cached groups update still has the memory and description the caches
+        # saw (their prepared launches then need not compare them again)? If one has new memory
+        # (p.data = ..., set_()), what the caches established about memory no longer holds:
+        # every group is checked in full, before anything is written, and cached again.
+        held_checked = cacheable and self._updated_ranges is not None
+        if held_checked and not self._updated_ranges.in_place():
+            self._group_caches.clear()
+            self._updated_ranges = None
+            held_checked = False
         plan = []
         for i, group in enumerate(self.param_groups):
             cache = self._group_caches.get(i) if cacheable else None
@@ -348,7 +357,7 @@ class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimi
                                                     scaler)
             launch_buckets(group, buckets, n, scaler if group_scalers is None
                            else group_scalers[i], self.adam_w_mode,
-                           None if cache is None else cache.launches)
+                           None if cache is None else cache.launches, held_checked)
             if cacheable and cache is None:
                 self._remember(i, group, items)
         if cacheable:

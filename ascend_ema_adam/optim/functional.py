@@ -53,7 +53,7 @@ def fused_ema_adamw(grad: list[Tensor], var: list[Tensor], m: list[Tensor], v: l
 
 
 def launch_buckets(group: dict[str, Any], buckets: list[_Bucket], n, scaler: _Scaler,
-                   mode: int, launches: dict | None = None) -> None:
+                   mode: int, launches: dict | None = None, held_checked: bool = False) -> None:
     """One group's update: its hyper-parameters and this step's EMA decay (from the
     optimizer-wide warm-up counter ``n``: on the host, or on the device when the counter or the
     decay is a tensor), then per bucket one multi-tensor launch (what ``fused_ema_adamw`` does
@@ -62,7 +62,8 @@ def launch_buckets(group: dict[str, Any], buckets: list[_Bucket], n, scaler: _Sc
 
     ``launches``: the prepared launches of a group whose last full check still holds (its
     _GroupCache's): a CPU bucket (an NPU one with a torch_npu build) then runs phase 2 only
-    (_launch_prepared)."""
+    (_launch_prepared). ``held_checked``: the step has compared every tensor those launches
+    hold with what the caches saw (``_C.UpdatedStorages.in_place``)."""
     if not buckets:
         return
     ema_on = group["ema_every"] == 1 or group.get("ema_calls", 0) % group["ema_every"] == 0
@@ -94,7 +95,7 @@ def launch_buckets(group: dict[str, Any], buckets: list[_Bucket], n, scaler: _Sc
         if (launches is not None and PREPARED_LAUNCHES and not per_param
                 and device.type in _PREPARED_DEVICES):
             _launch_prepared(launches, (k, ss is not None), b, vars, ss, step, lr, decay, rest,
-                             extras)
+                             extras, held_checked)
         elif not per_param:  # the bucket is one device and dtype already: no regrouping
             apply_fused_ema_adam_list(b.grads, vars, b.exp_avgs, b.exp_avg_sqs, ss, step,
                                       lr, decay, *rest, **extras)
@@ -119,7 +120,7 @@ def launch_buckets(group: dict[str, Any], buckets: list[_Bucket], n, scaler: _Sc
 
 def _launch_prepared(launches: dict, slot: tuple, b: _Bucket, vars: list[Tensor],
                      ss: list[Tensor] | None, step: Tensor, lr, decay, rest: tuple,
-                     extras: dict) -> None:
+                     extras: dict, held_checked: bool = False) -> None:
     """A bucket's update through its prepared launch (phase 2 only: CANN's repeatable
     executors), prepared again when anything its phase 1 checked has changed. ``slot``: the
     bucket and whether the launch has the EMA (ema_every alternates the two); each slot keeps
@@ -135,7 +136,7 @@ def _launch_prepared(launches: dict, slot: tuple, b: _Bucket, vars: list[Tensor]
             isinstance(decay, Tensor))
     kept = launches.get(slot)
     if kept is not None and kept[0] == kind and kept[1].run(b.grads, step, lr, decay, scale,
-                                                            found):
+                                                            found, held_checked):
         return
     launches.pop(slot, None)  # (its executors go before the new ones are made)
     launch = _C.ListLaunch(b.grads, vars, b.exp_avgs, b.exp_avg_sqs, ss or [], b.max_vs,

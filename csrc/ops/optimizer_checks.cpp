@@ -9,6 +9,8 @@
  */
 #include "optimizer_checks.h"
 
+#include "apply_fused_ema_adam_list_repeated.h"
+
 #include <ATen/PythonTorchFunctionTLS.h>
 #include <pybind11/stl.h>
 #include <torch/csrc/autograd/python_variable.h>
@@ -35,10 +37,27 @@ std::optional<std::pair<uintptr_t, uintptr_t>> StorageRange(const at::Tensor& t)
     return std::make_pair(begin, begin + storage.nbytes());
 }
 
+/** The lines of t's TensorImpl (the comparisons read its storage, sizes, strides, dtype). */
+void PrefetchTensorImpl(const at::Tensor& t)
+{
+    const char* impl = reinterpret_cast<const char*>(t.unsafeGetTensorImpl());
+    for (size_t line = 0; line < sizeof(c10::TensorImpl); line += 64) {
+        __builtin_prefetch(impl + line);
+    }
+}
+
+/** An updated tensor as the caches saw it: its memory and description (what a prepared launch
+ *  compares, apply_fused_ema_adam_list_repeated.h), and its storage's size. */
+struct PlacedTensor {
+    at::Tensor tensor;
+    SeenTensor seen;
+    size_t storageBytes;
+};
+
 /**
  * The storages a step updates (every cached group's parameters and state), as sorted, merged
- * byte ranges: a later step whose updated tensors are the same objects checks only what is new
- * each step (the gradients, the scalar tensors) against them.
+ * byte ranges: a later step whose updated tensors are the same objects, in the same memory
+ * (InPlace), checks only what is new each step (the gradients, the scalar tensors) against them.
  */
 class UpdatedStorages {
 public:
@@ -48,6 +67,7 @@ public:
             const auto range = StorageRange(t);
             TORCH_CHECK(range, "UpdatedStorages: a tensor without storage");
             if (range->first != range->second) ranges_.push_back(*range);
+            placed_.push_back({t, SeenTensor(t), t.storage().nbytes()});
         }
         std::sort(ranges_.begin(), ranges_.end());
         std::vector<std::pair<uintptr_t, uintptr_t>> merged;
@@ -82,8 +102,33 @@ public:
                            [&](const at::Tensor& t) { return Touches(t); });
     }
 
+    /** Whether every updated tensor still has the memory and description it had (first
+     *  element, storage size, dtype, sizes, strides): p.data = ..., set_() or a resize make the
+     *  ranges stale. What a prepared launch compares of the tensors it holds: a step that checked
+     *  this runs its launches without comparing them again (ListLaunch.run(held_checked=True)). */
+    bool InPlace() const
+    {
+        constexpr size_t kAhead = 8;  // scattered objects, cold after a training step
+        for (size_t i = 0; i < placed_.size(); ++i) {
+            if (i + kAhead < placed_.size()) PrefetchTensorImpl(placed_[i + kAhead].tensor);
+            if (i + kAhead / 2 < placed_.size()) {
+                __builtin_prefetch(placed_[i + kAhead / 2]
+                                       .tensor.unsafeGetTensorImpl()
+                                       ->unsafe_storage()
+                                       .unsafeGetStorageImpl());
+            }
+            const PlacedTensor& p = placed_[i];
+            if (p.tensor.const_data_ptr() != p.seen.data || !p.seen.SameDescription(p.tensor) ||
+                p.tensor.unsafeGetTensorImpl()->unsafe_storage().nbytes() != p.storageBytes) {
+                return false;
+            }
+        }
+        return true;
+    }
+
 private:
     std::vector<std::pair<uintptr_t, uintptr_t>> ranges_;
+    std::vector<PlacedTensor> placed_;
 };
 
 /**
@@ -98,10 +143,7 @@ void PrefetchParameter(PyObject* params, Py_ssize_t j, Py_ssize_t n)
     if (j + 8 < n) {
         PyObject* p = PyList_GET_ITEM(params, j + 8);
         if (THPVariable_CheckExact(p)) {
-            const char* impl = reinterpret_cast<const char*>(THPVariable_Unpack(p).unsafeGetTensorImpl());
-            for (size_t line = 0; line < sizeof(c10::TensorImpl); line += 64) {
-                __builtin_prefetch(impl + line);
-            }
+            PrefetchTensorImpl(THPVariable_Unpack(p));
         }
     }
     if (j + 4 < n) {
@@ -252,7 +294,9 @@ void BindOptimizerChecks(py::module_& mod)
                                 "The storages a step updates, as sorted byte ranges.")
         .def(py::init<const std::vector<at::Tensor>&>(), py::arg("updated"))
         .def("touches_any", &UpdatedStorages::TouchesAny, py::arg("tensors"),
-             "Whether some tensor's storage shares a byte with an updated one.");
+             "Whether some tensor's storage shares a byte with an updated one.")
+        .def("in_place", &UpdatedStorages::InPlace,
+             "Whether every updated tensor still has the memory it had.");
     py::class_<CachedGradients>(mod, "CachedGradients",
                                 "What a cached group's last full check saw of its gradients.")
         .def(py::init<const py::list&, const std::vector<at::Tensor>&, std::vector<int64_t>>(),

@@ -224,6 +224,35 @@ def test_cached_gradients_read_refuses_a_gradient_in_an_updated_storage(rng):
     assert not updated.touches_any([torch.empty(0)])
 
 
+@pytest.mark.parametrize("change", ["new memory", "reshaped", "other dtype", "moved in storage",
+                                    "storage resized"])
+def test_updated_storages_in_place_sees_new_memory(rng, change):
+    """in_place() holds while the updated tensors keep their memory and description (writes into
+    them included), and fails for each way a tensor can get other memory or another view."""
+    gen = torch.Generator().manual_seed(seed_of(rng))
+    buffer = torch.randn(64, generator=gen)
+    params = [torch.nn.Parameter(torch.randn(4, 4, generator=gen)),
+              torch.nn.Parameter(buffer[8:24])]
+    state = torch.randn(4, 4, generator=gen)  # (a moment: no gradient, any dtype may be set)
+    updated = _C.UpdatedStorages(params + [state])
+    with torch.no_grad():  # writes into the same memory
+        params[0].mul_(2.0)
+        params[1].add_(1.0)
+    assert updated.in_place()
+    p = params[0]
+    if change == "new memory":
+        p.data = p.detach().clone()
+    elif change == "reshaped":
+        p.data = p.data.view(16)
+    elif change == "other dtype":  # same address, size and shape
+        state.data = state.data.view(torch.int32)
+    elif change == "moved in storage":
+        params[1].data = buffer[24:40]
+    else:
+        params[1].untyped_storage().resize_(64 * 4 + 64)
+    assert not updated.in_place()
+
+
 def test_cached_gradients_read_through_torch_function_modes(rng):
     """Under a TorchFunctionMode the gradients are read through Tensor.grad's getter, as the
     full check reads them (the mode sees each read)."""

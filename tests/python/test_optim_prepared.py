@@ -273,7 +273,7 @@ def scale_state_in_place(opt, ps):
 # change -> (whether the group is checked fully first, (made, ran, refused) at the cached step
 # after it)
 CHANGES = {
-    "parameter's memory replaced": (False, replace_param, (1, 1, 1)),
+    "parameter's memory replaced": (True, replace_param, (1, 1, 0)),
     "dtype changed": (True, to_bfloat16, (2, 2, 0)),
     "state reloaded": (True, reload_state, (1, 1, 0)),
     "weight decay changed": (False, new_weight_decay, (1, 1, 0)),
@@ -286,8 +286,9 @@ CHANGES = {
 def test_changes_prepare_again_or_not(rng, monkeypatch, counting, change):
     """After each change the optimizer does what the reference does, bit for bit, and prepares
     again exactly when the change touched what phase 1 checked: a parameter's memory (the
-    launch refuses it), its dtype (two buckets: two launches), reloaded state tensors (a new
-    group cache), an attribute of the launch; not for a write into the same memory."""
+    memory the caches saw no longer holds: every group is checked in full, then cached and
+    prepared again), its dtype (two buckets: two launches), reloaded state tensors (a new group
+    cache), an attribute of the launch; not for a write into the same memory."""
     seed = seed_of(rng)
     pair = Pair(seed, monkeypatch)
     for k in range(3):
@@ -373,6 +374,35 @@ def test_gradient_aliasing_state_raises_and_writes_nothing(rng, monkeypatch, cou
     with pytest.raises(RuntimeError, match=r"param_groups\[0\]\['params'\]\[5\].*overlap"):
         opt.step()
     assert all(torch.equal(p, b) for p, b in zip(ps, before))
+
+
+@pytest.mark.parametrize("target", ["the parameter", "state 'exp_avg'"])
+def test_new_memory_overlapping_a_gradient_raises_and_writes_nothing(rng, monkeypatch, counting,
+                                                                      target):
+    """A cached parameter (or state tensor) given new memory that its gradient then overlaps:
+    the step raises the overlap, naming it, before any counter or tensor changes (the memory the
+    caches saw is re-checked first)."""
+    seed = seed_of(rng)
+    pair = Pair(seed, monkeypatch)
+    for k in range(3):
+        pair.step(seed + k)
+    opt, ps = pair.opts[0], pair.params[0]
+    n = ps[2].numel()
+    buffer = torch.randn(n + 4, generator=torch.Generator().manual_seed(seed))
+    moved = ps[2] if target == "the parameter" else opt.state[ps[2]]["exp_avg"]
+    moved.data = buffer[:n].view(ps[2].shape)
+    set_grads(ps, seed + 3)
+    opt.step()  # the new memory, no overlap yet: checked in full, cached again
+    set_grads(ps, seed + 4)
+    ps[2].grad = buffer[4:].view(ps[2].shape)  # overlaps the moved tensor's new memory
+    before = [p.detach().clone() for p in ps]
+    steps = [opt.state[p]["step"].item() for p in ps]
+    num_updates = opt.num_updates
+    with pytest.raises(RuntimeError, match=r"param_groups\[0\]\['params'\]\[2\].*overlap"):
+        opt.step()
+    assert all(torch.equal(p, b) for p, b in zip(ps, before))
+    assert [opt.state[p]["step"].item() for p in ps] == steps
+    assert opt.num_updates == num_updates
 
 
 @pytest.mark.parametrize("scope", ["param", "group"])

@@ -74,7 +74,7 @@ public:
      *  runs without the GIL. */
     bool Run(const py::list& grads, const at::Tensor& step, const Scalar& lr,
              const Scalar& emaDecay, const std::optional<at::Tensor>& gradScale,
-             const std::optional<at::Tensor>& foundInf)
+             const std::optional<at::Tensor>& foundInf, bool heldChecked)
     {
         BorrowedTensors borrowed(PyList_GET_SIZE(grads.ptr()));
         for (size_t i = 0; i < borrowed.size(); ++i) {
@@ -88,7 +88,8 @@ public:
         const ScalarArg lrArg = ToScalarArg(lr);
         const ScalarArg decayArg = ToScalarArg(emaDecay);
         py::gil_scoped_release released;
-        return prepared_->RunAgain(borrowed, step, lrArg, decayArg, gradScale, foundInf);
+        return prepared_->RunAgain(borrowed, step, lrArg, decayArg, gradScale, foundInf,
+                                   heldChecked);
     }
 
     size_t Launches() const { return prepared_->Launches(); }
@@ -116,9 +117,12 @@ void Bind(py::module_& mod)
              "op's errors); writes nothing.")
         .def("run", &ListLaunch::Run, py::arg("grads"), py::arg("step"), py::arg("lr"),
              py::arg("ema_decay"), py::arg("grad_scale"), py::arg("found_inf"),
+             py::arg("held_checked") = false,
              "The update with these gradients, step, scale, flag, lr and decay, phase 2 only: "
              "True once done; False, with nothing written, if anything phase 1 checked has "
-             "changed (then prepare a new ListLaunch).")
+             "changed (then prepare a new ListLaunch). held_checked: the caller has just "
+             "compared every tensor the launch holds (parameters, state, model copies) with "
+             "what phase 1 saw (_C.UpdatedStorages.in_place over them).")
         .def_property_readonly("launches", &ListLaunch::Launches,
                                "Its launches: one per 256 entries.");
 }

@@ -38,6 +38,16 @@ void PrefetchStorage(const at::Tensor& t)
     __builtin_prefetch(t.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl());
 }
 
+/** a == b, inline (IntArrayRef::equals calls memcmp: a tenth of a 2048-tensor run() then) */
+bool SameInts(c10::IntArrayRef a, const c10::SmallVector<int64_t, 4>& b)
+{
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < b.size(); ++i) {
+        if (a[i] != b[i]) return false;
+    }
+    return true;
+}
+
 MemorySpan SpanOf(const at::Tensor& t, bool updated)
 {
     return SpanOfView(reinterpret_cast<uintptr_t>(t.data_ptr()), LayoutOf(t),
@@ -57,20 +67,6 @@ SeenTensor::SeenTensor(const at::Tensor& t)
       storageOffset(t.storage_offset())
 {
 }
-
-namespace {
-
-/** a == b, inline (IntArrayRef::equals calls memcmp: a tenth of a 2048-tensor run() then) */
-bool SameInts(c10::IntArrayRef a, const c10::SmallVector<int64_t, 4>& b)
-{
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < b.size(); ++i) {
-        if (a[i] != b[i]) return false;
-    }
-    return true;
-}
-
-}  // namespace
 
 bool SeenTensor::SameDescription(const at::Tensor& t) const
 {
@@ -154,12 +150,12 @@ bool RepeatedListCall::OverlapsNoUpdated(const at::Tensor& t) const
 bool RepeatedListCall::RunAgain(const BorrowedTensors& grads, const at::Tensor& step,
                                 const ScalarArg& lr, const ScalarArg& emaDecay,
                                 const std::optional<at::Tensor>& gradScale,
-                                const std::optional<at::Tensor>& foundInf)
+                                const std::optional<at::Tensor>& foundInf, bool heldChecked)
 {
     // ---- everything phase 1 checked, read only
     std::vector<SeenTensor>& seenGrads = seen_[kListGrads];
     if (grads.size() != seenGrads.size()) return false;
-    for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
+    for (int l = 0; l < kApplyFusedEmaAdamLists && !heldChecked; ++l) {
         const std::vector<at::Tensor>& held = held_[l];
         for (size_t i = 0; i < held.size(); ++i) {
             if (i + kPrefetchAhead < held.size()) PrefetchTensor(held[i + kPrefetchAhead]);

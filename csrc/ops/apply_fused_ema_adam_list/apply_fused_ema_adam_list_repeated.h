@@ -82,12 +82,15 @@ public:
     /**
      * The next launch with these gradients, step, grad scale and found-inf flag, and lr / EMA
      * decay (the kind phase 1 saw: value or tensor): true once it is launched (on the CPU: done);
-     * false, with nothing written, if anything phase 1 checked no longer holds.
+     * false, with nothing written, if anything phase 1 checked no longer holds. `heldChecked`:
+     * the caller has just compared every held tensor's address and description with what phase
+     * 1 saw (FusedEmaAdamW, for all its launches at once: UpdatedStorages.in_place), so they are
+     * not compared again.
      */
     bool RunAgain(const BorrowedTensors& grads, const at::Tensor& step,
                   const ScalarArg& lr, const ScalarArg& emaDecay,
                   const std::optional<at::Tensor>& gradScale,
-                  const std::optional<at::Tensor>& foundInf);
+                  const std::optional<at::Tensor>& foundInf, bool heldChecked = false);
 
     virtual size_t Launches() const = 0;
 
