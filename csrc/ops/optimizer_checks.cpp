@@ -37,15 +37,6 @@ std::optional<std::pair<uintptr_t, uintptr_t>> StorageRange(const at::Tensor& t)
     return std::make_pair(begin, begin + storage.nbytes());
 }
 
-/** The lines of t's TensorImpl (the comparisons read its storage, sizes, strides, dtype). */
-void PrefetchTensorImpl(const at::Tensor& t)
-{
-    const char* impl = reinterpret_cast<const char*>(t.unsafeGetTensorImpl());
-    for (size_t line = 0; line < sizeof(c10::TensorImpl); line += 64) {
-        __builtin_prefetch(impl + line);
-    }
-}
-
 /** An updated tensor as the caches saw it: its memory and description (what a prepared launch
  *  compares, apply_fused_ema_adam_list_repeated.h), and its storage's size. */
 struct PlacedTensor {
@@ -108,14 +99,12 @@ public:
      *  this runs its launches without comparing them again (ListLaunch.run(held_checked=True)). */
     bool InPlace() const
     {
-        constexpr size_t kAhead = 8;  // scattered objects, cold after a training step
         for (size_t i = 0; i < placed_.size(); ++i) {
-            if (i + kAhead < placed_.size()) PrefetchTensorImpl(placed_[i + kAhead].tensor);
-            if (i + kAhead / 2 < placed_.size()) {
-                __builtin_prefetch(placed_[i + kAhead / 2]
-                                       .tensor.unsafeGetTensorImpl()
-                                       ->unsafe_storage()
-                                       .unsafeGetStorageImpl());
+            if (i + kPrefetchAhead < placed_.size()) {
+                PrefetchTensorImpl(placed_[i + kPrefetchAhead].tensor);
+            }
+            if (i + kPrefetchAhead / 2 < placed_.size()) {
+                PrefetchStorageImpl(placed_[i + kPrefetchAhead / 2].tensor);
             }
             const PlacedTensor& p = placed_[i];
             if (p.tensor.const_data_ptr() != p.seen.data || !p.seen.SameDescription(p.tensor) ||

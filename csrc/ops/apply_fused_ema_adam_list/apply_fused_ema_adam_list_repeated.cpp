@@ -18,26 +18,6 @@ ViewLayout LayoutOf(const at::Tensor& t)
     return {t.sizes().data(), t.strides().data(), static_cast<size_t>(t.dim())};
 }
 
-/** How many tensors ahead the comparison loops fetch what they will read: a step's tensors are
- *  scattered objects, and after a training step's forward and backward none is in the caches
- *  (the loops would otherwise wait for each one's memory in turn). */
-constexpr size_t kPrefetchAhead = 8;
-
-/** The lines of t's TensorImpl the comparisons read (its storage, sizes, strides, dtype). */
-void PrefetchTensor(const at::Tensor& t)
-{
-    const char* impl = reinterpret_cast<const char*>(t.unsafeGetTensorImpl());
-    for (size_t line = 0; line < sizeof(c10::TensorImpl); line += 64) {
-        __builtin_prefetch(impl + line);
-    }
-}
-
-/** t's StorageImpl (data_ptr() reads it); its TensorImpl was fetched kPrefetchAhead / 2 ago. */
-void PrefetchStorage(const at::Tensor& t)
-{
-    __builtin_prefetch(t.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl());
-}
-
 /** a == b, inline (IntArrayRef::equals calls memcmp: a tenth of a 2048-tensor run() then) */
 bool SameInts(c10::IntArrayRef a, const c10::SmallVector<int64_t, 4>& b)
 {
@@ -158,16 +138,16 @@ bool RepeatedListCall::RunAgain(const BorrowedTensors& grads, const at::Tensor& 
     for (int l = 0; l < kApplyFusedEmaAdamLists && !heldChecked; ++l) {
         const std::vector<at::Tensor>& held = held_[l];
         for (size_t i = 0; i < held.size(); ++i) {
-            if (i + kPrefetchAhead < held.size()) PrefetchTensor(held[i + kPrefetchAhead]);
-            if (i + kPrefetchAhead / 2 < held.size()) PrefetchStorage(held[i + kPrefetchAhead / 2]);
+            if (i + kPrefetchAhead < held.size()) PrefetchTensorImpl(held[i + kPrefetchAhead]);
+            if (i + kPrefetchAhead / 2 < held.size()) PrefetchStorageImpl(held[i + kPrefetchAhead / 2]);
             const SeenTensor& seen = seen_[l][i];
             if (held[i].data_ptr() != seen.data || !seen.SameDescription(held[i])) return false;
         }
     }
     Moves moves;
     for (size_t i = 0; i < grads.size(); ++i) {
-        if (i + kPrefetchAhead < grads.size()) PrefetchTensor(*grads[i + kPrefetchAhead]);
-        if (i + kPrefetchAhead / 2 < grads.size()) PrefetchStorage(*grads[i + kPrefetchAhead / 2]);
+        if (i + kPrefetchAhead < grads.size()) PrefetchTensorImpl(*grads[i + kPrefetchAhead]);
+        if (i + kPrefetchAhead / 2 < grads.size()) PrefetchStorageImpl(*grads[i + kPrefetchAhead / 2]);
         const at::Tensor& grad = *grads[i];
         if (!seenGrads[i].SameDescription(grad)) return false;
         if (grad.data_ptr() != seenGrads[i].data) {

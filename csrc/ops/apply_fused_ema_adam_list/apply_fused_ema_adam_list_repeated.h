@@ -27,6 +27,7 @@
 #include <c10/util/SmallVector.h>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -37,6 +38,26 @@
 #include "memory_layout.h"
 
 namespace ascend_ema_adam::ops {
+
+/** How many tensors ahead the per-step comparison loops fetch what they will read: they visit
+ *  thousands of scattered objects, none of them in the caches after a training step's forward
+ *  and backward (each tensor's TensorImpl kPrefetchAhead ahead, its StorageImpl half as far). */
+constexpr size_t kPrefetchAhead = 8;
+
+/** Fetches the lines of t's TensorImpl (its storage, sizes, strides, dtype) into the caches. */
+inline void PrefetchTensorImpl(const at::Tensor& t)
+{
+    const char* impl = reinterpret_cast<const char*>(t.unsafeGetTensorImpl());
+    for (size_t line = 0; line < sizeof(c10::TensorImpl); line += 64) {
+        __builtin_prefetch(impl + line);
+    }
+}
+
+/** Fetches t's StorageImpl (data_ptr() reads it); its TensorImpl should be in the caches. */
+inline void PrefetchStorageImpl(const at::Tensor& t)
+{
+    __builtin_prefetch(t.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl());
+}
 
 /** The gradients of a repeated launch, borrowed: the caller holds them for the call (no
  *  at::Tensor copies: copying a tensor that Python owns takes the GIL). */
