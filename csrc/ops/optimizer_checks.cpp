@@ -211,6 +211,7 @@ public:
             if (!grad || Py_TYPE(grad.ptr()) != reinterpret_cast<PyTypeObject*>(THPVariableClass)) {
                 return std::nullopt;
             }
+            if (k == kinds_.size()) return std::nullopt;  // (cannot be: absent_ and kinds_ add up)
             const at::Tensor& g = THPVariable_Unpack(grad.ptr());
             const GradientKind& kind = kinds_[k];
             if (g.layout() != at::kStrided || g.scalar_type() != kind.dtype ||
@@ -218,11 +219,10 @@ public:
                 return std::nullopt;
             }
             if (updated != nullptr && updated->Touches(g)) return std::nullopt;
-            if (k == kinds_.size()) return std::nullopt;
             PyList_SET_ITEM(grads.ptr(), static_cast<Py_ssize_t>(k), grad.release().ptr());
             ++k;
         }
-        if (k != kinds_.size()) return std::nullopt;  // (cannot be: absent_ and kinds_ add up)
+        if (k != kinds_.size()) return std::nullopt;  // (likewise)
         return grads;
     }
 

@@ -139,7 +139,9 @@ bool RepeatedListCall::RunAgain(const BorrowedTensors& grads, const at::Tensor& 
         const std::vector<at::Tensor>& held = held_[l];
         for (size_t i = 0; i < held.size(); ++i) {
             if (i + kPrefetchAhead < held.size()) PrefetchTensorImpl(held[i + kPrefetchAhead]);
-            if (i + kPrefetchAhead / 2 < held.size()) PrefetchStorageImpl(held[i + kPrefetchAhead / 2]);
+            if (i + kPrefetchAhead / 2 < held.size()) {
+                PrefetchStorageImpl(held[i + kPrefetchAhead / 2]);
+            }
             const SeenTensor& seen = seen_[l][i];
             if (held[i].data_ptr() != seen.data || !seen.SameDescription(held[i])) return false;
         }
@@ -147,7 +149,9 @@ bool RepeatedListCall::RunAgain(const BorrowedTensors& grads, const at::Tensor& 
     Moves moves;
     for (size_t i = 0; i < grads.size(); ++i) {
         if (i + kPrefetchAhead < grads.size()) PrefetchTensorImpl(*grads[i + kPrefetchAhead]);
-        if (i + kPrefetchAhead / 2 < grads.size()) PrefetchStorageImpl(*grads[i + kPrefetchAhead / 2]);
+        if (i + kPrefetchAhead / 2 < grads.size()) {
+            PrefetchStorageImpl(*grads[i + kPrefetchAhead / 2]);
+        }
         const at::Tensor& grad = *grads[i];
         if (!seenGrads[i].SameDescription(grad)) return false;
         if (grad.data_ptr() != seenGrads[i].data) {
