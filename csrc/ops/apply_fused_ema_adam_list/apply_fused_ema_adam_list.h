@@ -2,7 +2,7 @@
  * @file apply_fused_ema_adam_list.h
  * @brief The C++ entry of ascend_ema_adam::apply_fused_ema_adam_list_: its signature is the op's,
  *        so the dispatcher call (typed<decltype(ApplyFusedEmaAdamListInplace)>) and every kernel
- *        of the op (static_assert on their types) derive from this one declaration.
+ *        of the op (ListKernel, apply_fused_ema_adam_list_call.h) derive from this one declaration.
  */
 #ifndef ASCEND_EMA_ADAM_OPS_APPLY_FUSED_EMA_ADAM_LIST_H
 #define ASCEND_EMA_ADAM_OPS_APPLY_FUSED_EMA_ADAM_LIST_H

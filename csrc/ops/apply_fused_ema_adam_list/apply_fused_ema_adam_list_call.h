@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "apply_fused_ema_adam_list.h"
 #include "apply_fused_ema_adam_list_check.h"
 
 namespace ascend_ema_adam::ops {
@@ -68,6 +69,19 @@ inline ListCall ListCallOf(at::TensorList grads, at::TensorList vars, at::Tensor
     call.maximize = maximize;
     return call;
 }
+
+/**
+ * A device kernel of the op from `kRun`, what the device does with the call: ListKernel<kRun>::Run
+ * has the op's signature (derived from ApplyFusedEmaAdamListInplace, the one declaration of it)
+ * and runs kRun(ListCallOf(its arguments)). The CPU and NPU kernels register it.
+ */
+template <void (*kRun)(const ListCall&), class Signature = decltype(ApplyFusedEmaAdamListInplace)>
+struct ListKernel;
+
+template <void (*kRun)(const ListCall&), class... Args>
+struct ListKernel<kRun, void(Args...)> {
+    static void Run(Args... args) { kRun(ListCallOf(args...)); }
+};
 
 /** The shared validation (op_host's CheckApplyFusedEmaAdamList) on the call's real shapes and
  *  dtypes, with the aclnn layer's messages ("msRef[300] has dtype ..."); raises

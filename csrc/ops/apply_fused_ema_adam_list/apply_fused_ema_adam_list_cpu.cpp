@@ -14,9 +14,6 @@
  */
 #include <torch/library.h>
 
-#include <type_traits>
-
-#include "apply_fused_ema_adam_list.h"
 #include "apply_fused_ema_adam_list_call.h"
 #include "apply_fused_ema_adam_list_prepared.h"
 
@@ -24,27 +21,13 @@ namespace ascend_ema_adam::ops {
 
 namespace {
 
-void ApplyFusedEmaAdamListCpu(at::TensorList grads, at::TensorList vars, at::TensorList ms,
-                              at::TensorList vs, at::TensorList ss, const at::Tensor& step,
-                              double lr, double emaDecay, double beta1, double beta2, double eps,
-                              int64_t mode, bool biasCorrection, double weightDecay,
-                              std::optional<at::TensorList> maxVs,
-                              std::optional<at::TensorList> modelCopies,
-                              const std::optional<at::Tensor>& gradScale,
-                              const std::optional<at::Tensor>& foundInf, bool maximize,
-                              const std::optional<at::Tensor>& lrTensor,
-                              const std::optional<at::Tensor>& emaDecayTensor)
+/** The CPU kernel's work: phase 1 of every launch after the whole call is validated, then the
+ *  phase 2s (a single-use PreparedListCall). */
+void RunCpu(const ListCall& call)
 {
-    const ListCall call = ListCallOf(grads, vars, ms, vs, ss, step, lr, emaDecay, beta1, beta2,
-                                     eps, mode, biasCorrection, weightDecay, maxVs, modelCopies,
-                                     gradScale, foundInf, maximize, lrTensor, emaDecayTensor);
     PreparedListCall prepared(call, /*repeatable=*/false);
     prepared.Run();
 }
-
-static_assert(std::is_same_v<decltype(ApplyFusedEmaAdamListCpu),
-                             decltype(ApplyFusedEmaAdamListInplace)>,
-              "the CPU kernel must have the op's signature");
 
 }  // namespace
 
@@ -52,5 +35,6 @@ static_assert(std::is_same_v<decltype(ApplyFusedEmaAdamListCpu),
 
 TORCH_LIBRARY_IMPL(ascend_ema_adam, CPU, m)
 {
-    m.impl("apply_fused_ema_adam_list_", &ascend_ema_adam::ops::ApplyFusedEmaAdamListCpu);
+    m.impl("apply_fused_ema_adam_list_",
+           &ascend_ema_adam::ops::ListKernel<ascend_ema_adam::ops::RunCpu>::Run);
 }

@@ -162,26 +162,23 @@ int64_t CheckedFlatCall(const ListCall& call, std::vector<at::Tensor> (&flat)[kA
     return elements;
 }
 
-void ApplyFusedEmaAdamListNpu(at::TensorList grads, at::TensorList vars, at::TensorList ms,
-                              at::TensorList vs, at::TensorList ss, const at::Tensor& step,
-                              double lr, double emaDecay, double beta1, double beta2, double eps,
-                              int64_t mode, bool biasCorrection, double weightDecay,
-                              std::optional<at::TensorList> maxVs,
-                              std::optional<at::TensorList> modelCopies,
-                              const std::optional<at::Tensor>& gradScale,
-                              const std::optional<at::Tensor>& foundInf, bool maximize,
-                              const std::optional<at::Tensor>& lrTensor,
-                              const std::optional<at::Tensor>& emaDecayTensor)
+/** The NPU kernel's work: the whole call validated, then one EXEC_NPU_CMD per launch of at most
+ *  256 entries. (Not "call": EXEC_NPU_CMD calls op-plugin's call().) */
+void RunNpu(const ListCall& launchArgs)
 {
-    // not "call": EXEC_NPU_CMD calls op-plugin's call()
-    const ListCall launchArgs =
-        ListCallOf(grads, vars, ms, vs, ss, step, lr, emaDecay, beta1, beta2, eps, mode,
-                   biasCorrection, weightDecay, maxVs, modelCopies, gradScale, foundInf, maximize,
-                   lrTensor, emaDecayTensor);
     std::vector<at::Tensor> flat[kApplyFusedEmaAdamLists];
     if (CheckedFlatCall(launchArgs, flat) == 0) {
         return;  // nothing to update: the tiling would have no core to launch
     }
+    // EXEC_NPU_CMD converts its arguments by type: the call's tensors and attributes as the
+    // schema gave them
+    const at::Tensor& step = *launchArgs.step;
+    const std::optional<at::Tensor>& gradScale = *launchArgs.scalars[kCallGradScale];
+    const std::optional<at::Tensor>& foundInf = *launchArgs.scalars[kCallFoundInf];
+    const std::optional<at::Tensor>& lrTensor = *launchArgs.scalars[kCallLr];
+    const std::optional<at::Tensor>& emaDecayTensor = *launchArgs.scalars[kCallEmaDecay];
+    const Attrs& a = launchArgs.attrs;
+    const bool maximize = launchArgs.maximize;
     for (const std::pair<size_t, size_t>& launch : ListLaunches(launchArgs.Entries())) {
         const auto list = [&](int l) { return DynamicList{LaunchSlice(flat[l], launch)}; };
         const DynamicList flatGrads = list(kListGrads);
@@ -193,14 +190,10 @@ void ApplyFusedEmaAdamListNpu(at::TensorList grads, at::TensorList vars, at::Ten
         const DynamicList flatCopies = list(kListCopies);
         EXEC_NPU_CMD(aclnnApplyFusedEmaAdamListV2, flatGrads, flatVars, flatMs, flatVs, flatSs,
                      flatMaxVs, flatCopies, step, gradScale, foundInf, lrTensor, emaDecayTensor,
-                     lr, emaDecay, beta1, beta2, eps, mode, biasCorrection, weightDecay,
-                     maximize);
+                     a.lr, a.emaDecay, a.beta1, a.beta2, a.eps, a.mode, a.biasCorrection,
+                     a.weightDecay, maximize);
     }
 }
-
-static_assert(std::is_same_v<decltype(ApplyFusedEmaAdamListNpu),
-                             decltype(ApplyFusedEmaAdamListInplace)>,
-              "the NPU kernel must have the op's signature");
 
 // ---- the repeatable prepared call (FusedEmaAdamW's phase-2-only steps) --------------------------
 
@@ -398,5 +391,6 @@ std::unique_ptr<RepeatedListCall> PrepareNpuListCall(const ListCall& call)
 
 TORCH_LIBRARY_IMPL(ascend_ema_adam, PrivateUse1, m)
 {
-    m.impl("apply_fused_ema_adam_list_", &ascend_ema_adam::ops::ApplyFusedEmaAdamListNpu);
+    m.impl("apply_fused_ema_adam_list_",
+           &ascend_ema_adam::ops::ListKernel<ascend_ema_adam::ops::RunNpu>::Run);
 }
