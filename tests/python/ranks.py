@@ -1,7 +1,8 @@
 """What the multi-process tests share (test_distributed, test_integration_*): spawning the ranks
 of one job, recording a rank's failure where the parent can show it, and collecting each rank's
 results. A worker is ``worker(rank, port, seed, out_dir)`` and saves its results with
-``save_results``; the parent's ``run_ranks`` returns them, rank by rank."""
+``save_results``; the parent's ``run_ranks`` (or, in a module fixture, ``spawn_job``) returns
+them, rank by rank. Also the small seeded model their ranks train."""
 
 import contextlib
 import os
@@ -53,3 +54,29 @@ def run_ranks(worker, world: int, seed: int, out_dir: str, timeout_s: float) -> 
         raise AssertionError(f"seed {seed}: {exc}\n{errors}") from exc
     return [torch.load(os.path.join(out_dir, f"rank{r}.pt"), weights_only=False)
             for r in range(world)]
+
+
+def spawn_job(name: str, worker, world: int, timeout_s: float, tmp_path_factory, new_seed):
+    """A module fixture's job: a new printed seed (``new_seed(name)``), a fresh directory, the
+    ranks run (``run_ranks``) and their time printed. Returns (seed, each rank's results)."""
+    seed = new_seed(name)
+    out_dir = str(tmp_path_factory.mktemp(name))
+    started = time.monotonic()
+    results = run_ranks(worker, world, seed, out_dir, timeout_s)
+    print(f"{name}: {world} ranks in {time.monotonic() - started:.1f} s")
+    return seed, results
+
+
+def tanh_mlp(seed: int, widths: tuple, scale: float) -> torch.nn.Sequential:
+    """Linear layers of ``widths`` (in, hidden..., out) with Tanh between, weights and biases
+    drawn from ``seed`` times ``scale``."""
+    gen = torch.Generator().manual_seed(seed)
+    layers = []
+    for k, (fan_in, fan_out) in enumerate(zip(widths, widths[1:])):
+        layers += [torch.nn.Tanh()] if k else []
+        layers.append(torch.nn.Linear(fan_in, fan_out))
+    model = torch.nn.Sequential(*layers)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen) * scale)
+    return model

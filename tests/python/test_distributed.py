@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 import torch.distributed as dist
-from ranks import recording_errors, run_ranks, save_results
+from ranks import recording_errors, save_results, spawn_job, tanh_mlp
 from test_optim import backward, make_batches, make_model
 
 from ascend_ema_adam.distributed import gather_full_ema_state_dict, set_clip_process_group, swap_ema
@@ -47,13 +47,7 @@ def zero_groups(model):
 def fsdp_model(seed):
     """Row counts 9, 5, 1 over 2 ranks: uneven shards, and rank 1 holds an empty shard of the
     last weight and bias."""
-    gen = torch.Generator().manual_seed(seed)
-    model = torch.nn.Sequential(torch.nn.Linear(6, 9), torch.nn.Tanh(), torch.nn.Linear(9, 5),
-                                torch.nn.Tanh(), torch.nn.Linear(5, 1))
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(torch.randn(p.shape, generator=gen) * 0.4)
-    return model
+    return tanh_mlp(seed, (6, 9, 5, 1), 0.4)
 
 
 def fsdp_batches(seed, steps):
@@ -306,9 +300,8 @@ def single_process_clip(seed):
 
 @pytest.fixture(scope="module")
 def spawned(tmp_path_factory, new_seed):
-    seed = new_seed("distributed")
-    out_dir = str(tmp_path_factory.mktemp("dist"))
-    results = run_ranks(worker, WORLD, seed, out_dir, TIMEOUT_S)
+    seed, results = spawn_job("distributed", worker, WORLD, TIMEOUT_S, tmp_path_factory,
+                              new_seed)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

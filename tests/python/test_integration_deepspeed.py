@@ -28,12 +28,11 @@ import datetime
 import importlib.util
 import logging
 import os
-import time
 import warnings
 
 import pytest
 import torch
-from ranks import recording_errors, run_ranks, save_results
+from ranks import recording_errors, save_results, spawn_job, tanh_mlp
 
 # DeepSpeed is imported by the ranks only, so this process (the whole test session) never loads
 # it. Not installed: a skip that says so, or a failure under make test (AEA_REQUIRE_ENGINES: it
@@ -62,13 +61,7 @@ NAMES = [f"zero{stage}-{scope}-{dtype}" for stage, scope, dtype in SCENARIOS]
 
 
 def make_model(seed):
-    gen = torch.Generator().manual_seed(seed)
-    model = torch.nn.Sequential(torch.nn.Linear(10, 24), torch.nn.Tanh(), torch.nn.Linear(24, 17),
-                                torch.nn.Tanh(), torch.nn.Linear(17, 3))
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(torch.randn(p.shape, generator=gen) * 0.3)
-    return model
+    return tanh_mlp(seed, (10, 24, 17, 3), 0.3)
 
 
 def make_optimizer(model, scope):
@@ -229,12 +222,7 @@ def worker(rank, port, seed, out_dir):
 
 @pytest.fixture(scope="module")
 def spawned(tmp_path_factory, new_seed):
-    seed = new_seed("deepspeed")
-    out_dir = str(tmp_path_factory.mktemp("deepspeed"))
-    start = time.monotonic()
-    ranks = run_ranks(worker, WORLD, seed, out_dir, TIMEOUT_S)
-    print(f"two DeepSpeed ranks, {len(SCENARIOS)} scenarios: {time.monotonic() - start:.1f} s")
-    return seed, ranks
+    return spawn_job("deepspeed", worker, WORLD, TIMEOUT_S, tmp_path_factory, new_seed)
 
 
 @pytest.fixture(params=NAMES)

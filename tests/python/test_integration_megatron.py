@@ -53,13 +53,12 @@ import contextlib
 import copy
 import datetime
 import os
-import time
 import warnings
 
 import pytest
 import torch
 import torch.distributed as dist
-from ranks import recording_errors, run_ranks, save_results
+from ranks import recording_errors, save_results, spawn_job
 
 if os.environ.get("AEA_REQUIRE_ENGINES"):  # make test installed it: missing fails, never skips
     import megatron.core  # noqa: F401
@@ -451,11 +450,7 @@ def reference(ranks, scope):
 
 @pytest.fixture(scope="module")
 def spawned(tmp_path_factory, new_seed):
-    seed = new_seed("megatron")
-    out_dir = str(tmp_path_factory.mktemp("megatron"))
-    started = time.monotonic()
-    results = run_ranks(worker, WORLD, seed, out_dir, TIMEOUT_S)
-    print(f"2-rank megatron run: {time.monotonic() - started:.1f} s")
+    seed, results = spawn_job("megatron", worker, WORLD, TIMEOUT_S, tmp_path_factory, new_seed)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
