@@ -29,6 +29,7 @@ the list tiling against whole tensors per core).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import platform
@@ -130,8 +131,65 @@ def measure(fns: dict, repeats: int, sample_seconds: float, gap_seconds: float,
 # The implementations
 
 
-def _deepspeed():
-    """DeepSpeedCPUAdam, built (once, cached by DeepSpeed) and loaded; or (None, reason)."""
+#: ``--isa`` for every implementation, so that an AVX-512 machine can stand in for an AVX2-only one:
+#: our kernel's instruction set (ASCEND_EMA_ADAM_ISA), torch's ATen CPU capability
+#: (ATEN_CPU_CAPABILITY, read at torch's first vectorized op) and DeepSpeed CPUAdam's SIMD width
+#: (its build's -D flag, plus the compiler flags that keep wider instructions out).
+ISA_EQUIVALENTS = {
+    "avx512": {"torch": "avx512", "deepspeed": ("-D__AVX512__", [])},
+    "avx2": {"torch": "avx2", "deepspeed": ("-D__AVX256__", ["-mno-avx512f"])},
+    "generic": {"torch": "default", "deepspeed": ("-D__SCALAR__", ["-mno-avx"])},
+}
+
+
+def _set_torch_isa(isa: str, torch) -> str:
+    """Sets torch's CPU capability for ``isa`` before its first vectorized op; returns the one
+    torch runs. Raises RuntimeError if torch had already chosen another (it chooses once)."""
+    want = ISA_EQUIVALENTS[isa]["torch"]
+    os.environ["ATEN_CPU_CAPABILITY"] = want
+    got = torch.backends.cpu.get_cpu_capability()
+    if got.lower() != want:
+        raise RuntimeError(f"--isa {isa}: torch already runs {got} kernels in this process; run the "
+                           f"bench in a new process or set ATEN_CPU_CAPABILITY={want} first")
+    return got
+
+
+def _deepspeed_builder_for(isa: str):
+    """DeepSpeed's CPU Adam builder compiling for ``isa`` (its own name, so its own JIT cache)."""
+    from deepspeed.ops.adam import cpu_adam
+
+    simd, extra = ISA_EQUIVALENTS[isa]["deepspeed"]
+    base = cpu_adam.CPUAdamBuilder
+
+    class Builder(base):
+        NAME = f"{base.NAME}_{isa}"
+
+        def simd_width(self):
+            return simd
+
+        def cxx_args(self):
+            return super().cxx_args() + extra
+
+    return cpu_adam, Builder
+
+
+def use_isa(isa: str, torch) -> None:
+    """Every implementation in this process runs ``isa`` (ISA_EQUIVALENTS): our kernel, torch's
+    kernels and, if DeepSpeed is installed, every DeepSpeedCPUAdam created from now on (a build
+    for it, compiled on first use). Call before torch's first vectorized op. Raises ValueError
+    for an instruction set this CPU lacks, RuntimeError if torch already chose another."""
+    os.environ["ASCEND_EMA_ADAM_ISA"] = isa
+    twin.cpu_kernel()  # an instruction set this CPU does not run fails here, not mid-run
+    _set_torch_isa(isa, torch)
+    if importlib.util.find_spec("deepspeed") is not None:
+        os.environ.setdefault("DS_ACCELERATOR", "cpu")
+        module, builder = _deepspeed_builder_for(isa)
+        module.CPUAdamBuilder = builder  # what DeepSpeedCPUAdam() loads (a module global)
+
+
+def _deepspeed(isa: str | None = None):
+    """DeepSpeedCPUAdam, built (once, cached by DeepSpeed) and loaded; or (None, reason). With
+    ``isa`` (after :func:`use_isa`), checks that it loads the CPU Adam built for it."""
     os.environ.setdefault("DS_ACCELERATOR", "cpu")
     try:
         import logging
@@ -146,10 +204,14 @@ def _deepspeed():
     try:
         probe = torch.nn.Parameter(torch.zeros(16))
         probe.grad = torch.zeros(16)
-        DeepSpeedCPUAdam([probe]).step()
+        opt = DeepSpeedCPUAdam([probe])
+        opt.step()
     except Exception as e:  # the JIT build can fail on a machine without a compiler
         return None, f"CPU Adam unavailable: {type(e).__name__}: {e}"
-    return DeepSpeedCPUAdam, f"loaded in {time.perf_counter() - start:.1f} s"
+    built = getattr(opt.ds_opt_adam, "__name__", "cpu_adam")
+    if isa and not built.endswith(f"_{isa}"):
+        return None, f"CPU Adam for {isa} not loaded (got {built}): this DeepSpeed builds differently"
+    return DeepSpeedCPUAdam, f"{built}, loaded in {time.perf_counter() - start:.1f} s"
 
 
 class State:
@@ -271,8 +333,7 @@ def run(quick: bool = False, out_dir: str = BENCH_OUT, threads: list[int] | None
     import torch
 
     if isa:
-        os.environ["ASCEND_EMA_ADAM_ISA"] = isa
-        twin.cpu_kernel()  # an instruction set this CPU does not run fails here, not mid-run
+        use_isa(isa, torch)
 
     cpus = len(os.sched_getaffinity(0))
     threads = threads or sorted({1, cpus})
@@ -283,13 +344,15 @@ def run(quick: bool = False, out_dir: str = BENCH_OUT, threads: list[int] | None
     print("ascend-ema-adam bench: fused op vs torch fused AdamW + lerp vs DeepSpeed CPUAdam + "
           "lerp", file=out)
     path = output_dir(out_dir, out)
-    deepspeed_cls, deepspeed_note = _deepspeed()
+    deepspeed_cls, deepspeed_note = _deepspeed(isa)
     env = {"cpu": _cpu_name(), "cpus": cpus, "python": platform.python_version(),
-           "torch": torch.__version__, "deepspeed": deepspeed_note,
-           "cpu_kernel": twin.cpu_kernel(), "load_average_start": os.getloadavg(),
-           "repeats": repeats, "quick": quick}
-    print(f"  CPU {env['cpu']}, {cpus} CPUs; torch {env['torch']}; native kernel "
-          f"{env['cpu_kernel']['isa']}; DeepSpeed: {deepspeed_note}", file=out)
+           "torch": torch.__version__, "torch_cpu_capability":
+           torch.backends.cpu.get_cpu_capability(), "deepspeed": deepspeed_note,
+           "cpu_kernel": twin.cpu_kernel(), "isa_forced": isa,
+           "load_average_start": os.getloadavg(), "repeats": repeats, "quick": quick}
+    print(f"  CPU {env['cpu']}, {cpus} CPUs; torch {env['torch']} "
+          f"({env['torch_cpu_capability']}); native kernel {env['cpu_kernel']['isa']}; "
+          f"DeepSpeed: {deepspeed_note}", file=out)
     print(f"  medians of {repeats} interleaved rounds after warm-up; load average at start "
           f"{env['load_average_start'][0]:.2f}\n", file=out)
 

@@ -26,7 +26,8 @@ import statistics
 import sys
 import time
 
-from .bench import HYPER, _cpu_name, _fmt_time, gpt2_small_shapes, output_dir
+from . import twin
+from .bench import HYPER, _cpu_name, _fmt_time, gpt2_small_shapes, output_dir, use_isa
 from .cli import BENCH_OUT
 
 
@@ -74,9 +75,13 @@ def _config(stage: int = 2) -> dict:
             "zero_optimization": {"stage": stage, "offload_optimizer": {"device": "cpu"}}}
 
 
-def run(repeats: int = 7, seed: int = 0, out_dir: str = BENCH_OUT, out=sys.stdout) -> dict:
+def run(repeats: int = 7, seed: int = 0, out_dir: str = BENCH_OUT, out=sys.stdout,
+        isa: str | None = None) -> dict:
+    """``isa``: every implementation runs that instruction set (bench.use_isa)."""
     import torch
 
+    if isa:
+        use_isa(isa, torch)
     deepspeed = _init_one_rank()
     from deepspeed.ops.adam import DeepSpeedCPUAdam
 
@@ -92,7 +97,8 @@ def run(repeats: int = 7, seed: int = 0, out_dir: str = BENCH_OUT, out=sys.stdou
     grads = [torch.randn(s, generator=gen) * 1e-2 for s in shapes]
     print(f"ZeRO-2 offload step, GPT-2-small shapes ({len(shapes)} tensors, "
           f"{sum(g.numel() for g in grads):,} fp32 elements), 1 gloo rank, {cpus} threads; "
-          f"CPU {_cpu_name()}", file=out)
+          f"CPU {_cpu_name()}; instruction sets: ours {twin.cpu_kernel()['isa']}, torch "
+          f"{torch.backends.cpu.get_cpu_capability()}", file=out)
     path = output_dir(out_dir, out)
 
     ours_model = _model(torch, shapes, grads, seed)
@@ -162,6 +168,9 @@ def run(repeats: int = 7, seed: int = 0, out_dir: str = BENCH_OUT, out=sys.stdou
               "optimizer_seconds": inner_medians, "optimizer_samples": inner_samples,
               "optimizer_fused_over_deepspeed": inner_ratio,
               "deepspeed_cpu_adam_load_seconds": built,
+              "isa": {"ours": twin.cpu_kernel()["isa"],
+                      "torch": torch.backends.cpu.get_cpu_capability(),
+                      "deepspeed": getattr(ds_opt.ds_opt_adam, "__name__", "cpu_adam")},
               "load_average": {"start": load_start, "end": os.getloadavg()},
               "counters_equal_engine_steps": ours.num_updates == repeats + 1}
     print(f"  {'':<30}{'engine.step()':>14}{'optimizer + EMA':>17}   (medians of {repeats})",
@@ -177,6 +186,6 @@ def run(repeats: int = 7, seed: int = 0, out_dir: str = BENCH_OUT, out=sys.stdou
     return report
 
 
-def main(repeats: int | None = None, out_dir: str = BENCH_OUT) -> int:
-    run(repeats=repeats or 7, out_dir=out_dir)
+def main(repeats: int | None = None, out_dir: str = BENCH_OUT, isa: str | None = None) -> int:
+    run(repeats=repeats or 7, out_dir=out_dir, isa=isa)
     return 0

@@ -22,8 +22,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"directory for bench.json, bench.png (default: ./{BENCH_OUT})")
     bench.add_argument("--threads", type=int, nargs="+", help="thread counts (default: 1, all)")
     bench.add_argument("--repeats", type=int, help="interleaved rounds per case")
-    bench.add_argument("--isa", help="native kernel instruction set, e.g. avx2 on an AVX-512 CPU "
-                                     "(sets ASCEND_EMA_ADAM_ISA; default: the best one)")
+    bench.add_argument("--isa", choices=["avx512", "avx2", "generic"],
+                       help="instruction set for every implementation, e.g. avx2 on an AVX-512 "
+                            "CPU: our kernel (ASCEND_EMA_ADAM_ISA), torch (ATEN_CPU_CAPABILITY) "
+                            "and DeepSpeed's CPU Adam (built for it); default: each one's best")
     bench.add_argument("--cases", nargs="+", metavar="NAME",
                        help="only the cases whose name contains one of these (e.g. '1x2^24 float32')")
     bench.add_argument("--zero-offload", action="store_true",
@@ -48,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         return check_module.main(quick=args.quick, seed=args.seed)
     if args.command == "bench" and args.zero_offload:
         from . import bench_zero
-        return bench_zero.main(repeats=args.repeats, out_dir=args.out)
+        return bench_zero.main(repeats=args.repeats, out_dir=args.out, isa=args.isa)
     if args.command == "bench":
         from . import bench as bench_module
         return bench_module.main(quick=args.quick, out_dir=args.out, threads=args.threads,

@@ -1,6 +1,8 @@
 """What a pip user meets: the build's message when it cannot see torch (pip's build isolation),
-the ``demo`` extra of ``train-demo``, and where ``bench`` writes."""
+the ``demo`` extra of ``train-demo``, where ``bench`` writes and what its ``--isa`` sets."""
 
+import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -66,3 +68,36 @@ def test_bench_writes_to_a_named_directory_and_says_where(tmp_path, monkeypatch,
     assert path == tmp_path / "ascend-ema-adam-bench" and path.is_dir()
     assert str(path) in capsys.readouterr().out
     assert cli.build_parser().parse_args(["train-demo"]).out is None
+
+
+def test_bench_isa_applies_to_torch_and_deepspeed_too():
+    """`bench --isa avx2` on an AVX-512 machine stands in for an AVX2-only CPU only if every
+    implementation runs AVX2: torch's kernels (its CPU capability, chosen once per process) and
+    DeepSpeed's CPU Adam (built for the SIMD width under a name of its own), not only ours. Run
+    in a new process: this one's torch has chosen already, and the suite never imports DeepSpeed."""
+    if importlib.util.find_spec("deepspeed") is None and not os.environ.get("AEA_REQUIRE_ENGINES"):
+        pytest.skip("deepspeed is not installed; `make test` installs it")
+    code = """
+import json, torch
+from ascend_ema_adam import bench
+out = {"torch": bench._set_torch_isa("avx2", torch)}
+try:
+    bench._set_torch_isa("avx512", torch)
+except RuntimeError as e:
+    out["again"] = str(e)
+_, builder = bench._deepspeed_builder_for("avx2")
+out["name"], out["args"] = builder().name, builder().cxx_args()
+print(json.dumps(out))
+"""
+    env = dict(os.environ, DS_ACCELERATOR="cpu")
+    env.pop("ATEN_CPU_CAPABILITY", None)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert out["torch"] == "AVX2"
+    assert "already runs AVX2" in out["again"] and "ATEN_CPU_CAPABILITY=avx512" in out["again"]
+    assert out["name"] == "cpu_adam_avx2"
+    args = out["args"]
+    assert "-D__AVX256__" in args and "-D__AVX512__" not in args
+    assert args.index("-mno-avx512f") > max(i for i, a in enumerate(args) if a.startswith("-march"))
