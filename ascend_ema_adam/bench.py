@@ -156,10 +156,11 @@ def _set_torch_isa(isa: str, torch) -> str:
 
 def _deepspeed_builder_for(isa: str):
     """DeepSpeed's CPU Adam builder compiling for ``isa`` (its own name, so its own JIT cache)."""
+    from deepspeed.ops import op_builder
     from deepspeed.ops.adam import cpu_adam
 
     simd, extra = ISA_EQUIVALENTS[isa]["deepspeed"]
-    base = cpu_adam.CPUAdamBuilder
+    base = op_builder.CPUAdamBuilder  # DeepSpeed's own, whatever cpu_adam's global is now
 
     class Builder(base):
         NAME = f"{base.NAME}_{isa}"
