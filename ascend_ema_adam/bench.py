@@ -13,6 +13,9 @@ idle gap before every sample, warm-up first) and summarised by medians:
   bytes counted are the bytes moved); the better copy is the roofline. ``update`` is the op's own
   access pattern (five loads, four in-place stores) with trivial arithmetic.
 
+``--isa`` runs all three at one instruction set (:data:`ISA_EQUIVALENTS`), so that an AVX-512
+machine can stand in for an AVX2-only one; the report records what each ran.
+
 "Effective GB/s" is the fused op's minimal traffic (36 B/elem fp32, 18 B/elem 16-bit) divided by
 the time, for every implementation alike: the same work, so higher is faster. The report also
 checks with the twin's GM byte counters that the kernel moves exactly that minimum for every
