@@ -152,8 +152,8 @@ def _set_torch_isa(isa: str, torch) -> str:
     os.environ["ATEN_CPU_CAPABILITY"] = want
     got = torch.backends.cpu.get_cpu_capability()
     if got.lower() != want:
-        raise RuntimeError(f"--isa {isa}: torch already runs {got} kernels in this process; run the "
-                           f"bench in a new process or set ATEN_CPU_CAPABILITY={want} first")
+        raise RuntimeError(f"--isa {isa}: torch already runs {got} kernels in this process; run "
+                           f"the bench in a new process or set ATEN_CPU_CAPABILITY={want} first")
     return got
 
 
@@ -214,7 +214,8 @@ def _deepspeed(isa: str | None = None):
         return None, f"CPU Adam unavailable: {type(e).__name__}: {e}"
     built = getattr(opt.ds_opt_adam, "__name__", "cpu_adam")
     if isa and not built.endswith(f"_{isa}"):
-        return None, f"CPU Adam for {isa} not loaded (got {built}): this DeepSpeed builds differently"
+        return None, (f"CPU Adam for {isa} not loaded (got {built}): this DeepSpeed builds "
+                      "differently")
     return DeepSpeedCPUAdam, f"{built}, loaded in {time.perf_counter() - start:.1f} s"
 
 
