@@ -100,12 +100,8 @@ public:
     bool InPlace() const
     {
         for (size_t i = 0; i < placed_.size(); ++i) {
-            if (i + kPrefetchAhead < placed_.size()) {
-                PrefetchTensorImpl(placed_[i + kPrefetchAhead].tensor);
-            }
-            if (i + kPrefetchAhead / 2 < placed_.size()) {
-                PrefetchStorageImpl(placed_[i + kPrefetchAhead / 2].tensor);
-            }
+            PrefetchAhead(i, placed_.size(),
+                          [&](size_t j) -> const at::Tensor& { return placed_[j].tensor; });
             const PlacedTensor& p = placed_[i];
             if (p.tensor.const_data_ptr() != p.seen.data || !p.seen.SameDescription(p.tensor) ||
                 p.tensor.unsafeGetTensorImpl()->unsafe_storage().nbytes() != p.storageBytes) {
@@ -147,7 +143,7 @@ void PrefetchParameter(PyObject* params, Py_ssize_t j, Py_ssize_t n)
 struct GradientKind {
     at::ScalarType dtype;
     at::Device device;
-    std::vector<int64_t> sizes;
+    c10::SmallVector<int64_t, 4> sizes;
 };
 
 /**
@@ -169,7 +165,7 @@ public:
         TORCH_CHECK(kinds.size() + absent_.size() == py::len(params),
                     "CachedGradients: one gradient kind per parameter with a gradient");
         for (const at::Tensor& k : kinds) {
-            kinds_.push_back({k.scalar_type(), k.device(), k.sizes().vec()});
+            kinds_.push_back({k.scalar_type(), k.device(), {k.sizes().begin(), k.sizes().end()}});
         }
     }
 
@@ -215,7 +211,7 @@ public:
             const at::Tensor& g = THPVariable_Unpack(grad.ptr());
             const GradientKind& kind = kinds_[k];
             if (g.layout() != at::kStrided || g.scalar_type() != kind.dtype ||
-                g.device() != kind.device || !g.sizes().equals(kind.sizes)) {
+                g.device() != kind.device || !SameInts(g.sizes(), kind.sizes)) {
                 return std::nullopt;
             }
             if (updated != nullptr && updated->Touches(g)) return std::nullopt;

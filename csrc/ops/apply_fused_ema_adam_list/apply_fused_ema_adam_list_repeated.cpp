@@ -18,16 +18,6 @@ ViewLayout LayoutOf(const at::Tensor& t)
     return {t.sizes().data(), t.strides().data(), static_cast<size_t>(t.dim())};
 }
 
-/** a == b, inline (IntArrayRef::equals calls memcmp: a tenth of a 2048-tensor run() then) */
-bool SameInts(c10::IntArrayRef a, const c10::SmallVector<int64_t, 4>& b)
-{
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < b.size(); ++i) {
-        if (a[i] != b[i]) return false;
-    }
-    return true;
-}
-
 MemorySpan SpanOf(const at::Tensor& t, bool updated)
 {
     return SpanOfView(reinterpret_cast<uintptr_t>(t.data_ptr()), LayoutOf(t),
@@ -138,20 +128,13 @@ bool RepeatedListCall::RunAgain(const BorrowedTensors& grads, const at::Tensor& 
     for (int l = 0; l < kApplyFusedEmaAdamLists && !heldChecked; ++l) {
         const std::vector<at::Tensor>& held = held_[l];
         for (size_t i = 0; i < held.size(); ++i) {
-            if (i + kPrefetchAhead < held.size()) PrefetchTensorImpl(held[i + kPrefetchAhead]);
-            if (i + kPrefetchAhead / 2 < held.size()) {
-                PrefetchStorageImpl(held[i + kPrefetchAhead / 2]);
-            }
-            const SeenTensor& seen = seen_[l][i];
-            if (held[i].data_ptr() != seen.data || !seen.SameDescription(held[i])) return false;
+            PrefetchAhead(i, held.size(), [&](size_t j) -> const at::Tensor& { return held[j]; });
+            if (!seen_[l][i].Matches(held[i])) return false;
         }
     }
     Moves moves;
     for (size_t i = 0; i < grads.size(); ++i) {
-        if (i + kPrefetchAhead < grads.size()) PrefetchTensorImpl(*grads[i + kPrefetchAhead]);
-        if (i + kPrefetchAhead / 2 < grads.size()) {
-            PrefetchStorageImpl(*grads[i + kPrefetchAhead / 2]);
-        }
+        PrefetchAhead(i, grads.size(), [&](size_t j) -> const at::Tensor& { return *grads[j]; });
         const at::Tensor& grad = *grads[i];
         if (!seenGrads[i].SameDescription(grad)) return false;
         if (grad.data_ptr() != seenGrads[i].data) {
