@@ -95,7 +95,8 @@ public:
 
     /** Whether every updated tensor still has the memory and description it had (first
      *  element, storage size, dtype, sizes, strides): p.data = ..., set_() or a resize make the
-     *  ranges stale. What a prepared launch compares of the tensors it holds: a step that checked
+     *  ranges stale, and so does a copy-on-write storage (torch._lazy_clone), which Matches
+     *  copies before it compares. What a prepared launch compares of the tensors it holds: a step that checked
      *  this runs its launches without comparing them again (ListLaunch.run(held_checked=True)). */
     bool InPlace() const
     {
@@ -103,7 +104,7 @@ public:
             PrefetchAhead(i, placed_.size(),
                           [&](size_t j) -> const at::Tensor& { return placed_[j].tensor; });
             const PlacedTensor& p = placed_[i];
-            if (p.tensor.const_data_ptr() != p.seen.data || !p.seen.SameDescription(p.tensor) ||
+            if (!p.seen.Matches(p.tensor) ||
                 p.tensor.unsafeGetTensorImpl()->unsafe_storage().nbytes() != p.storageBytes) {
                 return false;
             }

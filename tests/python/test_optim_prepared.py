@@ -305,6 +305,25 @@ def test_changes_prepare_again_or_not(rng, monkeypatch, counting, change):
     assert counting.take() == (0, len(pair.opts[0]._group_caches[0].buckets), 0)
 
 
+def test_a_lazily_cloned_parameter_keeps_its_clone(rng, monkeypatch, counting):
+    """torch._lazy_clone shares a cached parameter's memory copy-on-write, at the same address:
+    the step copies it before writing (its address then changes: the group is checked in full
+    and cached again), so the clone keeps the values it had, and the step is the reference's."""
+    seed = seed_of(rng)
+    pair = Pair(seed, monkeypatch)
+    for k in range(3):
+        pair.step(seed + k)
+    counting.take()
+    before = [ps[2].detach().clone() for ps in pair.params]
+    clones = [torch._lazy_clone(ps[2].detach()) for ps in pair.params]
+    pair.step(seed + 3)
+    assert all(torch.equal(c, b) for c, b in zip(clones, before))
+    assert not any(torch.equal(ps[2], b) for ps, b in zip(pair.params, before))
+    assert counting.take() == (0, 0, 0)  # checked in full (the op), not a held launch
+    pair.step(seed + 4)
+    assert counting.take() == (1, 1, 0)
+
+
 def test_missing_gradient_and_new_group(rng, monkeypatch, counting):
     """A step with a parameter without gradient checks fully (no launch prepared or run); the
     next one is cached again. An added group gets its own launch once cached, and the first
