@@ -8,6 +8,7 @@
   the checkpoint's counters win.
 * torch's ``foreach=``/``fused=`` keywords."""
 
+import contextlib
 import copy
 import io
 import math
@@ -582,17 +583,24 @@ def test_partial_steps_refuse_a_second_update_and_clipping(rng):
 
 def test_zero3_partitions_outside_a_block_warn(rng):
     """DeepSpeed's ZeRO-3 fp32 partitions carry ``ds_id``: stepped outside partial_steps()
-    (an engine not attached) the optimizer warns that its counters run per sub-group."""
-    params = flat_partitions(torch_seed(rng))
-    params[0].ds_id = 7  # as DeepSpeed marks its partitions (every one)
-    opt = parts_optimizer(params, "param")
-    for p in params:
-        p.grad = torch.randn(p.shape)
+    (an engine not attached) the optimizer warns that its counters run per sub-group; not inside
+    a block, nor for plain tensors. (The check looks at a group's full check: each case is a new
+    optimizer's first step.)"""
+    seed = torch_seed(rng)
+
+    def first_step(marked: bool, in_block: bool):
+        params = flat_partitions(seed)
+        if marked:
+            params[0].ds_id = 7  # as DeepSpeed marks its partitions (every one)
+        opt = parts_optimizer(params, "param")
+        for p in params:
+            p.grad = torch.randn(p.shape)
+        with opt.partial_steps() if in_block else contextlib.nullcontext():
+            opt.step()
+
     with pytest.warns(RuntimeWarning, match="outside partial_steps"):
-        opt.step()
+        first_step(marked=True, in_block=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with opt.partial_steps():
-            opt.step()
-        del params[0].ds_id
-        opt.step()  # plain tensors: no warning
+        first_step(marked=True, in_block=True)
+        first_step(marked=False, in_block=False)  # plain tensors: no warning
