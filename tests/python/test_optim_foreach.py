@@ -224,8 +224,23 @@ def test_cached_gradients_read_refuses_a_gradient_in_an_updated_storage(rng):
     assert not updated.touches_any([torch.empty(0)])
 
 
-@pytest.mark.parametrize("change", ["new memory", "reshaped", "other dtype", "moved in storage",
-                                    "storage resized"])
+# each way an updated tensor can get other memory or another view: (params, state, buffer) ->
+# what must stay alive meanwhile
+IN_PLACE_CHANGES = {
+    "new memory": lambda params, state, buffer: setattr(params[0], "data",
+                                                        params[0].detach().clone()),
+    "reshaped": lambda params, state, buffer: setattr(params[0], "data", params[0].data.view(16)),
+    # same address, size and shape
+    "other dtype": lambda params, state, buffer: setattr(state, "data",
+                                                         state.data.view(torch.int32)),
+    "moved in storage": lambda params, state, buffer: setattr(params[1], "data", buffer[24:40]),
+    "storage resized": lambda params, state, buffer: params[1].untyped_storage().resize_(320),
+    # the same address, shared copy-on-write with the clone: a write must copy it first
+    "copy-on-write": lambda params, state, buffer: torch._lazy_clone(params[0].detach()),
+}
+
+
+@pytest.mark.parametrize("change", IN_PLACE_CHANGES)
 def test_updated_storages_in_place_sees_new_memory(rng, change):
     """in_place() holds while the updated tensors keep their memory and description (writes into
     them included), and fails for each way a tensor can get other memory or another view."""
@@ -239,17 +254,7 @@ def test_updated_storages_in_place_sees_new_memory(rng, change):
         params[0].mul_(2.0)
         params[1].add_(1.0)
     assert updated.in_place()
-    p = params[0]
-    if change == "new memory":
-        p.data = p.detach().clone()
-    elif change == "reshaped":
-        p.data = p.data.view(16)
-    elif change == "other dtype":  # same address, size and shape
-        state.data = state.data.view(torch.int32)
-    elif change == "moved in storage":
-        params[1].data = buffer[24:40]
-    else:
-        params[1].untyped_storage().resize_(64 * 4 + 64)
+    kept = IN_PLACE_CHANGES[change](params, state, buffer)  # noqa: F841 (alive for the check)
     assert not updated.in_place()
 
 
