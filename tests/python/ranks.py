@@ -1,6 +1,6 @@
 """What the multi-process tests share (test_distributed, test_integration_*): spawning the ranks
 of one job, recording a rank's failure where the parent can show it, and collecting each rank's
-results. A worker is ``worker(rank, port, seed, out_dir)`` and saves its results with
+results, and a parent's reference run on one thread as the ranks (``one_thread``). A worker is ``worker(rank, port, seed, out_dir)`` and saves its results with
 ``save_results``; the parent's ``run_ranks`` (or, in a module fixture, ``spawn_job``) returns
 them, rank by rank. Also the small seeded model their ranks train."""
 
@@ -18,6 +18,18 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def one_thread():
+    """torch on one thread meanwhile (restored after): the ranks run on one, and a parent's
+    reference computed the same way has their summation order."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 @contextlib.contextmanager

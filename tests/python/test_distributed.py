@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 import torch.distributed as dist
-from ranks import recording_errors, save_results, spawn_job, tanh_mlp
+from ranks import one_thread, recording_errors, save_results, spawn_job, tanh_mlp
 from test_optim import backward, make_batches, make_model
 
 from ascend_ema_adam.distributed import gather_full_ema_state_dict, set_clip_process_group, swap_ema
@@ -302,17 +302,13 @@ def single_process_clip(seed):
 def spawned(tmp_path_factory, new_seed):
     seed, results = spawn_job("distributed", worker, WORLD, TIMEOUT_S, tmp_path_factory,
                               new_seed)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_thread():
         out = {scope: dict(seed=seed, ranks=[r[scope] for r in results],
                            zero_ref=single_process_zero(seed, scope),
                            fsdp_ref=single_process_fsdp(seed, scope))
                for scope in SCOPES}
         out["clip"] = dict(seed=seed, ranks=[r["clip"] for r in results],
                            ref=single_process_clip(seed))
-    finally:
-        torch.set_num_threads(threads)
     return out
 
 

@@ -32,7 +32,7 @@ import warnings
 
 import pytest
 import torch
-from ranks import recording_errors, save_results, spawn_job, tanh_mlp
+from ranks import one_thread, recording_errors, save_results, spawn_job, tanh_mlp
 
 # DeepSpeed is imported by the ranks only, so this process (the whole test session) never loads
 # it. Not installed: a skip that says so, or a failure under make test (AEA_REQUIRE_ENGINES: it
@@ -329,13 +329,8 @@ def test_ema_state_dict_and_swap(runs):
             assert_same(swap[key], swap["before"], f"{what} {key}")
         reference = make_model(0).to(dtype)
         reference.load_state_dict(swap["ema"])
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)  # as the ranks: the same summation order
-        try:
-            with torch.no_grad():
-                expected = reference(swap["x"])
-        finally:
-            torch.set_num_threads(threads)
+        with one_thread(), torch.no_grad():  # as the ranks: the same summation order
+            expected = reference(swap["x"])
         assert torch.equal(swap["inside_forward"], expected), what
         # the swap in the uninterrupted run changed nothing: the resumed run (no swap) equals it
         # bit for bit (test_checkpoint_resume_is_bit_identical)

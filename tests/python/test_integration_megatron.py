@@ -58,7 +58,7 @@ import warnings
 import pytest
 import torch
 import torch.distributed as dist
-from ranks import recording_errors, save_results, spawn_job
+from ranks import one_thread, recording_errors, save_results, spawn_job
 
 if os.environ.get("AEA_REQUIRE_ENGINES"):  # make test installed it: missing fails, never skips
     import megatron.core  # noqa: F401
@@ -451,15 +451,11 @@ def reference(ranks, scope):
 @pytest.fixture(scope="module")
 def spawned(tmp_path_factory, new_seed):
     seed, results = spawn_job("megatron", worker, WORLD, TIMEOUT_S, tmp_path_factory, new_seed)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_thread():
         return {mode: dict(seed=seed, ranks=[r[mode] for r in results],
                            ref=reference([r[mode] for r in results],
                                          results[0][mode]["step_scope"]))
                 for mode in MODES}
-    finally:
-        torch.set_num_threads(threads)
 
 
 @pytest.fixture(params=list(MODES))

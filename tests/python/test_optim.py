@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import pytest
+import ranks
 import torch
 
 import ascend_ema_adam
@@ -28,10 +29,8 @@ MANTISSA_BITS = {torch.float32: 23, torch.bfloat16: 7, torch.float16: 10}
 def one_thread():
     """These models are tiny: one thread is faster than two spinning against each other (and
     against the other test processes on a shared machine)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+    with ranks.one_thread():
+        yield
 
 
 def torch_seed(rng) -> int:
