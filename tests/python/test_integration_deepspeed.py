@@ -73,7 +73,7 @@ def make_optimizer(model, scope):
 
 
 def ds_config(stage, dtype):
-    zero = {"stage": stage, "offload_optimizer": {"device": "cpu"}}
+    zero = {"stage": stage}  # deepspeed_config adds the CPU offload
     if stage == 3:
         zero.update(sub_group_size=SUB_GROUP, stage3_param_persistence_threshold=PERSIST)
     return integration.deepspeed_config({"train_micro_batch_size_per_gpu": BATCH,
@@ -225,10 +225,12 @@ def spawned(tmp_path_factory, new_seed):
     return spawn_job("deepspeed", worker, WORLD, TIMEOUT_S, tmp_path_factory, new_seed)
 
 
-@pytest.fixture(params=NAMES)
+@pytest.fixture(params=SCENARIOS, ids=NAMES)
 def runs(request, spawned):
+    """One scenario's results: (name, (stage, scope, dtype), seed, each rank's results)."""
     seed, ranks = spawned
-    return request.param, seed, [r[request.param] for r in ranks]
+    name = NAMES[SCENARIOS.index(request.param)]
+    return name, request.param, seed, [r[name] for r in ranks]
 
 
 def assert_same(actual, expected, what):
@@ -246,8 +248,8 @@ def test_ema_follows_the_fp32_weights_with_the_engine_steps_decay(runs):
     """EMA_k = d_k EMA_{k-1} + (1 - d_k) W_k from the full fp32 weights after each engine step,
     d_k = min(ema_decay, (1 + k)/(10 + k)) at engine step k, starting from the initial
     weights; the fused kernel computes it in fp32 (so: to 1e-6)."""
-    name, seed, ranks = runs
-    dtype = DTYPES[name.rsplit("-", 1)[1]]
+    name, (_, _, dtype), seed, ranks = runs
+    dtype = DTYPES[dtype]
     # DeepSpeed's fp32 partitions start as the model's weights in its dtype
     initial = {n: p.detach().to(dtype).float() for n, p in make_model(seed).named_parameters()}
     for rank, res in enumerate(ranks):
@@ -272,21 +274,21 @@ def test_every_step_call_is_inside_an_engine_step_block(spawned):
 
 
 def test_counters_equal_the_engine_steps(runs):
-    name, seed, ranks = runs
+    name, (stage, scope, _), seed, ranks = runs
     for rank, res in enumerate(ranks):
-        if name.startswith("zero3"):
+        if stage == 3:
             # DeepSpeed steps each sub-group separately: what made the counters run ahead
             assert res["sub_groups"] >= 3 and res["calls_per_engine_step"] == res["sub_groups"]
         else:  # ZeRO-2: one step() per param group
             assert res["calls_per_engine_step"] == 2
         for k, step in enumerate(res["steps"], start=1):
             n, steps = step["counters"]
-            assert n == k and steps == ([k, k] if "-group" in name else [k]), (
+            assert n == k and steps == ([k, k] if scope == "group" else [k]), (
                 name, rank, k, step["counters"])
 
 
 def test_checkpoint_resume_is_bit_identical(runs):
-    name, seed, ranks = runs
+    name, _, seed, ranks = runs
     for rank, res in enumerate(ranks):
         what = f"{name} rank {rank} (seed {seed})"
         final = res["steps"][-1]
@@ -307,8 +309,8 @@ def in_dtype(tensors, dtype):
 def test_ema_state_dict_and_swap(runs):
     """The export has the model's keys and dtype (a bf16 model: the fp32 EMA rounded); inside
     the swap the model holds it and computes with it; after, its own weights."""
-    name, seed, ranks = runs
-    dtype = DTYPES[name.rsplit("-", 1)[1]]
+    name, (_, _, dtype), seed, ranks = runs
+    dtype = DTYPES[dtype]
     for rank, res in enumerate(ranks):
         what = f"{name} rank {rank} (seed {seed})"
         final = in_dtype(res["steps"][-1]["ema"], dtype)
