@@ -142,9 +142,10 @@ def _flat_partitions(zero) -> list[Tensor]:
                     f"helpers need DeepSpeed's ZeRO (stage 1, 2 or 3) or bf16 optimizer")
 
 
-def _checked_engine(engine) -> tuple[FusedEmaAdamW, Any]:
-    """The local optimizer and the ZeRO optimizer, once every partition has its EMA (all ranks
-    step together, so every rank raises alike, before any collective)."""
+def _checked_engine(engine) -> None:
+    """Raises unless the engine has a ZeRO optimizer whose every fp32 partition has its EMA (all
+    ranks step together, so every rank raises alike, before any collective); relinks the
+    partitions' EMA if a load made the links stale."""
     base = local_optimizer(engine)
     zero = _zero_optimizer(engine)
     if zero is None:
@@ -156,7 +157,6 @@ def _checked_engine(engine) -> tuple[FusedEmaAdamW, Any]:
         raise RuntimeError(f"{missing} of the engine's {len(flats)} fp32 partitions have no EMA "
                            f"yet: it is made at the first engine step")
     _relink_if_stale(zero, base)
-    return base, zero
 
 
 # -- the engine step as one optimizer step
@@ -253,13 +253,9 @@ def initialize(model, optimizer: FusedEmaAdamW, config: Mapping[str, Any] | None
 
 
 def _trainable(engine) -> list[Tensor]:
-    """The model's parameters DeepSpeed's optimizer updates (each once, in module order)."""
-    seen, out = set(), []
-    for p in engine.module.parameters():
-        if p.requires_grad and id(p) not in seen:
-            seen.add(id(p))
-            out.append(p)
-    return out
+    """The model's parameters DeepSpeed's optimizer updates (each once, in module order:
+    Module.parameters() lists a shared one once)."""
+    return [p for p in engine.module.parameters() if p.requires_grad]
 
 
 def _full_shape(param: Tensor) -> torch.Size:
