@@ -23,6 +23,6 @@ done
 bindings=(csrc/ops/*/*_bindings.cpp)
 for src in "${bindings[@]}"; do
   echo "npu-check: $src (AEA_WITH_NPU=1)"
-  g++ "${flags[@]}" -I include -I csrc/ops/common -DAEA_WITH_NPU=1 "$src"
+  g++ "${flags[@]}" -I include -DAEA_WITH_NPU=1 "$src"
 done
 echo "npu-check: ${#sources[@]} NPU source(s) and ${#bindings[@]} binding file(s) compile against torch-npu 2.13.0 headers"
