@@ -44,6 +44,14 @@ struct ListCall {
     bool maximize = false;
 
     size_t Entries() const { return lists[kListGrads].size(); }
+    /** The flat input index of the step in a launch of `entries` entries: after every given
+     *  list's entries (the one-element inputs follow it). */
+    size_t FirstScalarInput(size_t entries) const
+    {
+        size_t given = 0;
+        for (const at::TensorList& list : lists) given += list.empty() ? 0 : 1;
+        return entries * given;
+    }
 };
 
 /** The op's arguments, in its signature's order, as a ListCall: views of them (valid while they

@@ -226,7 +226,7 @@ struct NpuLaunches {
         std::array<aclTensorList*, kApplyFusedEmaAdamLists> lists = {};
         aclOpExecutor* executor = nullptr;
         uint64_t workspaceSize = 0;
-        size_t firstScalar = 0;
+        size_t firstScalar = 0;  // the flat input index of its step (aclSetInputTensorAddr)
     };
     std::vector<Launch> launches;
     std::array<aclTensor*, 1 + kCallScalars> scalars = {};  // step, then ListCallScalar
@@ -257,11 +257,7 @@ public:
     explicit NpuPreparedListCall(const ListCall& given) : state_(std::make_shared<NpuLaunches>())
     {
         ListCall call = given;
-        std::optional<at::Tensor> lr;
-        std::optional<at::Tensor> emaDecay;
         OwnValues(&call, given.step->options());  // device tensors, written by fills on the stream
-        if (lrValue_.defined()) call.scalars[kCallLr] = &(lr = lrValue_);
-        if (emaDecayValue_.defined()) call.scalars[kCallEmaDecay] = &(emaDecay = emaDecayValue_);
         std::vector<at::Tensor> flat[kApplyFusedEmaAdamLists];
         const int64_t elements = CheckedFlatCall(call, flat);
         stream_ = c10_npu::getCurrentNPUStream().stream(false);
@@ -273,14 +269,12 @@ public:
             state.scalars[1 + s] = call.scalars[s]->has_value() ? ::ConvertType(**call.scalars[s])
                                                                  : nullptr;
         }
-        int givenLists = 0;
-        for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) givenLists += flat[l].empty() ? 0 : 1;
         static const auto phase1 = OpApi<Phase1Fn>("aclnnApplyFusedEmaAdamListV2GetWorkspaceSize");
         static const auto repeatable = OpApi<ExecutorFn>("aclSetAclOpExecutorRepeatable");
         uint64_t maxWorkspace = 0;
         for (const std::pair<size_t, size_t>& slice : ListLaunches(call.Entries())) {
             NpuLaunches::Launch& launch = state.launches.emplace_back();
-            launch.firstScalar = (slice.second - slice.first) * givenLists;
+            launch.firstScalar = call.FirstScalarInput(slice.second - slice.first);
             for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
                 launch.lists[l] = ConvertType(DynamicList{LaunchSlice(flat[l], slice)});
             }
@@ -316,36 +310,40 @@ private:
     void Relaunch(const Moves& moves, const BorrowedTensors& grads, const ScalarArg& lr,
                   const ScalarArg& emaDecay) override
     {
-        if (lrValue_.defined()) lrValue_.fill_(lr.value);  // queued before the launches
-        if (emaDecayValue_.defined()) emaDecayValue_.fill_(emaDecay.value);
+        if (lrValue_) lrValue_->fill_(lr.value);  // queued before the launches
+        if (emaDecayValue_) emaDecayValue_->fill_(emaDecay.value);
         if (state_->launches.empty()) return;
         // The addresses now; set in the queue, just before each phase 2, so a launch still queued
         // runs with the addresses it was queued with. The moved tensors live until then.
-        struct Move {
-            size_t launch;
-            size_t index;  // a gradient's in its launch; a scalar's slot (0 the step)
+        struct GradMove {
+            size_t index;  // in its launch
             void* address;
         };
-        auto gradMoves = std::make_shared<std::vector<Move>>();
-        auto scalarMoves = std::make_shared<std::vector<Move>>();
+        struct ScalarMove {
+            int slot;         // 0 the step, then 1 + ListCallScalar: which aclTensor
+            size_t position;  // its input index relative to a launch's first one-element input
+            void* address;
+        };
+        const size_t launches = state_->launches.size();
+        auto gradMoves = std::make_shared<std::vector<std::vector<GradMove>>>(launches);
+        auto scalarMoves = std::make_shared<std::vector<ScalarMove>>();
         auto keep = std::make_shared<std::vector<at::Tensor>>();
         for (size_t i : moves.grads) {
-            gradMoves->push_back({i / kListMaxTensors, i % kListMaxTensors,
-                                  SeenAddress(kListGrads, i, *grads[i])});
+            (*gradMoves)[i / kListMaxTensors].push_back(
+                {i % kListMaxTensors, SeenAddress(kListGrads, i, *grads[i])});
             keep->push_back(*grads[i]);
         }
         for (int s = 0; s < 1 + kCallScalars; ++s) {
             const at::Tensor* t = moves.scalars[s];
             if (t == nullptr) continue;
-            scalarMoves->push_back({0, ScalarPosition(s - 1), SeenScalarAddress(s, *t)});
-            scalarMoves->back().launch = static_cast<size_t>(s);  // the slot, for its aclTensor
+            scalarMoves->push_back({s, ScalarPosition(s - 1), SeenScalarAddress(s, *t)});
             keep->push_back(*t);
         }
         const aclrtStream stream = stream_;
         if (c10_npu::check_enqueue_need_use(stream)) {
             c10_npu::UseStreamResInCurrentThread(stream);
         }
-        for (size_t k = 0; k < state_->launches.size(); ++k) {
+        for (size_t k = 0; k < launches; ++k) {
             auto launchCall = [state = state_, k, gradMoves, scalarMoves, keep, stream]() -> int {
                 static const auto phase2 = OpApi<Phase2Fn>(kPhase2);
                 static const auto setDynamic = OpApi<SetDynamicAddrFn>("aclSetDynamicInputTensorAddr");
@@ -354,15 +352,14 @@ private:
                     c10_npu::UseStreamResInCurrentThread(stream);
                 }
                 NpuLaunches::Launch& launch = state->launches[k];
-                for (const Move& m : *gradMoves) {
-                    if (m.launch != k) continue;
+                for (const GradMove& m : (*gradMoves)[k]) {
                     NPU_CHECK_ERROR(setDynamic(launch.executor, kListGrads, m.index,
                                                launch.lists[kListGrads], m.address),
                                     "call aclSetDynamicInputTensorAddr failed");
                 }
-                for (const Move& m : *scalarMoves) {
-                    NPU_CHECK_ERROR(setInput(launch.executor, launch.firstScalar + m.index,
-                                             state->scalars[m.launch], m.address),
+                for (const ScalarMove& m : *scalarMoves) {
+                    NPU_CHECK_ERROR(setInput(launch.executor, launch.firstScalar + m.position,
+                                             state->scalars[m.slot], m.address),
                                     "call aclSetInputTensorAddr failed");
                 }
                 void* workspace = launch.workspaceSize > 0

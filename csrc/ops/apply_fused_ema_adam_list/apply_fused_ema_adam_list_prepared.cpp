@@ -58,12 +58,8 @@ PreparedListCall::PreparedListCall(const ListCall& given, bool repeatable)
 {
     biasCorrection_ = given.attrs.biasCorrection;
     ListCall call = given;
-    std::optional<at::Tensor> lr;
-    std::optional<at::Tensor> emaDecay;
     if (repeatable) {  // lr and the decay from tensors: the caller's, or ours holding the value
         OwnValues(&call, at::TensorOptions());
-        if (lrValue_.defined()) call.scalars[kCallLr] = &(lr = lrValue_);
-        if (emaDecayValue_.defined()) call.scalars[kCallEmaDecay] = &(emaDecay = emaDecayValue_);
     }
     CheckListCallDevice(kOpName, call, at::Device(at::kCPU));
     const std::vector<std::pair<size_t, size_t>> slices = ListLaunches(call.Entries());
@@ -73,14 +69,12 @@ PreparedListCall::PreparedListCall(const ListCall& given, bool repeatable)
     }
     scalars_[0] = ToAclTensor(*call.step, false);
     for (int s = 0; s < kCallScalars; ++s) scalars_[1 + s] = ToAclOptional(*call.scalars[s]);
-    int givenLists = 0;
-    for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) givenLists += call.lists[l].empty() ? 0 : 1;
     const Api& api = V2();
     uint64_t maxWorkspace = 0;
     launches_.reserve(slices.size());
     for (const std::pair<size_t, size_t>& slice : slices) {
         Launch launch;
-        launch.firstScalar = (slice.second - slice.first) * givenLists;
+        launch.firstScalar = call.FirstScalarInput(slice.second - slice.first);
         // A list handle always, empty for an absent list (sliced only when the call has several
         // launches: one launch sees the lists as given, for phase 1's messages).
         for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
@@ -174,10 +168,8 @@ void PreparedListCall::Relaunch(const Moves& moves, const BorrowedTensors& grads
         }
     }
     // values into the owned tensors: host memory, and no launch of this call is in flight
-    if (lrValue_.defined()) lrValue_.data_ptr<float>()[0] = static_cast<float>(lr.value);
-    if (emaDecayValue_.defined()) {
-        emaDecayValue_.data_ptr<float>()[0] = static_cast<float>(emaDecay.value);
-    }
+    if (lrValue_) lrValue_->data_ptr<float>()[0] = static_cast<float>(lr.value);
+    if (emaDecayValue_) emaDecayValue_->data_ptr<float>()[0] = static_cast<float>(emaDecay.value);
     Run();
 }
 

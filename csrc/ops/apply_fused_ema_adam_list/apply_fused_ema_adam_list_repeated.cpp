@@ -55,9 +55,11 @@ void RepeatedListCall::OwnValues(ListCall* call, const at::TensorOptions& option
 {
     if (!call->scalars[kCallLr]->has_value()) {
         lrValue_ = at::full({1}, call->attrs.lr, options.dtype(at::kFloat));
+        call->scalars[kCallLr] = &lrValue_;
     }
     if (!call->scalars[kCallEmaDecay]->has_value()) {
         emaDecayValue_ = at::full({1}, call->attrs.emaDecay, options.dtype(at::kFloat));
+        call->scalars[kCallEmaDecay] = &emaDecayValue_;
     }
 }
 
@@ -79,8 +81,8 @@ void RepeatedListCall::Remember(const ListCall& call)
     seenScalars_[0].emplace(*call.step);
     for (int s = 0; s < kCallScalars; ++s) {
         const at::Tensor* given = call.scalars[s]->has_value() ? &**call.scalars[s] : nullptr;
-        if (s == kCallLr && lrValue_.defined()) given = nullptr;  // owned: not the caller's
-        if (s == kCallEmaDecay && emaDecayValue_.defined()) given = nullptr;
+        if (s == kCallLr && lrValue_) given = nullptr;  // owned: not the caller's
+        if (s == kCallEmaDecay && emaDecayValue_) given = nullptr;
         if (given != nullptr) seenScalars_[1 + s].emplace(*given);
     }
 }

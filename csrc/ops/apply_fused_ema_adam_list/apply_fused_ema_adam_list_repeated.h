@@ -148,7 +148,8 @@ protected:
     /** Records the call as phase 1 saw it (lr / decay given as tensors, or owned). */
     void Remember(const ListCall& call);
     /** One-element fp32 tensors on `options`' device holding the call's lr and decay, for a call
-     *  that gives them as numbers (set into `call`, kept in lrValue_ / emaDecayValue_). */
+     *  that gives them as numbers (kept in lrValue_ / emaDecayValue_; `call` then points at
+     *  them). */
     void OwnValues(ListCall* call, const at::TensorOptions& options);
     /** Whether the device may launch again now: on the CPU the step's value passes phase 1's
      *  check (host memory); on the NPU (the value is device data) the current stream is the one
@@ -158,8 +159,8 @@ protected:
      *  order; raises only on a runtime failure. */
     virtual void Relaunch(const Moves& moves, const BorrowedTensors& grads,
                           const ScalarArg& lr, const ScalarArg& emaDecay) = 0;
-    /** The flat input index of one-element input `scalar` (RepeatedScalar / ListCallScalar) after
-     *  a launch's list entries. */
+    /** The flat input index of one-element input `scalar` (RepeatedScalar / ListCallScalar)
+     *  relative to a launch's first one (ListCall::FirstScalarInput). */
     size_t ScalarPosition(int scalar) const;
     /** The storage address for aclSet*TensorAddr that puts phase 1's view of list entry
      *  (list, index), or of one-element input slot `slot` (0 the step, 1 + ListCallScalar), at
@@ -168,7 +169,7 @@ protected:
     void* SeenScalarAddress(int slot, const at::Tensor& t) const;
 
     bool biasCorrection_ = true;
-    at::Tensor lrValue_, emaDecayValue_;  // owned: the launches read lr / decay from them
+    std::optional<at::Tensor> lrValue_, emaDecayValue_;  // owned: the launches read lr / decay
 
 private:
     bool OverlapsNoUpdated(const at::Tensor& t) const;
