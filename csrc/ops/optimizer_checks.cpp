@@ -28,13 +28,15 @@ namespace {
 
 namespace py = pybind11;
 
-/** The byte range of t's storage ([0, 0) for an empty one); nullopt: no storage to look at. */
-std::optional<std::pair<uintptr_t, uintptr_t>> StorageRange(const at::Tensor& t)
+/** The bytes of t's storage (empty for an empty one); nullopt: no storage to look at. */
+std::optional<MemorySpan> StorageSpan(const at::Tensor& t)
 {
     if (!t.has_storage()) return std::nullopt;
     const c10::Storage& storage = t.storage();
-    const auto begin = reinterpret_cast<uintptr_t>(storage.data());
-    return std::make_pair(begin, begin + storage.nbytes());
+    MemorySpan span;
+    span.begin = reinterpret_cast<uintptr_t>(storage.data());
+    span.end = span.begin + storage.nbytes();
+    return span;
 }
 
 /** An updated tensor as the caches saw it: its memory and description (what a prepared launch
@@ -47,44 +49,37 @@ struct PlacedTensor {
 
 /**
  * The storages a step updates (every cached group's parameters and state), as sorted, merged
- * byte ranges: a later step whose updated tensors are the same objects, in the same memory
+ * byte spans: a later step whose updated tensors are the same objects, in the same memory
  * (InPlace), checks only what is new each step (the gradients, the scalar tensors) against them.
  */
 class UpdatedStorages {
 public:
     explicit UpdatedStorages(const std::vector<at::Tensor>& updated)
     {
+        std::vector<MemorySpan> spans;
         for (const at::Tensor& t : updated) {
-            const auto range = StorageRange(t);
-            TORCH_CHECK(range, "UpdatedStorages: a tensor without storage");
-            if (range->first != range->second) ranges_.push_back(*range);
+            const auto span = StorageSpan(t);
+            TORCH_CHECK(span, "UpdatedStorages: a tensor without storage");
+            if (span->begin != span->end) spans.push_back(*span);
             placed_.push_back({t, SeenTensor(t), t.storage().nbytes()});
         }
-        std::sort(ranges_.begin(), ranges_.end());
-        std::vector<std::pair<uintptr_t, uintptr_t>> merged;
-        for (const auto& r : ranges_) {
-            if (!merged.empty() && r.first < merged.back().second) {
-                merged.back().second = std::max(merged.back().second, r.second);
+        std::sort(spans.begin(), spans.end(),
+                  [](const MemorySpan& a, const MemorySpan& b) { return a.begin < b.begin; });
+        for (const MemorySpan& s : spans) {  // merged: disjoint (tensors share storages)
+            if (!storages_.empty() && s.begin < storages_.back().end) {
+                storages_.back().end = std::max(storages_.back().end, s.end);
             } else {
-                merged.push_back(r);
+                storages_.push_back(s);
             }
         }
-        ranges_ = std::move(merged);
     }
 
     /** Whether t's storage shares a byte with an updated one (a tensor without storage: yes,
      *  the full check decides). */
     bool Touches(const at::Tensor& t) const
     {
-        const auto range = StorageRange(t);
-        if (!range) return true;
-        if (range->first == range->second) return false;
-        // merged ranges are disjoint and sorted by both ends: the first ending after t's
-        // storage begins is the only one that may start before it ends
-        const auto it = std::partition_point(ranges_.begin(), ranges_.end(), [&](const auto& r) {
-            return r.second <= range->first;
-        });
-        return it != ranges_.end() && it->first < range->second;
+        const auto span = StorageSpan(t);
+        return !span || TouchesSortedSpans(storages_, *span);
     }
 
     bool TouchesAny(const std::vector<at::Tensor>& tensors) const
@@ -113,7 +108,7 @@ public:
     }
 
 private:
-    std::vector<std::pair<uintptr_t, uintptr_t>> ranges_;
+    std::vector<MemorySpan> storages_;  // sorted, merged
     std::vector<PlacedTensor> placed_;
 };
 

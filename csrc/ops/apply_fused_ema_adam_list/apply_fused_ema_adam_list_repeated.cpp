@@ -110,13 +110,7 @@ size_t RepeatedListCall::ScalarPosition(int scalar) const
 
 bool RepeatedListCall::OverlapsNoUpdated(const at::Tensor& t) const
 {
-    const MemorySpan span = SpanOf(t, false);
-    if (span.begin == span.end) return true;
-    // The updated spans are disjoint, so sorted by start they are sorted by end too: the first
-    // one ending after t starts is the only candidate that may begin before t ends.
-    const auto it = std::partition_point(updatedSpans_.begin(), updatedSpans_.end(),
-                                         [&](const MemorySpan& u) { return u.end <= span.begin; });
-    return it == updatedSpans_.end() || !SpansOverlap(*it, span);
+    return !TouchesSortedSpans(updatedSpans_, SpanOf(t, false));  // (an empty span touches none)
 }
 
 bool RepeatedListCall::RunAgain(const BorrowedTensors& grads, const at::Tensor& step,

@@ -26,6 +26,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/util/SmallVector.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -76,6 +77,16 @@ inline bool SameInts(c10::IntArrayRef a, const c10::SmallVector<int64_t, 4>& b)
         if (a[i] != b[i]) return false;
     }
     return true;
+}
+
+/** Whether `span` shares a byte with one of `disjoint` (sorted by start, pairwise disjoint, so
+ *  sorted by end too: the first one ending after `span` starts is the only candidate that may
+ *  begin before it ends). One binary search. */
+inline bool TouchesSortedSpans(const std::vector<MemorySpan>& disjoint, const MemorySpan& span)
+{
+    const auto it = std::partition_point(disjoint.begin(), disjoint.end(),
+                                         [&](const MemorySpan& u) { return u.end <= span.begin; });
+    return it != disjoint.end() && SpansOverlap(*it, span);
 }
 
 /** The gradients of a repeated launch, borrowed: the caller holds them for the call (no
