@@ -301,9 +301,9 @@ public:
         if (k.bad == "step-shape") {
             stepBytes.resize(16, 0);  // [1, 2]
         }
-        aclTensor* step = T(stepBytes, stepDt, k.bad == "step-shape" ? 2 : 1, k.bad == "step-shape");
-        extra_.push_back(bufs_.back().p);  // the step: an input, not an output to compare (it may move)
-        bufs_.pop_back();
+        // the step: an input, not an output to compare (it may move)
+        aclTensor* step = T(stepBytes, stepDt, k.bad == "step-shape" ? 2 : 1, k.bad == "step-shape",
+                            /*compared=*/false);
         auto scalar = [&](float v) {
             std::vector<uint8_t> b(4);
             std::memcpy(b.data(), &v, 4);
@@ -402,8 +402,9 @@ public:
     }
 
 private:
-    /** Device memory holding `host` (freed with the case), not compared as an output. */
-    void* Buffer(const std::vector<uint8_t>& host)
+    /** Device memory holding `host`, freed with the case; `compared`: an output, read back and
+     *  compared after the call (in creation order), else an input only. */
+    void* Upload(const std::vector<uint8_t>& host, bool compared)
     {
         void* p = nullptr;
         if (a_.malloc(&p, host.empty() ? 1 : host.size(), ACL_MEM_MALLOC_HUGE_FIRST) != 0) {
@@ -413,7 +414,11 @@ private:
         if (!host.empty()) {
             a_.memcpy(p, host.size(), host.data(), host.size(), ACL_MEMCPY_HOST_TO_DEVICE);
         }
-        extra_.push_back(p);
+        if (compared) {
+            bufs_.push_back({p, host.size()});
+        } else {
+            extra_.push_back(p);
+        }
         return p;
     }
 
@@ -421,40 +426,30 @@ private:
     aclnnStatus Repeat(const Case& k, int r, aclOpExecutor* ex)
     {
         for (size_t i = 0; i < k.numels.size(); ++i) {
-            void* p = Buffer(Values(k.c.grad, static_cast<size_t>(k.numels[i]), 5000 + 100 * r + i, 0.01f, 1.0f,
-                                    true));
+            void* p = Upload(Values(k.c.grad, static_cast<size_t>(k.numels[i]), 5000 + 100 * r + i, 0.01f, 1.0f,
+                                    true), false);
             if (aclnnStatus s = a_.setDynamicInput(ex, 0, i, gradList, p)) return s;
         }
         // vars entry 0 (buffer 1 of the case: grads[0], vars[0], ...) to new memory with its contents
         DevBuf& var0 = bufs_[1];
         std::vector<uint8_t> contents(var0.bytes);
         a_.memcpy(contents.data(), contents.size(), var0.p, var0.bytes, ACL_MEMCPY_DEVICE_TO_HOST);
-        const DevBuf moved{Buffer(contents), var0.bytes};
-        extra_.pop_back();  // an output now: compared (after the others) and freed with bufs_
-        bufs_.push_back(moved);
-        if (aclnnStatus s = a_.setDynamicInput(ex, 1, 0, varList, moved.p)) return s;
+        void* moved = Upload(contents, true);  // an output now: compared after the others
+        if (aclnnStatus s = a_.setDynamicInput(ex, 1, 0, varList, moved)) return s;
         const int64_t step = k.step + r;
         std::vector<uint8_t> stepBytes(8);
         std::memcpy(stepBytes.data(), &step, 8);
-        return a_.setInput(ex, stepIndex, stepTensor, Buffer(stepBytes));
+        return a_.setInput(ex, stepIndex, stepTensor, Upload(stepBytes, false));
     }
 
-    aclTensor* T(const std::vector<uint8_t>& host, int dt, int64_t numel, bool twoDims = false)
+    aclTensor* T(const std::vector<uint8_t>& host, int dt, int64_t numel, bool twoDims = false,
+                 bool compared = true)
     {
-        DevBuf b;
-        b.bytes = host.size();
-        if (a_.malloc(&b.p, b.bytes == 0 ? 1 : b.bytes, ACL_MEM_MALLOC_HUGE_FIRST) != 0) {
-            std::fprintf(stderr, "cann-host: %s aclrtMalloc failed\n", a_.name);
-            std::exit(2);
-        }
-        if (b.bytes != 0) {
-            a_.memcpy(b.p, b.bytes, host.data(), b.bytes, ACL_MEMCPY_HOST_TO_DEVICE);
-        }
-        bufs_.push_back(b);
+        void* p = Upload(host, compared);
         std::vector<int64_t> shape = twoDims ? std::vector<int64_t>{numel / 2, 2} : std::vector<int64_t>{numel};
         std::vector<int64_t> strides = twoDims ? std::vector<int64_t>{2, 1} : std::vector<int64_t>{1};
         aclTensor* t = a_.createTensor(shape.data(), shape.size(), static_cast<aclDataType>(dt), strides.data(), 0,
-                                       ACL_FORMAT_ND, shape.data(), shape.size(), b.p);
+                                       ACL_FORMAT_ND, shape.data(), shape.size(), p);
         tensors_.push_back(t);
         return t;
     }
