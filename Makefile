@@ -18,8 +18,10 @@ TEST_SOURCES := $(shell find tests/cpp -type f 2>/dev/null)
 # The package's Python files by name (not content): the editable install maps each file, so adding
 # or removing a module reinstalls the package; editing one needs nothing.
 PY_MODULES := build/.python-modules
-# CANN's ACL headers from the torch-npu wheel: the reference the C API headers are tested against.
-TORCH_NPU_INC := third_party/torch_npu/include
+# The torch-npu 2.13.0 wheels, unpacked (never installed): the headers (CANN's ACL headers among
+# them: the reference the C API headers are tested against) and each library's exported symbols.
+TORCH_NPU := third_party/torch_npu
+TORCH_NPU_STAMP := $(TORCH_NPU)/.stamp
 ASAN_BUILD := build/asan
 SAMPLE_BUILD := build/aclnn_sample
 
@@ -39,7 +41,8 @@ test: cpp sanitize npu-check $(VENV)/.engines.stamp
 
 # The NPU-only sources compiled against the real torch_npu / op-plugin / ACL headers of the
 # torch-npu 2.13.0 wheel (downloaded and unpacked, never installed: without CANN an installed
-# torch_npu breaks `import torch`). Syntax and types only: linking needs CANN.
+# torch_npu breaks `import torch`), and the ABI check: every torch_npu / op-plugin symbol they need
+# is exported by the x86_64 and aarch64 wheels (tools/npu_check.sh).
 # Then op_host/cann/ against CANN's registration headers, when CANN_METADEF_DIR and
 # ASC_DEVKIT_DIR name checkouts of hicann/metadef and asc-devkit, and CANN's own op_build on our
 # OpDefs, built from those checkouts and hicann/asc-tools' project template (ASC_TOOLS_DIR): the
@@ -52,9 +55,9 @@ npu-check: build/npu-check.stamp ascendc-check
 	@tools/cann_host_check.sh
 	@tools/cann_op_build.sh
 	@tools/cann_host/run.sh
-build/npu-check.stamp: $(TORCH_NPU_INC)/.stamp $(VENV)/.requirements.stamp tools/npu_check.sh \
-                       $(wildcard csrc/ops/*/*.cpp csrc/ops/*/*.h op_host/*/*.h)
-	tools/npu_check.sh $(TORCH_NPU_INC) $(PY)
+build/npu-check.stamp: $(TORCH_NPU_STAMP) $(VENV)/.python.stamp tools/npu_check.sh tools/npu_abi_check.py \
+                       $(wildcard csrc/ops/*/*.cpp csrc/ops/*/*.h op_host/*/*.h tools/npu_abi_selftest/*)
+	tools/npu_check.sh $(TORCH_NPU) $(PY) $(BUILD)
 	mkdir -p build && touch $@
 
 # The AscendC kernels (op_kernel/*.cpp) type-checked, then run once per tiling key, against the real AscendC
@@ -78,7 +81,7 @@ $(VENV)/.requirements.stamp: requirements-dev.txt
 # the sources under ascend_ema_adam/ are used directly). The same tree builds the C++ test programs
 # (twin rule checks, tiling, the C API), so every source is compiled once in Release.
 python: $(VENV)/.python.stamp
-$(VENV)/.python.stamp: $(VENV)/.requirements.stamp $(TORCH_NPU_INC)/.stamp $(NATIVE_SOURCES) $(PY_MODULES)
+$(VENV)/.python.stamp: $(VENV)/.requirements.stamp $(TORCH_NPU_STAMP) $(NATIVE_SOURCES) $(PY_MODULES)
 	$(PY) -m pip install --quiet --no-build-isolation --no-deps --disable-pip-version-check \
 	    -Ceditable.rebuild=false -Cbuild-dir=$(BUILD) -Ccmake.define.AEA_BUILD_TESTS=ON -e .
 	touch $@
@@ -106,7 +109,7 @@ sample: python
 # ASan take minutes per file to compile, at -O0 half a minute).
 SANITIZE_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 sanitize: $(ASAN_BUILD)/.stamp
-$(ASAN_BUILD)/.stamp: $(VENV)/.requirements.stamp $(TORCH_NPU_INC)/.stamp $(NATIVE_SOURCES) $(TEST_SOURCES)
+$(ASAN_BUILD)/.stamp: $(VENV)/.requirements.stamp $(TORCH_NPU_STAMP) $(NATIVE_SOURCES) $(TEST_SOURCES)
 	PATH=$(abspath $(VENV))/bin:$$PATH cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
 	    -DAEA_BUILD_TESTS=ON -DAEA_BUILD_PYTHON=OFF -DAEA_NATIVE_ISAS=host -DAEA_OPTIMIZE=-O0 \
 	    -DCMAKE_CXX_FLAGS="$(SANITIZE_FLAGS)" -DCMAKE_C_FLAGS="$(SANITIZE_FLAGS)" > /dev/null
@@ -115,15 +118,18 @@ $(ASAN_BUILD)/.stamp: $(VENV)/.requirements.stamp $(TORCH_NPU_INC)/.stamp $(NATI
 	    ctest --test-dir $(ASAN_BUILD) -L aclnn --output-on-failure
 	touch $@
 
-# Downloads the torch-npu 2.13.0 wheel (never installed) and unpacks only its headers.
-third_party/torch_npu: $(TORCH_NPU_INC)/.stamp
-$(TORCH_NPU_INC)/.stamp: | $(VENV)/.requirements.stamp
-	rm -rf third_party/torch_npu
-	mkdir -p third_party
-	$(PY) -m pip download --quiet --no-deps --only-binary=:all: torch-npu==2.13.0 -d third_party
-	$(PY) -c 'import glob, zipfile; w = zipfile.ZipFile(glob.glob("third_party/torch_npu-2.13.0-*.whl")[0]); \
-	    w.extractall("third_party", [n for n in w.namelist() if n.startswith("torch_npu/include/")])'
-	test -f $(TORCH_NPU_INC)/third_party/acl/inc/acl/acl.h
+# Downloads the torch-npu 2.13.0 wheels for x86_64 and aarch64 (about 45 MB each, never installed;
+# kept in third_party/wheels/ for tools/torch_npu_run) and unpacks the headers and each library's
+# exported symbols (tools/unpack_torch_npu.py).
+third_party/torch_npu: $(TORCH_NPU_STAMP)
+$(TORCH_NPU_STAMP): tools/unpack_torch_npu.py | $(VENV)/.requirements.stamp
+	rm -rf $(TORCH_NPU)
+	mkdir -p third_party/wheels
+	for arch in x86_64 aarch64; do $(PY) -m pip download --quiet --disable-pip-version-check --no-deps \
+	    --only-binary=:all: --platform manylinux_2_28_$$arch --python-version 3.11 torch-npu==2.13.0 \
+	    -d third_party/wheels || exit 1; done
+	$(PY) tools/unpack_torch_npu.py third_party/wheels $(TORCH_NPU)
+	test -f $(TORCH_NPU)/include/third_party/acl/inc/acl/acl.h
 	touch $@
 
 # The distributed training engines the integration tests run (ascend_ema_adam.integrations,

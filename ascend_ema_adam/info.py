@@ -57,7 +57,8 @@ def info() -> dict:
             "aclnnApplyFusedEmaAdam on the CPU device (libascend_ema_adam_acl), kernel: "
             + _twin.cpu_kernel_name())
         result["npu_tensor_backend"] = (
-            "EXEC_NPU_CMD(aclnnApplyFusedEmaAdam): CANN op-API (custom package or built-in)"
+            "aclnnApplyFusedEmaAdam* of CANN's op-API libraries (our custom package) through "
+            "torch_npu's task queue"
             if build["npu_kernel"] else
             "not built: needs torch_npu and CANN at build time (see README)")
     return result

@@ -1,28 +1,58 @@
 #!/usr/bin/env bash
-# Compiles every NPU-only source against the real torch_npu / op-plugin / ACL headers from the
-# torch-npu wheel (unpacked, never installed) and torch's headers: syntax and types only, since
-# linking needs CANN. The shared validation (op_host/*/) is ours and pure C++.
-# Usage: tools/npu_check.sh <torch_npu include dir> <python>
+# The NPU build of the torch extension against the real torch_npu 2.13.0 wheels (unpacked, never
+# installed): every NPU-only source compiled as the _C target compiles it with torch_npu (the
+# same include order, AEA_WITH_NPU=1, -O2), then the ABI check (tools/npu_abi_check.py): every
+# symbol those objects need from torch_npu / op-plugin must be one the x86_64 and the aarch64
+# wheels' libraries export, or the extension would not import on an Ascend host. Its self-test
+# (tools/npu_abi_selftest/, a launch written with op-plugin's EXEC_NPU_CMD) must be refused.
+# Linking and running the extension inside torch_npu is tools/torch_npu_run/ (with snapshots).
+# Usage: tools/npu_check.sh <third_party/torch_npu> <python> <package build dir (build/release)>
 set -euo pipefail
-npu_inc="$1"
+npu="$1"
 python="$2"
+package_build="$3"
+out=build/npu_check
+mkdir -p "$out"
+npu_inc="$npu/include"
 torch_inc="$("$python" -c 'import torch.utils.cpp_extension as e; print(" ".join(e.include_paths()))')"
+torch_lib="$("$python" -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')"
 py_inc="$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
-flags=(-std=c++20 -fsyntax-only -Wall -Werror=return-type -D_GLIBCXX_USE_CXX11_ABI=1
-       -DCURRENT_VERSION=V2R13 -isystem "$py_inc" -isystem "$npu_inc" -isystem "$npu_inc/third_party/op-plugin"
-       -isystem "$npu_inc/third_party/acl/inc" -isystem "$npu_inc/third_party/hccl/inc"
-       $(for dir in op_host/*/ op_kernel/*/ csrc/ops/*/; do printf -- '-I %s ' "$dir"; done))
+# The _C target's include order with torch_npu: ops/common, CANN's ACL headers (the wheel's; ours
+# in include/acl/ are the same declarations, aclnn.acl_headers_match_cann), our C API headers (for
+# aclnn/ and aclnnop/), each operator's folders, then torch and torch_npu.
+flags=(-std=c++20 -O2 -fPIC -Wall -Werror=return-type -D_GLIBCXX_USE_CXX11_ABI=1
+       -DCURRENT_VERSION=V2R13 -DAEA_WITH_NPU=1 -I csrc/ops/common
+       -I "$npu_inc/third_party/acl/inc" -I include
+       $(for dir in csrc/ops/*/ op_host/common/ op_host/*/ op_kernel/*/; do printf -- '-I %s ' "$dir"; done)
+       -isystem "$py_inc" -isystem "$npu_inc" -isystem "$npu_inc/third_party/op-plugin"
+       -isystem "$npu_inc/third_party/hccl/inc")
 for dir in $torch_inc; do flags+=(-isystem "$dir"); done
-sources=(csrc/ops/*/*_npu.cpp)  # each operator's NPU kernel (csrc/ops/<op>/)
-for src in "${sources[@]}"; do
-  echo "npu-check: $src"
-  g++ "${flags[@]}" "$src"
+
+# What the NPU build adds to _C: the NPU op API, each operator's NPU kernel, and the bindings
+# (they reach the NPU code through AEA_WITH_NPU).
+sources=(csrc/ops/common/npu_op_api.cpp csrc/ops/*/*_npu.cpp csrc/ops/*/*_bindings.cpp)
+objects=()
+for src in "${sources[@]}"; do objects+=("$out/$(basename "${src%.cpp}").o"); done
+selftest="$out/exec_npu_cmd.o"
+compile() {  # source object
+  echo "npu-check: $1"
+  g++ "${flags[@]}" -c "$1" -o "$2"
+}
+pids=()
+i=0
+for src in "${sources[@]}" tools/npu_abi_selftest/exec_npu_cmd.cpp; do
+  obj="${objects[$i]:-$selftest}"
+  compile "$src" "$obj" &
+  pids+=($!)
+  i=$((i + 1))
+  if (( ${#pids[@]} >= $(nproc) )); then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
 done
-# The bindings as the NPU build compiles them (they reach the NPU code through AEA_WITH_NPU), with
-# our C API headers first, as in the _C target.
-bindings=(csrc/ops/*/*_bindings.cpp)
-for src in "${bindings[@]}"; do
-  echo "npu-check: $src (AEA_WITH_NPU=1)"
-  g++ "${flags[@]}" -I include -DAEA_WITH_NPU=1 "$src"
-done
-echo "npu-check: ${#sources[@]} NPU source(s) and ${#bindings[@]} binding file(s) compile against torch-npu 2.13.0 headers"
+for pid in "${pids[@]}"; do wait "$pid"; done
+echo "npu-check: ${#sources[@]} NPU source(s) compile against torch-npu 2.13.0 headers"
+
+# The rest of _C, as the package build made it: its definitions count as the extension's own.
+ours=("$package_build"/csrc/CMakeFiles/_C.dir/ops/*.o "$package_build"/csrc/CMakeFiles/_C.dir/ops/*/*.o
+      "$package_build"/op_host/libaea_tiling.a)
+"$python" tools/npu_abi_check.py --objects "${objects[@]}" --ours "${ours[@]}" --torch-lib "$torch_lib" \
+  --wheel "x86_64=$npu/symbols/x86_64" --wheel "aarch64=$npu/symbols/aarch64" \
+  --expect-unresolved "$selftest"

@@ -7,7 +7,8 @@
  *   apply_fused_ema_adam_  mutates var, m, v, s in place (the optimizer's op); returns nothing, so
  *                          torch.compile functionalizes it automatically (auto_functionalized).
  *   apply_fused_ema_adam   out-of-place variant: returns new (var, m, v, s).
- * Backend kernels: cpu/ (through our aclnn two phases), npu/ (EXEC_NPU_CMD, with torch_npu).
+ * Kernels: apply_fused_ema_adam_cpu.cpp (our aclnn two phases on the CPU device) and, built with
+ * torch_npu, apply_fused_ema_adam_npu.cpp (CANN's op-API through torch_npu's task queue).
  * Fake (meta) kernels live in ascend_ema_adam/_meta_registrations.py.
  * The schema calls CANN's `mode` attribute `adam_mode`: torch's functionalization passes its own
  * `mode` keyword through custom ops, which an argument of that name would collide with.

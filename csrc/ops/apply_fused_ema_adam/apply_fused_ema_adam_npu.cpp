@@ -1,17 +1,19 @@
 /**
- * @file apply_fused_ema_adam_kernel.cpp
- * @brief NPU (PrivateUse1) kernel of ascend_ema_adam::apply_fused_ema_adam_, built only where
- *        torch_npu and CANN are installed. EXEC_NPU_CMD resolves aclnnApplyFusedEmaAdam (our
- *        custom-op package's, or CANN's built-in op of the same name) from the op-API libraries,
- *        converts the tensors to aclTensors (sizes, strides, storage offset), allocates the
- *        workspace from the NPU caching allocator and enqueues phase 2 on the current stream.
+ * @file apply_fused_ema_adam_npu.cpp
+ * @brief NPU (PrivateUse1) kernel of ascend_ema_adam::apply_fused_ema_adam_, built only with
+ *        torch_npu: aclnnApplyFusedEmaAdam of CANN's op-API libraries (our custom-op package's,
+ *        or CANN's built-in op of the same name), phase 1 at the call (a refusal raises there),
+ *        phase 2 on the current stream through torch_npu's task queue (npu_op_api.h). The tensors
+ *        go with their real sizes, strides and storage offsets, as on the CPU.
  */
 #include <torch/library.h>
 
+#include <memory>
 #include <type_traits>
 
 #include "apply_fused_ema_adam.h"
-#include "op_plugin/utils/op_api_common.h"
+#include "aclnnop/aclnn_apply_fused_ema_adam.h"
+#include "npu_op_api.h"
 
 namespace ascend_ema_adam::ops {
 
@@ -22,8 +24,28 @@ void ApplyFusedEmaAdamNpu(const at::Tensor& grad, const at::Tensor& var, const a
                           double lr, double emaDecay, double beta1, double beta2, double eps,
                           int64_t mode, bool biasCorrection, double weightDecay)
 {
-    EXEC_NPU_CMD(aclnnApplyFusedEmaAdam, grad, var, m, v, s, step, lr, emaDecay, beta1, beta2,
-                 eps, mode, biasCorrection, weightDecay);
+    CheckAllOnOneNpu("apply_fused_ema_adam_", {{"var", &var}, {"grad", &grad}, {"m", &m},
+                                               {"v", &v}, {"s", &s}, {"step", &step}});
+    static const auto getWorkspaceSize =
+        NpuOpApiFunction<decltype(&aclnnApplyFusedEmaAdamGetWorkspaceSize)>(
+            "aclnnApplyFusedEmaAdamGetWorkspaceSize");
+    static const auto run =
+        NpuOpApiFunction<decltype(&aclnnApplyFusedEmaAdam)>("aclnnApplyFusedEmaAdam");
+    auto args = std::make_shared<NpuLaunchArgs>();
+    aclTensor* aclGrad = args->Add(ToNpuAclTensor(grad));
+    aclTensor* aclVar = args->Add(ToNpuAclTensor(var));
+    aclTensor* aclM = args->Add(ToNpuAclTensor(m));
+    aclTensor* aclV = args->Add(ToNpuAclTensor(v));
+    aclTensor* aclS = args->Add(ToNpuAclTensor(s));
+    aclTensor* aclStep = args->Add(ToNpuAclTensor(step));
+    RunNpuAclnn(
+        "aclnnApplyFusedEmaAdam", run,
+        [&](uint64_t* workspaceSize, aclOpExecutor** executor) {
+            return getWorkspaceSize(aclGrad, aclVar, aclM, aclV, aclS, aclStep, lr, emaDecay,
+                                    beta1, beta2, eps, mode, biasCorrection, weightDecay,
+                                    workspaceSize, executor);
+        },
+        args, var.options());
 }
 
 static_assert(std::is_same_v<decltype(ApplyFusedEmaAdamNpu), decltype(ApplyFusedEmaAdamInplace)>,

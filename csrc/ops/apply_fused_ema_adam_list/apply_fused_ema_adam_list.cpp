@@ -13,7 +13,8 @@
  * allowed): ss is neither read nor written. lr_tensor / ema_decay_tensor: one-element fp32
  * tensors on the parameters' device that replace lr / ema_decay when given (read by the kernel
  * when it runs: no host sync, and torch.compile keeps one graph while their values change).
- * Backend kernels: cpu/ (through our aclnn list API), npu/ (EXEC_NPU_CMD, with torch_npu).
+ * Kernels: apply_fused_ema_adam_list_cpu.cpp (our aclnn list API on the CPU device) and, built
+ * with torch_npu, apply_fused_ema_adam_list_npu.cpp (CANN's op-API through torch_npu's task queue).
  * Fake (meta) kernels live in ascend_ema_adam/_meta_registrations.py.
  */
 #include "apply_fused_ema_adam_list.h"

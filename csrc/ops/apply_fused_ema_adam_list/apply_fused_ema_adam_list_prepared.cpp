@@ -12,36 +12,17 @@
 #include <string>
 #include <utility>
 
-#include "aclnnop/aclnn_apply_fused_ema_adam_list_v2.h"
+#include "apply_fused_ema_adam_list_api.h"
 
 namespace ascend_ema_adam::ops {
 
 namespace {
 
 constexpr const char* kOpName = "apply_fused_ema_adam_list_";
-constexpr const char* kPhase1 = "aclnnApplyFusedEmaAdamListV2GetWorkspaceSize";
-constexpr const char* kPhase2 = "aclnnApplyFusedEmaAdamListV2";
 
-struct Api {
-    decltype(&aclnnApplyFusedEmaAdamListV2GetWorkspaceSize) phase1;
-    decltype(&aclnnApplyFusedEmaAdamListV2) phase2;
-    decltype(&aclDestroyAclOpExecutor) destroy;
-    decltype(&aclSetAclOpExecutorRepeatable) repeatable;
-    decltype(&aclSetDynamicInputTensorAddr) setDynamicInput;
-    decltype(&aclSetInputTensorAddr) setInput;
-};
-
-const Api& V2()
+const ListOpApi& V2()
 {
-    static const Api api{
-        CpuOpApiFunction<decltype(&aclnnApplyFusedEmaAdamListV2GetWorkspaceSize)>(kPhase1),
-        CpuOpApiFunction<decltype(&aclnnApplyFusedEmaAdamListV2)>(kPhase2),
-        CpuOpApiFunction<decltype(&aclDestroyAclOpExecutor)>("aclDestroyAclOpExecutor"),
-        CpuOpApiFunction<decltype(&aclSetAclOpExecutorRepeatable)>(
-            "aclSetAclOpExecutorRepeatable"),
-        CpuOpApiFunction<decltype(&aclSetDynamicInputTensorAddr)>("aclSetDynamicInputTensorAddr"),
-        CpuOpApiFunction<decltype(&aclSetInputTensorAddr)>("aclSetInputTensorAddr")};
-    return api;
+    return LoadListOpApi<CpuOpApiSymbol>();
 }
 
 AclTensorPtr ToAclOptional(const std::optional<at::Tensor>& t)
@@ -69,7 +50,7 @@ PreparedListCall::PreparedListCall(const ListCall& given, bool repeatable)
     }
     scalars_[0] = ToAclTensor(*call.step, false);
     for (int s = 0; s < kCallScalars; ++s) scalars_[1 + s] = ToAclOptional(*call.scalars[s]);
-    const Api& api = V2();
+    const ListOpApi& api = V2();
     uint64_t maxWorkspace = 0;
     launches_.reserve(slices.size());
     for (const std::pair<size_t, size_t>& slice : slices) {
@@ -93,14 +74,8 @@ PreparedListCall::PreparedListCall(const ListCall& given, bool repeatable)
             a.beta1, a.beta2, a.eps, a.mode, a.biasCorrection, a.weightDecay, call.maximize,
             &launch.workspaceSize, &executor);
         launch.executor.reset(executor);
-        if (status != ACLNN_SUCCESS) {
-            const std::string where =
-                slices.size() > 1
-                    ? " (in the launch of entries " + std::to_string(slice.first) + " to " +
-                          std::to_string(slice.second - 1) + ": entry i there is entry " +
-                          std::to_string(slice.first) + " + i of the call)"
-                    : std::string();
-            CheckAclnnStatus(kPhase1, status, where);  // raises; launches_ destroys the others
+        if (status != ACLNN_SUCCESS) {  // raises; launches_ destroys the others
+            CheckAclnnStatus(kListPhase1, status, LaunchOfCall(slice, slices.size()));
         }
         launches_.push_back(std::move(launch));
         if (repeatable) {
@@ -123,7 +98,7 @@ PreparedListCall::~PreparedListCall() = default;
 
 void PreparedListCall::Run()
 {
-    const Api& api = V2();
+    const ListOpApi& api = V2();
     for (Launch& launch : launches_) {
         TORCH_CHECK(launch.executor != nullptr, kOpName,
                     ": this prepared call already ran (it is not repeatable)");
@@ -134,7 +109,7 @@ void PreparedListCall::Run()
         if (status == ACLNN_SUCCESS && !repeatable_) {
             launch.executor.release();  // consumed by phase 2; a refused one is destroyed
         }
-        CheckAclnnStatus(kPhase2, status);
+        CheckAclnnStatus(kListPhase2, status);
     }
 }
 
@@ -148,7 +123,7 @@ void PreparedListCall::Relaunch(const Moves& moves, const BorrowedTensors& grads
                                 const ScalarArg& lr, const ScalarArg& emaDecay)
 {
     TORCH_CHECK(repeatable_, kOpName, ": RunAgain needs a repeatable prepared call");
-    const Api& api = V2();
+    const ListOpApi& api = V2();
     for (size_t i : moves.grads) {
         Launch& launch = launches_[i / kListMaxTensors];
         CheckAclnnStatus("aclSetDynamicInputTensorAddr",

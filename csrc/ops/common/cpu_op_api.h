@@ -6,7 +6,7 @@
  *
  * Our CPU ACL library exports CANN's symbol names (aclCreateTensor, ...). On an Ascend machine
  * CANN's libraries are loaded too, so the functions are looked up in our library's own handle
- * (dlopen + dlsym, as torch_npu's EXEC_NPU_CMD does for libopapi) instead of by global name.
+ * (dlopen + dlsym, as torch_npu's GetOpApiFuncAddr does for libopapi) instead of by global name.
  */
 #ifndef ASCEND_EMA_ADAM_CPU_OP_API_H
 #define ASCEND_EMA_ADAM_CPU_OP_API_H

@@ -125,9 +125,9 @@ static graphStatus InferDataTypeApplyFusedEmaAdam(gert::InferDataTypeContext* co
 namespace ops {
 
 /**
- * Every input is AutoContiguous, as in CANN's own ApplyFusedEmaAdam: torch_npu's EXEC_NPU_CMD
- * passes each tensor as its view (sizes, strides, storage offset), and with AutoContiguous the
- * generated aclnn layer copies strided inputs to contiguous ones (aclnnContiguous) and the updated
+ * Every input is AutoContiguous, as in CANN's own ApplyFusedEmaAdam: the torch op's NPU kernel
+ * (csrc/ops/apply_fused_ema_adam/apply_fused_ema_adam_npu.cpp) passes each tensor as its view
+ * (sizes, strides, storage offset), and with AutoContiguous the generated aclnn layer copies strided inputs to contiguous ones (aclnnContiguous) and the updated
  * var/m/v/s back into their views (aclnnViewCopy), so strided views are updated in place, as on
  * the CPU device. Without it, the generated layer's contiguity check refuses them (the
  * IgnoreContiguous documentation: "the framework ignores the non-contiguous check").

@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""Unpacks what the checks need from the torch_npu wheels, never installing them.
+
+    unpack_torch_npu.py <wheel dir> <out dir>
+
+<out>/include/: the headers (torch_npu, op-plugin, CANN's ACL), from the x86_64 wheel (the
+wheels' headers are identical). <out>/symbols/<arch>/<library>.txt: `nm -D --defined-only` of
+each shared library of the wheel for <arch> (x86_64, aarch64): what an extension may link
+against (tools/npu_abi_check.py). The libraries themselves are not kept.
+"""
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+wheels, out = Path(sys.argv[1]), Path(sys.argv[2])
+for arch in ("x86_64", "aarch64"):
+    found = sorted(wheels.glob(f"torch_npu-*-{arch}.whl")) + sorted(wheels.glob(f"torch_npu-*_{arch}.whl"))
+    if not found:
+        sys.exit(f"unpack_torch_npu: no torch_npu wheel for {arch} in {wheels}")
+    with zipfile.ZipFile(found[0]) as wheel:
+        if arch == "x86_64":
+            wheel.extractall(out.parent, [n for n in wheel.namelist() if n.startswith("torch_npu/include/")])
+        symbols = out / "symbols" / arch
+        symbols.mkdir(parents=True, exist_ok=True)
+        for name in wheel.namelist():
+            if name.startswith("torch_npu/lib/") and ".so" in Path(name).name:
+                with tempfile.TemporaryDirectory() as tmp:
+                    lib = Path(wheel.extract(name, tmp))
+                    listing = subprocess.run(["nm", "-D", "--defined-only", "--format=posix", str(lib)],
+                                             check=True, capture_output=True, text=True).stdout
+                (symbols / f"{Path(name).name}.txt").write_text(listing)
+    print(f"unpack_torch_npu: {found[0].name}: symbols of {len(list(symbols.glob('*.txt')))} libraries")
