@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <string>
@@ -136,6 +137,33 @@ STANDIN aclError aclrtGetRunMode(aclrtRunMode* mode)
     *mode = ACL_HOST;
     return ACL_SUCCESS;
 }
+// One context per device (the device's primary one), current once the device is set.
+STANDIN aclError aclrtGetCurrentContext(aclrtContext* context)
+{
+    static int primary;
+    if (g_device < 0) {
+        return ACL_ERROR_RT_CONTEXT_NULL;
+    }
+    *context = &primary;
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclrtSetCurrentContext(aclrtContext context)
+{
+    if (context == nullptr) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    g_device = 0;
+    return ACL_SUCCESS;
+}
+// The runtime's sticky error of this thread: none (a stand-in failure returns its code at once).
+STANDIN aclError aclrtPeekAtLastError(aclrtLastErrLevel) { return ACL_SUCCESS; }
+STANDIN aclError aclrtGetLastError(aclrtLastErrLevel) { return ACL_SUCCESS; }
+STANDIN aclError aclrtSetOpExecuteTimeOutV2(uint64_t timeout, uint64_t* actualTimeout)
+{
+    *actualTimeout = timeout;
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclrtSetStreamFailureMode(aclrtStream, uint64_t) { return ACL_SUCCESS; }
 
 STANDIN aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy)
 {
@@ -214,6 +242,7 @@ STANDIN aclError aclrtDestroyStream(aclrtStream stream)
 }
 STANDIN aclError aclrtDestroyStreamForce(aclrtStream stream) { return aclrtDestroyStream(stream); }
 STANDIN aclError aclrtSynchronizeStream(aclrtStream) { return ACL_SUCCESS; }
+STANDIN aclError aclrtSynchronizeStreamWithTimeout(aclrtStream, int32_t) { return ACL_SUCCESS; }
 STANDIN aclError aclrtSynchronizeDevice() { return ACL_SUCCESS; }
 STANDIN aclError aclrtStreamGetId(aclrtStream stream, int32_t* streamId)
 {
@@ -252,20 +281,42 @@ STANDIN aclError aclmdlRICaptureGetInfo(aclrtStream, aclmdlRICaptureStatus* stat
     return ACL_SUCCESS;
 }
 
-// System parameters, overflow, sync: the defaults of a fresh device.
-STANDIN aclError aclrtCtxGetSysParamOpt(aclSysParamOpt, int64_t* value)
+// System parameters: what was set, 0 (with success) for what was not. torch_npu's
+// ApplyDeterministicSnapshotLocked (OpParamMaker.cpp) fails a launch unless the get succeeds
+// on a fresh device; opbase (GetDeterministicLevelFromRt) takes either.
+namespace {
+std::mutex g_paramMutex;
+std::map<int, int64_t> g_sysParams;
+}  // namespace
+STANDIN aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value)
 {
-    *value = 0;
-    return ACL_ERROR_RT_SYSPARAMOPT_NOT_SET;
+    std::lock_guard<std::mutex> lock(g_paramMutex);
+    g_sysParams[static_cast<int>(opt)] = value;
+    return ACL_SUCCESS;
 }
-STANDIN aclError aclrtGetSysParamOpt(aclSysParamOpt, int64_t* value)
+STANDIN aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value) { return aclrtSetSysParamOpt(opt, value); }
+STANDIN aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t* value)
 {
-    *value = 0;
-    return ACL_ERROR_RT_SYSPARAMOPT_NOT_SET;
+    std::lock_guard<std::mutex> lock(g_paramMutex);
+    const auto it = g_sysParams.find(static_cast<int>(opt));
+    *value = it == g_sysParams.end() ? 0 : it->second;
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t* value) { return aclrtGetSysParamOpt(opt, value); }
+
+// The float overflow mode of conversions (CTRL[48] on 910B): what aclrtSetDeviceSatMode set, IEEE
+// inf/NaN by default here (the twin computes IEEE).
+namespace {
+std::atomic<int> g_satMode{ACL_RT_OVERFLOW_MODE_INFNAN};
+}  // namespace
+STANDIN aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode)
+{
+    g_satMode = mode;
+    return ACL_SUCCESS;
 }
 STANDIN aclError aclrtGetDeviceSatMode(aclrtFloatOverflowMode* mode)
 {
-    *mode = ACL_RT_OVERFLOW_MODE_INFNAN;
+    *mode = static_cast<aclrtFloatOverflowMode>(g_satMode.load());
     return ACL_SUCCESS;
 }
 STANDIN aclError aclrtCtxGetFloatOverflowAddr(void** overflowAddr)
