@@ -155,6 +155,16 @@ STANDIN aclError aclrtSetCurrentContext(aclrtContext context)
     g_device = 0;
     return ACL_SUCCESS;
 }
+// CANN's attributes: this toolkit keeps IEEE inf/NaN in float conversions on 910B (inf-nan mode),
+// which torch_npu asks before it sets the device's mode (IsSupportInfNan, npu_sys_ctrl.cpp).
+STANDIN aclError aclGetCannAttribute(aclCannAttr attr, int32_t* value)
+{
+    if (value == nullptr) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    *value = attr == ACL_CANN_ATTR_INF_NAN ? 1 : 0;
+    return ACL_SUCCESS;
+}
 // The runtime's sticky error of this thread: none (a stand-in failure returns its code at once).
 STANDIN aclError aclrtPeekAtLastError(aclrtLastErrLevel) { return ACL_SUCCESS; }
 STANDIN aclError aclrtGetLastError(aclrtLastErrLevel) { return ACL_SUCCESS; }

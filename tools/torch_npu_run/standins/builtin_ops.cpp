@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -197,6 +198,10 @@ STANDIN_OP(aclnnMaximum,
            (const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize,
             aclOpExecutor** executor),
            [s = Tensor(self), o = Tensor(other), r = Tensor(out)]() mutable { at::maximum_out(r, s, o); })
+STANDIN_OP(aclnnMinimum,
+           (const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize,
+            aclOpExecutor** executor),
+           [s = Tensor(self), o = Tensor(other), r = Tensor(out)]() mutable { at::minimum_out(r, s, o); })
 
 // ---- fills, casts, comparisons, selection ---------------------------------------------------
 STANDIN_OP(aclnnInplaceFillScalar,
@@ -240,3 +245,82 @@ STANDIN_OP(aclnnCat,
            (const aclTensorList* tensors, int64_t dim, aclTensor* out, uint64_t* workspaceSize,
             aclOpExecutor** executor),
            [t = Tensors(tensors), d = dim, r = Tensor(out)]() mutable { at::cat_out(r, t, d); })
+STANDIN_OP(aclnnStack,
+           (const aclTensorList* tensors, int64_t dim, aclTensor* out, uint64_t* workspaceSize,
+            aclOpExecutor** executor),
+           [t = Tensors(tensors), d = dim, r = Tensor(out)]() mutable { at::stack_out(r, t, d); })
+
+// ---- torch.amp.GradScaler (inf-nan mode: the device keeps IEEE inf and NaN) -------------------
+STANDIN_OP(aclnnForeachNonFiniteCheckAndUnscale,
+           (const aclTensorList* scaledGrads, aclTensor* foundInf, const aclTensor* invScale,
+            uint64_t* workspaceSize, aclOpExecutor** executor),
+           [g = Tensors(scaledGrads), f = Tensor(foundInf), s = Tensor(invScale)]() mutable {
+               at::_amp_foreach_non_finite_check_and_unscale_(g, f, s);
+           })
+STANDIN_OP(aclnnAmpUpdateScale,
+           (const aclTensor* currentScale, aclTensor* growthTracker, const aclTensor* foundInf,
+            double growthFactor, double backoffFactor, int64_t growthInterval, aclTensor* outScale,
+            aclTensor* outTracker, uint64_t* workspaceSize, aclOpExecutor** executor),
+           [s = Tensor(currentScale), t = Tensor(growthTracker), f = Tensor(foundInf),
+            growthFactor, backoffFactor, growthInterval, os = Tensor(outScale),
+            ot = Tensor(outTracker)]() mutable {
+               at::Tensor scale = s.clone();
+               at::Tensor tracker = t.clone();
+               at::_amp_update_scale_(scale, tracker, f, growthFactor, backoffFactor, growthInterval);
+               os.copy_(scale);
+               ot.copy_(tracker);
+           })
+
+// ---- what fused clipping's scalars need (isfinite, logical_not, clamp, reductions, pow) ------
+STANDIN_OP(aclnnIsFinite,
+           (const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor),
+           [s = Tensor(self), r = Tensor(out)]() mutable { r.copy_(at::isfinite(s)); })
+STANDIN_OP(aclnnLogicalNot,
+           (const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor),
+           [s = Tensor(self), r = Tensor(out)]() mutable { at::logical_not_out(r, s); })
+STANDIN_OP(aclnnClamp,
+           (const aclTensor* self, const aclScalar* min, const aclScalar* max, aclTensor* out,
+            uint64_t* workspaceSize, aclOpExecutor** executor),
+           [s = Tensor(self), lo = min ? std::optional<at::Scalar>(Scalar(min)) : std::nullopt,
+            hi = max ? std::optional<at::Scalar>(Scalar(max)) : std::nullopt,
+            r = Tensor(out)]() mutable { at::clamp_out(r, s, lo, hi); })
+STANDIN_OP(aclnnClampMax,
+           (const aclTensor* self, const aclScalar* max, aclTensor* out, uint64_t* workspaceSize,
+            aclOpExecutor** executor),
+           [s = Tensor(self), hi = Scalar(max), r = Tensor(out)]() mutable { at::clamp_max_out(r, s, hi); })
+STANDIN_OP(aclnnClampMin,
+           (const aclTensor* self, const aclScalar* min, aclTensor* out, uint64_t* workspaceSize,
+            aclOpExecutor** executor),
+           [s = Tensor(self), lo = Scalar(min), r = Tensor(out)]() mutable { at::clamp_min_out(r, s, lo); })
+STANDIN_OP(aclnnPowTensorTensor,
+           (const aclTensor* self, const aclTensor* exponent, aclTensor* out, uint64_t* workspaceSize,
+            aclOpExecutor** executor),
+           [s = Tensor(self), e = Tensor(exponent), r = Tensor(out)]() mutable { at::pow_out(r, s, e); })
+STANDIN_OP(aclnnReciprocal,
+           (const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor),
+           [s = Tensor(self), r = Tensor(out)]() mutable { at::reciprocal_out(r, s); })
+STANDIN_OP(aclnnPowTensorScalar,
+           (const aclTensor* self, const aclScalar* exponent, aclTensor* out, uint64_t* workspaceSize,
+            aclOpExecutor** executor),
+           [s = Tensor(self), e = Scalar(exponent), r = Tensor(out)]() mutable { at::pow_out(r, s, e); })
+// max over every element
+STANDIN_OP(aclnnMax,
+           (const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor),
+           [s = Tensor(self), r = Tensor(out)]() mutable { r.copy_(at::max(s)); })
+STANDIN_OP(aclnnReduceSum,
+           (const aclTensor* self, const aclIntArray* dim, bool keepdim, int32_t /*aclDataType: out's*/,
+            aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor),
+           [s = Tensor(self), d = ValuesOf(dim), k = keepdim, r = Tensor(out)]() mutable {
+               at::sum_out(r, s, d, k, r.scalar_type());
+           })
+
+// ---- comparisons with a scalar (out: bool) ----------------------------------------------------
+#define STANDIN_COMPARE_SCALAR(name, fn)                                                         \
+    STANDIN_OP(name,                                                                             \
+               (const aclTensor* self, const aclScalar* other, aclTensor* out,                  \
+                uint64_t* workspaceSize, aclOpExecutor** executor),                              \
+               [s = Tensor(self), o = Scalar(other), r = Tensor(out)]() mutable { fn(r, s, o); })
+STANDIN_COMPARE_SCALAR(aclnnGtScalar, at::gt_out)
+STANDIN_COMPARE_SCALAR(aclnnGeScalar, at::ge_out)
+STANDIN_COMPARE_SCALAR(aclnnLtScalar, at::lt_out)
+STANDIN_COMPARE_SCALAR(aclnnNeScalar, at::ne_out)

@@ -1,0 +1,471 @@
+#!/usr/bin/env python3
+"""The torch-npu run's cases (tools/torch_npu_run/run.sh sets up what they run in).
+
+    cases.py --modes 0 1 2 [--only REGEX] [--seed N]
+
+Each case makes its inputs on the CPU (fresh random values, never all zeros) and calls one
+function twice: on CPU tensors (this package's CPU device: our aclnn layer, the native kernel)
+and on copies moved with ``.npu()`` (the real torch_npu 2.13.0 and its op-plugin, our NPU
+extension, CANN's generated aclnn and opbase, our kernel on the twin behind the stand-in
+runtime). The function returns the tensors it updated or made. A case *runs* when both calls
+return and every returned tensor is bit-identical after ``.cpu()``; a case is *refused* when both
+calls raise and the NPU call changed none of its inputs. Each case says which it must be; any
+other outcome fails. Every case runs in a fresh process per TASK_QUEUE_ENABLE mode (torch_npu reads
+it at import), on the same inputs (one seed for all modes), and counts once it passed in all.
+
+Prints one line per failure and the summary
+    torch-npu: N cases through the real torch_npu 2.13.0 and op-plugin, M bit-identical, K refused as expected
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import traceback
+from dataclasses import dataclass
+from typing import Callable
+
+RUNS, REFUSED = "runs", "refused"
+
+
+@dataclass
+class Case:
+    name: str
+    expect: str                        # RUNS or REFUSED
+    make: Callable                     # make(gen) -> list of CPU input tensors
+    call: Callable                     # call(inputs on one device) -> list of tensors to compare
+
+
+CASES: list[Case] = []
+
+
+def case(name: str, expect: str = RUNS):
+    def register(fn):
+        make, call = fn()
+        CASES.append(Case(name, expect, make, call))
+        return fn
+    return register
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs
+
+def rand(gen, shape, dtype=None, positive=False):
+    import torch
+    t = torch.randn(shape, generator=gen)
+    if positive:
+        t = t.abs() + 1e-3
+    return t.to(dtype or torch.float32)
+
+
+def state_of(gen, shape, dtype=None):
+    """grad, param, m, v (positive), s of one entry, in `dtype`."""
+    return [rand(gen, shape, dtype), rand(gen, shape, dtype), rand(gen, shape, dtype),
+            rand(gen, shape, dtype, positive=True), rand(gen, shape, dtype)]
+
+
+def step_tensor(value):
+    import torch
+    return torch.tensor([value], dtype=torch.int64)
+
+
+# ---------------------------------------------------------------------------------------------
+# The single op (MindSpeed's npu_apply_fused_ema_adamw)
+
+def _single(dtype_name, mode, bias_correction, weight_decay):
+    import torch
+    from ascend_ema_adam import npu_apply_fused_ema_adamw
+    dtype = getattr(torch, dtype_name)
+
+    def make(gen):
+        return state_of(gen, (3, 517), dtype) + [step_tensor(7)]
+
+    def call(t):
+        grad, var, m, v, s, step = t
+        npu_apply_fused_ema_adamw(grad, var, m, v, s, step, lr=1e-3, ema_decay=0.999,
+                                  mode=mode, bias_correction=bias_correction,
+                                  weight_decay=weight_decay)
+        return [var, m, v, s]
+    return make, call
+
+
+for _dtype in ("float32", "float16", "bfloat16"):
+    for _mode, _bias, _wd in ((1, True, 0.01), (0, False, 0.05)):
+        case(f"single {_dtype} mode={_mode} bias_correction={_bias}")(
+            lambda d=_dtype, m=_mode, b=_bias, w=_wd: _single(d, m, b, w))
+
+
+@case("single: var passed as m", REFUSED)
+def _():
+    import torch
+    from ascend_ema_adam import npu_apply_fused_ema_adamw
+
+    def make(gen):
+        return state_of(gen, (64,)) + [step_tensor(2)]
+
+    def call(t):
+        grad, var, m, v, s, step = t
+        npu_apply_fused_ema_adamw(grad, var, var, v, s, step)  # two updated tensors alias
+        return [var, v, s]
+    return make, call
+
+
+@case("single: step of dtype float32", REFUSED)
+def _():
+    import torch
+    from ascend_ema_adam import npu_apply_fused_ema_adamw
+
+    def make(gen):
+        return state_of(gen, (64,)) + [torch.tensor([2.0])]
+
+    def call(t):
+        npu_apply_fused_ema_adamw(*t)
+        return t[1:5]
+    return make, call
+
+
+# ---------------------------------------------------------------------------------------------
+# The list op (FusedEmaAdamW's launches): every dtype row of the contract, the options
+
+LIST_SHAPES = [(100,), (37,), (2, 1000), (1,), (4096,)]
+
+
+def _list_case(row, amsgrad=False, copies=None, ema=True, n_shapes=None, scalars=(),
+               found_inf=0.0, maximize=False, mode=1, bias_correction=True, shapes=None):
+    """A list call of one dtype row (ascend_ema_adam._dtypes.LIST_DTYPES[row])."""
+    import torch
+    from ascend_ema_adam import apply_fused_ema_adam_list
+    from ascend_ema_adam._dtypes import LIST_DTYPES
+    dt = LIST_DTYPES[row]
+    shapes = shapes or LIST_SHAPES[:n_shapes]
+    with_copies = dt.copy is not None if copies is None else copies
+
+    def make(gen):
+        tensors = []
+        for shape in shapes:
+            tensors += [rand(gen, shape, dt.grad.torch), rand(gen, shape, dt.param.torch),
+                        rand(gen, shape, dt.state.torch),
+                        rand(gen, shape, dt.state.torch, positive=True),
+                        rand(gen, shape, dt.state.torch)]
+            if amsgrad:
+                tensors.append(rand(gen, shape, dt.state.torch, positive=True))
+            if with_copies:
+                tensors.append(rand(gen, shape, dt.copy.torch))
+        tensors.append(step_tensor(5))
+        tensors.append(torch.tensor([2.0 ** 7]))           # grad scale
+        tensors.append(torch.tensor([found_inf]))          # found_inf
+        tensors.append(torch.tensor([3e-3]))               # lr tensor
+        tensors.append(torch.tensor([0.99]))               # EMA decay tensor
+        return tensors
+
+    per = 5 + amsgrad + with_copies
+
+    def call(t):
+        entries = [t[i * per:(i + 1) * per] for i in range(len(shapes))]
+        step, scale, inf, lr, decay = t[len(shapes) * per:]
+        lists = [[e[k] for e in entries] for k in range(per)]
+        grads, vars_, ms, vs, ss = lists[:5]
+        max_vs = lists[5] if amsgrad else None
+        model_copies = lists[-1] if with_copies else None
+        apply_fused_ema_adam_list(
+            grads, vars_, ms, vs, ss if ema else [], step,
+            lr=lr if "lr" in scalars else 1e-3,
+            ema_decay=decay if "ema_decay" in scalars else 0.999,
+            mode=mode, bias_correction=bias_correction, weight_decay=0.02, max_vs=max_vs,
+            model_copies=model_copies, maximize=maximize,
+            grad_scale=scale if "grad_scale" in scalars else None,
+            found_inf=inf if "found_inf" in scalars else None)
+        return [x for e in entries for x in e[1:]]
+    return make, call
+
+
+def _list_rows():
+    from ascend_ema_adam._dtypes import LIST_DTYPES
+    return LIST_DTYPES
+
+
+for _row, _dt in enumerate(_list_rows()):
+    _name = "-".join(d.short for d in (_dt.grad, _dt.param, _dt.state) + ((_dt.copy,) if _dt.copy else ()))
+    case(f"list {_name} (grad-param-state[-copy])")(lambda r=_row: _list_case(r))
+case("list fp32 AMSGrad")(lambda: _list_case(0, amsgrad=True))
+case("list bf16-fp32 AMSGrad with model copies")(lambda: _list_case(3, amsgrad=True))
+case("list fp32 without EMA (ss empty)")(lambda: _list_case(0, ema=False))
+case("list fp16 without EMA, AMSGrad")(lambda: _list_case(5, ema=False, amsgrad=True))
+case("list fp32 maximize")(lambda: _list_case(0, maximize=True))
+case("list fp32 Adam-L2 without bias correction")(lambda: _list_case(0, mode=0, bias_correction=False))
+case("list fp32 grad_scale")(lambda: _list_case(0, scalars=("grad_scale",)))
+case("list bf16 grad_scale + found_inf clear")(lambda: _list_case(9, scalars=("grad_scale", "found_inf")))
+case("list fp32 found_inf set: nothing written")(lambda: _list_case(0, scalars=("found_inf",), found_inf=1.0))
+case("list fp32 lr and EMA decay tensors")(lambda: _list_case(0, scalars=("lr", "ema_decay")))
+case("list fp16 all scalars, AMSGrad, copies off")(
+    lambda: _list_case(6, amsgrad=True, scalars=("grad_scale", "found_inf", "lr", "ema_decay")))
+case("list fp32 300 entries (two launches)")(lambda: _list_case(0, shapes=[(7 + i % 5,) for i in range(300)]))
+case("list fp32 513 entries, AMSGrad, all scalars")(
+    lambda: _list_case(0, amsgrad=True, shapes=[(3 + i % 4,) for i in range(513)],
+                       scalars=("grad_scale", "found_inf", "lr", "ema_decay")))
+case("list fp32 empty entries")(lambda: _list_case(0, shapes=[(0,), (5,), (0, 3)]))
+
+
+@case("list: a transposed entry (one dense layout)")
+def _():
+    import torch
+    from ascend_ema_adam import apply_fused_ema_adam_list
+
+    def make(gen):
+        return [rand(gen, (5, 7)).t() for _ in range(4)] + [rand(gen, (5, 7), positive=True).t(),
+                                                           rand(gen, (5, 7)).t(), step_tensor(3)]
+
+    def call(t):
+        g, p, m, _, v, s, step = t
+        apply_fused_ema_adam_list([g], [p], [m], [v], [s], step, weight_decay=0.01)
+        return [p, m, v, s]
+    return make, call
+
+
+def _refused_list(mutate):
+    """A valid fp32 list call of 3 entries with `mutate(lists, step)` applied: it must raise."""
+    import torch
+    from ascend_ema_adam import apply_fused_ema_adam_list
+
+    def make(gen):
+        return [rand(gen, (40,), positive=(k == 3)) for _ in range(3) for k in range(5)] + [step_tensor(4)]
+
+    def call(t):
+        entries = [list(t[i * 5:(i + 1) * 5]) for i in range(3)]
+        lists = [[e[k] for e in entries] for k in range(5)]
+        step = t[-1]
+        kwargs = mutate(lists, step) or {}
+        apply_fused_ema_adam_list(*lists, step, **kwargs)
+        return [x for e in entries for x in e[1:]]
+    return make, call
+
+
+case("list: dtypes mixed inside a list", REFUSED)(
+    lambda: _refused_list(lambda l, s: l[2].__setitem__(1, l[2][1].to(__import__("torch").float16))))
+case("list: shapes differ across lists", REFUSED)(
+    lambda: _refused_list(lambda l, s: l[3].__setitem__(2, l[3][2][:20])))
+case("list: one tensor twice (vars and ms)", REFUSED)(
+    lambda: _refused_list(lambda l, s: l[2].__setitem__(0, l[1][0])))
+case("list: ss shorter than vars", REFUSED)(lambda: _refused_list(lambda l, s: l[4].pop()))
+case("list: beta1 = 1", REFUSED)(lambda: _refused_list(lambda l, s: {"beta1": 1.0}))
+case("list: NaN lr", REFUSED)(lambda: _refused_list(lambda l, s: {"lr": float("nan")}))
+case("list: adam mode 2", REFUSED)(lambda: _refused_list(lambda l, s: {"mode": 2}))
+case("list: 16-bit grads of fp32 params without model copies", REFUSED)(
+    lambda: _refused_list(lambda l, s: l[0].__setitem__(0, l[0][0].to(__import__("torch").float16))))
+
+
+# ---------------------------------------------------------------------------------------------
+# FusedEmaAdamW on npu parameters: gradients set directly (no device forward / backward)
+
+def _optimizer_case(steps=4, groups=None, options=None, between=None, state_dict_round_trip=False,
+                    swap=False, new_grads=True, scaler=False, inf_at=None):
+    import torch
+    from ascend_ema_adam import FusedEmaAdamW
+    shapes = [(16, 8), (16,), (2, 16), (2,), (300,)]
+    groups = groups or [{"params": list(range(len(shapes)))}]
+    options = options or {}
+
+    def make(gen):
+        params = [rand(gen, s, torch.float32) for s in shapes]
+        grads = [rand(gen, s, torch.float32) for _ in range(steps) for s in shapes]
+        return params + grads
+
+    def call(t):
+        device = t[0].device
+        params = [torch.nn.Parameter(x.to(g.get("dtype", torch.float32))) for x, g in
+                  ((t[i], grp) for grp in groups for i in grp["params"])]
+        index = {i: params[k] for k, i in enumerate(i for grp in groups for i in grp["params"])}
+        opt = FusedEmaAdamW([{**{k: v for k, v in grp.items() if k not in ("params", "dtype")},
+                              "params": [index[i] for i in grp["params"]]} for grp in groups],
+                            **options)
+        amp = torch.amp.GradScaler(device.type, init_scale=2.0 ** 10, growth_interval=2) if scaler else None
+        for n in range(steps):
+            for i, p in index.items():
+                g = t[len(shapes) + n * len(shapes) + i].to(p.dtype)
+                if amp is not None:
+                    g = amp.scale(g)  # as a scaled loss's backward would make it
+                if inf_at == n and i == 0:
+                    g = g.clone()
+                    g[0, 0] = float("inf")
+                if new_grads or p.grad is None:
+                    p.grad = g.clone()
+                else:
+                    p.grad.copy_(g)
+            if amp is not None:
+                amp.step(opt)
+                amp.update()
+            else:
+                opt.step()
+            if between is not None:
+                between(opt, n)
+        out = [p.detach() for p in params]
+        if amp is not None:  # the scale it ended with (it backs off on an inf step)
+            out.append(torch.tensor([amp.get_scale()], dtype=torch.float64))
+        if swap:
+            with opt.swap_ema():
+                out += [p.detach().clone() for p in params]
+        if state_dict_round_trip:
+            saved = opt.state_dict()
+            fresh = FusedEmaAdamW([{**{k: v for k, v in grp.items() if k not in ("params", "dtype")},
+                                    "params": [index[i] for i in grp["params"]]} for grp in groups],
+                                  **options)
+            fresh.load_state_dict(saved)
+            for i, p in index.items():
+                p.grad = t[len(shapes) + i].to(p.dtype).clone()
+            fresh.step()
+            out += [p.detach() for p in params]
+            opt = fresh
+        for p in params:
+            state = opt.state[p]
+            out += [v for k, v in sorted(state.items()) if isinstance(v, torch.Tensor) and k != "step"]
+        return out
+    return make, call
+
+
+case("FusedEmaAdamW 4 steps (prepared relaunches), new gradients each step")(lambda: _optimizer_case())
+case("FusedEmaAdamW 4 steps, gradients updated in place")(lambda: _optimizer_case(new_grads=False))
+case("FusedEmaAdamW two groups, step_scope=group, AMSGrad")(
+    lambda: _optimizer_case(groups=[{"params": [0, 1]}, {"params": [2, 3, 4], "amsgrad": True,
+                                                         "weight_decay": 0.1}],
+                            options={"step_scope": "group", "lr": 3e-3}))
+case("FusedEmaAdamW bf16 params with fp32 masters")(
+    lambda: _optimizer_case(groups=[{"params": [0, 1, 2, 3, 4], "dtype": __import__("torch").bfloat16}],
+                            options={"master_weights": True}))
+case("FusedEmaAdamW fp16 params, fp32 state, ema_every=2")(
+    lambda: _optimizer_case(groups=[{"params": [0, 1, 2, 3, 4], "dtype": __import__("torch").float16}],
+                            options={"ema_every": 2}))
+case("FusedEmaAdamW fused clipping (max_grad_norm)")(
+    lambda: _optimizer_case(options={"max_grad_norm": 0.5}))
+case("FusedEmaAdamW GradScaler (grad_scale and found_inf read by the kernel)")(
+    lambda: _optimizer_case(scaler=True))
+case("FusedEmaAdamW GradScaler, an inf gradient skips step 2")(
+    lambda: _optimizer_case(scaler=True, inf_at=2))
+case("FusedEmaAdamW swap_ema")(lambda: _optimizer_case(swap=True))
+case("FusedEmaAdamW state_dict round trip, then a step")(
+    lambda: _optimizer_case(state_dict_round_trip=True))
+case("FusedEmaAdamW lr changed between steps (scheduler-like)")(
+    lambda: _optimizer_case(between=lambda opt, n: [g.__setitem__("lr", g["lr"] * 0.5)
+                                                    for g in opt.param_groups]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+
+def bit_identical(a, b) -> bool:
+    import torch
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    a, b = a.detach().contiguous(), b.detach().contiguous()
+    if a.is_floating_point():
+        view = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
+        a, b = a.view(view), b.view(view)
+    return torch.equal(a, b)
+
+
+def run_one(c: Case, seed: int) -> tuple[str, str]:
+    """(outcome, detail): outcome 'ok' or 'failed'."""
+    import torch
+    gen = torch.Generator().manual_seed(seed)
+    inputs = c.make(gen)
+    cpu = [t.clone() for t in inputs]
+    npu = [t.npu() for t in inputs]
+    errors = {}
+    results = {}
+    for device, tensors in (("cpu", cpu), ("npu", npu)):
+        try:
+            results[device] = [t.cpu() for t in c.call(tensors)]
+            torch.npu.synchronize()
+        except Exception as e:  # noqa: BLE001 -- a refusal is an outcome
+            errors[device] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    if c.expect == REFUSED:
+        if set(errors) != {"cpu", "npu"}:
+            return "failed", f"expected a refusal on both devices, got errors {errors or 'none'}"
+        changed = [i for i, (a, b) in enumerate(zip(inputs, npu)) if not bit_identical(a, b.cpu())]
+        if changed:
+            return "failed", f"refused but changed NPU inputs {changed}: {errors['npu']}"
+        return "ok", errors["npu"]
+    if errors:
+        return "failed", f"raised: {errors}"
+    a, b = results["cpu"], results["npu"]
+    if len(a) != len(b):
+        return "failed", f"{len(a)} CPU results, {len(b)} NPU results"
+    different = [i for i, (x, y) in enumerate(zip(a, b)) if not bit_identical(x, y)]
+    if different:
+        i = different[0]
+        worst = (a[i].double() - b[i].double()).abs().max().item() if a[i].numel() else 0
+        return "failed", (f"{len(different)} of {len(a)} results differ (first: #{i}, "
+                          f"{tuple(a[i].shape)} {a[i].dtype}, max |diff| {worst:g})")
+    return "ok", f"{len(a)} tensors"
+
+
+def child(mode: str, seed: int, only: str | None) -> int:
+    import torch
+    import torch_npu  # noqa: F401 -- the real one, from the wheel
+    import ascend_ema_adam  # noqa: F401
+    assert torch_npu.__version__ == "2.13.0", torch_npu.__version__
+    from ascend_ema_adam import _C
+    assert _C.build_info()["npu_kernel"], "ascend_ema_adam was built without its NPU kernel"
+    for c in CASES:
+        if only and not re.search(only, c.name):
+            continue
+        try:
+            outcome, detail = run_one(c, seed)
+        except Exception:  # noqa: BLE001
+            outcome, detail = "failed", traceback.format_exc().splitlines()[-1]
+        print(json.dumps({"case": c.name, "expect": c.expect, "mode": mode, "outcome": outcome,
+                          "detail": detail}), flush=True)
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--modes", nargs="+", default=["0", "1", "2"])
+    parser.add_argument("--only")
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
+    if args.child is not None:
+        return child(args.child, seed, args.only)
+
+    results: dict[str, dict[str, dict]] = {}
+    for mode in args.modes:
+        env = {**os.environ, "TASK_QUEUE_ENABLE": mode}
+        cmd = [sys.executable, __file__, "--child", mode, "--seed", str(seed)]
+        if args.only:
+            cmd += ["--only", args.only]
+        proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True)
+        for line in proc.stdout.splitlines():
+            if line.startswith("{"):
+                r = json.loads(line)
+                results.setdefault(r["case"], {})[mode] = r
+        if proc.returncode != 0:
+            print(f"torch-npu: TASK_QUEUE_ENABLE={mode}: the process ended with status "
+                  f"{proc.returncode} (stderr: build/torch_npu/cases.err)")
+    names = [c.name for c in CASES if not args.only or re.search(args.only, c.name)]
+    expect = {c.name: c.expect for c in CASES}
+    identical = refused = 0
+    failed = False
+    for name in names:
+        per_mode = results.get(name, {})
+        bad = [m for m in args.modes if per_mode.get(m, {}).get("outcome") != "ok"]
+        if bad:
+            failed = True
+            for m in bad:
+                detail = per_mode.get(m, {}).get("detail", "did not run (the process ended)")
+                print(f"torch-npu: FAILED {name} (TASK_QUEUE_ENABLE={m}): {detail}")
+        elif expect[name] == REFUSED:
+            refused += 1
+        else:
+            identical += 1
+    print(f"torch-npu: {identical + refused} cases through the real torch_npu 2.13.0 and op-plugin, "
+          f"{identical} bit-identical, {refused} refused as expected (each in TASK_QUEUE_ENABLE="
+          f"{', '.join(args.modes)}; seed {seed})")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

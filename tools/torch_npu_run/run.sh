@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The real torch_npu on this machine: the torch_npu 2.13.0 wheel, installed with --no-deps into a
+# venv of its own (build/torch_npu/venv; never the main .venv), imports and runs with stand-in CANN
+# libraries on LD_LIBRARY_PATH; our package is built there with its NPU extension (as an Ascend
+# user builds it, README), our operator package is laid out where op-plugin finds custom ops, and
+# cases.py runs our ops and FusedEmaAdamW on device="npu" tensors against the same calls on CPU
+# tensors, in TASK_QUEUE_ENABLE = 0, 1 and 2. Run by `make npu-check` after tools/cann_host/run.sh:
+#
+#   CANN_OPBASE_DIR CANN_RUNTIME_DIR CANN_METADEF_DIR ASC_DEVKIT_DIR ASC_TOOLS_DIR: snapshots
+#
+# Without them it says SKIPPED. What is whose:
+#   real     torch 2.13.0, torch_npu 2.13.0 and its op-plugin (the wheel), op_build's generated
+#            aclnn, opbase's nnopbase, metadef, CANN's platform library (tools/cann_host's build)
+#   ours     the extension (csrc/, built against the wheel), the kernels on the twin
+#   stood in libascendcl.so (tools/cann_host/cann_runtime_standin.cpp: host memory, streams in
+#            order, the twin launch), libacl_op_compiler.so and libhccl.so (standins/), CANN's
+#            built-in operators the optimizer's device code reaches (libopapi.so,
+#            standins/builtin_ops.cpp), and every other CANN symbol the wheel links against as
+#            a stub that aborts naming itself (gen_cann_absent.py)
+# Logs: build/torch_npu/*.log. Prints the summary line; exits non-zero unless every case is as
+# expected.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+repo="$PWD"
+work="$repo/build/torch_npu"
+say() { echo "torch-npu: $*"; }
+die() { echo "torch-npu: $*" >&2; exit 1; }
+
+for v in CANN_OPBASE_DIR CANN_RUNTIME_DIR CANN_METADEF_DIR ASC_DEVKIT_DIR ASC_TOOLS_DIR; do
+  if [[ -z "${!v:-}" ]]; then
+    say "SKIPPED (set CANN_OPBASE_DIR, CANN_RUNTIME_DIR, CANN_METADEF_DIR, ASC_DEVKIT_DIR and" \
+        "ASC_TOOLS_DIR to snapshots of hicann/opbase, hicann/runtime, hicann/metadef, asc-devkit and" \
+        "asc-tools to run the extension inside the real torch_npu 2.13.0)"
+    exit 0
+  fi
+done
+cann_host="$repo/build/cann_host"
+[[ -f "$cann_host/cmake/libcust_opapi.so" && -f "$cann_host/cmake/libascendcl.so" ]] ||
+  die "FAILED: CANN's host stack is not built: tools/cann_host/run.sh runs first"
+wheel="$(ls "$repo"/third_party/wheels/torch_npu-2.13.0-*x86_64.whl 2> /dev/null | head -1)"
+[[ -n "$wheel" ]] || die "FAILED: no torch_npu 2.13.0 x86_64 wheel in third_party/wheels (make third_party/torch_npu)"
+start=$(date +%s)
+mkdir -p "$work"
+
+# ---- the venv: torch 2.13.0 and torch_npu 2.13.0 (--no-deps), once ------------------------------
+venv="$work/venv"
+py="$venv/bin/python"
+stamp="$venv/.stamp"
+if [[ ! -f "$stamp" || tools/torch_npu_run/requirements.txt -nt "$stamp" || "$wheel" -nt "$stamp" ]]; then
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$py" -m pip install --quiet --disable-pip-version-check -r tools/torch_npu_run/requirements.txt \
+    > "$work/venv.log" 2>&1 || { tail "$work/venv.log" >&2; die "FAILED: the venv's requirements"; }
+  "$py" -m pip install --quiet --disable-pip-version-check --no-deps "$wheel" >> "$work/venv.log" 2>&1 ||
+    { tail "$work/venv.log" >&2; die "FAILED: installing $wheel"; }
+  touch "$stamp"
+fi
+site="$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+torch_npu_dir="$site/torch_npu"
+
+# ---- the stand-in CANN libraries (CMakeLists.txt) ------------------------------------------------
+libs="$work/cann"
+cmake -S tools/torch_npu_run -B "$libs" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DTORCH_NPU_DIR="$torch_npu_dir" -DTORCH_LIB_DIR="$site/torch/lib" \
+  -DTORCH_CMAKE_PREFIX="$site/torch/share/cmake" -DCANN_HOST_BUILD="$cann_host/cmake" \
+  -DCANN_OPBASE_DIR="$CANN_OPBASE_DIR" -DCANN_RUNTIME_DIR="$CANN_RUNTIME_DIR" \
+  -DCANN_METADEF_DIR="$CANN_METADEF_DIR" -DPYTHON_EXECUTABLE="$(command -v python3)" \
+  > "$work/configure.log" 2>&1 || { tail -20 "$work/configure.log" >&2; die "FAILED: configuring the stand-ins"; }
+ninja -C "$libs" > "$work/standins.log" 2>&1 ||
+  { grep -A5 -e error -e FAILED "$work/standins.log" | head -30 >&2; die "FAILED: building the stand-ins"; }
+for lib in $(cat "$libs/gen/cann_libraries.txt"); do
+  [[ -f "$libs/$lib" || -f "$cann_host/cmake/$lib" ]] || die "FAILED: the wheel needs $lib and nothing stands in for it"
+done
+say "$(grep -h '^torch-npu:' "$work/standins.log" | tail -1 | sed 's/^torch-npu: //')" || true
+
+# ---- CANN's layout: ASCEND_HOME_PATH (torch_npu checks runtime/ and compiler/; opbase reads
+# share/info/opbase/scene.info) and our operator package where op-plugin looks for a custom one:
+# <ASCEND_CUSTOM_OPP_PATH>/op_api/lib/libcust_opapi.so, beside the kernels and tiling library
+# nnopbase reads (tools/cann_host's opp tree).
+home="$work/ascend_home"
+mkdir -p "$home/runtime" "$home/compiler" "$home/opp/vendors" "$home/share/info/opbase"
+printf 'os=linux\narch=x86_64\n' > "$home/share/info/opbase/scene.info"
+opp="$work/opp/aea"
+rm -rf "$work/opp"
+mkdir -p "$opp/op_api/lib"
+ln -s "$cann_host/opp/aea/op_impl" "$opp/op_impl"
+cp "$cann_host/cmake/libcust_opapi.so" "$opp/op_api/lib/"  # op-plugin: owned by this user or root
+export ASCEND_HOME_PATH="$home" ASCEND_OPP_PATH="$home/opp" ASCEND_CUSTOM_OPP_PATH="$opp"
+export LD_LIBRARY_PATH="$libs:$cann_host/cmake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export ASCEND_GLOBAL_LOG_LEVEL="${ASCEND_GLOBAL_LOG_LEVEL:-3}"
+
+# ---- our package with its NPU extension, built as an Ascend user builds it (README) ---------------
+if ! "$py" -m pip install --no-build-isolation --no-deps --disable-pip-version-check \
+     -Cbuild-dir="$work/package" -Ccmake.define.AEA_TORCH_NPU_ROOT="$torch_npu_dir" . \
+     > "$work/package.log" 2>&1; then
+  grep -B2 -A8 -e "error" "$work/package.log" | head -40 >&2
+  die "FAILED: building ascend_ema_adam with its NPU extension (log: build/torch_npu/package.log)"
+fi
+say "built in $(( $(date +%s) - start )) s (venv, stand-ins, ascend_ema_adam with its NPU extension;" \
+    "cached in build/torch_npu/)"
+
+# ---- the cases, in each task-queue mode (a fresh process each: torch_npu reads it at import) ----
+(cd "$work" && "$py" "$repo/tools/torch_npu_run/cases.py" --modes 0 1 2 2> "$work/cases.err") |
+  tee "$work/cases.log"
+exit "${PIPESTATUS[0]}"
