@@ -304,19 +304,20 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam_list)
     }, "The list op's dtype contract as CheckApplyFusedEmaAdamList decides it: the accepted "
        "(param, state, grad, copy or None) over the dtype table.");
 
-    mod.def("list_opdef_columns", [](bool emaOptional) {
+    mod.def("list_opdef_columns", [] {
         py::list out;
-        for (const aea::ListOpDefColumn& c : aea::ListOpDefColumns(emaOptional)) {
+        for (const aea::ListOpDefColumn& c : aea::ListOpDefColumns()) {
             py::list inputs, outputs;
             for (aea::DataType d : c.inputs) inputs.append(aea::DataTypeName(d));
             for (aea::DataType d : c.outputs) outputs.append(aea::DataTypeName(d));
             out.append(py::make_tuple(py::tuple(inputs), py::tuple(outputs)));
         }
         return out;
-    }, py::arg("ema_optional"),
-       "The list OpDefs' dtype columns (op_host/apply_fused_ema_adam_list/apply_fused_ema_adam_list_opdef.h): per column the "
-       "dtypes of the lists as inputs (grads ... model_copies) and as outputs (vars ... "
-       "model_copies); ema_optional: V2's (ss may be empty).");
+    },
+       "The list OpDefs' dtype columns (op_host/apply_fused_ema_adam_list/"
+       "apply_fused_ema_adam_list_opdef.h), the same for V1 and V2: per column the dtypes of "
+       "the lists as inputs (grads ... model_copies) and as outputs (vars ... model_copies), an "
+       "absent list as its placeholders'.");
 
     mod.def("list_ub_bytes_per_element",
             [](const std::string& param, const std::string& state, const std::string& grad,

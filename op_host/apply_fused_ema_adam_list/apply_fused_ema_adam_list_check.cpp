@@ -41,12 +41,34 @@ bool IsOptional(const ApplyFusedEmaAdamListArgs& args, int list)
     return list >= kListMaxVs || (list == kListSs && args.emaOptional);
 }
 
+/** The list holds at least one tensor (its values, or an absent list's placeholders). */
+bool ListGiven(const ApplyFusedEmaAdamListArgs& args, int list)
+{
+    return args.lists[list] != nullptr && !args.lists[list]->empty();
+}
+
+/** An optional list given as placeholders: every tensor without elements, of the placeholders'
+ *  dtype (the state's, msRef's, for ssRef and maxVsRef; the parameters', varsRef's, for
+ *  modelCopiesRef). Anything else is a list that holds values (a call of empty entries may pass
+ *  real empty lists: the checks then treat them as given). */
+bool IsPlaceholderList(const ApplyFusedEmaAdamListArgs& args, int list)
+{
+    if (!IsOptional(args, list) || !ListGiven(args, list)) return false;
+    const int owner = list == kListCopies ? kListVars : kListMs;
+    if (List(args, owner).empty()) return false;
+    const int32_t dtype = List(args, owner)[0].dtype;
+    for (const ListEntryArg& e : *args.lists[list]) {
+        if (Numel(*e.shape) != 0 || e.dtype != dtype) return false;
+    }
+    return true;
+}
+
 Refusal CheckLengths(const ApplyFusedEmaAdamListArgs& args)
 {
     const size_t n = List(args, kListGrads).size();
     for (int list = kListVars; list < kApplyFusedEmaAdamLists; ++list) {
         const bool optional = IsOptional(args, list);
-        if (optional && !ListPresent(args, list)) {
+        if (optional && !ListGiven(args, list)) {
             continue;
         }
         const size_t size = List(args, list).size();
@@ -54,7 +76,9 @@ Refusal CheckLengths(const ApplyFusedEmaAdamListArgs& args)
             return std::string(kNames[list]) + " has " + std::to_string(size) +
                    " tensors but grads has " + std::to_string(n) +
                    ": every list holds one tensor per entry" +
-                   (optional ? " (or none, when the optional list is not used)" : "");
+                   (optional ? " (an absent optional list: none, or one zero-element "
+                               "placeholder per entry)"
+                             : "");
         }
     }
     return {};
@@ -200,7 +224,7 @@ std::string ListEntryName(int list, size_t index)
 
 bool ListPresent(const ApplyFusedEmaAdamListArgs& args, int list)
 {
-    return args.lists[list] != nullptr && !args.lists[list]->empty();
+    return ListGiven(args, list) && !IsPlaceholderList(args, list);
 }
 
 Refusal CheckApplyFusedEmaAdamList(const ApplyFusedEmaAdamListArgs& args, const Attrs& attrs,

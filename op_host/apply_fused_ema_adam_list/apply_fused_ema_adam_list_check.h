@@ -62,9 +62,13 @@ struct ListEntryArg {
 
 /** A call as the checks see it. */
 struct ApplyFusedEmaAdamListArgs {
-    /** Entries of each list, in order. The optional lists (max_vs, model copies) are absent when
-     *  empty, which is how an absent dynamic input reaches CANN's tiling (no instance); null here
-     *  means the same (the aclnn layers refuse a NULL list before this check). */
+    /** Entries of each list, in order. An optional list (max_vs, model copies; ss with
+     *  emaOptional) is absent when empty (a dynamic input with no instance in CANN's tiling) or
+     *  when it holds placeholders: one tensor per entry, every one without elements, of the dtype
+     *  the list would have (the state's for ss and max_vs, the parameters' for model copies). The
+     *  NPU path passes placeholders: opbase keeps stale state for an empty list in a reused
+     *  executor, and numbers the instances of an empty list differently (docs/ACLNN.md, "Absent
+     *  lists"). Null here means empty (the aclnn layers refuse a NULL list before this check). */
     const std::vector<ListEntryArg>* lists[kApplyFusedEmaAdamLists] = {};
     const TensorArg* step = nullptr;       // required
     const TensorArg* gradScale = nullptr;  // null: absent
@@ -79,20 +83,21 @@ struct ApplyFusedEmaAdamListArgs {
 /** "msRef[5]": how the messages name entry `index` of list `list`. */
 std::string ListEntryName(int list, size_t index);
 
-/** The optional list `list` is given (holds at least one tensor). */
+/** List `list` holds values: it has tensors, and (an optional list) not only placeholders. */
 bool ListPresent(const ApplyFusedEmaAdamListArgs& args, int list);
 
 /**
  * In this order, the first failure wins:
- *   lengths:    every given list holds grads' number of tensors (ssRef may be absent with
- *               emaOptional: no EMA);
+ *   lengths:    every list that is not empty holds grads' number of tensors (ssRef may be
+ *               absent with emaOptional: no EMA);
  *   dtypes:     every tensor of a list has the list's dtype (its entry 0's); then the contract on
  *               the entries 0: varsRef fp32/fp16/bf16 (P); msRef P or fp32 (S); vsRef, ssRef and
- *               maxVsRef S; modelCopiesRef fp16/bf16 (C), only with P fp32; grads P or fp32 (C or
- *               fp32 with copies); step int64; gradScaleOptional, foundInfOptional,
- *               lrTensorOptional and emaDecayTensorOptional fp32;
- *   shapes:     grads[i] at most kListMaxRank dims; every list's entry i grads[i]'s shape; step
- *               and the optional scalar tensors exactly one element;
+ *               maxVsRef S; modelCopiesRef fp16/bf16 (C), only with P fp32; grads P or fp32
+ *               (C or fp32 with copies) (placeholders of another dtype hold values); step int64;
+ *               gradScaleOptional, foundInfOptional, lrTensorOptional and
+ *               emaDecayTensorOptional fp32;
+ *   shapes:     grads[i] at most kListMaxRank dims; entry i of every list that holds values
+ *               grads[i]'s shape; step and the optional scalar tensors exactly one element;
  *   attributes: CheckAttrs.
  * On success fills *dtypes (a combination ComputeListTiling has a kernel for) and *options.
  * The step's value (CheckStepValue) is checked by callers that can read it.

@@ -5,6 +5,7 @@
 #include "apply_fused_ema_adam_list_opdef.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace ascend_ema_adam {
 
@@ -14,29 +15,24 @@ bool ListOpDefColumn::operator==(const ListOpDefColumn& o) const
            std::equal(std::begin(outputs), std::end(outputs), std::begin(o.outputs));
 }
 
-std::vector<ListOpDefColumn> ListOpDefColumns(bool emaOptional)
+DataType ListDtypeOf(const ListDtypes& d, int list)
+{
+    switch (list) {
+        case kListGrads: return d.grad;
+        case kListVars: return d.param;
+        case kListCopies: return d.hasCopy ? d.copy : d.param;  // placeholders: P
+        default: return d.state;                                 // ms, vs, ss, max_vs
+    }
+}
+
+std::vector<ListOpDefColumn> ListOpDefColumns()
 {
     std::vector<ListOpDefColumn> columns;
     for (const ListDtypes& d : ListDtypeCombinations()) {
-        for (bool ema : {true, false}) {
-            if (!ema && !emaOptional) continue;
-            for (bool amsgrad : {true, false}) {
-                const bool given[kApplyFusedEmaAdamLists] = {true, true, true, true,
-                                                             ema, amsgrad, d.hasCopy};
-                const DataType dtype[kApplyFusedEmaAdamLists] = {
-                    d.grad, d.param, d.state, d.state, d.state, d.state, d.copy};
-                ListOpDefColumn c;
-                for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
-                    c.inputs[l] = given[l] ? dtype[l] : d.grad;  // empty: keyed as grads[0]
-                }
-                for (int o = 0; o < kApplyFusedEmaAdamListOutputs; ++o) {
-                    c.outputs[o] = given[o + 1] ? dtype[o + 1] : d.param;  // empty: as varsRef[0]
-                }
-                if (std::find(columns.begin(), columns.end(), c) == columns.end()) {
-                    columns.push_back(c);
-                }
-            }
-        }
+        ListOpDefColumn c;
+        for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) c.inputs[l] = ListDtypeOf(d, l);
+        for (int o = 0; o < kApplyFusedEmaAdamListOutputs; ++o) c.outputs[o] = ListDtypeOf(d, o + 1);
+        columns.push_back(c);
     }
     return columns;
 }

@@ -5,16 +5,16 @@
  *        op JSONs (msopgen's input) list them, and the tests hold both to CANN's selection rule.
  *
  * CANN compiles one kernel binary per OpDef column and opbase selects it at run time by the dtype
- * of every non-optional parameter, reading each DYNAMIC list's FIRST tensor. An EMPTY list never
- * sets its start index (opbase NnopbaseExecutorAddDynamicTensors returns early), so it is read at
- * index 0: an empty input list is keyed with the dtype of the op's first input tensor (grads[0],
- * G), an empty output list with the first output tensor's (varsRef[0], P)
- * (../shared/reference/ascendc_api.md section 17). So every launch the contract allows needs a
- * column with, per list, its dtype when given and G (input) / P (output) when it is empty:
- * for each dtype combination (ListDtypeCombinations, the tiling keys) with and without AMSGrad
- * (max_vs), and, for V2, with and without the EMA (ss). model_copies is given exactly when the
- * combination has copies. Columns that coincide (e.g. every list fp32) are listed once. Every
- * binary holds every tiling key's instantiation, so the column only has to exist.
+ * of every non-optional parameter, reading each DYNAMIC list's FIRST tensor. An absent optional
+ * list (max_vs, model_copies; V2's ss) reaches CANN as placeholders, one zero-element tensor per
+ * entry, of the dtype the list would have: the state's (S) for ss and max_vs, the parameters' (P)
+ * for model_copies (apply_fused_ema_adam_list_check.h; docs/ACLNN.md, "Absent lists"). So a list
+ * keys the same whether it is given or absent, and each dtype combination (ListDtypeCombinations,
+ * the tiling keys) needs exactly one column, the same for ApplyFusedEmaAdamList and V2. (An EMPTY
+ * list would be keyed by another tensor's dtype -- opbase never sets its start index -- and an
+ * executor reused from opbase's pool would keep the last non-empty instances of it: the reasons
+ * the torch op never passes one.) Every binary holds every tiling key's instantiation, so the
+ * column only has to exist.
  */
 #ifndef ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM_LIST_OPDEF_H
 #define ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM_LIST_OPDEF_H
@@ -44,9 +44,12 @@ struct ListOpDefColumn {
     bool operator==(const ListOpDefColumn& o) const;
 };
 
-/** The columns of ApplyFusedEmaAdamList (emaOptional false: ss always given) or of
- *  ApplyFusedEmaAdamListV2 (true: ss may be empty), in tiling-key order, without duplicates. */
-std::vector<ListOpDefColumn> ListOpDefColumns(bool emaOptional);
+/** The dtype an absent optional list's placeholders have in combination `d` (ss and max_vs: the
+ *  state's; model_copies: the parameters'), and the dtype of each list as given otherwise. */
+DataType ListDtypeOf(const ListDtypes& d, int list);
+
+/** The columns of both list OpDefs: one per dtype combination, in tiling-key order. */
+std::vector<ListOpDefColumn> ListOpDefColumns();
 
 }  // namespace ascend_ema_adam
 

@@ -6,8 +6,10 @@
  * V1 (aclnnApplyFusedEmaAdamList) is V2 (aclnnApplyFusedEmaAdamListV2) with a full ssRef and
  * without the lr/emaDecay tensors: one implementation. Every list keeps the contract of the aclnn
  * that CANN generates from the OpDef and of opbase's executor: a NULL list is refused (161001, a
- * DYNAMIC parameter is null-checked), an empty list is an absent one (maxVsRef, modelCopiesRef,
- * V2's ssRef: no EMA), and a list of more than kListMaxTensors (256) tensors is refused (161002).
+ * DYNAMIC parameter is null-checked), an absent list (maxVsRef, modelCopiesRef, V2's ssRef: no
+ * EMA) is an empty one or one of zero-element placeholders (what CANN's stack needs:
+ * docs/ACLNN.md, "Absent lists"), and a list of more than kListMaxTensors (256) tensors is refused
+ * (161002). The instances of a repeatable executor are numbered as opbase numbers them.
  * V2's lrTensorOptional / emaDecayTensorOptional, one-element fp32 tensors read when the launch
  * runs, replace the attributes.
  *
@@ -106,7 +108,8 @@ struct ApplyFusedEmaAdamListExecutor final : aclOpExecutor {
     const float* emaDecay = nullptr;
     CpuKernel kernel = CpuKernel::kNative;  // from the environment at phase 1
     uint32_t threads = 0;                   // the native kernel's
-    size_t listSizes[kLists] = {};          // each list's length as given (0: absent)
+    size_t listSizes[kLists] = {};          // each list's length as given (0: empty)
+    int scalarInputs = 0;                   // the operator's one-element inputs (V1 3, V2 5)
 
     void Execute(char* workspace) const override;
     std::unique_ptr<aclOpExecutor> Copy() const override
@@ -322,18 +325,17 @@ void ApplyFusedEmaAdamListExecutor::Execute(char* workspace) const
 
 // ---- address updates of a repeatable executor (acl_executor_reuse.cpp) -------------------------
 
-// Inputs: the seven lists (kList* order), then step and the optional one-element tensors given,
-// in signature order (an absent one has no irIndex, as opbase skips a disabled OPTIONAL input).
-// Outputs: the in-place lists in the OpDef's order (kApplyFusedEmaAdamListOutputOrder).
+// Instances as opbase numbers them (NnopbaseAddInput / NnopbaseExecutorUpdateTensorsIndex):
+// inputs, the seven lists (kList* order) with their lengths as given (an empty list takes none; a
+// placeholder list its length), then one per one-element input of the operator, given or NULL
+// (step, grad scale, found-inf; V2: lr, EMA decay). Outputs: the in-place lists in the OpDef's
+// order (kApplyFusedEmaAdamListOutputOrder).
 void ApplyFusedEmaAdamListExecutor::CountInstances()
 {
     outputInstances.clear();
     for (int list : kApplyFusedEmaAdamListOutputOrder) outputInstances.push_back(listSizes[list]);
     inputInstances.assign(listSizes, listSizes + kLists);
-    const void* scalars[kScalars] = {step, gradScale, foundInf, lr, emaDecay};
-    for (const void* given : scalars) {
-        if (given != nullptr) inputInstances.push_back(1);
-    }
+    inputInstances.insert(inputInstances.end(), static_cast<size_t>(scalarInputs), 1);
 }
 
 const float** ApplyFusedEmaAdamListExecutor::ScalarSlot(int scalar)
@@ -350,7 +352,8 @@ bool ApplyFusedEmaAdamListExecutor::SetAddress(bool input, size_t irIndex, size_
     if (!input || irIndex < static_cast<size_t>(kLists)) {
         const int list = input ? static_cast<int>(irIndex)
                                : kApplyFusedEmaAdamListOutputOrder[irIndex];
-        if (numels[relativeIndex] == 0) return true;  // no memory is ever read
+        // no memory is ever read: an empty entry, or a list absent (empty, or placeholders)
+        if (numels[relativeIndex] == 0 || data[list].empty()) return true;
         for (StagedView& s : staged) {
             if (s.list == list && s.index == relativeIndex) {
                 s.view.first = first;
@@ -360,21 +363,19 @@ bool ApplyFusedEmaAdamListExecutor::SetAddress(bool input, size_t irIndex, size_
         data[list][relativeIndex] = first;
         return true;
     }
-    // the k-th one-element tensor given
-    size_t k = irIndex - kLists;
-    const void* given[kScalars] = {step, gradScale, foundInf, lr, emaDecay};
-    for (int scalar = 0; scalar < kScalars; ++scalar) {
-        if (given[scalar] == nullptr) continue;
-        if (k-- == 0) {
-            if (scalar == kStep) {
-                step = reinterpret_cast<const int64_t*>(first);
-            } else {
-                *ScalarSlot(scalar) = reinterpret_cast<const float*>(first);
-            }
-            return true;
-        }
+    // one-element input k, at its slot whether or not it was given: only a given one has an
+    // address to move
+    const size_t scalar = irIndex - kLists;
+    if (scalar >= static_cast<size_t>(scalarInputs)) return false;
+    if (scalar == kStep) {
+        step = reinterpret_cast<const int64_t*>(first);
+        return true;
     }
-    return false;
+    const float** slot = ScalarSlot(static_cast<int>(scalar));
+    if (*slot != nullptr) {  // one not given at phase 1 keeps its slot, and nothing reads it
+        *slot = reinterpret_cast<const float*>(first);
+    }
+    return true;
 }
 
 aclnnStatus GetWorkspaceSize(const Call& call, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -400,11 +401,11 @@ aclnnStatus GetWorkspaceSize(const Call& call, uint64_t* workspaceSize, aclOpExe
                       std::string("tiling failed: ") + ex.what());
     }
     uint64_t staging = 0;
+    const bool present[kLists] = {true, true, true, true, options.ema, options.amsgrad,
+                                  dtypes.hasCopy};
     for (int list = 0; list < kLists; ++list) {
         e->listSizes[list] = SizeOf(call.lists[list]);
-        const bool absent = (list >= kListMaxVs || (list == kListSs && !options.ema)) &&
-                            SizeOf(call.lists[list]) == 0;
-        if (absent) continue;
+        if (!present[list]) continue;  // empty, or placeholders: the kernel never sees it
         const std::vector<const aclTensor*>& tensors = call.lists[list]->tensors;
         e->data[list].resize(tensors.size());
         for (size_t i = 0; i < tensors.size(); ++i) {
@@ -424,6 +425,7 @@ aclnnStatus GetWorkspaceSize(const Call& call, uint64_t* workspaceSize, aclOpExe
     e->foundInf = reinterpret_cast<const float*>(first(kFoundInf));
     e->lr = reinterpret_cast<const float*>(first(kLr));
     e->emaDecay = reinterpret_cast<const float*>(first(kEmaDecay));
+    e->scalarInputs = call.V2() ? kScalars : kLr;
     e->CountInstances();
     e->workspaceSize = staging;
     e->empty = elements == 0;

@@ -227,7 +227,7 @@ inline std::vector<ListBadInput> ListBadInputs()
                                  c.lists[kMaxVs].dtype.push_back(ACL_FLOAT);
                              },
                              "^maxVsRef has 4 tensors but grads has 3" + entryMismatch +
-                                 " \\(or none, when the optional list is not used\\)$"));
+                                 " \\(an absent optional list: none, or one zero-element placeholder per entry\\)$"));
     rows.push_back(ListAlike("empty grads",
                              [](ListCallSpec& c) {
                                  c.lists[kGrads].shape.clear();

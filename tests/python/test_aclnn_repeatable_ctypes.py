@@ -31,13 +31,22 @@ def acl():
     yield from open_acl()
 
 
+def placeholders(entries, name):
+    """An absent optional list as CANN's stack needs it (docs/ACLNN.md, "Absent lists"): one
+    zero-element array per entry, of the state's dtype (ss, max_vs) or the parameters' (copies)."""
+    owner = "vars" if name == "copies" else "ms"
+    return [np.empty((0,), entries[owner][0].dtype) for _ in entries["grads"]]
+
+
 class Launch:
     """One phase 1 of V2 over ``entries`` with step / lr / emaDecay tensors whose values change in
-    place; the executor made repeatable. ``run`` queues phase 2 on ``stream``."""
+    place; the executor made repeatable. ``run`` queues phase 2 on ``stream``. ``absent``: how
+    an absent optional list is passed, "empty" or "placeholders"."""
 
-    def __init__(self, acl, entries, h, extras, repeatable=True):
+    def __init__(self, acl, entries, h, extras, repeatable=True, absent="empty"):
         self.acl, self.entries, self.h, self.extras = acl, entries, h, extras
-        self.lists = {n: TensorList(acl, entries[n] if entries[n] is not None else [])
+        self.lists = {n: TensorList(acl, entries[n] if entries[n] is not None else
+                                    placeholders(entries, n) if absent == "placeholders" else [])
                       for n in LISTS}
         self.step = np.array([1], np.int64)
         self.lr = np.array([h.lr], np.float32)
@@ -146,15 +155,19 @@ def test_repeated_runs_with_moved_tensors_match_golden(acl, stream, rng, monkeyp
         launch.close()
 
 
-def test_step_by_flat_index_and_dynamic_tensor_addr(acl, stream, rng):
-    """aclSetInputTensorAddr's index counts every list's entries, then the step; aclSetTensorAddr
-    the same; aclSetDynamicTensorAddr's irIndex the inputs, then the outputs (output 0: vars)."""
+@pytest.mark.parametrize("absent", ["empty", "placeholders"])
+def test_step_by_flat_index_and_dynamic_tensor_addr(acl, stream, rng, absent):
+    """As opbase numbers the instances: aclSetInputTensorAddr's index counts every list's entries
+    (an empty list none, placeholders one per entry), then one slot per one-element input, given
+    or not (step, grad scale, found_inf, lr, EMA decay); aclSetTensorAddr the same;
+    aclSetDynamicTensorAddr's irIndex the inputs, then the outputs (output 0: vars)."""
     entries = make_entries(rng, SHAPES, *COMBOS[0], amsgrad=False)
     h = Hyper(lr=0.01, ema_decay=0.99)
-    launch = Launch(acl, entries, h, Extras())
+    launch = Launch(acl, entries, h, Extras(), absent=absent)
     try:
         n = len(SHAPES)
-        flat_step = 5 * n  # grads, vars, ms, vs, ss; max_vs and copies are empty
+        # grads, vars, ms, vs, ss; max_vs and copies empty (none) or placeholders (n each)
+        flat_step = (5 if absent == "empty" else 7) * n
         for step, setter in ((1, None), (2, "aclSetInputTensorAddr"), (3, "aclSetTensorAddr")):
             if setter is not None:
                 new_step = np.array([step], np.int64)
@@ -163,9 +176,18 @@ def test_step_by_flat_index_and_dynamic_tensor_addr(acl, stream, rng):
                 assert getattr(acl, setter)(launch.executor, flat_step, handle,
                                             new_step.ctypes.data) == ACLNN_SUCCESS
                 launch.step = new_step
+                # lr at its slot, after the absent grad scale and found_inf: a new value
+                new_lr = np.array([h.lr * step], np.float32)
+                launch.lr[0] = np.nan
+                assert getattr(acl, setter)(launch.executor, flat_step + 3,
+                                            launch.scalars[3].handle,
+                                            new_lr.ctypes.data) == ACLNN_SUCCESS, \
+                    acl.aclGetRecentErrMsg()
+                launch.lr = new_lr
+                h = Hyper(lr=float(new_lr[0]), ema_decay=0.99)
             address = moved(entries, "vars", 2, np.nan)
-            # irIndex 7 inputs (the lists) + step, lr, decay given (grad scale, found_inf absent)
-            assert acl.aclSetDynamicTensorAddr(launch.executor, 10, 2, launch.lists["vars"].handle,
+            # irIndex 7 inputs (the lists) + the 5 one-element inputs, given or not
+            assert acl.aclSetDynamicTensorAddr(launch.executor, 12, 2, launch.lists["vars"].handle,
                                                address) == ACLNN_SUCCESS
             expected = expected_after(entries, step, h, Extras())
             assert launch.run(stream) == ACLNN_SUCCESS, acl.aclGetRecentErrMsg()
@@ -227,13 +249,14 @@ def test_refusals(acl, stream, rng):
          ACLNN_ERR_INNER_NULLPTR, "tensors is null"),
         (acl.aclSetDynamicInputTensorAddr, (launch.executor, 0, len(SHAPES), grads, address),
          ACLNN_ERR_PARAM_INVALID, f"relativeIndex {len(SHAPES)} is out of the list's"),
-        (acl.aclSetDynamicInputTensorAddr, (launch.executor, 10, 1, grads, address),
-         ACLNN_ERR_PARAM_INVALID, "irIndex 10 is past the 10 inputs of ApplyFusedEmaAdamListV2"),
+        (acl.aclSetDynamicInputTensorAddr, (launch.executor, 12, 1, grads, address),
+         ACLNN_ERR_PARAM_INVALID, "irIndex 12 is past the 12 inputs of ApplyFusedEmaAdamListV2"),
         (acl.aclSetDynamicOutputTensorAddr, (launch.executor, 2, 1, grads, address),
          ACLNN_ERR_PARAM_INVALID, "relativeIndex 1 is past the 0 tensors of output 2"),
         (acl.aclSetDynamicInputTensorAddr, (launch.executor, 0, 1, grads, None),
          ACLNN_ERR_PARAM_INVALID, "a null address for input 0 tensor 1, which has elements"),
-        (acl.aclSetInputTensorAddr, (launch.executor, 5 * len(SHAPES) + 3,
+        # the lists' 5 * n tensors, then the 5 one-element slots (2 of them absent)
+        (acl.aclSetInputTensorAddr, (launch.executor, 5 * len(SHAPES) + 5,
                                      launch.scalars[0].handle, launch.step.ctypes.data),
          ACLNN_ERR_PARAM_INVALID, "is past the executor's input tensors"),
     ]

@@ -96,11 +96,11 @@ def _contract_combinations():
 
 
 def test_opdef_dtype_columns_cover_the_contract():
-    """Every dtype combination the golden's contract accepts has its CANN kernel column: with
-    AMSGrad and the EMA, every list given in its own dtype (an absent model_copies is keyed as
-    CANN's opbase keys an empty list: the gradients' dtype as an input, the parameters' as an
-    output). The columns for the other absent lists, and that every column is the OpDef's, are
-    op_host.test_apply_fused_ema_adam_list_opdef's and test_cann_op_json's."""
+    """Every dtype combination the golden's contract accepts has its CANN kernel column: every
+    list in its own dtype, an absent model_copies as its placeholders' (the parameters' dtype;
+    an absent ss or max_vs keys as a given one, in the state's). That every launch finds one and
+    every column is the OpDef's are op_host.test_apply_fused_ema_adam_list_opdef's and
+    test_cann_op_json's."""
     (op,) = json.loads((REPO / "op_host/apply_fused_ema_adam_list/cann/apply_fused_ema_adam_list.json").read_text())
     types = {d["name"]: d["type"] for d in op["input_desc"]}
     outputs = {d["name"]: d["type"] for d in op["output_desc"]}
@@ -112,7 +112,7 @@ def test_opdef_dtype_columns_cover_the_contract():
     combinations = _contract_combinations()
     assert len(combinations) == 13
     for p, s, g, c in combinations:
-        inputs = (g, p, s, s, s, s, c or g)
+        inputs = (g, p, s, s, s, s, c or p)
         outs = (p, s, s, s, s, c or p)
         assert (inputs, outs) in columns, (p, s, g, c)
     for i in range(len(types["vars"])):

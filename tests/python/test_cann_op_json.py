@@ -22,9 +22,9 @@ LISTS = ["grads", "vars", "ms", "vs", "ss", "max_vs", "model_copies"]
 JSON_DTYPE = {"float32": "float", "float16": "float16", "bfloat16": "bfloat16"}
 
 
-def expected_columns(ema_optional: bool) -> dict[tuple[str, str], list[str]]:
+def expected_columns() -> dict[tuple[str, str], list[str]]:
     """Per (input|output, list name) the msopgen dtype names, one per OpDef column."""
-    columns = _twin.list_opdef_columns(ema_optional)
+    columns = _twin.list_opdef_columns()
     expected = {}
     for i, name in enumerate(LISTS):
         expected[("input", name)] = [JSON_DTYPE[c[0][i]] for c in columns]
@@ -33,14 +33,14 @@ def expected_columns(ema_optional: bool) -> dict[tuple[str, str], list[str]]:
     return expected
 
 
-@pytest.mark.parametrize("op, ema_optional, scalars", [
-    ("apply_fused_ema_adam_list", False, ["step", "grad_scale", "found_inf"]),
-    ("apply_fused_ema_adam_list_v2", True,
-     ["step", "grad_scale", "found_inf", "lr_tensor", "ema_decay_tensor"]),
+@pytest.mark.parametrize("op, scalars", [
+    ("apply_fused_ema_adam_list", ["step", "grad_scale", "found_inf"]),
+    ("apply_fused_ema_adam_list_v2", ["step", "grad_scale", "found_inf", "lr_tensor",
+                                      "ema_decay_tensor"]),
 ])
-def test_list_op_json_has_the_opdef_columns(op, ema_optional, scalars):
+def test_list_op_json_has_the_opdef_columns(op, scalars):
     (desc,) = json.loads(cann_json(op).read_text())
-    expected = expected_columns(ema_optional)
+    expected = expected_columns()
     n = len(expected[("input", "grads")])
     got = {}
     for side in ("input", "output"):
@@ -59,11 +59,14 @@ def test_list_op_json_has_the_opdef_columns(op, ema_optional, scalars):
         assert inputs[name]["type"] == ["float"] * n and inputs[name]["param_type"] == "optional"
 
 
-def test_columns_cover_each_absent_list():
-    """The V2 OpDef has strictly more columns than V1 (an empty ss is keyed differently unless
-    every dtype agrees), and both more than the 13 dtype combinations (an empty max_vs is keyed
-    with the gradients' and the parameters' dtypes)."""
-    combos = len(_twin.list_dtype_combinations())
-    v1, v2 = _twin.list_opdef_columns(False), _twin.list_opdef_columns(True)
-    assert combos < len(v1) < len(v2)
-    assert set(v1) < set(v2)
+def test_one_column_per_dtype_combination():
+    """An absent list is keyed by its placeholders' dtype, which is the dtype the list would have
+    (the state's for ss and max_vs, the parameters' for model_copies): each of the 13 dtype
+    combinations has one column, and no two combinations share one."""
+    combos = _twin.list_dtype_combinations()
+    columns = _twin.list_opdef_columns()
+    assert len(columns) == len(set(columns)) == len(combos) == 13
+    for combo, (inputs, outputs) in zip(combos, columns):
+        param, state, grad = combo["param"], combo["state"], combo["grad"]
+        assert inputs == (grad, param, state, state, state, state, combo["copy"] or param)
+        assert outputs == inputs[1:]

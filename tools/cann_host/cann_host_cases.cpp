@@ -209,15 +209,20 @@ struct Case {
     // Mutations for refusals.
     std::string bad;        // "", or what is wrong (see Build)
     int64_t expected = 0;   // 0: must succeed bit-identically; else CANN's refusal code (-1: any)
-    std::shared_ptr<Case> before;  // run first on the same layer (executor reuse, D2)
+    std::shared_ptr<Case> before;  // run first on the same layer (executor reuse; may chain)
+    // An absent optional list (ss without the EMA, max_vs, model_copies) is passed as
+    // placeholders, one zero-element tensor per entry (docs/ACLNN.md, "Absent lists"), or with
+    // emptyLists as an empty list: what opbase mishandles (D1, D2, and the kernel keying).
+    bool emptyLists = false;
+    bool moveLr = false;  // repeats also move the lr tensor (aclSetInputTensorAddr, at its slot)
     // A repeatable executor (aclSetAclOpExecutorRepeatable) run `repeats` more times, each after
     // new gradients (aclSetDynamicInputTensorAddr, input 0), vars entry 0 moved (input 1: an
     // in-place list, so its output follows) and a new step tensor (aclSetInputTensorAddr, its
     // flat input index after every list entry).
     int repeats = 0;
-    // An opbase defect this case meets (docs/ACLNN.md): "D1" (an empty last output list: the
-    // launch faults), "D2" (executor reuse: stale empty lists). Such a case is an expected
-    // failure while it fails; once it runs bit-identically it counts like any other.
+    // An opbase defect this case meets (docs/ACLNN.md): "D2" (executor reuse: stale empty lists,
+    // only with emptyLists). Such a case is an expected failure while it fails; once it runs
+    // bit-identically it counts like any other.
     std::string defect;
     // A documented difference between the layers: CANN runs the case and our CPU layer refuses
     // it, or (cannRefuses) the reverse.
@@ -281,6 +286,13 @@ public:
             }
             if (k.copies) {
                 copies.push_back(T(make(7, k.c.copy, i, 0.1f, 2.0f, true), k.c.copy, k.numels[i], r2));
+            }
+        }
+        if (list && !k.emptyLists) {  // absent lists as placeholders, of the dtype each keys by
+            for (size_t i = 0; i < n; ++i) {
+                if (!k.ss) ss.push_back(T({}, k.c.state, 0));
+                if (!k.maxVs) maxVs.push_back(T({}, k.c.state, 0));
+                if (!k.copies) copies.push_back(T({}, k.c.param, 0));
             }
         }
         if (k.bad == "overlap" && n >= 2) {
@@ -351,6 +363,7 @@ public:
             stepIndex = entries;  // the step's flat input index: after every list entry
         }
         stepTensor = step;
+        lrTensor = lrT;
         if (st != 0) {
             o.status = st;
             o.where = "phase 1";
@@ -439,7 +452,14 @@ private:
         const int64_t step = k.step + r;
         std::vector<uint8_t> stepBytes(8);
         std::memcpy(stepBytes.data(), &step, 8);
-        return a_.setInput(ex, stepIndex, stepTensor, Upload(stepBytes, false));
+        if (aclnnStatus s = a_.setInput(ex, stepIndex, stepTensor, Upload(stepBytes, false))) return s;
+        if (!k.moveLr) return 0;
+        // lr_tensor at its slot: step, grad scale, found_inf, lr -- each one-element input has
+        // its slot whether given or not (opbase's NnopbaseAddInput)
+        const float lr = 1e-3f * static_cast<float>(r + 1);
+        std::vector<uint8_t> lrBytes(4);
+        std::memcpy(lrBytes.data(), &lr, 4);
+        return a_.setInput(ex, stepIndex + 3, lrTensor, Upload(lrBytes, false));
     }
 
     aclTensor* T(const std::vector<uint8_t>& host, int dt, int64_t numel, bool twoDims = false,
@@ -481,6 +501,7 @@ private:
     aclTensorList* gradList = nullptr;
     aclTensorList* varList = nullptr;
     aclTensor* stepTensor = nullptr;
+    aclTensor* lrTensor = nullptr;
     size_t stepIndex = 0;
 };
 
@@ -544,8 +565,8 @@ std::vector<Case> Table()
                 k.name = std::string(OpName(op)) + "_" + ComboName(c) + (k.maxVs ? "_amsgrad" : "") +
                          (k.ss ? "" : "_noema");
                 if (op == Op::kV1 && !k.ss) {
-                    // V1 is the EMA op: an empty ssRef is refused -- by opbase (161002) when its
-                    // empty-list dtype keying finds no OpDef column, else by our tiling (561002).
+                    // V1 is the EMA op: its ssRef holds values, and placeholders have the wrong
+                    // shape: refused by our tiling (561002).
                     k.expected = -1;
                 }
                 t.push_back(k);
@@ -555,7 +576,7 @@ std::vector<Case> Table()
                 k.op = op;
                 k.c = c;
                 k.copies = false;
-                k.expected = 161002;  // no OpDef dtype column for it: opbase's dtype check refuses
+                k.expected = 161002;  // no OpDef dtype column (copies keyed fp32): opbase refuses
                 k.name = std::string(OpName(op)) + "_" + ComboName(c) + "_nocopies";
                 t.push_back(k);
             }
@@ -582,41 +603,91 @@ std::vector<Case> Table()
                 t.push_back(k);
             }
         }
-        // Repeatable executors: phase 2 again after address updates (with model copies: D1 aside),
-        // every optional one-element input given, then none of them (opbase skips a disabled one).
-        for (bool optionals : {true, false}) {
+        // Repeatable executors: phase 2 again after address updates, every optional one-element
+        // input given, then none of them (each keeps its slot of the flat index), then (V2) a grad
+        // scale and the lr / decay tensors without found_inf, lr moving: its slot is after
+        // found_inf's, given or not (opbase), not after the grad scale.
+        for (int optionals = 0; optionals < (op == Op::kV2 ? 3 : 2); ++optionals) {
             Case k;
             k.op = op;
             k.c = {F16, F32, F32, F16};
             k.copies = true;
             k.numels = {5, 300, 64};
-            k.gradScale = k.foundInf = optionals;
-            k.lrTensor = k.emaDecayTensor = optionals && op == Op::kV2;
+            k.gradScale = optionals != 1;
+            k.foundInf = optionals == 0;
+            k.lrTensor = k.emaDecayTensor = optionals != 1 && op == Op::kV2;
+            k.moveLr = optionals == 2;
             k.repeats = 3;
-            k.name = std::string(OpName(op)) + "_repeatable" + (optionals ? "" : "_no_optionals");
+            k.name = std::string(OpName(op)) + "_repeatable" +
+                     (optionals == 1 ? "_no_optionals" : optionals == 2 ? "_no_found_inf_lr_moves" : "");
             t.push_back(k);
         }
-        // Executor reuse (D2): an AMSGrad call, then the same group without max_vs.
-        for (bool copies : {false, true}) {
-            Case k;
-            k.op = op;
-            k.c = {F16, F32, F32, F16};
-            k.copies = copies;
-            if (!copies) {
-                k.c = {F32, F32, F32, -1};
+        // Executor reuse: one process runs option sets one after the other (opbase's pool hands an
+        // executor back): AMSGrad -> none and back, with and without model copies; placeholders
+        // keep every list's instances current. With empty lists instead, opbase keeps the last
+        // max_vs of the reused executor (D2: an expected failure, docs/ACLNN.md).
+        for (bool empty : {false, true}) {
+            for (bool copies : {false, true}) {
+                Case k;
+                k.op = op;
+                k.c = copies ? Combo{F16, F32, F32, F16} : Combo{F32, F32, F32, -1};
+                k.copies = copies;
+                k.emptyLists = empty;
+                auto first = std::make_shared<Case>(k);
+                first->maxVs = true;
+                k.before = first;
+                const std::string tail = std::string(copies ? "_copies" : "") + (empty ? "_empty_lists" : "");
+                k.name = std::string(OpName(op)) + "_reuse_amsgrad_then_not" + tail;
+                t.push_back(k);
+                Case r = k;  // and the reverse
+                auto first2 = std::make_shared<Case>(k);
+                first2->before = nullptr;
+                r.before = first2;
+                r.maxVs = true;
+                r.name = std::string(OpName(op)) + "_reuse_not_then_amsgrad" + tail;
+                t.push_back(r);
             }
-            auto first = std::make_shared<Case>(k);
-            first->maxVs = true;
-            k.before = first;
-            k.name = std::string(OpName(op)) + "_reuse_amsgrad_then_not" + (copies ? "_copies" : "");
-            t.push_back(k);
-            Case r = k;  // and the reverse
-            auto first2 = std::make_shared<Case>(k);
-            first2->before = nullptr;
-            r.before = first2;
-            r.maxVs = true;
-            r.name = std::string(OpName(op)) + "_reuse_not_then_amsgrad" + (copies ? "_copies" : "");
-            t.push_back(r);
+        }
+        if (op == Op::kV2) {
+            // Every order of option sets the optimizer makes on one process: EMA on -> off -> on
+            // (ema_every), AMSGrad with the EMA on then off (an empty ss aliased the stale max_vs
+            // before placeholders), model copies -> none.
+            const auto chain = [](std::vector<Case> steps, const std::string& name) {
+                for (size_t i = 1; i < steps.size(); ++i) {
+                    steps[i].before = std::make_shared<Case>(steps[i - 1]);
+                }
+                steps.back().name = name;
+                return steps.back();
+            };
+            Case on;
+            on.op = op;
+            on.c = {BF16, F32, F32, BF16};
+            on.copies = true;
+            Case off = on;
+            off.ss = false;
+            t.push_back(chain({on, off, on}, "V2_order_ema_on_off_on"));
+            Case amsOn = on;
+            amsOn.maxVs = true;
+            Case amsOff = amsOn;
+            amsOff.ss = false;
+            t.push_back(chain({amsOn, amsOff}, "V2_order_amsgrad_ema_on_then_off"));
+            Case copies = on;
+            Case none = on;
+            none.c = {F32, F32, F32, -1};
+            none.copies = false;
+            t.push_back(chain({copies, none, copies}, "V2_order_copies_none_copies"));
+            // An empty max_vs is keyed with grads[0]'s dtype as an input and varsRef[0]'s as an
+            // output: where they differ from the state's, the OpDef has no column for it.
+            Case mixed;
+            mixed.op = op;
+            mixed.c = {BF16, BF16, F32, -1};
+            mixed.emptyLists = true;
+            mixed.expected = 161002;
+            mixed.cannRefuses = true;
+            mixed.difference = "an empty (not placeholder) max_vs of a bf16 group with fp32 state: opbase keys it "
+                               "bf16 and finds no OpDef column; our CPU layer takes an empty list as absent";
+            mixed.name = "V2_empty_list_without_a_column";
+            t.push_back(mixed);
         }
         // Entry counts.
         for (size_t count : {1, 255, 256}) {
@@ -723,6 +794,15 @@ bool ReadAll(int fd, void* p, size_t n)
     return true;
 }
 
+/** The cases a case runs after, oldest first, on the same layer. */
+void RunBefore(Runner& runner, const Case& k)
+{
+    if (k.before) {
+        RunBefore(runner, *k.before);
+        (void)runner.Run(*k.before);
+    }
+}
+
 /** Runs a case (after its `before`) on CANN's stack in a child process: a kernel fault on the
  *  twin aborts the process as it would kill the device context, and must not end the table. */
 Outcome RunIsolated(Runner& runner, const Case& k)
@@ -737,9 +817,7 @@ Outcome RunIsolated(Runner& runner, const Case& k)
     const pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        if (k.before) {
-            (void)runner.Run(*k.before);
-        }
+        RunBefore(runner, k);
         const Outcome x = runner.Run(k);
         const int64_t head[2] = {x.status, static_cast<int64_t>(x.outputs.size())};
         WriteAll(fds[1], head, sizeof(head));
@@ -836,11 +914,8 @@ int main(int argc, char** argv)
         cases.push_back(k);
     }
     for (Case& k : cases) {
-        const bool list = k.op != Op::kSingle;
-        if (k.before) {
+        if (k.before && k.emptyLists) {
             k.defect = "D2";
-        } else if (list && k.expected == 0 && !k.copies) {
-            k.defect = "D1";  // modelCopiesRef, the OpDef's last output, is empty
         }
     }
     if (expect != 0) {
@@ -873,9 +948,7 @@ int main(int argc, char** argv)
             continue;
         }
         const Outcome x = RunIsolated(cannRun, k);
-        if (k.before) {
-            (void)cpuRun.Run(*k.before);
-        }
+        RunBefore(cpuRun, k);
         const Outcome y = cpuRun.Run(k);
         const bool verbose = std::getenv("CANN_HOST_VERBOSE") != nullptr;
         if (!k.difference.empty()) {

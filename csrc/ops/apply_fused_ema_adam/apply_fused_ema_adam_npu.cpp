@@ -5,27 +5,60 @@
  *        or CANN's built-in op of the same name), phase 1 at the call (a refusal raises there),
  *        phase 2 on the current stream through torch_npu's task queue (npu_op_api.h). The tensors
  *        go with their real sizes, strides and storage offsets, as on the CPU.
+ *
+ * The memory rules of the CPU aclnn layer (every updated tensor addresses distinct elements and
+ * shares no memory with another tensor of the call) are checked here, on the device addresses:
+ * neither the generated aclnn nor opbase compares addresses, and the tiling never sees them, so
+ * var passed as m would run on the device.
  */
 #include <torch/library.h>
 
+#include <array>
 #include <memory>
+#include <vector>
 #include <type_traits>
 
 #include "apply_fused_ema_adam.h"
 #include "aclnnop/aclnn_apply_fused_ema_adam.h"
+#include "apply_fused_ema_adam_check.h"
+#include "memory_layout.h"
 #include "npu_op_api.h"
 
 namespace ascend_ema_adam::ops {
 
 namespace {
 
+constexpr const char* kOpName = "apply_fused_ema_adam_";
+
+/** The memory rules over the call's tensors (kGrad ... kStep order), named as the aclnn layer
+ *  names them. */
+void CheckCallMemory(const std::array<const at::Tensor*, kApplyFusedEmaAdamTensors>& tensors)
+{
+    constexpr const char* const* kNames = kApplyFusedEmaAdamTensorNames;
+    std::vector<MemorySpan> spans;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        const at::Tensor& t = *tensors[i];
+        const bool updated = i >= kVar && i <= kS;
+        const ViewLayout layout{t.sizes().data(), t.strides().data(), static_cast<size_t>(t.dim())};
+        TORCH_CHECK(!updated || HasDistinctElements(layout), kOpName, ": ",
+                    RepeatedElementsRefusal(kNames[i], layout));
+        spans.push_back(SpanOfView(reinterpret_cast<uintptr_t>(t.data_ptr()), layout,
+                                   static_cast<uint32_t>(t.itemsize()), i, updated));
+    }
+    uint64_t first = 0;
+    uint64_t second = 0;
+    TORCH_CHECK(!FindUpdatedOverlap(&spans, &first, &second), kOpName, ": ",
+                OverlapRefusal(kNames[first], kNames[second]));
+}
+
 void ApplyFusedEmaAdamNpu(const at::Tensor& grad, const at::Tensor& var, const at::Tensor& m,
                           const at::Tensor& v, const at::Tensor& s, const at::Tensor& step,
                           double lr, double emaDecay, double beta1, double beta2, double eps,
                           int64_t mode, bool biasCorrection, double weightDecay)
 {
-    CheckAllOnOneNpu("apply_fused_ema_adam_", {{"var", &var}, {"grad", &grad}, {"m", &m},
-                                               {"v", &v}, {"s", &s}, {"step", &step}});
+    CheckAllOnOneNpu(kOpName, {{"var", &var}, {"grad", &grad}, {"m", &m}, {"v", &v}, {"s", &s},
+                                {"step", &step}});
+    CheckCallMemory({&grad, &var, &m, &v, &s, &step});
     static const auto getWorkspaceSize =
         NpuOpApiFunction<decltype(&aclnnApplyFusedEmaAdamGetWorkspaceSize)>(
             "aclnnApplyFusedEmaAdamGetWorkspaceSize");

@@ -5,6 +5,7 @@
  */
 #include "apply_fused_ema_adam_list_call.h"
 
+#include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 
 #include <string>
@@ -34,6 +35,15 @@ uint64_t OwnerOf(int arg, size_t index)
 }
 
 }  // namespace
+
+std::vector<at::Tensor> ListPlaceholders(const ListCall& call, int list,
+                                         std::pair<size_t, size_t> launch)
+{
+    const size_t entries = launch.second - launch.first;
+    if (!kListOptional[list] || !call.lists[list].empty() || entries == 0) return {};
+    const at::Tensor& like = list == kListCopies ? call.lists[kListVars][0] : call.lists[kListMs][0];
+    return std::vector<at::Tensor>(entries, at::empty({0}, like.options()));
+}
 
 void CheckListCallDevice(const char* op, const ListCall& call, const at::Device& device)
 {

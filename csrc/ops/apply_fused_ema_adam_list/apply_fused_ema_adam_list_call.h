@@ -44,15 +44,36 @@ struct ListCall {
     bool maximize = false;
 
     size_t Entries() const { return lists[kListGrads].size(); }
-    /** The flat input index of the step in a launch of `entries` entries: after every given
-     *  list's entries (the one-element inputs follow it). */
-    size_t FirstScalarInput(size_t entries) const
-    {
-        size_t given = 0;
-        for (const at::TensorList& list : lists) given += list.empty() ? 0 : 1;
-        return entries * given;
-    }
+    /** The flat input index of the step in a launch of `entries` entries, as opbase numbers the
+     *  instances: after the lists' tensors, every list holding `entries` (the absent ones as
+     *  placeholders, ListPlaceholders). The other one-element inputs follow the step, each in
+     *  its slot whether given or not (ListScalarPosition). */
+    static size_t FirstScalarInput(size_t entries) { return entries * kApplyFusedEmaAdamLists; }
 };
+
+/** The lists the torch op (V2) may leave absent: ss (no EMA on this launch), max_vs, model
+ *  copies. */
+inline constexpr bool kListOptional[kApplyFusedEmaAdamLists] = {false, false, false, false,
+                                                                true,  true,  true};
+
+/**
+ * An absent optional list as the kernels' aclnn receives it: one zero-element placeholder per
+ * entry of [begin, end), of the dtype the list would have (the state's for ss and max_vs, the
+ * parameters' for model copies), on the call's device. Never an empty list: opbase keeps the last
+ * instances of an empty list in an executor it reuses (a stale max_vs or model copies), keys an
+ * empty list's kernel by another tensor's dtype and numbers its instances differently
+ * (docs/ACLNN.md, "Absent lists"); the shared validation takes placeholders as absent. Empty for
+ * a given list.
+ */
+std::vector<at::Tensor> ListPlaceholders(const ListCall& call, int list,
+                                         std::pair<size_t, size_t> launch);
+
+/** The flat input index of one-element input `scalar` (-1 the step, then ListCallScalar)
+ *  relative to a launch's step: opbase gives every single-tensor input its slot, given or NULL. */
+inline size_t ListScalarPosition(int scalar)
+{
+    return static_cast<size_t>(scalar + 1);
+}
 
 /** The op's arguments, in its signature's order, as a ListCall: views of them (valid while they
  *  are); an absent optional list is empty. */

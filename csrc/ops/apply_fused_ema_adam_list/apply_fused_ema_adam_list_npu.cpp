@@ -9,7 +9,8 @@
  *     export; op-plugin's EXEC_NPU_CMD is not, its inline code needs unexported internals).
  *   - Every list is a real aclTensorList: the generated aclnn null-checks every DYNAMIC
  *     parameter (161001 for NULL). An absent max_vs / model_copies, and an empty ss (no EMA on
- *     this launch), are empty lists (aclCreateTensorList(nullptr, 0)).
+ *     this launch), are lists of zero-element placeholders, never empty lists (ListPlaceholders:
+ *     opbase's executor pool keeps an empty list's last instances, docs/ACLNN.md "Absent lists").
  *   - At most 256 tensors per list (opbase refuses more): a call runs as launches of at most 256
  *     entries. The whole call is validated first (apply_fused_ema_adam_list_call.h), then phase 1
  *     of every launch runs at the call, and only when all succeeded are the phase 2s queued: a
@@ -145,9 +146,12 @@ public:
         const std::vector<std::pair<size_t, size_t>> slices = ListLaunches(call.Entries());
         for (const std::pair<size_t, size_t>& slice : slices) {
             NpuLaunches::Launch& launch = state.launches.emplace_back();
-            launch.firstScalar = call.FirstScalarInput(slice.second - slice.first);
+            launch.firstScalar = ListCall::FirstScalarInput(slice.second - slice.first);
             for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
-                launch.lists[l] = ToNpuAclTensorList(LaunchSlice(flat[l], slice));
+                const std::vector<at::Tensor> placeholders = ListPlaceholders(call, l, slice);
+                launch.lists[l] = ToNpuAclTensorList(placeholders.empty()
+                                                         ? LaunchSlice(flat[l], slice)
+                                                         : at::TensorList(placeholders));
             }
             const Attrs& a = call.attrs;
             const auto& sc = state.scalars;
@@ -225,7 +229,7 @@ private:
         for (int s = 0; s < 1 + kCallScalars; ++s) {
             const at::Tensor* t = moves.scalars[s];
             if (t == nullptr) continue;
-            updates->scalars.push_back({s, ScalarPosition(s - 1), SeenScalarAddress(s, *t)});
+            updates->scalars.push_back({s, ListScalarPosition(s - 1), SeenScalarAddress(s, *t)});
             updates->keep.push_back(*t);
         }
         for (size_t k = 0; k < state_->launches.size(); ++k) {

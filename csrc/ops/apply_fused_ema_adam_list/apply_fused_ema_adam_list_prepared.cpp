@@ -55,13 +55,16 @@ PreparedListCall::PreparedListCall(const ListCall& given, bool repeatable)
     launches_.reserve(slices.size());
     for (const std::pair<size_t, size_t>& slice : slices) {
         Launch launch;
-        launch.firstScalar = call.FirstScalarInput(slice.second - slice.first);
-        // A list handle always, empty for an absent list (sliced only when the call has several
-        // launches: one launch sees the lists as given, for phase 1's messages).
+        launch.firstScalar = ListCall::FirstScalarInput(slice.second - slice.first);
+        // A list handle always, placeholders for an absent list (sliced only when the call has
+        // several launches: one launch sees the lists as given, for phase 1's messages).
         for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
             const at::TensorList whole = call.lists[l];
-            launch.lists[l] = ToAclTensorList(slices.size() > 1 ? LaunchSlice(whole, slice) : whole,
-                                              kApplyFusedEmaAdamListUpdated[l]);
+            const std::vector<at::Tensor> placeholders = ListPlaceholders(call, l, slice);
+            const at::TensorList given = !placeholders.empty() ? at::TensorList(placeholders)
+                                         : slices.size() > 1   ? LaunchSlice(whole, slice)
+                                                               : whole;
+            launch.lists[l] = ToAclTensorList(given, kApplyFusedEmaAdamListUpdated[l]);
         }
         const Attrs& a = call.attrs;
         aclOpExecutor* executor = nullptr;
@@ -138,7 +141,7 @@ void PreparedListCall::Relaunch(const Moves& moves, const BorrowedTensors& grads
         for (Launch& launch : launches_) {
             CheckAclnnStatus("aclSetInputTensorAddr",
                              api.setInput(launch.executor.get(),
-                                          launch.firstScalar + ScalarPosition(s - 1),
+                                          launch.firstScalar + ListScalarPosition(s - 1),
                                           scalars_[s].get(), address));
         }
     }

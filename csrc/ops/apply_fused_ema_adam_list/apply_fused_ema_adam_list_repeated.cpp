@@ -97,17 +97,6 @@ void* RepeatedListCall::SeenScalarAddress(int slot, const at::Tensor& t) const
     return seenScalars_[slot]->StorageAddressOf(t);
 }
 
-size_t RepeatedListCall::ScalarPosition(int scalar) const
-{
-    if (scalar == kRepeatedStep) return 0;
-    size_t position = 1;
-    for (int s = 0; s < scalar; ++s) {
-        // lr and the decay are always given to a repeatable call (the caller's or owned)
-        position += (seenScalars_[1 + s] || s == kCallLr || s == kCallEmaDecay) ? 1 : 0;
-    }
-    return position;
-}
-
 bool RepeatedListCall::OverlapsNoUpdated(const at::Tensor& t) const
 {
     return !TouchesSortedSpans(updatedSpans_, SpanOf(t, false));  // (an empty span touches none)

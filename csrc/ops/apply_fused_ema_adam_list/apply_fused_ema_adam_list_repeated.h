@@ -170,9 +170,6 @@ protected:
      *  order; raises only on a runtime failure. */
     virtual void Relaunch(const Moves& moves, const BorrowedTensors& grads,
                           const ScalarArg& lr, const ScalarArg& emaDecay) = 0;
-    /** The flat input index of one-element input `scalar` (RepeatedScalar / ListCallScalar)
-     *  relative to a launch's first one (ListCall::FirstScalarInput). */
-    size_t ScalarPosition(int scalar) const;
     /** The storage address for aclSet*TensorAddr that puts phase 1's view of list entry
      *  (list, index), or of one-element input slot `slot` (0 the step, 1 + ListCallScalar), at
      *  t's first element. */

@@ -17,8 +17,9 @@
  *
  * The EMA list of V2 is optional. CANN's OpDef cannot say so: a parameter's ParamType is ONE of
  * REQUIRED, OPTIONAL and DYNAMIC (metadef op_def.h, enum Option), so ss stays DYNAMIC and "no
- * EMA" is a dynamic input with no instance, which is how torch_npu's op-plugin passes an empty
- * TensorList and how max_vs and model_copies are already absent (docs/ACLNN.md).
+ * EMA" is, as for max_vs and model_copies, a list of zero-element placeholders (or a dynamic
+ * input with no instance, from a caller that passes an empty list; docs/ACLNN.md, "Absent
+ * lists").
  */
 #ifndef ASCEND_EMA_ADAM_CANN_APPLY_FUSED_EMA_ADAM_LIST_DEF_H
 #define ASCEND_EMA_ADAM_CANN_APPLY_FUSED_EMA_ADAM_LIST_DEF_H
@@ -242,9 +243,9 @@ inline ge::graphStatus InferDataType(gert::InferDataTypeContext* context)
 
 /**
  * The OpDef of either registration. Its dtype columns are ListOpDefColumns
- * (op_host/apply_fused_ema_adam_list/apply_fused_ema_adam_list_opdef.h): one per dtype combination and absent-list pattern,
- * with an empty list's dtype as CANN's opbase reads it (grads' for an input, varsRef's for an
- * output), so every launch the contract allows finds its kernel binary.
+ * (op_host/apply_fused_ema_adam_list/apply_fused_ema_adam_list_opdef.h): one per dtype
+ * combination, an absent list keyed by its placeholders' dtype, so every launch the contract
+ * allows finds its kernel binary.
  * Every input is AutoContiguous, as in the single op (the torch op passes contiguous 1-D views;
  * other callers' strided views are copied to contiguous ones and back by the generated layer).
  */
@@ -252,7 +253,7 @@ inline void Define(ops::OpDef& def, Version version, gert::OpImplRegisterV2::Til
 {
     std::vector<ge::DataType> inputs[aea::kApplyFusedEmaAdamLists];
     std::vector<ge::DataType> outputs[aea::kApplyFusedEmaAdamListOutputs];
-    for (const aea::ListOpDefColumn& c : aea::ListOpDefColumns(version == Version::kV2)) {
+    for (const aea::ListOpDefColumn& c : aea::ListOpDefColumns()) {
         for (int list = 0; list < aea::kApplyFusedEmaAdamLists; ++list) {
             inputs[list].push_back(cann::GeDataType(c.inputs[list]));
         }

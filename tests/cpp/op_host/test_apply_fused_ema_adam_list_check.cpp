@@ -172,6 +172,48 @@ AEA_CASE(empty_lists)
     EXPECT(aea::ListTilingKeyOf(none.dtypes) > 0);  // some kernel key, though nothing launches
 }
 
+/** Placeholders (one zero-element tensor per entry, of the state's dtype for ss and max_vs, the
+ *  parameters' for model copies) are an absent list, as CANN's stack needs it; of another dtype
+ *  they are a list that holds values (and then refused by shape), so a call whose entries are all
+ *  empty may still pass real empty lists. */
+AEA_CASE(placeholders_are_absent_lists)
+{
+    ListCallSpec c;
+    c.SetDtypes(ACL_BF16, ACL_FLOAT, ACL_BF16);
+    const auto placeholders = [&](int list, aclDataType dtype) {
+        for (std::vector<int64_t>& shape : c.lists[list].shape) shape = {0};
+        c.lists[list].Fill(dtype);
+        c.lists[list].present = true;
+    };
+    placeholders(kMaxVs, ACL_FLOAT);
+    placeholders(kCopies, ACL_BF16);
+    Described d(c);
+    Verdict v;
+    d.args.emaOptional = true;
+    v.refusal = aea::CheckApplyFusedEmaAdamList(d.args, AttrsOf(c.h), false, &v.dtypes, &v.options);
+    EXPECT_MSG(v.refusal.empty(), "%s", v.refusal.c_str());
+    EXPECT(!v.options.amsgrad && !v.dtypes.hasCopy && v.options.ema);
+    EXPECT(v.dtypes.param == aea::DataType::kBFloat16 && v.dtypes.state == aea::DataType::kFloat32);
+    EXPECT(aea::ListPresent(d.args, aea::kListSs) && !aea::ListPresent(d.args, aea::kListMaxVs));
+    placeholders(kSs, ACL_FLOAT);  // V2: no EMA
+    Described noEma(c);
+    noEma.args.emaOptional = true;
+    v.refusal = aea::CheckApplyFusedEmaAdamList(noEma.args, AttrsOf(c.h), false, &v.dtypes,
+                                                &v.options);
+    EXPECT_MSG(v.refusal.empty() && !v.options.ema, "%s", v.refusal.c_str());
+    // V1's ss is not optional: zero-element tensors there are values, of the wrong shape
+    EXPECT(Matches(Check(c).refusal, "^ssRef\\[0\\] has shape \\[0\\]"));
+    // placeholders of another dtype hold values: a max_vs of the parameters' dtype is refused
+    placeholders(kSs, ACL_FLOAT);
+    c.lists[kSs].present = true;
+    placeholders(kMaxVs, ACL_BF16);
+    Described wrong(c);
+    wrong.args.emaOptional = true;
+    v.refusal = aea::CheckApplyFusedEmaAdamList(wrong.args, AttrsOf(c.h), false, &v.dtypes,
+                                                &v.options);
+    EXPECT_MSG(Matches(v.refusal, "^maxVsRef\\[0\\] has dtype ACL_BF16"), "%s", v.refusal.c_str());
+}
+
 /** V2's extensions (emaOptional, lr / emaDecay tensors): an absent or empty ss means no EMA only
  *  with emaOptional; a partial one is still a length error; the scalar tensors are fp32 of one
  *  element, named in the refusals; the options say what the kernel gets. */
@@ -202,8 +244,8 @@ AEA_CASE(v2_optional_ema_and_scalar_tensors)
                                              d.entries[aea::kListSs].begin() + 2);
     d.args.lists[aea::kListSs] = &two;
     check(&v);
-    EXPECT_MSG(Matches(v.refusal, "^ssRef has 2 tensors but grads has 3: .*\\(or none, when the "
-                                  "optional list is not used\\)$"),
+    EXPECT_MSG(Matches(v.refusal, "^ssRef has 2 tensors but grads has 3: .*\\(an absent optional "
+                                  "list: none, or one zero-element placeholder per entry\\)$"),
                "%s", v.refusal.c_str());
     d.args.lists[aea::kListSs] = &d.entries[aea::kListSs];
 

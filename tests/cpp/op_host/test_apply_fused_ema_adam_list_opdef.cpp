@@ -1,9 +1,10 @@
 // The list OpDefs' dtype columns (op_host/apply_fused_ema_adam_list/apply_fused_ema_adam_list_opdef.h) against CANN's kernel
 // selection: for every launch the operators' contract allows (every dtype combination with each
-// optional list given or empty), the key opbase builds from the launch's tensors must be a column
-// of the OpDef, or CANN finds no kernel binary. The key is computed here as opbase computes it
-// (hicann/opbase indv_executor_tensor.cpp / indv_executor_ext.cpp; ascendc_api.md section 17), on
-// the tensors of a launch, not from the columns' own recipe:
+// optional list given or absent as zero-element placeholders), the key opbase builds from the
+// launch's tensors must be a column of the OpDef, or CANN finds no kernel binary. The key is
+// computed here as opbase computes it (hicann/opbase indv_executor_tensor.cpp /
+// indv_executor_ext.cpp; ascendc_api.md section 17), on the tensors of a launch, not from the
+// columns' own recipe:
 //   - the inputs and the outputs are each one array of tensors in parameter order; a DYNAMIC
 //     parameter's start index is set where its first tensor lands, and an EMPTY list returns before
 //     setting it, so it stays 0;
@@ -27,11 +28,12 @@ namespace {
 constexpr int kLists = aea::kApplyFusedEmaAdamLists;
 constexpr int kOutputs = aea::kApplyFusedEmaAdamListOutputs;
 
-/** One launch: per list its tensors' dtype and count (0: an empty list), with n entries. */
+/** One launch: per list its tensors' dtype and count (0: an empty list). */
 struct Launch {
     aea::ListDtypes dtypes;
-    bool given[kLists];
-    size_t entries;
+    DataType dtype[kLists];
+    size_t count[kLists];
+    std::string what;
 };
 
 /** One side (inputs or outputs) of a launch as opbase lays it out: the tensors in parameter order,
@@ -59,13 +61,11 @@ Side Add(Side side, DataType dtype, size_t count)
 /** The selection key of a launch: inputs (the lists, then step) and outputs (the updated lists). */
 std::pair<std::vector<DataType>, std::vector<DataType>> SelectionKey(const Launch& l)
 {
-    const aea::ListDtypes& d = l.dtypes;
-    const DataType dtype[kLists] = {d.grad, d.param, d.state, d.state, d.state, d.state, d.copy};
     Side in;
     Side out;
     for (int list = 0; list < kLists; ++list) {
-        in = Add(in, dtype[list], l.given[list] ? l.entries : 0);
-        if (list > 0) out = Add(out, dtype[list], l.given[list] ? l.entries : 0);
+        in = Add(in, l.dtype[list], l.count[list]);
+        if (list > 0) out = Add(out, l.dtype[list], l.count[list]);
     }
     in = Add(in, DataType::kInt64, 1);  // step, REQUIRED; the OPTIONAL scalars select nothing
     std::vector<DataType> inputs = KeyOf(in);
@@ -82,31 +82,34 @@ bool HasColumn(const std::vector<aea::ListOpDefColumn>& columns,
     });
 }
 
-std::string Describe(const Launch& l)
+/** A launch of combination `d` with `entries` entries: ss, max_vs given or absent, model_copies
+ *  given exactly with the combinations that have copies; an absent list as placeholders (one
+ *  tensor per entry of the list's placeholder dtype, ListDtypeOf) or, `empty`, as an empty list. */
+Launch Make(const aea::ListDtypes& d, bool ema, bool amsgrad, size_t entries, bool empty)
 {
+    const bool given[kLists] = {true, true, true, true, ema, amsgrad, d.hasCopy};
     const char* names[kLists] = {"grads", "vars", "ms", "vs", "ss", "max_vs", "model_copies"};
-    std::string s = "P=" + std::string(aea::DataTypeName(l.dtypes.param)) +
-                    " S=" + aea::DataTypeName(l.dtypes.state) +
-                    " G=" + aea::DataTypeName(l.dtypes.grad);
-    if (l.dtypes.hasCopy) s += std::string(" C=") + aea::DataTypeName(l.dtypes.copy);
+    Launch l{d, {}, {}, ""};
+    l.what = "P=" + std::string(aea::DataTypeName(d.param)) + " S=" + aea::DataTypeName(d.state) +
+             " G=" + aea::DataTypeName(d.grad) +
+             (d.hasCopy ? std::string(" C=") + aea::DataTypeName(d.copy) : std::string());
     for (int list = 0; list < kLists; ++list) {
-        if (!l.given[list]) s += std::string(", ") + names[list] + " empty";
+        l.dtype[list] = aea::ListDtypeOf(d, list);
+        l.count[list] = given[list] || !empty ? entries : 0;
+        if (!given[list]) l.what += std::string(", ") + names[list] + (empty ? " empty" : " absent");
     }
-    return s;
+    return l;
 }
 
-/** Every launch the contract allows: each combination, with max_vs and (V2) ss given or empty,
- *  model_copies exactly with the combinations that have copies; 1 and 256 entries. */
-std::vector<Launch> AllowedLaunches(bool v2)
+/** Every launch the contract allows, absent lists as placeholders; 1 and 256 entries. */
+std::vector<Launch> AllowedLaunches()
 {
     std::vector<Launch> launches;
     for (const aea::ListDtypes& d : aea::ListDtypeCombinations()) {
         for (bool ema : {true, false}) {
-            if (!ema && !v2) continue;
             for (bool amsgrad : {true, false}) {
                 for (size_t entries : {size_t{1}, aea::kListMaxTensors}) {
-                    launches.push_back({d, {true, true, true, true, ema, amsgrad, d.hasCopy},
-                                        entries});
+                    launches.push_back(Make(d, ema, amsgrad, entries, /*empty=*/false));
                 }
             }
         }
@@ -114,47 +117,42 @@ std::vector<Launch> AllowedLaunches(bool v2)
     return launches;
 }
 
-/** Every allowed launch of either operator finds a column: a key without a binary cannot come
- *  back. */
+/** Every allowed launch finds a column: a key without a binary cannot come back. */
 AEA_CASE(every_allowed_launch_finds_a_column)
 {
-    for (bool v2 : {false, true}) {
-        const std::vector<aea::ListOpDefColumn> columns = aea::ListOpDefColumns(v2);
-        for (const Launch& l : AllowedLaunches(v2)) {
-            EXPECT_MSG(HasColumn(columns, SelectionKey(l)), "%s: no OpDef column for %s",
-                       v2 ? "V2" : "V1", Describe(l).c_str());
+    const std::vector<aea::ListOpDefColumn> columns = aea::ListOpDefColumns();
+    for (const Launch& l : AllowedLaunches()) {
+        EXPECT_MSG(HasColumn(columns, SelectionKey(l)), "no OpDef column for %s", l.what.c_str());
+    }
+}
+
+/** One column per dtype combination (absent lists key as given ones), each selected by a launch
+ *  (no binary is built for nothing), none twice. */
+AEA_CASE(one_column_per_combination_each_selected)
+{
+    const std::vector<aea::ListOpDefColumn> columns = aea::ListOpDefColumns();
+    EXPECT(columns.size() == aea::ListDtypeCombinations().size());
+    const std::vector<Launch> launches = AllowedLaunches();
+    for (size_t c = 0; c < columns.size(); ++c) {
+        const bool used = std::any_of(launches.begin(), launches.end(), [&](const Launch& l) {
+            return HasColumn({columns[c]}, SelectionKey(l));
+        });
+        EXPECT_MSG(used, "column %zu is selected by no launch", c);
+        for (size_t o = 0; o < c; ++o) {
+            EXPECT_MSG(!(columns[o] == columns[c]), "column %zu repeats column %zu", c, o);
         }
     }
 }
 
-/** No column without a launch that selects it (no binary is built for nothing), and none twice. */
-AEA_CASE(every_column_is_selected_by_some_launch)
+/** Why placeholders: an EMPTY list is keyed with the first tensor of its side (grads[0] as an
+ *  input, varsRef[0] as an output), so every combination whose gradients, parameters and state
+ *  differ finds no column for a launch without AMSGrad that passes max_vs empty. One such launch,
+ *  checked by hand, then all of them. */
+AEA_CASE(an_empty_list_is_keyed_by_grads_and_vars)
 {
-    for (bool v2 : {false, true}) {
-        const std::vector<aea::ListOpDefColumn> columns = aea::ListOpDefColumns(v2);
-        const std::vector<Launch> launches = AllowedLaunches(v2);
-        for (size_t c = 0; c < columns.size(); ++c) {
-            const bool used = std::any_of(launches.begin(), launches.end(), [&](const Launch& l) {
-                return HasColumn({columns[c]}, SelectionKey(l));
-            });
-            EXPECT_MSG(used, "%s: column %zu is selected by no launch", v2 ? "V2" : "V1", c);
-            for (size_t o = 0; o < c; ++o) {
-                EXPECT_MSG(!(columns[o] == columns[c]), "column %zu repeats column %zu", c, o);
-            }
-        }
-    }
-}
-
-/** What the rule means for the old columns: an empty max_vs or model_copies is keyed with the
- *  gradients' dtype as an input and the parameters' as an output, which the previous OpDef (one
- *  column per combination, absent lists declared as the state dtype or fp32) lacked for every
- *  combination that is not pure fp32. One such launch, checked by hand. */
-AEA_CASE(bf16_launch_without_amsgrad_is_keyed_by_grads_and_vars)
-{
-    Launch l{{DataType::kBFloat16, DataType::kFloat32, DataType::kBFloat16, false,
-              DataType::kFloat16},
-             {true, true, true, true, true, false, false},
-             3};
+    const aea::ListDtypes d{DataType::kBFloat16, DataType::kFloat32, DataType::kBFloat16, false,
+                            DataType::kFloat16};
+    const Launch l = Make(d, true, false, 3, /*empty=*/true);
     const auto key = SelectionKey(l);
     const std::vector<DataType> inputs = {DataType::kBFloat16, DataType::kBFloat16,
                                           DataType::kFloat32,  DataType::kFloat32,
@@ -165,19 +163,13 @@ AEA_CASE(bf16_launch_without_amsgrad_is_keyed_by_grads_and_vars)
                                            DataType::kBFloat16, DataType::kBFloat16};
     EXPECT(key.first == inputs);
     EXPECT(key.second == outputs);
-    EXPECT(HasColumn(aea::ListOpDefColumns(false), key));
-}
-
-/** V1 never has an empty ss (its ssRef holds one tensor per entry): no column for one. */
-AEA_CASE(v1_has_no_column_without_the_ema)
-{
-    for (const aea::ListDtypes& d : aea::ListDtypeCombinations()) {
-        if (d.state == d.grad && d.state == d.param) continue;  // an empty ss looks like a full one
-        Launch l{d, {true, true, true, true, false, true, d.hasCopy}, 4};
-        EXPECT_MSG(!HasColumn(aea::ListOpDefColumns(false), SelectionKey(l)), "%s",
-                   Describe(l).c_str());
-        EXPECT_MSG(HasColumn(aea::ListOpDefColumns(true), SelectionKey(l)), "%s",
-                   Describe(l).c_str());
+    EXPECT(!HasColumn(aea::ListOpDefColumns(), key));
+    EXPECT(HasColumn(aea::ListOpDefColumns(), SelectionKey(Make(d, true, false, 3, false))));
+    for (const aea::ListDtypes& c : aea::ListDtypeCombinations()) {
+        const bool uniform = c.grad == c.param && c.param == c.state;
+        const Launch empty = Make(c, true, false, 4, /*empty=*/true);
+        EXPECT_MSG(HasColumn(aea::ListOpDefColumns(), SelectionKey(empty)) == uniform, "%s",
+                   empty.what.c_str());
     }
 }
 
