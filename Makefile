@@ -47,14 +47,18 @@ test: cpp sanitize npu-check $(VENV)/.engines.stamp
 # ASC_DEVKIT_DIR name checkouts of hicann/metadef and asc-devkit, and CANN's own op_build on our
 # OpDefs, built from those checkouts and hicann/asc-tools' project template (ASC_TOOLS_DIR): the
 # aclnn declarations it generates must be include/aclnnop/'s (each says SKIPPED otherwise).
-# Last, CANN's host stack on the CPU (tools/cann_host/run.sh): op_build's generated aclnn, opbase's
+# Then CANN's host stack on the CPU (tools/cann_host/run.sh): op_build's generated aclnn, opbase's
 # executor, metadef and CANN's platform library compiled from snapshots (CANN_OPBASE_DIR,
 # CANN_RUNTIME_DIR beside the above), the closed runtime stood in, our kernels launched on the twin:
 # the aclnn sample and a case table bit-identical to our CPU aclnn layer (SKIPPED without them).
-npu-check: build/npu-check.stamp ascendc-check
+# Last, the real torch_npu 2.13.0 wheel in a venv of its own with stand-in CANN libraries, our
+# package built there with its NPU extension, our ops and FusedEmaAdamW on device="npu" tensors
+# bit-identical to the same calls on CPU tensors (tools/torch_npu_run/run.sh; SKIPPED likewise).
+npu-check: build/npu-check.stamp ascendc-check $(TORCH_NPU_STAMP)
 	@tools/cann_host_check.sh
 	@tools/cann_op_build.sh
 	@tools/cann_host/run.sh
+	@tools/torch_npu_run/run.sh
 build/npu-check.stamp: $(TORCH_NPU_STAMP) $(VENV)/.python.stamp tools/npu_check.sh tools/npu_abi_check.py \
                        $(wildcard csrc/ops/*/*.cpp csrc/ops/*/*.h op_host/*/*.h tools/npu_abi_selftest/*)
 	tools/npu_check.sh $(TORCH_NPU) $(PY) $(BUILD)

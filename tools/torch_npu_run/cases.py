@@ -209,6 +209,39 @@ case("list fp32 513 entries, AMSGrad, all scalars")(
 case("list fp32 empty entries")(lambda: _list_case(0, shapes=[(0,), (5,), (0, 3)]))
 
 
+@case("single functional variant (apply_fused_ema_adam), bf16")
+def _():
+    import torch
+    from ascend_ema_adam.ops import apply_fused_ema_adam_functional
+
+    def make(gen):
+        return state_of(gen, (700,), torch.bfloat16) + [step_tensor(4)]
+
+    def call(t):
+        grad, var, m, v, s, step = t
+        out = apply_fused_ema_adam_functional(grad, var, m, v, s, step, weight_decay=0.01)
+        return list(out) + [var, m, v, s]  # the new tensors, and the inputs unchanged
+    return make, call
+
+
+@case("list functional variant (apply_fused_ema_adam_list), fp32 with AMSGrad")
+def _():
+    import torch
+
+    def make(gen):
+        return [rand(gen, (33,), positive=(k in (3, 5))) for _ in range(3) for k in range(6)] + \
+            [step_tensor(6)]
+
+    def call(t):
+        lists = [[t[i * 6 + k] for i in range(3)] for k in range(6)]
+        grads, vars_, ms, vs, ss, max_vs = lists
+        out = torch.ops.ascend_ema_adam.apply_fused_ema_adam_list(
+            grads, vars_, ms, vs, ss, t[-1], 1e-3, 0.999, 0.9, 0.999, 1e-8, 1, True, 0.01,
+            max_vs=max_vs)
+        return [x for lst in out for x in lst] + [x for lst in lists for x in lst]
+    return make, call
+
+
 @case("list: a transposed entry (one dense layout)")
 def _():
     import torch
@@ -260,8 +293,32 @@ case("list: 16-bit grads of fp32 params without model copies", REFUSED)(
 # ---------------------------------------------------------------------------------------------
 # FusedEmaAdamW on npu parameters: gradients set directly (no device forward / backward)
 
+class _Relaunches:
+    """Counts FusedEmaAdamW's phase-2-only steps (_C.ListLaunch.run returning True: a prepared
+    launch ran again), so a case shows the NPU took the prepared path as often as the CPU."""
+
+    count = 0
+
+    @classmethod
+    def install(cls):
+        from ascend_ema_adam import _C
+        if getattr(_C.ListLaunch.run, "counted", False):
+            return
+        run = _C.ListLaunch.run
+
+        def counted(self, *args, **kwargs):
+            done = run(self, *args, **kwargs)
+            cls.count += bool(done)
+            return done
+        counted.counted = True
+        _C.ListLaunch.run = counted
+
+
 def _optimizer_case(steps=4, groups=None, options=None, between=None, state_dict_round_trip=False,
-                    swap=False, new_grads=True, scaler=False, inf_at=None):
+                    swap=False, new_grads=True, scaler=False, inf_at=None, relaunches=True):
+    """FusedEmaAdamW over five parameters for `steps` steps; returns every parameter and state
+    tensor, the scaler's final scale, and how many steps ran as prepared relaunches (which must be
+    some with `relaunches`)."""
     import torch
     from ascend_ema_adam import FusedEmaAdamW
     shapes = [(16, 8), (16,), (2, 16), (2,), (300,)]
@@ -274,6 +331,8 @@ def _optimizer_case(steps=4, groups=None, options=None, between=None, state_dict
         return params + grads
 
     def call(t):
+        _Relaunches.install()
+        _Relaunches.count = 0
         device = t[0].device
         params = [torch.nn.Parameter(x.to(g.get("dtype", torch.float32))) for x, g in
                   ((t[i], grp) for grp in groups for i in grp["params"])]
@@ -321,7 +380,9 @@ def _optimizer_case(steps=4, groups=None, options=None, between=None, state_dict
         for p in params:
             state = opt.state[p]
             out += [v for k, v in sorted(state.items()) if isinstance(v, torch.Tensor) and k != "step"]
-        return out
+        if relaunches and _Relaunches.count == 0:
+            raise AssertionError(f"no step ran as a prepared relaunch on {device}")
+        return out + [torch.tensor([_Relaunches.count])]
     return make, call
 
 
@@ -346,6 +407,8 @@ case("FusedEmaAdamW GradScaler, an inf gradient skips step 2")(
 case("FusedEmaAdamW swap_ema")(lambda: _optimizer_case(swap=True))
 case("FusedEmaAdamW state_dict round trip, then a step")(
     lambda: _optimizer_case(state_dict_round_trip=True))
+case("FusedEmaAdamW foreach=False (one single-op launch per parameter)")(
+    lambda: _optimizer_case(options={"foreach": False}, relaunches=False))
 case("FusedEmaAdamW lr changed between steps (scheduler-like)")(
     lambda: _optimizer_case(between=lambda opt, n: [g.__setitem__("lr", g["lr"] * 0.5)
                                                     for g in opt.param_groups]))

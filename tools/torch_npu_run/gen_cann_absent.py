@@ -13,9 +13,9 @@ symbol the wheel's libraries leave undefined, that neither torch, the system lib
 stand-in (--standin) defines, gets a stub that names itself and aborts: a path of torch_npu that
 reaches CANN beyond the stand-ins stops there, by name, instead of running on something made up.
 
-Writes <out>/cann_absent.c (the stubs: functions; vtables and typeinfo as zeroed objects) and
+Writes <out>/cann_absent.c (the stubs: functions; vtables and typeinfo as zeroed objects),
 <out>/cann_libraries.txt (the CANN libraries the wheel's libraries need by name: CMakeLists.txt
-builds each, and run.sh checks it did). What the wheel's libraries look up with dlsym at run time
+builds each, and run.sh checks it did) and <out>/summary.txt (run.sh prints it). What the wheel's libraries look up with dlsym at run time
 is not stubbed: torch_npu treats a missing one as unsupported.
 """
 import argparse
@@ -106,8 +106,10 @@ def main() -> int:
                          f"{{ cann_absent(\"{name}\"); }}")
     (args.out / "cann_absent.c").write_text("\n".join(lines) + "\n")
     (args.out / "cann_libraries.txt").write_text("\n".join(sonames) + "\n")
-    print(f"torch-npu: {len(absent)} CANN symbol(s) the wheel links against and nothing here "
-          f"implements, stubbed to abort; the wheel needs {' '.join(sonames)}")
+    summary = (f"{len(absent)} CANN symbol(s) the wheel links against and nothing here implements, "
+               f"stubbed to abort; the wheel needs {' '.join(sonames)}")
+    (args.out / "summary.txt").write_text(summary + "\n")
+    print(f"torch-npu: {summary}")
     return 0
 
 

@@ -71,7 +71,7 @@ ninja -C "$libs" > "$work/standins.log" 2>&1 ||
 for lib in $(cat "$libs/gen/cann_libraries.txt"); do
   [[ -f "$libs/$lib" || -f "$cann_host/cmake/$lib" ]] || die "FAILED: the wheel needs $lib and nothing stands in for it"
 done
-say "$(grep -h '^torch-npu:' "$work/standins.log" | tail -1 | sed 's/^torch-npu: //')" || true
+say "stand-ins: $(cat "$libs/gen/summary.txt")"
 
 # ---- CANN's layout: ASCEND_HOME_PATH (torch_npu checks runtime/ and compiler/; opbase reads
 # share/info/opbase/scene.info) and our operator package where op-plugin looks for a custom one:
