@@ -461,6 +461,20 @@ void DlogVaList(int32_t, int32_t level, const char* fmt, va_list list)
                      std::strchr(buf, '\n') == nullptr ? "\n" : "");
     }
 }
+// An application's log line (torch_npu's error path writes one): to the dlog threshold as dlog.
+STANDIN void aclAppLog(aclLogLevel logLevel, const char* func, const char* file, uint32_t line,
+                       const char* fmt, ...)
+{
+    char text[1024];
+    va_list list;
+    va_start(list, fmt);
+    std::vsnprintf(text, sizeof(text), fmt, list);
+    va_end(list);
+    const int32_t level = static_cast<int32_t>(logLevel);  // ACL_DEBUG .. ACL_ERROR: dlog's levels
+    if (level >= LogThreshold() || level == DLOG_ERROR) {
+        std::fprintf(stderr, "[app] %s (%s, %s:%u)\n", text, func, file, line);
+    }
+}
 STANDIN const char* aclGetRecentErrMsg()
 {
     static thread_local std::string reported;

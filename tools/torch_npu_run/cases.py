@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 RUNS, REFUSED = "runs", "refused"
+# The fault-injection case (fault_case), run in processes of its own with the faulty package.
+FAULT = "a failed queued address update: nothing written, the prepared call not run again"
 
 
 @dataclass
@@ -314,11 +316,28 @@ class _Relaunches:
         _C.ListLaunch.run = counted
 
 
+def _workspace_released(before: int) -> bool:
+    """After a step, the NPU's allocated memory is back to `before` within 1 MiB: the launches'
+    workspaces (at least CANN's 16 MiB system workspace each) went back to the caching allocator
+    once they ran (the task queue's release thread frees them: given a moment)."""
+    import time
+    import torch
+    torch.npu.synchronize()
+    for _ in range(100):
+        if torch.npu.memory_allocated() - before < 1 << 20:
+            return True
+        time.sleep(0.01)
+    return False
+
+
 def _optimizer_case(steps=4, groups=None, options=None, between=None, state_dict_round_trip=False,
-                    swap=False, new_grads=True, scaler=False, inf_at=None, relaunches=True):
+                    swap=False, new_grads=True, scaler=False, inf_at=None, relaunches=True,
+                    unscale=False, workspace_check=False):
     """FusedEmaAdamW over five parameters for `steps` steps; returns every parameter and state
     tensor, the scaler's final scale, and how many steps ran as prepared relaunches (which must be
-    some with `relaunches`)."""
+    some with `relaunches`). `unscale`: GradScaler.unscale_ before each step (the step then gets
+    found_inf without grad_scale). `workspace_check`: on the NPU the last step holds no memory
+    after it ran (no workspace kept between steps)."""
     import torch
     from ascend_ema_adam import FusedEmaAdamW
     shapes = [(16, 8), (16,), (2, 16), (2,), (300,)]
@@ -353,11 +372,20 @@ def _optimizer_case(steps=4, groups=None, options=None, between=None, state_dict
                     p.grad = g.clone()
                 else:
                     p.grad.copy_(g)
+            measure = workspace_check and device.type == "npu" and n == steps - 1
+            if measure:
+                torch.npu.synchronize()
+                before = torch.npu.memory_allocated()
             if amp is not None:
+                if unscale:
+                    amp.unscale_(opt)
                 amp.step(opt)
                 amp.update()
             else:
                 opt.step()
+            if measure and not _workspace_released(before):
+                raise AssertionError(f"a step kept {torch.npu.memory_allocated() - before} bytes "
+                                     f"of NPU memory after it ran")
             if between is not None:
                 between(opt, n)
         out = [p.detach() for p in params]
@@ -386,7 +414,8 @@ def _optimizer_case(steps=4, groups=None, options=None, between=None, state_dict
     return make, call
 
 
-case("FusedEmaAdamW 4 steps (prepared relaunches), new gradients each step")(lambda: _optimizer_case())
+case("FusedEmaAdamW 4 steps (prepared relaunches), new gradients each step, no workspace kept")(
+    lambda: _optimizer_case(workspace_check=True))
 case("FusedEmaAdamW 4 steps, gradients updated in place")(lambda: _optimizer_case(new_grads=False))
 case("FusedEmaAdamW two groups, step_scope=group, AMSGrad")(
     lambda: _optimizer_case(groups=[{"params": [0, 1]}, {"params": [2, 3, 4], "amsgrad": True,
@@ -404,6 +433,8 @@ case("FusedEmaAdamW GradScaler (grad_scale and found_inf read by the kernel)")(
     lambda: _optimizer_case(scaler=True))
 case("FusedEmaAdamW GradScaler, an inf gradient skips step 2")(
     lambda: _optimizer_case(scaler=True, inf_at=2))
+case("FusedEmaAdamW GradScaler with unscale_ (a new found_inf each step, no grad_scale)")(
+    lambda: _optimizer_case(scaler=True, unscale=True, inf_at=1))
 case("FusedEmaAdamW swap_ema")(lambda: _optimizer_case(swap=True))
 case("FusedEmaAdamW state_dict round trip, then a step")(
     lambda: _optimizer_case(state_dict_round_trip=True))
@@ -464,6 +495,42 @@ def run_one(c: Case, seed: int) -> tuple[str, str]:
     return "ok", f"{len(a)} tensors"
 
 
+def fault_case(seed: int) -> tuple[str, str]:
+    """A prepared call whose queued address update fails (the fault injector of
+    standins/faulty_opapi.c fails the first aclSetDynamicInputTensorAddr): the launch writes
+    nothing, the failure reaches the caller as torch_npu's error, and the prepared call refuses
+    to run again (run() is False: the caller prepares a new one) instead of reusing addresses
+    it never set. (outcome, detail), as run_one."""
+    import torch
+    from ascend_ema_adam import _C
+    gen = torch.Generator().manual_seed(seed)
+    shapes = [(64,), (300,)]
+    lists = [[rand(gen, s, positive=(k == 3)).npu() for s in shapes] for k in range(5)]
+    grads, vars_, ms, vs, ss = lists
+    step = step_tensor(3).npu()
+    launch = _C.ListLaunch(grads, vars_, ms, vs, ss, [], [], step, None, None, 1e-3, 0.999, 0.9,
+                           0.999, 1e-8, 1, True, 0.01, False)
+    before = [x.cpu() for x in vars_ + ms + vs + ss]
+    moved = [g.clone() for g in grads]  # new gradient tensors: their addresses are updated
+    error = None
+    try:
+        launch.run(moved, step, 1e-3, 0.999, None, None)
+        torch.npu.synchronize()
+    except RuntimeError as e:
+        error = str(e).splitlines()[0]
+    if error is None:
+        return "failed", "the failed address update did not reach the caller"
+    if launch.run(moved, step, 1e-3, 0.999, None, None):
+        return "failed", "the prepared call ran again after its address update had failed"
+    try:
+        after = [x.cpu() for x in vars_ + ms + vs + ss]
+    except RuntimeError as e:  # torch_npu may stop the stream after a failed launch
+        return "ok", f"raised ({error}); run() then False; the device then refused reads: {e}"
+    if not all(bit_identical(a, b) for a, b in zip(before, after)):
+        return "failed", "the launch whose address update failed wrote to the device"
+    return "ok", f"raised ({error}); nothing written; run() then False"
+
+
 def child(mode: str, seed: int, only: str | None) -> int:
     import torch
     import torch_npu  # noqa: F401 -- the real one, from the wheel
@@ -471,6 +538,11 @@ def child(mode: str, seed: int, only: str | None) -> int:
     assert torch_npu.__version__ == "2.13.0", torch_npu.__version__
     from ascend_ema_adam import _C
     assert _C.build_info()["npu_kernel"], "ascend_ema_adam was built without its NPU kernel"
+    if only == FAULT:
+        outcome, detail = fault_case(seed)
+        print(json.dumps({"case": FAULT, "expect": REFUSED, "mode": mode, "outcome": outcome,
+                          "detail": detail}), flush=True)
+        return 0
     for c in CASES:
         if only and not re.search(only, c.name):
             continue
@@ -488,6 +560,7 @@ def main() -> int:
     parser.add_argument("--modes", nargs="+", default=["0", "1", "2"])
     parser.add_argument("--only")
     parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--faulty-opp", help="the fault injector's operator package (run.sh)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
@@ -508,8 +581,19 @@ def main() -> int:
         if proc.returncode != 0:
             print(f"torch-npu: TASK_QUEUE_ENABLE={mode}: the process ended with status "
                   f"{proc.returncode} (stderr: build/torch_npu/cases.err)")
+    if args.faulty_opp:  # the fault case: the injector's package first, in each mode
+        for mode in args.modes:
+            env = {**os.environ, "TASK_QUEUE_ENABLE": mode, "AEA_FAULTY_SET_ADDR_AT": "1",
+                   "ASCEND_CUSTOM_OPP_PATH": args.faulty_opp}
+            proc = subprocess.run([sys.executable, __file__, "--child", mode, "--seed", str(seed),
+                                   "--only", FAULT], env=env, stdout=subprocess.PIPE, text=True)
+            for line in proc.stdout.splitlines():
+                if line.startswith("{"):
+                    results.setdefault(FAULT, {})[mode] = json.loads(line)
     names = [c.name for c in CASES if not args.only or re.search(args.only, c.name)]
+    names += [FAULT] if args.faulty_opp else []
     expect = {c.name: c.expect for c in CASES}
+    expect[FAULT] = REFUSED
     identical = refused = 0
     failed = False
     for name in names:

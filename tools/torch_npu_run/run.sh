@@ -85,6 +85,12 @@ rm -rf "$work/opp"
 mkdir -p "$opp/op_api/lib"
 ln -s "$cann_host/opp/aea/op_impl" "$opp/op_impl"
 cp "$cann_host/cmake/libcust_opapi.so" "$opp/op_api/lib/"  # op-plugin: owned by this user or root
+# The fault injector's package (cases.py's failed address update): the same kernels, its library.
+faulty="$work/opp_faulty/aea"
+rm -rf "$work/opp_faulty"
+mkdir -p "$faulty/op_api/lib"
+ln -s "$cann_host/opp/aea/op_impl" "$faulty/op_impl"
+cp "$libs/faulty/libcust_opapi.so" "$faulty/op_api/lib/"
 export ASCEND_HOME_PATH="$home" ASCEND_OPP_PATH="$home/opp" ASCEND_CUSTOM_OPP_PATH="$opp"
 export LD_LIBRARY_PATH="$libs:$cann_host/cmake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export ASCEND_GLOBAL_LOG_LEVEL="${ASCEND_GLOBAL_LOG_LEVEL:-3}"
@@ -100,6 +106,7 @@ say "built in $(( $(date +%s) - start )) s (venv, stand-ins, ascend_ema_adam wit
     "cached in build/torch_npu/)"
 
 # ---- the cases, in each task-queue mode (a fresh process each: torch_npu reads it at import) ----
-(cd "$work" && "$py" "$repo/tools/torch_npu_run/cases.py" --modes 0 1 2 2> "$work/cases.err") |
+(cd "$work" && "$py" "$repo/tools/torch_npu_run/cases.py" --modes 0 1 2 --faulty-opp "$faulty" \
+  2> "$work/cases.err") |
   tee "$work/cases.log"
 exit "${PIPESTATUS[0]}"
