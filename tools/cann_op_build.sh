@@ -18,7 +18,9 @@
 #     (aclnn_<op>.h/.cpp, op_proto.h/.cc, aic-<soc>-ops-info.ini) stays in build/cann_op_build/out/.
 #  4. The ops-info: its SoCs are those op_host/common/cann/build.sh builds, and its dtype columns (one kernel
 #     binary each) those of op_host/<op>/cann/<op>.json.
-#  5. tools/aclnn_decl_compare.py: every generated aclnn declaration against include/aclnnop/.
+#  5. The op types: none is the type of a CANN built-in operator (all of hicann/ops-nn's with
+#     CANN_OPS_NN_DIR, else CANN's ApplyFusedEmaAdam): the package must not replace CANN's ops.
+#  6. tools/aclnn_decl_compare.py: every generated aclnn declaration against include/aclnnop/.
 #
 # CANN's code is compiled where it lies (never copied). What no public repository carries is
 # generated into build/cann_op_build/standins/ as a minimal stand-in of our own:
@@ -413,5 +415,26 @@ for ini in sorted(out.glob("aic-*-ops-info.ini")):
 sys.exit(0 if ok else 1)
 PY
 
-# Step 5: the declarations.
+# Step 5: the op types are the package's own. A custom package's operator wins over CANN's
+# built-in one of the same type (op-plugin's GetOpApiFuncAddr and opbase's indv_collector.cpp
+# search the vendors first), so an OpDef named like one of CANN's would replace it for every
+# program in the environment (docs/ACLNN.md, "The op type"). With CANN_OPS_NN_DIR (a snapshot of
+# hicann/ops-nn, CANN's own operators) every OP_ADD there is compared; without it, CANN's
+# ApplyFusedEmaAdam, the one known to clash, is.
+builtin=(ApplyFusedEmaAdam)
+builtin_from="CANN's ApplyFusedEmaAdam (set CANN_OPS_NN_DIR to a hicann/ops-nn snapshot for all of CANN's op types)"
+if [[ -n "${CANN_OPS_NN_DIR:-}" ]]; then
+  mapfile -t builtin < <(grep -rhoE 'OP_ADD\(\s*[A-Za-z0-9_]+' "$CANN_OPS_NN_DIR" --include='*_def.cpp' |
+                         sed -E 's/OP_ADD\(\s*//' | sort -u)
+  [[ ${#builtin[@]} -gt 0 ]] || die "FAILED: no OP_ADD in CANN_OPS_NN_DIR=$CANN_OPS_NN_DIR"
+  builtin_from="${#builtin[@]} op types of CANN's hicann/ops-nn"
+fi
+for op in "${ops[@]}"; do
+  for b in "${builtin[@]}"; do
+    [[ "$op" != "$b" ]] || die "FAILED: the OpDef $op has the type of a CANN built-in operator: installing the package would replace CANN's"
+  done
+done
+say "op types: ${ops[*]}: none is one of $builtin_from"
+
+# Step 6: the declarations.
 python3 tools/aclnn_decl_compare.py "$out" include/aclnnop

@@ -1,14 +1,16 @@
-// Calls ApplyFusedEmaAdam and ApplyFusedEmaAdamList through CANN's two-phase aclnn API, using only
-// the public headers, and checks every result against values this program computes itself in
-// double precision.
+// Calls FusedEmaAdam (AeaApplyFusedEmaAdam: the package's registration, which leaves CANN's own
+// ApplyFusedEmaAdam as it is) and ApplyFusedEmaAdamList through CANN's two-phase aclnn API, using
+// only the public headers, and checks every result against values this program computes itself
+// in double precision.
 //
 //   1. the operator's documented case (x = 1..8, step 10), against the documented table;
 //   2. a short training loop: several optimizer steps on one set of tensors, a fresh gradient
 //      and a fresh int64 step every iteration;
 //   3. how bad inputs are reported (status code and aclGetRecentErrMsg);
 //   4. a parameter group in one launch (ApplyFusedEmaAdamList): three parameters of different
-//      shapes, the unused optional lists (AMSGrad, model copies) passed as EMPTY lists, as the
-//      generated API requires (a NULL list is refused, also shown).
+//      shapes, the unused optional lists (AMSGrad, model copies) passed as placeholders, one
+//      zero-element tensor per entry (a NULL list is refused, also shown; docs/ACLNN.md "Absent
+//      lists": CANN's executor pool keeps an empty list's stale instances).
 //
 // The same source builds against a CANN toolkit (-DAEA_USE_CANN=ON, with this project's custom
 // operator package for part 4) or ascend-ema-adam's CPU runtime (the default). Exit status: 0 if
@@ -19,7 +21,7 @@
 #include <vector>
 
 #include "acl/acl.h"
-#include "aclnnop/aclnn_apply_fused_ema_adam.h"
+#include "aclnnop/aclnn_aea_apply_fused_ema_adam.h"
 #include "aclnnop/aclnn_apply_fused_ema_adam_list.h"
 
 // CANN keeps the aclnn status codes in an internal header; its samples define what they use.
@@ -135,7 +137,7 @@ bool RunStep(OptimizerState& st, const Hyper& h, aclrtStream stream)
 {
     uint64_t workspaceSize = 0;
     aclOpExecutor* executor = nullptr;
-    CHECK_ACL(aclnnApplyFusedEmaAdamGetWorkspaceSize(
+    CHECK_ACL(aclnnAeaApplyFusedEmaAdamGetWorkspaceSize(
         st.grad.tensor, st.var.tensor, st.m.tensor, st.v.tensor, st.s.tensor, st.step.tensor,
         h.lr, h.emaDecay, h.beta1, h.beta2, h.eps, h.mode, h.biasCorrection, h.weightDecay,
         &workspaceSize, &executor));
@@ -143,7 +145,7 @@ bool RunStep(OptimizerState& st, const Hyper& h, aclrtStream stream)
     if (workspaceSize > 0) {
         CHECK_ACL(aclrtMalloc(&workspace, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST));
     }
-    CHECK_ACL(aclnnApplyFusedEmaAdam(workspace, workspaceSize, executor, stream));
+    CHECK_ACL(aclnnAeaApplyFusedEmaAdam(workspace, workspaceSize, executor, stream));
     CHECK_ACL(aclrtSynchronizeStream(stream));
     if (workspace != nullptr) {
         CHECK_ACL(aclrtFree(workspace));
@@ -292,7 +294,7 @@ bool BadInputs()
     if (ok) {
         uint64_t workspaceSize = 0;
         aclOpExecutor* executor = nullptr;
-        int status = aclnnApplyFusedEmaAdamGetWorkspaceSize(
+        int status = aclnnAeaApplyFusedEmaAdamGetWorkspaceSize(
             nullptr, st.var.tensor, st.m.tensor, st.v.tensor, st.s.tensor, st.step.tensor, h.lr,
             h.emaDecay, h.beta1, h.beta2, h.eps, h.mode, h.biasCorrection, h.weightDecay,
             &workspaceSize, &executor);
@@ -300,7 +302,7 @@ bool BadInputs()
         std::printf("   grad = nullptr   -> status %d: %s\n", status, msg ? msg : "(no message)");
         Expect(status == ACLNN_ERR_PARAM_NULLPTR, "a null tensor is ACLNN_ERR_PARAM_NULLPTR");
 
-        status = aclnnApplyFusedEmaAdamGetWorkspaceSize(
+        status = aclnnAeaApplyFusedEmaAdamGetWorkspaceSize(
             st.grad.tensor, st.var.tensor, st.m.tensor, st.v.tensor, st.s.tensor,
             floatStep.tensor, h.lr, h.emaDecay, h.beta1, h.beta2, h.eps, h.mode,
             h.biasCorrection, h.weightDecay, &workspaceSize, &executor);
@@ -376,11 +378,22 @@ bool ParameterGroup(aclrtStream stream)
         for (int l = 0; l < 5; ++l) {
             lists[l] = aclCreateTensorList(handles[l].data(), handles[l].size());
         }
-        lists[5] = aclCreateTensorList(nullptr, 0);  // maxVsRef: no AMSGrad
-        lists[6] = aclCreateTensorList(nullptr, 0);  // modelCopiesRef: no model copies
+        // maxVsRef (no AMSGrad) and modelCopiesRef (no model copies): placeholders, one
+        // zero-element tensor per entry, of the state's and the parameters' dtype (fp32 here)
+        std::vector<const aclTensor*> placeholders[2];
+        for (std::vector<const aclTensor*>& list : placeholders) {
+            for (Entry& x : entries) {
+                const int64_t zero = 0;
+                const int64_t one = 1;
+                list.push_back(aclCreateTensor(&zero, 1, ACL_FLOAT, &one, 0, ACL_FORMAT_ND, &zero,
+                                               1, x.st.var.data));
+            }
+        }
+        lists[5] = aclCreateTensorList(placeholders[0].data(), placeholders[0].size());
+        lists[6] = aclCreateTensorList(placeholders[1].data(), placeholders[1].size());
         uint64_t workspaceSize = 0;
         aclOpExecutor* executor = nullptr;
-        if (ok && t == 1) {  // a NULL list is refused: an unused list is an empty one
+        if (ok && t == 1) {  // a NULL list is refused: an unused list is given as placeholders
             const int status = aclnnApplyFusedEmaAdamListGetWorkspaceSize(
                 lists[0], lists[1], lists[2], lists[3], lists[4], nullptr, lists[6],
                 step.tensor, nullptr, nullptr, h.lr, h.emaDecay, h.beta1, h.beta2, h.eps, h.mode,
@@ -441,7 +454,7 @@ bool ParameterGroup(aclrtStream stream)
 
 int main()
 {
-    std::printf("aclnnApplyFusedEmaAdam sample\n\n");
+    std::printf("aclnnAeaApplyFusedEmaAdam / aclnnApplyFusedEmaAdamList sample\n\n");
     aclrtStream stream = nullptr;
     if (aclInit(nullptr) != ACL_SUCCESS || aclrtSetDevice(0) != ACL_SUCCESS ||
         aclrtCreateStream(&stream) != ACL_SUCCESS) {

@@ -1,6 +1,7 @@
 /**
  * @file aclnn_apply_fused_ema_adam.cpp
- * @brief The two-phase aclnn API of ApplyFusedEmaAdam on the CPU device.
+ * @brief The two-phase aclnn API of ApplyFusedEmaAdam on the CPU device, under CANN's name and
+ *        under the package's NPU registration's, AeaApplyFusedEmaAdam (docs/ACLNN.md, "The op type").
  *
  * Phase 1 (GetWorkspaceSize) checks every argument in a fixed order (nulls and live handles, then
  * the shared validation of op_host/apply_fused_ema_adam/apply_fused_ema_adam_check.h: dtypes, shapes and step,
@@ -9,6 +10,7 @@
  * queues the executor on the stream: strided views are gathered into the workspace, the kernel
  * runs on contiguous memory, and the updated var/m/v/s are scattered back into their views.
  */
+#include "aclnnop/aclnn_aea_apply_fused_ema_adam.h"
 #include "aclnnop/aclnn_apply_fused_ema_adam.h"
 
 #include <cstdint>
@@ -30,9 +32,13 @@ namespace ascend_ema_adam::acl {
 
 namespace {
 
+// The operator under CANN's name (the API of CANN's built-in ApplyFusedEmaAdam, on the CPU device)
+// and under this package's NPU registration, AeaApplyFusedEmaAdam (docs/ACLNN.md, "The op type"):
+// one implementation; an executor runs only under the name that made it, as two CANN operators'.
 constexpr AclnnOp kOp{"ApplyFusedEmaAdam", "aclnnApplyFusedEmaAdamGetWorkspaceSize",
                       "aclnnApplyFusedEmaAdam"};
-constexpr const char* kPhase1 = kOp.phase1;
+constexpr AclnnOp kOpAea{"AeaApplyFusedEmaAdam", "aclnnAeaApplyFusedEmaAdamGetWorkspaceSize",
+                         "aclnnAeaApplyFusedEmaAdam"};
 
 constexpr int kTensorArgs = kApplyFusedEmaAdamTensors;
 constexpr int kFloatTensors = kApplyFusedEmaAdamFloatTensors;
@@ -41,7 +47,7 @@ constexpr const char* const* kTensorNames = kApplyFusedEmaAdamTensorNames;
 using Tensors = const aclTensor* const (&)[kTensorArgs];
 
 struct ApplyFusedEmaAdamExecutor final : aclOpExecutor {
-    ApplyFusedEmaAdamExecutor() : aclOpExecutor(kOp) {}
+    explicit ApplyFusedEmaAdamExecutor(const AclnnOp& op) : aclOpExecutor(op) {}
 
     TilingResult tiling;
     Platform platform;
@@ -72,16 +78,16 @@ struct ApplyFusedEmaAdamExecutor final : aclOpExecutor {
 
 // ---- CheckParams, in order: every check returns ACLNN_SUCCESS (0) or the status it rejected with
 
-aclnnStatus CheckHandles(Tensors tensors, const uint64_t* workspaceSize,
+aclnnStatus CheckHandles(const char* phase1, Tensors tensors, const uint64_t* workspaceSize,
                          aclOpExecutor* const* executor)
 {
     for (int i = 0; i < kTensorArgs; ++i) {
-        if (aclnnStatus s = CheckNotNull(kPhase1, kTensorNames[i], tensors[i])) return s;
+        if (aclnnStatus s = CheckNotNull(phase1, kTensorNames[i], tensors[i])) return s;
     }
-    if (aclnnStatus s = CheckNotNull(kPhase1, "workspaceSize", workspaceSize)) return s;
-    if (aclnnStatus s = CheckNotNull(kPhase1, "executor", executor)) return s;
+    if (aclnnStatus s = CheckNotNull(phase1, "workspaceSize", workspaceSize)) return s;
+    if (aclnnStatus s = CheckNotNull(phase1, "executor", executor)) return s;
     for (int i = 0; i < kTensorArgs; ++i) {
-        if (aclnnStatus s = CheckLiveTensor(kPhase1, kTensorNames[i], tensors[i])) return s;
+        if (aclnnStatus s = CheckLiveTensor(phase1, kTensorNames[i], tensors[i])) return s;
     }
     return ACLNN_SUCCESS;
 }
@@ -97,22 +103,22 @@ CallTensors CallTensorsOf(Tensors tensors)
     return call;
 }
 
-aclnnStatus CheckParams(Tensors tensors, const Attrs& attrs, const uint64_t* workspaceSize,
-                        aclOpExecutor* const* executor)
+aclnnStatus CheckParams(const char* phase1, Tensors tensors, const Attrs& attrs,
+                        const uint64_t* workspaceSize, aclOpExecutor* const* executor)
 {
-    if (aclnnStatus s = CheckHandles(tensors, workspaceSize, executor)) return s;
+    if (aclnnStatus s = CheckHandles(phase1, tensors, workspaceSize, executor)) return s;
     const ApplyFusedEmaAdamTensorArgs args = {
         ArgOf(kTensorNames[kGrad], tensors[kGrad]), ArgOf(kTensorNames[kVar], tensors[kVar]),
         ArgOf(kTensorNames[kM], tensors[kM]),       ArgOf(kTensorNames[kV], tensors[kV]),
         ArgOf(kTensorNames[kS], tensors[kS]),       ArgOf(kTensorNames[kStep], tensors[kStep])};
-    if (aclnnStatus s = RejectIf(kPhase1, CheckApplyFusedEmaAdam(args, attrs))) return s;
+    if (aclnnStatus s = RejectIf(phase1, CheckApplyFusedEmaAdam(args, attrs))) return s;
     const CallTensors call = CallTensorsOf(tensors);
-    if (aclnnStatus s = CheckFormats(kPhase1, call)) return s;
-    if (aclnnStatus s = CheckMemory(kPhase1, call)) return s;
+    if (aclnnStatus s = CheckFormats(phase1, call)) return s;
+    if (aclnnStatus s = CheckMemory(phase1, call)) return s;
     // The step's value: on the CPU device its memory is host memory, read here, once all else is
     // known to be valid (an int64 of one element, not overlapping any updated tensor).
     const int64_t step = *reinterpret_cast<const int64_t*>(FirstElement(tensors[kStep]));
-    return RejectIf(kPhase1, CheckStepValue(step, attrs.biasCorrection));
+    return RejectIf(phase1, CheckStepValue(step, attrs.biasCorrection));
 }
 
 // ---- phase 2 -----------------------------------------------------------------------------------
@@ -148,12 +154,12 @@ void ApplyFusedEmaAdamExecutor::Execute(char* workspace) const
     }
 }
 
-aclnnStatus GetWorkspaceSize(Tensors tensors, const Attrs& attrs, uint64_t* workspaceSize,
-                             aclOpExecutor** executor)
+aclnnStatus GetWorkspaceSize(const AclnnOp& op, Tensors tensors, const Attrs& attrs,
+                             uint64_t* workspaceSize, aclOpExecutor** executor)
 {
-    if (aclnnStatus s = CheckParams(tensors, attrs, workspaceSize, executor)) return s;
-    auto e = std::make_unique<ApplyFusedEmaAdamExecutor>();
-    if (aclnnStatus s = SelectCpuKernel(kPhase1, &e->kernel, &e->threads)) return s;
+    if (aclnnStatus s = CheckParams(op.phase1, tensors, attrs, workspaceSize, executor)) return s;
+    auto e = std::make_unique<ApplyFusedEmaAdamExecutor>(op);
+    if (aclnnStatus s = SelectCpuKernel(op.phase1, &e->kernel, &e->threads)) return s;
     const DataType dtype =
         FindDataTypeByCode(static_cast<int32_t>(tensors[kGrad]->dataType))->type;  // checked
     const uint64_t numel = static_cast<uint64_t>(Numel(tensors[kGrad]->viewDims));
@@ -161,7 +167,7 @@ aclnnStatus GetWorkspaceSize(Tensors tensors, const Attrs& attrs, uint64_t* work
     try {
         e->tiling = ComputeTiling(numel, dtype, attrs, e->platform);
     } catch (const std::invalid_argument& ex) {
-        return Reject(kPhase1, ACLNN_ERR_INNER_TILING_ERROR,
+        return Reject(op.phase1, ACLNN_ERR_INNER_TILING_ERROR,
                       std::string("tiling failed: ") + ex.what());
     }
     e->step = reinterpret_cast<const int64_t*>(FirstElement(tensors[kStep]));
@@ -183,6 +189,33 @@ aclnnStatus GetWorkspaceSize(Tensors tensors, const Attrs& attrs, uint64_t* work
 
 }  // namespace ascend_ema_adam::acl
 
+namespace ascend_ema_adam::acl {
+namespace {
+
+aclnnStatus Phase1(const AclnnOp& op, const aclTensor* grad, aclTensor* varRef, aclTensor* mRef,
+                   aclTensor* vRef, aclTensor* sRef, const aclTensor* step, double lr,
+                   double emaDecay, double beta1, double beta2, double eps, int64_t mode,
+                   bool biasCorrection, double weightDecay, uint64_t* workspaceSize,
+                   aclOpExecutor** executor)
+{
+    return Guarded(op.phase1, [&] {
+        const aclTensor* const tensors[kTensorArgs] = {grad, varRef, mRef, vRef, sRef, step};
+        const Attrs attrs = AttrsInCannOrder(lr, emaDecay, beta1, beta2, eps, mode,
+                                             biasCorrection, weightDecay);
+        return GetWorkspaceSize(op, tensors, attrs, workspaceSize, executor);
+    });
+}
+
+aclnnStatus Phase2(const AclnnOp& op, void* workspace, uint64_t workspaceSize,
+                   aclOpExecutor* executor, aclrtStream stream)
+{
+    return Guarded(op.phase2,
+                   [&] { return RunPhase2(op, workspace, workspaceSize, executor, stream); });
+}
+
+}  // namespace
+}  // namespace ascend_ema_adam::acl
+
 extern "C" {
 
 aclnnStatus aclnnApplyFusedEmaAdamGetWorkspaceSize(
@@ -192,21 +225,33 @@ aclnnStatus aclnnApplyFusedEmaAdamGetWorkspaceSize(
     aclOpExecutor** executor)
 {
     namespace acl = ascend_ema_adam::acl;
-    return acl::Guarded(acl::kOp.phase1, [&] {
-        const aclTensor* const tensors[acl::kTensorArgs] = {grad, varRef, mRef, vRef, sRef, step};
-        const ascend_ema_adam::Attrs attrs = ascend_ema_adam::AttrsInCannOrder(
-            lr, emaDecay, beta1, beta2, eps, mode, biasCorrection, weightDecay);
-        return acl::GetWorkspaceSize(tensors, attrs, workspaceSize, executor);
-    });
+    return acl::Phase1(acl::kOp, grad, varRef, mRef, vRef, sRef, step, lr, emaDecay, beta1, beta2,
+                       eps, mode, biasCorrection, weightDecay, workspaceSize, executor);
 }
 
 aclnnStatus aclnnApplyFusedEmaAdam(void* workspace, uint64_t workspaceSize,
                                    aclOpExecutor* executor, aclrtStream stream)
 {
     namespace acl = ascend_ema_adam::acl;
-    return acl::Guarded(acl::kOp.phase2, [&] {
-        return acl::RunPhase2(acl::kOp, workspace, workspaceSize, executor, stream);
-    });
+    return acl::Phase2(acl::kOp, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnAeaApplyFusedEmaAdamGetWorkspaceSize(
+    const aclTensor* grad, aclTensor* varRef, aclTensor* mRef, aclTensor* vRef, aclTensor* sRef,
+    const aclTensor* step, double lr, double emaDecay, double beta1, double beta2, double eps,
+    int64_t mode, bool biasCorrection, double weightDecay, uint64_t* workspaceSize,
+    aclOpExecutor** executor)
+{
+    namespace acl = ascend_ema_adam::acl;
+    return acl::Phase1(acl::kOpAea, grad, varRef, mRef, vRef, sRef, step, lr, emaDecay, beta1,
+                       beta2, eps, mode, biasCorrection, weightDecay, workspaceSize, executor);
+}
+
+aclnnStatus aclnnAeaApplyFusedEmaAdam(void* workspace, uint64_t workspaceSize,
+                                      aclOpExecutor* executor, aclrtStream stream)
+{
+    namespace acl = ascend_ema_adam::acl;
+    return acl::Phase2(acl::kOpAea, workspace, workspaceSize, executor, stream);
 }
 
 }  // extern "C"

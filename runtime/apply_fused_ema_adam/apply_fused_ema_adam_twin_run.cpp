@@ -4,9 +4,10 @@
  */
 #include "apply_fused_ema_adam_twin_run.h"
 
-extern "C" void apply_fused_ema_adam(GM_ADDR grad, GM_ADDR var, GM_ADDR m, GM_ADDR v, GM_ADDR s,
-                                     GM_ADDR step, GM_ADDR varRef, GM_ADDR mRef, GM_ADDR vRef,
-                                     GM_ADDR sRef, GM_ADDR workspace, GM_ADDR tiling);
+extern "C" void aea_apply_fused_ema_adam(GM_ADDR grad, GM_ADDR var, GM_ADDR m, GM_ADDR v,
+                                         GM_ADDR s, GM_ADDR step, GM_ADDR varRef, GM_ADDR mRef,
+                                         GM_ADDR vRef, GM_ADDR sRef, GM_ADDR workspace,
+                                         GM_ADDR tiling);
 
 namespace ascend_ema_adam {
 
@@ -42,7 +43,7 @@ twin::LaunchResult RunOnTwin(const TilingResult& tiling, const Platform& platfor
     cfg.gm.push_back({b.step, sizeof(int64_t)});
     cfg.gm.push_back({&tilingData, sizeof(tilingData)});
 
-    return twin::Launch(&apply_fused_ema_adam, cfg, Gm(b.grad), Gm(b.var), Gm(b.m), Gm(b.v),
+    return twin::Launch(&aea_apply_fused_ema_adam, cfg, Gm(b.grad), Gm(b.var), Gm(b.m), Gm(b.v),
                         Gm(b.s), Gm(b.step), Gm(b.varOut), Gm(b.mOut), Gm(b.vOut), Gm(b.sOut),
                         nullptr, Gm(&tilingData));
 }

@@ -32,7 +32,7 @@
 
 #include "acl/acl.h"
 #include "aclnn/acl_meta.h"
-#include "aclnn_apply_fused_ema_adam.h"
+#include "aclnn_aea_apply_fused_ema_adam.h"
 #include "aclnn_apply_fused_ema_adam_list.h"
 #include "aclnn_apply_fused_ema_adam_list_v2.h"
 
@@ -49,8 +49,8 @@ struct Api {
     decltype(&aclrtFree) free;
     decltype(&aclrtMemcpy) memcpy;
     decltype(&aclrtSynchronizeStream) sync;
-    decltype(&aclnnApplyFusedEmaAdamGetWorkspaceSize) single1;
-    decltype(&aclnnApplyFusedEmaAdam) single2;
+    decltype(&aclnnAeaApplyFusedEmaAdamGetWorkspaceSize) single1;  // the package's op type
+    decltype(&aclnnAeaApplyFusedEmaAdam) single2;
     decltype(&aclnnApplyFusedEmaAdamListGetWorkspaceSize) v1a;
     decltype(&aclnnApplyFusedEmaAdamList) v1b;
     decltype(&aclnnApplyFusedEmaAdamListV2GetWorkspaceSize) v2a;
@@ -66,7 +66,7 @@ Api CannApi()
 {
     return {"CANN", &aclCreateTensor, &aclCreateTensorList, &aclDestroyTensor, &aclDestroyTensorList,
             &aclrtMalloc, &aclrtFree, &aclrtMemcpy, &aclrtSynchronizeStream,
-            &aclnnApplyFusedEmaAdamGetWorkspaceSize, &aclnnApplyFusedEmaAdam,
+            &aclnnAeaApplyFusedEmaAdamGetWorkspaceSize, &aclnnAeaApplyFusedEmaAdam,
             &aclnnApplyFusedEmaAdamListGetWorkspaceSize, &aclnnApplyFusedEmaAdamList,
             &aclnnApplyFusedEmaAdamListV2GetWorkspaceSize, &aclnnApplyFusedEmaAdamListV2,
             &aclSetAclOpExecutorRepeatable, &aclSetDynamicInputTensorAddr, &aclSetInputTensorAddr,
@@ -101,8 +101,8 @@ Api CpuApi(const char* path, void** libOut)
     Sym(lib, "aclrtFree", a.free);
     Sym(lib, "aclrtMemcpy", a.memcpy);
     Sym(lib, "aclrtSynchronizeStream", a.sync);
-    Sym(lib, "aclnnApplyFusedEmaAdamGetWorkspaceSize", a.single1);
-    Sym(lib, "aclnnApplyFusedEmaAdam", a.single2);
+    Sym(lib, "aclnnAeaApplyFusedEmaAdamGetWorkspaceSize", a.single1);
+    Sym(lib, "aclnnAeaApplyFusedEmaAdam", a.single2);
     Sym(lib, "aclnnApplyFusedEmaAdamListGetWorkspaceSize", a.v1a);
     Sym(lib, "aclnnApplyFusedEmaAdamList", a.v1b);
     Sym(lib, "aclnnApplyFusedEmaAdamListV2GetWorkspaceSize", a.v2a);

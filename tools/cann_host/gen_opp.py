@@ -36,7 +36,7 @@ import types
 
 # The kernel entry of each OpDef (op_kernel/<file>.cpp defines it) -- our sources.
 KERNEL_ENTRIES = {
-    "ApplyFusedEmaAdam": "apply_fused_ema_adam",
+    "AeaApplyFusedEmaAdam": "aea_apply_fused_ema_adam",
     "ApplyFusedEmaAdamList": "apply_fused_ema_adam_list",
     "ApplyFusedEmaAdamListV2": "apply_fused_ema_adam_list_v2",
 }

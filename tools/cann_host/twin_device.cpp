@@ -31,7 +31,7 @@
 extern "C" size_t CannHostDeviceRegions(const void** bases, size_t* sizes, size_t capacity);
 
 // Our kernel entries (op_kernel/*.cpp).
-extern "C" void apply_fused_ema_adam(GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR,
+extern "C" void aea_apply_fused_ema_adam(GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR,
                                      GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR);
 extern "C" void apply_fused_ema_adam_list(GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR,
                                           GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR,
@@ -55,7 +55,7 @@ struct Function {
 
 size_t Arity(const std::string& entry)
 {
-    if (entry == "apply_fused_ema_adam") {
+    if (entry == "aea_apply_fused_ema_adam") {
         return 12;
     }
     if (entry == "apply_fused_ema_adam_list") {
@@ -69,8 +69,8 @@ size_t Arity(const std::string& entry)
 
 twin::LaunchResult Run(const std::string& entry, const twin::LaunchConfig& cfg, GM_ADDR* a)
 {
-    if (entry == "apply_fused_ema_adam") {
-        return twin::Launch(&apply_fused_ema_adam, cfg, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8],
+    if (entry == "aea_apply_fused_ema_adam") {
+        return twin::Launch(&aea_apply_fused_ema_adam, cfg, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8],
                             a[9], a[10], a[11]);
     }
     if (entry == "apply_fused_ema_adam_list") {

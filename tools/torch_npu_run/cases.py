@@ -513,11 +513,17 @@ def fault_case(seed: int) -> tuple[str, str]:
     before = [x.cpu() for x in vars_ + ms + vs + ss]
     moved = [g.clone() for g in grads]  # new gradient tensors: their addresses are updated
     error = None
-    try:
-        launch.run(moved, step, 1e-3, 0.999, None, None)
-        torch.npu.synchronize()
-    except RuntimeError as e:
-        error = str(e).splitlines()[0]
+    # The failure surfaces at the call (TASK_QUEUE_ENABLE=0) or, from the task queue's thread, at
+    # a later synchronisation or enqueue (the queue's error is sticky; one synchronisation may
+    # return before the thread has recorded it).
+    steps = [lambda: launch.run(moved, step, 1e-3, 0.999, None, None), torch.npu.synchronize,
+             lambda: torch.zeros(1).npu(), torch.npu.synchronize]
+    for attempt in steps:
+        try:
+            attempt()
+        except RuntimeError as e:
+            error = str(e).splitlines()[0]
+            break
     if error is None:
         return "failed", "the failed address update did not reach the caller"
     if launch.run(moved, step, 1e-3, 0.999, None, None):
@@ -531,6 +537,84 @@ def fault_case(seed: int) -> tuple[str, str]:
     return "ok", f"raised ({error}); nothing written; run() then False"
 
 
+# ---------------------------------------------------------------------------------------------
+# Which operator an aclnn name reaches (docs/ACLNN.md, "The op type"), each in a process of its own
+
+def _library_of(address: int) -> str:
+    """The file name of the shared library holding `address` (dladdr)."""
+    import ctypes
+    import os
+
+    class DlInfo(ctypes.Structure):
+        _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                    ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+    info = DlInfo()
+    libc = ctypes.CDLL(None)
+    if not address or not libc.dladdr(ctypes.c_void_p(address), ctypes.byref(info)):
+        return "(not found)"
+    return os.path.basename(info.dli_fname.decode())
+
+
+def _op_api_address(name: str) -> int:
+    """torch_npu's own lookup of an aclnn name (op-plugin's GetOpApiFuncAddr, exported by
+    libtorch_npu.so): the custom packages of ASCEND_CUSTOM_OPP_PATH, then CANN's libraries."""
+    import ctypes
+    import os
+    import torch_npu
+    lib = ctypes.CDLL(os.path.join(os.path.dirname(torch_npu.__file__), "lib", "libtorch_npu.so"))
+    lookup = lib._Z16GetOpApiFuncAddrPKc
+    lookup.restype, lookup.argtypes = ctypes.c_void_p, [ctypes.c_char_p]
+    return lookup(name.encode()) or 0
+
+
+def _single_op_on_npu() -> str | None:
+    """The single op on npu tensors: None when it ran, else the error's first line."""
+    import torch
+    from ascend_ema_adam import npu_apply_fused_ema_adamw
+    cpu = [torch.randn(8) for _ in range(5)]
+    cpu[3] = cpu[3].abs() + 1e-3  # v >= 0 (on the host: the device path of abs is not stood in)
+    t = [x.npu() for x in cpu]
+    try:
+        npu_apply_fused_ema_adamw(*t, torch.tensor([1]).npu())
+        torch.npu.synchronize()
+        return None
+    except RuntimeError as e:
+        return str(e).splitlines()[0]
+
+
+def lookup_check(which: str) -> tuple[str, str]:
+    """(outcome, detail) of one check of how the package is found."""
+    import os
+    import torch  # noqa: F401
+    import torch_npu  # noqa: F401 -- reads ASCEND_CUSTOM_OPP_PATH now
+    if which == "op-types":
+        builtin = _library_of(_op_api_address("aclnnApplyFusedEmaAdam"))
+        ours = _library_of(_op_api_address("aclnnAeaApplyFusedEmaAdam"))
+        detail = f"aclnnApplyFusedEmaAdam in {builtin}, aclnnAeaApplyFusedEmaAdam in {ours}"
+        ok = builtin == "libopapi.so" and ours == "libcust_opapi.so"
+        error = _single_op_on_npu()
+        if error is not None:
+            return "failed", f"{detail}; the single op raised: {error}"
+        return ("ok" if ok else "failed"), detail
+    if which == "path-after-import":  # the package named only after torch_npu read the variable
+        os.environ["ASCEND_CUSTOM_OPP_PATH"] = os.environ.pop("AEA_LATE_OPP_PATH")
+    error = _single_op_on_npu()
+    if error is None:
+        return "failed", "the single op ran, though torch_npu cannot have found the package"
+    if "not found in CANN's op-API libraries" not in error:
+        return "failed", f"not the package's not-found error: {error}"
+    return "ok", error
+
+
+LOOKUP_CHECKS = {
+    "op-types": "the package's single op is its own op type: CANN's ApplyFusedEmaAdam is left "
+                "to CANN's library",
+    "path-after-import": "ASCEND_CUSTOM_OPP_PATH set after import torch_npu: the op says the "
+                         "package is not found",
+    "foreign-owner": "the package's library owned by another user: the op says it is not found",
+}
+
+
 def child(mode: str, seed: int, only: str | None) -> int:
     import torch
     import torch_npu  # noqa: F401 -- the real one, from the wheel
@@ -538,6 +622,11 @@ def child(mode: str, seed: int, only: str | None) -> int:
     assert torch_npu.__version__ == "2.13.0", torch_npu.__version__
     from ascend_ema_adam import _C
     assert _C.build_info()["npu_kernel"], "ascend_ema_adam was built without its NPU kernel"
+    if only in LOOKUP_CHECKS:
+        outcome, detail = lookup_check(only)
+        print(json.dumps({"case": only, "expect": RUNS, "mode": mode, "outcome": outcome,
+                          "detail": detail}), flush=True)
+        return 0
     if only == FAULT:
         outcome, detail = fault_case(seed)
         print(json.dumps({"case": FAULT, "expect": REFUSED, "mode": mode, "outcome": outcome,
@@ -553,6 +642,21 @@ def child(mode: str, seed: int, only: str | None) -> int:
         print(json.dumps({"case": c.name, "expect": c.expect, "mode": mode, "outcome": outcome,
                           "detail": detail}), flush=True)
     return 0
+
+
+def _foreign_copy(opp: str) -> str:
+    """A copy of the package whose aclnn library belongs to another user (uid 65534, nobody):
+    op-plugin skips a custom library owned by neither the running user nor root."""
+    import os
+    import shutil
+    copy = os.path.join(os.path.dirname(os.path.dirname(opp)), "opp_foreign", "aea")
+    shutil.rmtree(os.path.dirname(copy), ignore_errors=True)
+    os.makedirs(os.path.join(copy, "op_api", "lib"))
+    os.symlink(os.path.realpath(os.path.join(opp, "op_impl")), os.path.join(copy, "op_impl"))
+    lib = os.path.join(copy, "op_api", "lib", "libcust_opapi.so")
+    shutil.copy2(os.path.join(opp, "op_api", "lib", "libcust_opapi.so"), lib)
+    os.chown(lib, 65534, 65534)
+    return copy
 
 
 def main() -> int:
@@ -590,6 +694,21 @@ def main() -> int:
             for line in proc.stdout.splitlines():
                 if line.startswith("{"):
                     results.setdefault(FAULT, {})[mode] = json.loads(line)
+    lookups: dict[str, dict] = {}
+    if args.faulty_opp and not args.only:  # (run.sh: the package's layout is known)
+        opp = os.environ["ASCEND_CUSTOM_OPP_PATH"]
+        foreign = _foreign_copy(opp)
+        for which, env in (("op-types", {}),
+                           ("path-after-import", {"ASCEND_CUSTOM_OPP_PATH": "",
+                                                  "AEA_LATE_OPP_PATH": opp}),
+                           ("foreign-owner", {"ASCEND_CUSTOM_OPP_PATH": foreign})):
+            proc = subprocess.run([sys.executable, __file__, "--child", "0", "--seed", str(seed),
+                                   "--only", which],
+                                  env={**os.environ, "TASK_QUEUE_ENABLE": "0", **env},
+                                  stdout=subprocess.PIPE, text=True)
+            lines = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
+            lookups[which] = lines[0] if lines else {"outcome": "failed",
+                                                     "detail": "the process ended"}
     names = [c.name for c in CASES if not args.only or re.search(args.only, c.name)]
     names += [FAULT] if args.faulty_opp else []
     expect = {c.name: c.expect for c in CASES}
@@ -608,6 +727,10 @@ def main() -> int:
             refused += 1
         else:
             identical += 1
+    for which, r in lookups.items():
+        good = r["outcome"] == "ok"
+        failed = failed or not good
+        print(f"torch-npu: {'' if good else 'FAILED '}{LOOKUP_CHECKS[which]} ({r['detail']})")
     print(f"torch-npu: {identical + refused} cases through the real torch_npu 2.13.0 and op-plugin, "
           f"{identical} bit-identical, {refused} refused as expected (each in TASK_QUEUE_ENABLE="
           f"{', '.join(args.modes)}; seed {seed})")

@@ -1,8 +1,9 @@
 /**
  * @file apply_fused_ema_adam_npu.cpp
  * @brief NPU (PrivateUse1) kernel of ascend_ema_adam::apply_fused_ema_adam_, built only with
- *        torch_npu: aclnnApplyFusedEmaAdam of CANN's op-API libraries (our custom-op package's,
- *        or CANN's built-in op of the same name), phase 1 at the call (a refusal raises there),
+ *        torch_npu: aclnnAeaApplyFusedEmaAdam of our custom-op package (its op type is the
+ *        package's own, so CANN's built-in ApplyFusedEmaAdam is never taken for it, nor replaced
+ *        by it: docs/ACLNN.md "The op type"), phase 1 at the call (a refusal raises there),
  *        phase 2 on the current stream through torch_npu's task queue (npu_op_api.h). The tensors
  *        go with their real sizes, strides and storage offsets, as on the CPU.
  *
@@ -19,7 +20,7 @@
 #include <type_traits>
 
 #include "apply_fused_ema_adam.h"
-#include "aclnnop/aclnn_apply_fused_ema_adam.h"
+#include "aclnnop/aclnn_aea_apply_fused_ema_adam.h"
 #include "apply_fused_ema_adam_check.h"
 #include "memory_layout.h"
 #include "npu_op_api.h"
@@ -60,10 +61,10 @@ void ApplyFusedEmaAdamNpu(const at::Tensor& grad, const at::Tensor& var, const a
                                 {"step", &step}});
     CheckCallMemory({&grad, &var, &m, &v, &s, &step});
     static const auto getWorkspaceSize =
-        NpuOpApiFunction<decltype(&aclnnApplyFusedEmaAdamGetWorkspaceSize)>(
-            "aclnnApplyFusedEmaAdamGetWorkspaceSize");
+        NpuOpApiFunction<decltype(&aclnnAeaApplyFusedEmaAdamGetWorkspaceSize)>(
+            "aclnnAeaApplyFusedEmaAdamGetWorkspaceSize");
     static const auto run =
-        NpuOpApiFunction<decltype(&aclnnApplyFusedEmaAdam)>("aclnnApplyFusedEmaAdam");
+        NpuOpApiFunction<decltype(&aclnnAeaApplyFusedEmaAdam)>("aclnnAeaApplyFusedEmaAdam");
     auto args = std::make_shared<NpuLaunchArgs>();
     aclTensor* aclGrad = args->Add(ToNpuAclTensor(grad));
     aclTensor* aclVar = args->Add(ToNpuAclTensor(var));
@@ -72,7 +73,7 @@ void ApplyFusedEmaAdamNpu(const at::Tensor& grad, const at::Tensor& var, const a
     aclTensor* aclS = args->Add(ToNpuAclTensor(s));
     aclTensor* aclStep = args->Add(ToNpuAclTensor(step));
     RunNpuAclnn(
-        "aclnnApplyFusedEmaAdam", run,
+        "aclnnAeaApplyFusedEmaAdam", run,
         [&](uint64_t* workspaceSize, aclOpExecutor** executor) {
             return getWorkspaceSize(aclGrad, aclVar, aclM, aclV, aclS, aclStep, lr, emaDecay,
                                     beta1, beta2, eps, mode, biasCorrection, weightDecay,

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <optional>
@@ -324,3 +325,17 @@ STANDIN_COMPARE_SCALAR(aclnnGtScalar, at::gt_out)
 STANDIN_COMPARE_SCALAR(aclnnGeScalar, at::ge_out)
 STANDIN_COMPARE_SCALAR(aclnnLtScalar, at::lt_out)
 STANDIN_COMPARE_SCALAR(aclnnNeScalar, at::ne_out)
+
+// ---- CANN's own ApplyFusedEmaAdam (ops-nn), present so that cases.py can show which library an
+// aclnn name resolves to: the package's AeaApplyFusedEmaAdam never replaces it. Not computed
+// here (CANN's bias correction uses the device's approximate Power): calling it aborts.
+extern "C" __attribute__((visibility("default"))) aclnnStatus aclnnApplyFusedEmaAdamGetWorkspaceSize()
+{
+    std::fprintf(stderr, "stand-in CANN: the built-in aclnnApplyFusedEmaAdam is not computed here\n");
+    std::abort();
+}
+extern "C" __attribute__((visibility("default"))) aclnnStatus aclnnApplyFusedEmaAdam()
+{
+    std::fprintf(stderr, "stand-in CANN: the built-in aclnnApplyFusedEmaAdam is not computed here\n");
+    std::abort();
+}

@@ -1,4 +1,4 @@
-// tools/ascendc_check --run driver for op_kernel/apply_fused_ema_adam/apply_fused_ema_adam.cpp: the kernel compiled against the
+// tools/ascendc_check --run driver for op_kernel/apply_fused_ema_adam/aea_apply_fused_ema_adam.cpp: the kernel compiled against the
 // real AscendC headers (CPU-debug mode, do-nothing intrinsics) runs every block of a few launches per tiling
 // key, with the tilings the host computes (op_host ComputeTiling), so the class library's own runtime checks
 // see the kernel's real UB layout: the full 910B chunk (TPipe's InitBuffer accounting against the 192 KiB
@@ -17,7 +17,7 @@
 #include "gm_coverage.h"
 #include "run_support.h"
 
-extern "C" void apply_fused_ema_adam(uint8_t* grad, uint8_t* var, uint8_t* m, uint8_t* v, uint8_t* s,
+extern "C" void aea_apply_fused_ema_adam(uint8_t* grad, uint8_t* var, uint8_t* m, uint8_t* v, uint8_t* s,
                                      uint8_t* step, uint8_t* varRef, uint8_t* mRef, uint8_t* vRef, uint8_t* sRef,
                                      uint8_t* workspace, uint8_t* tiling);
 
@@ -57,7 +57,7 @@ int RunCase(DataType dtype, const Case& c)
                   static_cast<unsigned long long>(numel), t.data.chunkLength, t.ubBytesPerCore,
                   static_cast<long long>(c.mode), c.biasCorrection ? ", bias correction" : "");
     const int failedBlocks = ascendc_check::RunBlocks(what, t.blockDim, t.tilingKey, [&] {
-        apply_fused_ema_adam(grad.data(), var.data(), m.data(), v.data(), s.data(),
+        aea_apply_fused_ema_adam(grad.data(), var.data(), m.data(), v.data(), s.data(),
                              reinterpret_cast<uint8_t*>(step.data()), var.data(), m.data(), v.data(), s.data(),
                              nullptr, tiling.data());
     }, false);

@@ -1,8 +1,16 @@
 /**
- * @file apply_fused_ema_adam_def.cpp
- * @brief CANN registration of ApplyFusedEmaAdam: OpDef, tiling adapter, infershape. Built only
- *        inside a CANN custom-op project (see build.sh); type-checked against CANN's registration
- *        headers by tools/cann_host_check.sh.
+ * @file aea_apply_fused_ema_adam_def.cpp
+ * @brief CANN registration of FusedEmaAdam as AeaApplyFusedEmaAdam: OpDef, tiling adapter,
+ *        infershape. Built only inside a CANN custom-op project (see build.sh); type-checked
+ *        against CANN's registration headers by tools/cann_host_check.sh.
+ *
+ * The op type is this package's own, not CANN's ApplyFusedEmaAdam: a custom package's op wins
+ * over CANN's built-in one of the same type, in op-plugin and in opbase, for every program in the
+ * environment, and this operator differs from CANN's on purpose (its bias correction, and the
+ * inputs it refuses: docs/ACLNN.md, "Differences from CANN's ApplyFusedEmaAdam" and "The op
+ * type"). So installing the package leaves CANN's ApplyFusedEmaAdam (MindSpeed's
+ * npu_apply_fused_ema_adamw) as it is, and the aclnn functions op_build generates from this OpDef
+ * are aclnnAeaApplyFusedEmaAdam*.
  *
  * The tiling adapter reads the call from the gert context, refuses it with the CPU aclnn layer's
  * own validation (CheckApplyFusedEmaAdam: dtypes, shapes, step, attributes, with the same
@@ -24,7 +32,7 @@ namespace {
 namespace aea = ascend_ema_adam;
 namespace cann = ascend_ema_adam::cann;
 
-constexpr const char* kOpType = "ApplyFusedEmaAdam";
+constexpr const char* kOpType = "AeaApplyFusedEmaAdam";
 // Inputs in OpDef order are the aclnn tensors in signature order (kGrad ... kStep).
 constexpr size_t kOutputNum = 4;  // var, m, v, s: the refs of inputs INPUT 1..4
 
@@ -135,9 +143,9 @@ namespace ops {
  * aclIntArray instead of CANN's aclTensor, and reading a device step at tiling time needs a
  * device-to-host copy per call.
  */
-class ApplyFusedEmaAdam : public OpDef {
+class AeaApplyFusedEmaAdam : public OpDef {
 public:
-    explicit ApplyFusedEmaAdam(const char* name) : OpDef(name)
+    explicit AeaApplyFusedEmaAdam(const char* name) : OpDef(name)
     {
         const std::vector<ge::DataType> floats = {ge::DT_FLOAT, ge::DT_FLOAT16, ge::DT_BF16};
         const std::vector<ge::Format> nd = {ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND};
@@ -162,6 +170,6 @@ public:
     }
 };
 
-OP_ADD(ApplyFusedEmaAdam);
+OP_ADD(AeaApplyFusedEmaAdam);
 
 }  // namespace ops

@@ -1,8 +1,9 @@
 /**
- * @file apply_fused_ema_adam.cpp
- * @brief Kernel entry of ApplyFusedEmaAdam: reads the tiling, picks the dtype instantiation by
- *        tiling key, runs one core's share. Argument order is CANN's (inputs, in-place outputs,
- *        workspace, tiling).
+ * @file aea_apply_fused_ema_adam.cpp
+ * @brief Kernel entry of AeaApplyFusedEmaAdam, this package's registration of FusedEmaAdam (a
+ *        vendor-unique op type: it never replaces CANN's own ApplyFusedEmaAdam, docs/ACLNN.md
+ *        "The op type"): reads the tiling, picks the dtype instantiation by tiling key, runs one
+ *        core's share. Argument order is CANN's (inputs, in-place outputs, workspace, tiling).
  */
 #include "apply_fused_ema_adam.h"
 #include "apply_fused_ema_adam_tiling_key.h"
@@ -21,11 +22,12 @@ __aicore__ inline void RunApplyFusedEmaAdam(GM_ADDR grad, GM_ADDR var, GM_ADDR m
     op.Process();
 }
 
-extern "C" __global__ __aicore__ void apply_fused_ema_adam(GM_ADDR grad, GM_ADDR var, GM_ADDR m,
-                                                           GM_ADDR v, GM_ADDR s, GM_ADDR step,
-                                                           GM_ADDR varRef, GM_ADDR mRef,
-                                                           GM_ADDR vRef, GM_ADDR sRef,
-                                                           GM_ADDR workspace, GM_ADDR tiling)
+extern "C" __global__ __aicore__ void aea_apply_fused_ema_adam(GM_ADDR grad, GM_ADDR var,
+                                                               GM_ADDR m, GM_ADDR v, GM_ADDR s,
+                                                               GM_ADDR step, GM_ADDR varRef,
+                                                               GM_ADDR mRef, GM_ADDR vRef,
+                                                               GM_ADDR sRef, GM_ADDR workspace,
+                                                               GM_ADDR tiling)
 {
     (void)workspace;  // the operator needs no workspace
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
