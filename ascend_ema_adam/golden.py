@@ -24,12 +24,17 @@ The update (fp32, each line one rounding per element), step 1-based:
 with c1 = 1 - beta1^step and c2 = 1 - beta2^step (both 1 without bias correction, see
 :func:`bias_correction_f32` for how the kernel evaluates them); m_hat, v_hat and the EMA use the
 unrounded fp32 m', v', var'.
+
+Tier 2 models both float-overflow modes of an Ascend device (``overflow_mode``, see
+:func:`narrow`): "inf_nan", IEEE, what A2/A3 run in by default and what every CPU kernel computes,
+and "saturation", where the device stores a 16-bit result of inf as +-MAX and of NaN as 0.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from ._dtypes import (COPY_DTYPES as _COPY_DTYPES, FLOAT_DTYPES, NUMPY_FLOAT_DTYPES, by_name,
@@ -194,13 +199,37 @@ def amsgrad_max(max_v, v_new):
     return np.where(max_v > v_new, max_v, v_new)
 
 
+#: The float-overflow modes of an Ascend device (aclrtFloatOverflowMode, set by
+#: aclrtSetDeviceSatMode; the runtime loads it into the AI cores' CTRL[48] for every task).
+OVERFLOW_MODES = ("inf_nan", "saturation")
+
+
+def narrow(x, dtype, overflow_mode: str = "inf_nan") -> np.ndarray:
+    """fp32 results stored as ``dtype`` with round-to-nearest-even, as the kernel stores them.
+
+    In "saturation" mode a 16-bit (fp16 / bf16) result that rounds to +-inf is stored as +-MAX
+    and a NaN as +0 (asc-devkit's SetCtrlSpr, CTRL[48]; fp32 results keep inf and NaN in both
+    modes). The kernel does all its arithmetic in fp32 and narrows only what it stores, so this
+    is the whole of the mode's effect on it."""
+    if overflow_mode not in OVERFLOW_MODES:
+        raise ValueError(f"overflow_mode must be one of {OVERFLOW_MODES}, got {overflow_mode!r}")
+    with np.errstate(over="ignore"):
+        out = np.asarray(x).astype(dtype)
+    if overflow_mode == "saturation" and np.dtype(dtype).itemsize == 2:
+        wide = out.astype(np.float32)
+        biggest = np.float32(ml_dtypes.finfo(dtype).max)
+        wide = np.where(np.isinf(wide), np.copysign(biggest, wide), wide)
+        out = np.where(np.isnan(wide), np.float32(0.0), wide).astype(dtype)
+    return out
+
+
 def writes_nothing(extras: Extras) -> bool:
     """True when found_inf is given and nonzero (NaN included): the launch writes nothing."""
     return extras.found_inf is not None and np.float32(extras.found_inf) != 0
 
 
 def emulate_entry(grad, var, m, v, s, step, h: Hyper = Hyper(), extras: Extras = Extras(), *,
-                  max_v=None, copy=None) -> Outputs:
+                  max_v=None, copy=None, overflow_mode: str = "inf_nan") -> Outputs:
     """Tier 2 for one entry of the list operator (and, with no extras, max_v or copy, the single
     op): the kernel's float32 op order, RNE narrowing of every stored value. The inputs are not
     modified. ``copy`` is the model copy's current array (only its dtype is used, unless nothing
@@ -213,7 +242,8 @@ def emulate_entry(grad, var, m, v, s, step, h: Hyper = Hyper(), extras: Extras =
         3. the single op's steps 6-8; copy = narrow(var')
     The EMA follows the unrounded fp32 var' (the master's, with a model copy). ``s=None`` is a
     launch without the EMA (its ``Outputs.s`` is None; nothing else changes). lr and the EMA
-    decay given as one-element fp32 tensors need no variant: ``h`` takes their values."""
+    decay given as one-element fp32 tensors need no variant: ``h`` takes their values.
+    ``overflow_mode``: the device's float-overflow mode the stored values follow (:func:`narrow`)."""
     check_entry_dtypes(grad, var, m, v, s, max_v, copy)
     if writes_nothing(extras):
         return Outputs(var, m, v, s, max_v, copy)
@@ -252,20 +282,26 @@ def emulate_entry(grad, var, m, v, s, step, h: Hyper = Hyper(), extras: Extras =
         p_new = p - (lr * u)
         s_new = None if s32 is None else (d * s32) + (one_minus_d * p_new)
         state = np.dtype(m.dtype)
+
+        def store(x, dtype):
+            return None if x is None else narrow(x, dtype, overflow_mode)
+
         return Outputs(
-            var=p_new.astype(var.dtype), m=m_new.astype(state), v=v_new.astype(state),
-            s=None if s_new is None else s_new.astype(state),
-            max_v=None if max_new is None else max_new.astype(state),
-            copy=None if copy is None else p_new.astype(copy.dtype))
+            var=store(p_new, var.dtype), m=store(m_new, state), v=store(v_new, state),
+            s=store(s_new, state), max_v=store(max_new, state),
+            copy=None if copy is None else store(p_new, copy.dtype))
 
 
-def emulate_update(grad, var, m, v, s, step, h: Hyper = Hyper()):
-    """Tier 2 of the single op: the kernel's float32 op order and RNE narrowing. Returns new
-    (var, m, v, s) arrays in the input dtype; the inputs are not modified."""
+def emulate_update(grad, var, m, v, s, step, h: Hyper = Hyper(), *,
+                   overflow_mode: str = "inf_nan"):
+    """Tier 2 of the single op: the kernel's float32 op order and RNE narrowing (in the device's
+    float-overflow mode, :func:`narrow`). Returns new (var, m, v, s) arrays in the input dtype;
+    the inputs are not modified."""
     dtype = np.dtype(var.dtype)
     if dtype not in SUPPORTED_DTYPES:
         raise TypeError(f"unsupported dtype {dtype}")
-    return emulate_entry(grad, var, m, v, s, step, h).astuple()[:4]
+    return emulate_entry(grad, var, m, v, s, step, h,
+                         overflow_mode=overflow_mode).astuple()[:4]
 
 
 def reference_entry(grad, var, m, v, s, step, h: Hyper = Hyper(), extras: Extras = Extras(), *,

@@ -85,12 +85,15 @@ def _hyper_args(grad, hyper: Hyper) -> tuple:
 
 
 def apply_fused_ema_adam(grad, var, m, v, s, step, hyper: Hyper = Hyper(), *,
-                         platform: str = "cpu", threads: int = 0) -> LaunchStats:
+                         platform: str = "cpu", threads: int = 0,
+                         overflow_mode: str = "inf_nan") -> LaunchStats:
     """Run one update in place through the twin. All five float arrays must be C-contiguous,
-    of one supported dtype and one shape; ``step`` an int64 array of one element."""
+    of one supported dtype and one shape; ``step`` an int64 array of one element.
+    ``overflow_mode``: the device's float-overflow mode the launch runs in, "inf_nan" (IEEE, the
+    A2/A3 default) or "saturation" (:func:`golden.narrow`)."""
     step = _checked(step, {"grad": grad}, {"var": var, "m": m, "v": v, "s": s})
     result = _twin.launch(_raw(grad), _raw(var), _raw(m), _raw(v), _raw(s), step,
-                          *_hyper_args(grad, hyper), platform, threads)
+                          *_hyper_args(grad, hyper), platform, threads, overflow_mode)
     return LaunchStats(result["tiling"], result["blocks"])
 
 
@@ -175,7 +178,7 @@ def _scalar_f32(value, name: str) -> np.ndarray | None:
 def apply_fused_ema_adam_list(grads, vars, ms, vs, ss, step, hyper: Hyper = Hyper(),
                               extras: Extras = Extras(), *, max_vs=None, model_copies=None,
                               platform: str = "cpu", threads: int = 0, lr_tensor=None,
-                              ema_decay_tensor=None) -> LaunchStats:
+                              ema_decay_tensor=None, overflow_mode: str = "inf_nan") -> LaunchStats:
     """Run ApplyFusedEmaAdamList in place through the twin: one launch for the whole lists.
 
     Entry i of every list has the shape of ``vars[i]``; each list has one dtype, and the
@@ -185,7 +188,7 @@ def apply_fused_ema_adam_list(grads, vars, ms, vs, ss, step, hyper: Hyper = Hype
     optional one-element grad_scale and found_inf tensors. ``ss=None``: a launch without the EMA
     (the kernel neither reads nor writes it). ``lr_tensor`` / ``ema_decay_tensor``: values of the
     one-element fp32 tensors the kernel reads instead of ``hyper.lr`` / ``hyper.ema_decay``.
-    Returns the tiling (with
+    ``overflow_mode`` as in :func:`apply_fused_ema_adam`. Returns the tiling (with
     ``core_segments``: per core its [(tensor, begin, end), ...]) and the per-core counters."""
     lists = _checked_lists(grads, vars, ms, vs, ss, max_vs, model_copies)
     raw = {name: [_raw(a) for a in arrays] for name, arrays in lists.items()}
@@ -196,7 +199,7 @@ def apply_fused_ema_adam_list(grads, vars, ms, vs, ss, step, hyper: Hyper = Hype
         grad_scale=_scalar_f32(extras.grad_scale, "grad_scale"),
         found_inf=_scalar_f32(extras.found_inf, "found_inf"),
         platform=platform, threads=threads, lr=_scalar_f32(lr_tensor, "lr_tensor"),
-        ema_decay=_scalar_f32(ema_decay_tensor, "ema_decay_tensor"))
+        ema_decay=_scalar_f32(ema_decay_tensor, "ema_decay_tensor"), overflow_mode=overflow_mode)
     return LaunchStats(result["tiling"], result["blocks"])
 
 

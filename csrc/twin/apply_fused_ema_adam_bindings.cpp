@@ -37,8 +37,10 @@ py::dict TilingToDict(const aea::TilingResult& r)
 py::dict Launch(const py::buffer& grad, const py::buffer& var, const py::buffer& m,
                 const py::buffer& v, const py::buffer& s, const py::buffer& step,
                 uint64_t numel, const std::string& dtype, const aea::Attrs& attrs,
-                const std::string& platformName, uint32_t threads)
+                const std::string& platformName, uint32_t threads,
+                const std::string& overflowMode)
 {
+    const twin::FloatOverflowMode overflow = ParseOverflowMode(overflowMode);
     const aea::DataType dt = ParseDtype(dtype);
     const aea::Platform platform = aea::FindPlatform(platformName);
     const aea::TilingResult tiling = aea::ComputeTiling(numel, dt, attrs, platform);
@@ -58,7 +60,7 @@ py::dict Launch(const py::buffer& grad, const py::buffer& var, const py::buffer&
     twin::LaunchResult result;
     {
         py::gil_scoped_release release;
-        result = aea::RunOnTwin(tiling, platform, b, threads);
+        result = aea::RunOnTwin(tiling, platform, b, threads, overflow);
     }
     return TwinLaunchToDict(TilingToDict(tiling), result);
 }
@@ -130,8 +132,9 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam)
     mod.def("launch", &Launch, py::arg("grad"), py::arg("var"), py::arg("m"), py::arg("v"),
             py::arg("s"), py::arg("step"), py::arg("numel"), py::arg("dtype"), py::arg("attrs"),
             py::arg("platform") = "cpu", py::arg("threads") = 0,
-            "Run the kernel in place on contiguous buffers through the twin; returns the tiling "
-            "and per-block counters.");
+            py::arg("overflow_mode") = "inf_nan",
+            "Run the kernel in place on contiguous buffers through the twin in the device's "
+            "float-overflow mode; returns the tiling and per-block counters.");
 
     mod.def("launch_native", &LaunchNative, py::arg("grad"), py::arg("var"), py::arg("m"),
             py::arg("v"), py::arg("s"), py::arg("step"), py::arg("numel"), py::arg("dtype"),

@@ -193,8 +193,9 @@ py::dict LaunchList(const std::vector<py::buffer>& grads, const std::vector<py::
                     const std::optional<py::buffer>& gradScale,
                     const std::optional<py::buffer>& foundInf, const std::string& platformName,
                     uint32_t threads, const std::optional<py::buffer>& lr,
-                    const std::optional<py::buffer>& emaDecay)
+                    const std::optional<py::buffer>& emaDecay, const std::string& overflowMode)
 {
+    const twin::FloatOverflowMode overflow = ParseOverflowMode(overflowMode);
     const ListLaunch launch(grads, vars, ms, vs, ss, maxVs, copies, numels, step, gradScale,
                             foundInf, param, state, grad, copy, maximize, lr, emaDecay);
     const aea::Platform platform = aea::FindPlatform(platformName);
@@ -209,7 +210,7 @@ py::dict LaunchList(const std::vector<py::buffer>& grads, const std::vector<py::
     twin::LaunchResult result;
     {
         py::gil_scoped_release release;
-        result = aea::RunListOnTwin(tiling, platform, b, threads);
+        result = aea::RunListOnTwin(tiling, platform, b, threads, overflow);
     }
     return TwinLaunchToDict(ListTilingToDict(tiling, numels), result);
 }
@@ -370,9 +371,10 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam_list)
             py::arg("copies") = py::none(), py::arg("grad_scale") = py::none(),
             py::arg("found_inf") = py::none(), py::arg("platform") = "cpu",
             py::arg("threads") = 0, py::arg("lr") = py::none(), py::arg("ema_decay") = py::none(),
+            py::arg("overflow_mode") = "inf_nan",
             "Run the list kernel in place on lists of contiguous buffers through the twin (ss "
-            "None: no EMA; lr, ema_decay: one-element fp32 buffers replacing the attributes); "
-            "returns the tiling and per-block counters.");
+            "None: no EMA; lr, ema_decay: one-element fp32 buffers replacing the attributes) in "
+            "the device's float-overflow mode; returns the tiling and per-block counters.");
 
     mod.def("launch_native_list", &LaunchNativeList, py::arg("grads"), py::arg("vars"),
             py::arg("ms"), py::arg("vs"), py::arg("ss"), py::arg("max_vs"),

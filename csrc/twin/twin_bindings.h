@@ -48,6 +48,14 @@ inline aea::DataType ParseDtype(const std::string& name)
     throw py::value_error("dtype must be one of " + names + ", got '" + name + "'");
 }
 
+/** The device's float-overflow mode by name: "inf_nan" (IEEE, A2/A3's default) or "saturation". */
+inline twin::FloatOverflowMode ParseOverflowMode(const std::string& name)
+{
+    if (name == "inf_nan") return twin::FloatOverflowMode::InfNan;
+    if (name == "saturation") return twin::FloatOverflowMode::Saturation;
+    throw py::value_error("overflow_mode must be 'inf_nan' or 'saturation', got '" + name + "'");
+}
+
 /** What every operator's tiling result holds: key, launch size, UB and the fp32 attributes. */
 template <class Result>
 py::dict LaunchToDict(const Result& r)

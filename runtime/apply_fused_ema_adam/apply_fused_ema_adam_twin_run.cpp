@@ -21,7 +21,8 @@ GM_ADDR Gm(const void* p)
 }  // namespace
 
 twin::LaunchResult RunOnTwin(const TilingResult& tiling, const Platform& platform,
-                             const ApplyFusedEmaAdamBuffers& b, uint32_t threads)
+                             const ApplyFusedEmaAdamBuffers& b, uint32_t threads,
+                             twin::FloatOverflowMode overflowMode)
 {
     if (tiling.blockDim == 0) {
         return {};
@@ -35,6 +36,7 @@ twin::LaunchResult RunOnTwin(const TilingResult& tiling, const Platform& platfor
     cfg.tilingKey = tiling.tilingKey;
     cfg.ubBytes = platform.ubSize;
     cfg.threads = threads;
+    cfg.overflowMode = overflowMode;
     for (const void* p : {b.grad, b.var, b.m, b.v, b.s, static_cast<const void*>(b.varOut),
                           static_cast<const void*>(b.mOut), static_cast<const void*>(b.vOut),
                           static_cast<const void*>(b.sOut)}) {

@@ -16,11 +16,13 @@
 namespace ascend_ema_adam {
 
 /**
- * Launches apply_fused_ema_adam with the tiling's block dim and key on the twin, blocks spread
- * over `threads` host threads (0: all). Every tensor holds tiling.data.totalLength elements.
+ * Launches aea_apply_fused_ema_adam with the tiling's block dim and key on the twin, blocks spread
+ * over `threads` host threads (0: all), in the device's float-overflow mode `overflowMode`. Every
+ * tensor holds tiling.data.totalLength elements.
  */
 twin::LaunchResult RunOnTwin(const TilingResult& tiling, const Platform& platform,
-                             const ApplyFusedEmaAdamBuffers& buffers, uint32_t threads = 0);
+                             const ApplyFusedEmaAdamBuffers& buffers, uint32_t threads = 0,
+                             twin::FloatOverflowMode overflowMode = twin::FloatOverflowMode::InfNan);
 
 }  // namespace ascend_ema_adam
 

@@ -79,7 +79,8 @@ private:
 }  // namespace
 
 twin::LaunchResult RunListOnTwin(const ListTilingResult& tiling, const Platform& platform,
-                                 const ApplyFusedEmaAdamListBuffers& b, uint32_t threads)
+                                 const ApplyFusedEmaAdamListBuffers& b, uint32_t threads,
+                                 twin::FloatOverflowMode overflowMode)
 {
     const ApplyFusedEmaAdamListTilingData& t = tiling.data;
     const ListDtypes& d = tiling.dtypes;
@@ -127,6 +128,7 @@ twin::LaunchResult RunListOnTwin(const ListTilingResult& tiling, const Platform&
     cfg.tilingKey = tiling.tilingKey;
     cfg.ubBytes = platform.ubSize;
     cfg.threads = threads;
+    cfg.overflowMode = overflowMode;
     cfg.gm = mem.TakeRegions();
     cfg.gm.push_back({&tilingData, sizeof(tilingData)});
 

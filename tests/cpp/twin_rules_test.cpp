@@ -746,10 +746,12 @@ __global__ __aicore__ void k_cast_stream(GM_ADDR src, GM_ADDR dst, uint32_t n, R
 }
 
 template <class D, class S>
-std::vector<D> CastOnTwin(std::vector<S> src, RoundMode mode) {
+std::vector<D> CastOnTwin(std::vector<S> src, RoundMode mode,
+                          twin::FloatOverflowMode overflow = twin::FloatOverflowMode::InfNan) {
     std::vector<D> dst(src.size());
-    twin::Launch(k_cast_stream<D, S>, Config(1, {Region(src), Region(dst)}), Gm(src), Gm(dst),
-                 static_cast<uint32_t>(src.size()), mode);
+    twin::LaunchConfig cfg = Config(1, {Region(src), Region(dst)});
+    cfg.overflowMode = overflow;
+    twin::Launch(k_cast_stream<D, S>, cfg, Gm(src), Gm(dst), static_cast<uint32_t>(src.size()), mode);
     return dst;
 }
 
@@ -849,6 +851,47 @@ TWIN_CASE(ok_cast_float_to_bf16_boundaries) {
                    kModeNames[m], out[i].bits, kBf16Rows[i].out[m]);
         }
     }
+    return Verdict();
+}
+
+// Saturation mode (the device's float-overflow mode, CTRL[48] clear): a conversion to half/bf16 that gives
+// +-inf gives +-MAX instead and a NaN gives +0; every other result is the IEEE one. Checked on the boundary
+// rows in every round mode, with the IEEE columns above as the reference.
+uint16_t Saturated(uint16_t ieee, uint16_t expMask, uint16_t maxBits) {
+    if ((ieee & expMask) != expMask) return ieee;
+    return (ieee & ~(0x8000 | expMask) & 0xFFFF) != 0 ? 0 : static_cast<uint16_t>((ieee & 0x8000) | maxBits);
+}
+
+TWIN_CASE(ok_saturation_mode_casts) {
+    constexpr auto kSat = twin::FloatOverflowMode::Saturation;
+    std::vector<float> hin, bin;
+    for (const HalfRow& row : kHalfRows) hin.push_back(FromBits(row.in));
+    for (const Bf16Row& row : kBf16Rows) bin.push_back(FromBits(row.in));
+    int changed = 0;
+    for (int m = 0; m < 6; ++m) {
+        const std::vector<half> out = CastOnTwin<half>(hin, kModes[m], kSat);
+        for (size_t i = 0; i < hin.size(); ++i) {
+            const uint16_t want = Saturated(kHalfRows[i].out[m], 0x7C00, 0x7BFF);
+            changed += want != kHalfRows[i].out[m];
+            Expect(out[i].bits == want, "saturation: float 0x%08x -> half %s: 0x%04x, want 0x%04x", kHalfRows[i].in,
+                   kModeNames[m], out[i].bits, want);
+        }
+    }
+    for (int m = 0; m < 5; ++m) {
+        const std::vector<bfloat16_t> out = CastOnTwin<bfloat16_t>(bin, kModes[m], kSat);
+        for (size_t i = 0; i < bin.size(); ++i) {
+            const uint16_t want = Saturated(kBf16Rows[i].out[m], 0x7F80, 0x7F7F);
+            changed += want != kBf16Rows[i].out[m];
+            Expect(out[i].bits == want, "saturation: float 0x%08x -> bf16 %s: 0x%04x, want 0x%04x", kBf16Rows[i].in,
+                   kModeNames[m], out[i].bits, want);
+        }
+    }
+    Expect(changed > 0, "the boundary rows have no inf or NaN result to saturate");
+    // Widening is exact in both modes: half/bf16 -> float keeps inf and NaN.
+    const std::vector<half> specials = {half(INFINITY), half(-INFINITY), half(NAN)};
+    const std::vector<float> wide = CastOnTwin<float>(specials, RoundMode::CAST_NONE, kSat);
+    Expect(std::isinf(wide[0]) && wide[0] > 0 && std::isinf(wide[1]) && wide[1] < 0 && std::isnan(wide[2]),
+           "saturation mode changed a widening cast");
     return Verdict();
 }
 
@@ -1080,6 +1123,44 @@ TWIN_CASE(ok_vector_ops_match_loops) {
         return static_cast<int16_t>(static_cast<uint32_t>(x) - static_cast<uint32_t>(y));
     });
     CheckVec<int16_t, Op::Duplicate>("Duplicate", sa, sb, sd, int16_t{-5}, [](int16_t, int16_t, int16_t, int16_t k) { return k; });
+    return Verdict();
+}
+
+// Saturation mode saturates half arithmetic (+-inf -> +-65504, NaN -> 0); fp32 arithmetic stays IEEE.
+TWIN_CASE(ok_saturation_mode_arithmetic) {
+    const std::vector<float> fa = {60000.0f, -60000.0f, INFINITY, 1.0f, 3e38f, 0.0f, 2.0f, -1.0f};
+    const std::vector<float> fb = {60000.0f, -60000.0f, -INFINITY, 2.0f, 3e38f, 0.0f, 0.5f, 4.0f};
+    for (const auto mode : {twin::FloatOverflowMode::InfNan, twin::FloatOverflowMode::Saturation}) {
+        const bool sat = mode == twin::FloatOverflowMode::Saturation;
+        std::vector<half> ha, hb, hd(fa.size());
+        for (size_t i = 0; i < fa.size(); ++i) {
+            ha.push_back(H(fa[i] == 3e38f ? 1.0f : fa[i]));
+            hb.push_back(H(fb[i] == 3e38f ? 1.0f : fb[i]));
+        }
+        twin::LaunchConfig cfg = Config(1, {Region(ha), Region(hb), Region(hd)});
+        cfg.overflowMode = mode;
+        twin::Launch(k_vec<half, Op::Add>, cfg, Gm(ha), Gm(hb), Gm(hd), static_cast<uint32_t>(ha.size()), H(0.0f));
+        for (size_t i = 0; i < ha.size(); ++i) {
+            const float ieee = F(ha[i]) + F(hb[i]);
+            const half rounded = H(ieee);
+            const float want = !sat ? F(rounded)
+                               : std::isnan(F(rounded)) ? 0.0f
+                               : std::isinf(F(rounded)) ? std::copysign(65504.0f, F(rounded))
+                                                        : F(rounded);
+            Expect(SameFloat(F(hd[i]), want), "%s half Add element %zu: %g, want %g",
+                   sat ? "saturation" : "inf_nan", i, F(hd[i]), want);
+        }
+        Expect(sat ? F(hd[0]) == 65504.0f && F(hd[2]) == 0.0f : std::isinf(F(hd[0])) && std::isnan(F(hd[2])),
+               "%s: the overflowing half sums are not what the mode gives", sat ? "saturation" : "inf_nan");
+        std::vector<float> a = fa, b = fb, d(fa.size());
+        twin::LaunchConfig fcfg = Config(1, {Region(a), Region(b), Region(d)});
+        fcfg.overflowMode = mode;
+        twin::Launch(k_vec<float, Op::Add>, fcfg, Gm(a), Gm(b), Gm(d), static_cast<uint32_t>(a.size()), 0.0f);
+        for (size_t i = 0; i < a.size(); ++i) {
+            Expect(SameFloat(d[i], a[i] + b[i]), "%s float Add element %zu is not IEEE: %g",
+                   sat ? "saturation" : "inf_nan", i, d[i]);
+        }
+    }
     return Verdict();
 }
 

@@ -186,6 +186,69 @@ std::vector<uint8_t> Values(int dt, size_t n, uint64_t seed, float lo, float hi,
     return out;
 }
 
+/** Stores value v of dtype dt at element i (the special values bit-exactly). */
+void Put(std::vector<uint8_t>& bytes, int dt, size_t i, float v)
+{
+    if (dt == F32) {
+        std::memcpy(&bytes[i * 4], &v, 4);
+        return;
+    }
+    uint16_t h = dt == F16 ? ToHalf(v) : ToBf16(v);
+    if (std::isnan(v)) {
+        h = dt == F16 ? 0x7e00U : 0x7fc0U;
+    }
+    std::memcpy(&bytes[i * 2], &h, 2);
+}
+
+/** Makes a case's gradients overflow the 16-bit results (Case::overflowing): every fifth one large
+ *  enough that (1 - beta2) g^2 passes the maximum of `stateDt` when that is 16-bit, and +inf,
+ *  -inf and NaN at elements 1, 2 and 3. */
+void Overflow(std::vector<uint8_t>& grad, int dt, int stateDt, size_t n)
+{
+    const float big = stateDt == F16 ? 16000.0f : stateDt == BF16 ? 1e21f : 0.0f;
+    for (size_t i = 0; big != 0.0f && i < n; i += 5) {
+        Put(grad, dt, i, (i / 5) % 2 ? -big : big);
+    }
+    const float specials[] = {INFINITY, -INFINITY, NAN};
+    for (size_t i = 1; i < n && i <= 3; ++i) {
+        Put(grad, dt, i, specials[i - 1]);
+    }
+}
+
+/** Saturation mode's rule on one output (dtype dt): a 16-bit inf becomes +-MAX, a NaN +0. */
+void Saturate(std::vector<uint8_t>& bytes, int dt)
+{
+    if (dt != F16 && dt != BF16) {
+        return;
+    }
+    const uint16_t expMask = dt == F16 ? 0x7c00U : 0x7f80U;
+    const uint16_t maxBits = dt == F16 ? 0x7bffU : 0x7f7fU;
+    for (size_t i = 0; i + 1 < bytes.size(); i += 2) {
+        uint16_t h;
+        std::memcpy(&h, &bytes[i], 2);
+        if ((h & expMask) == expMask) {
+            h = (h & ~(0x8000U | expMask) & 0xffffU) != 0 ? 0 : static_cast<uint16_t>((h & 0x8000U) | maxBits);
+            std::memcpy(&bytes[i], &h, 2);
+        }
+    }
+}
+
+/** The inf and NaN values of one output (dtype dt) if it is 16-bit. */
+size_t NonFinite16(const std::vector<uint8_t>& bytes, int dt)
+{
+    if (dt != F16 && dt != BF16) {
+        return 0;
+    }
+    const uint16_t expMask = dt == F16 ? 0x7c00U : 0x7f80U;
+    size_t count = 0;
+    for (size_t i = 0; i + 1 < bytes.size(); i += 2) {
+        uint16_t h;
+        std::memcpy(&h, &bytes[i], 2);
+        count += (h & expMask) == expMask;
+    }
+    return count;
+}
+
 // ---- cases -----------------------------------------------------------------------------------------------
 enum class Op { kSingle, kV1, kV2 };
 const char* OpName(Op op) { return op == Op::kSingle ? "single" : op == Op::kV1 ? "V1" : "V2"; }
@@ -215,6 +278,13 @@ struct Case {
     // emptyLists as an empty list: what opbase mishandles (D1, D2, and the kernel keying).
     bool emptyLists = false;
     bool moveLr = false;  // repeats also move the lr tensor (aclSetInputTensorAddr, at its slot)
+    // Inputs whose 16-bit results overflow (Overflow below): gradients whose squares pass the
+    // state's maximum, +-inf and NaN gradients, master weights beyond the copies' range.
+    bool overflowing = false;
+    // CANN's side runs with the device in saturation mode (aclrtSetDeviceSatMode): its 16-bit
+    // outputs must be our CPU layer's (IEEE) with inf -> +-MAX and NaN -> 0 (docs/ACLNN.md, "The
+    // float-overflow mode").
+    bool saturation = false;
     // A repeatable executor (aclSetAclOpExecutorRepeatable) run `repeats` more times, each after
     // new gradients (aclSetDynamicInputTensorAddr, input 0), vars entry 0 moved (input 1: an
     // in-place list, so its output follows) and a new step tensor (aclSetInputTensorAddr, its
@@ -233,6 +303,8 @@ struct Case {
 struct DevBuf {
     void* p = nullptr;
     size_t bytes = 0;
+    int dt = F32;
+    bool written = true;  // by the kernel (false: an input compared to show it unchanged)
 };
 
 /** One layer's run of one case: status and the bytes of every output. */
@@ -240,6 +312,8 @@ struct Outcome {
     int64_t status = 0;
     std::string where;  // "phase 1" or "phase 2"
     std::vector<std::vector<uint8_t>> outputs;
+    std::vector<int> dtypes;     // of each output (filled where the case ran, not sent from a child)
+    std::vector<bool> written;  // by the kernel (likewise)
 };
 
 class Runner {
@@ -274,8 +348,17 @@ public:
                 gdt = ACL_INT32;
             }
             const bool r2 = k.bad == "rank2" && i == 0;  // entry 0 of every list as [n/2, 2]
-            grads.push_back(T(Values(gdt == ACL_INT32 ? F32 : gdt, gn, 1000 + i, 0.01f, 1.0f, true), gdt, gn, r2));
-            vars.push_back(T(make(2, pdt, i, 0.1f, 2.0f, true), pdt, k.numels[i], r2));
+            std::vector<uint8_t> grad = Values(gdt == ACL_INT32 ? F32 : gdt, gn, 1000 + i, 0.01f, 1.0f, true);
+            std::vector<uint8_t> var = make(2, pdt, i, 0.1f, 2.0f, true);
+            if (k.overflowing) {
+                Overflow(grad, gdt, sdt, static_cast<size_t>(gn));
+                for (size_t j = 0; k.copies && j < static_cast<size_t>(k.numels[i]); j += 3) {
+                    Put(var, pdt, j, k.c.copy == F16 ? 1e5f : 3.4e38f);  // beyond the copy's range
+                }
+            }
+            grads.push_back(T(grad, gdt, gn, r2));
+            bufs_.back().written = false;
+            vars.push_back(T(var, pdt, k.numels[i], r2));
             ms.push_back(T(make(3, sdt, i, 0.0f, 0.1f, true), sdt, k.numels[i], r2));
             vs.push_back(T(make(4, sdt, i, 0.0f, 0.01f, false), sdt, k.numels[i], r2));
             if (k.ss) {
@@ -410,6 +493,8 @@ public:
             std::vector<uint8_t> host(b.bytes);
             a_.memcpy(host.data(), b.bytes, b.p, b.bytes, ACL_MEMCPY_DEVICE_TO_HOST);
             o.outputs.push_back(std::move(host));
+            o.dtypes.push_back(b.dt);
+            o.written.push_back(b.written);
         }
         return o;
     }
@@ -417,7 +502,7 @@ public:
 private:
     /** Device memory holding `host`, freed with the case; `compared`: an output, read back and
      *  compared after the call (in creation order), else an input only. */
-    void* Upload(const std::vector<uint8_t>& host, bool compared)
+    void* Upload(const std::vector<uint8_t>& host, bool compared, int dt)
     {
         void* p = nullptr;
         if (a_.malloc(&p, host.empty() ? 1 : host.size(), ACL_MEM_MALLOC_HUGE_FIRST) != 0) {
@@ -428,7 +513,7 @@ private:
             a_.memcpy(p, host.size(), host.data(), host.size(), ACL_MEMCPY_HOST_TO_DEVICE);
         }
         if (compared) {
-            bufs_.push_back({p, host.size()});
+            bufs_.push_back({p, host.size(), dt});
         } else {
             extra_.push_back(p);
         }
@@ -440,32 +525,32 @@ private:
     {
         for (size_t i = 0; i < k.numels.size(); ++i) {
             void* p = Upload(Values(k.c.grad, static_cast<size_t>(k.numels[i]), 5000 + 100 * r + i, 0.01f, 1.0f,
-                                    true), false);
+                                    true), false, k.c.grad);
             if (aclnnStatus s = a_.setDynamicInput(ex, 0, i, gradList, p)) return s;
         }
         // vars entry 0 (buffer 1 of the case: grads[0], vars[0], ...) to new memory with its contents
         DevBuf& var0 = bufs_[1];
         std::vector<uint8_t> contents(var0.bytes);
         a_.memcpy(contents.data(), contents.size(), var0.p, var0.bytes, ACL_MEMCPY_DEVICE_TO_HOST);
-        void* moved = Upload(contents, true);  // an output now: compared after the others
+        void* moved = Upload(contents, true, var0.dt);  // an output now: compared after the others
         if (aclnnStatus s = a_.setDynamicInput(ex, 1, 0, varList, moved)) return s;
         const int64_t step = k.step + r;
         std::vector<uint8_t> stepBytes(8);
         std::memcpy(stepBytes.data(), &step, 8);
-        if (aclnnStatus s = a_.setInput(ex, stepIndex, stepTensor, Upload(stepBytes, false))) return s;
+        if (aclnnStatus s = a_.setInput(ex, stepIndex, stepTensor, Upload(stepBytes, false, I64))) return s;
         if (!k.moveLr) return 0;
         // lr_tensor at its slot: step, grad scale, found_inf, lr -- each one-element input has
         // its slot whether given or not (opbase's NnopbaseAddInput)
         const float lr = 1e-3f * static_cast<float>(r + 1);
         std::vector<uint8_t> lrBytes(4);
         std::memcpy(lrBytes.data(), &lr, 4);
-        return a_.setInput(ex, stepIndex + 3, lrTensor, Upload(lrBytes, false));
+        return a_.setInput(ex, stepIndex + 3, lrTensor, Upload(lrBytes, false, F32));
     }
 
     aclTensor* T(const std::vector<uint8_t>& host, int dt, int64_t numel, bool twoDims = false,
                  bool compared = true)
     {
-        void* p = Upload(host, compared);
+        void* p = Upload(host, compared, dt);
         std::vector<int64_t> shape = twoDims ? std::vector<int64_t>{numel / 2, 2} : std::vector<int64_t>{numel};
         std::vector<int64_t> strides = twoDims ? std::vector<int64_t>{2, 1} : std::vector<int64_t>{1};
         aclTensor* t = a_.createTensor(shape.data(), shape.size(), static_cast<aclDataType>(dt), strides.data(), 0,
@@ -551,6 +636,37 @@ std::vector<Case> Table()
         k.biasCorrection = false;
         k.name = "single_f32_nobc";
         t.push_back(k);
+    }
+    // Overflowing 16-bit results, with the device in INF_NAN mode (its default on A2/A3: IEEE, as
+    // our CPU layer) and in saturation mode.
+    {
+        Case single;
+        single.op = Op::kSingle;
+        single.numels = {1000};
+        Case v2;
+        v2.op = Op::kV2;
+        v2.maxVs = v2.lrTensor = v2.emaDecayTensor = true;
+        Case copies;
+        copies.copies = true;
+        std::vector<std::pair<Case, std::string>> bases;
+        for (int d : {F16, BF16}) {
+            single.c = {d, d, d, -1};
+            bases.push_back({single, std::string("single_") + DtName(d)});
+            v2.c = {d, d, d, -1};
+            bases.push_back({v2, std::string("V2_") + DtName(d) + "_amsgrad"});
+        }
+        copies.c = {F16, F32, F32, F16};
+        bases.push_back({copies, "V1_gf16_pf32_sf32_cf16"});
+        copies.c = {F32, F32, F32, BF16};
+        bases.push_back({copies, "V1_gf32_pf32_sf32_cbf16"});
+        for (auto& [k, name] : bases) {
+            k.overflowing = true;
+            for (bool saturation : {false, true}) {
+                k.saturation = saturation;
+                k.name = name + "_overflow" + (saturation ? "_saturation_mode" : "_inf_nan_mode");
+                t.push_back(k);
+            }
+        }
     }
     // List ops: every combination, the optional lists absent and present.
     for (Op op : {Op::kV1, Op::kV2}) {
@@ -817,6 +933,9 @@ Outcome RunIsolated(Runner& runner, const Case& k)
     const pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
+        if (k.saturation) {
+            aclrtSetDeviceSatMode(ACL_RT_OVERFLOW_MODE_SATURATION);
+        }
         RunBefore(runner, k);
         const Outcome x = runner.Run(k);
         const int64_t head[2] = {x.status, static_cast<int64_t>(x.outputs.size())};
@@ -949,7 +1068,24 @@ int main(int argc, char** argv)
         }
         const Outcome x = RunIsolated(cannRun, k);
         RunBefore(cpuRun, k);
-        const Outcome y = cpuRun.Run(k);
+        Outcome y = cpuRun.Run(k);
+        if (k.overflowing) {
+            // The case must overflow: the CPU layer (IEEE) has 16-bit infs or NaNs, which saturation
+            // mode on CANN's side turns into +-MAX and 0.
+            size_t nonFinite = 0;
+            for (size_t b = 0; b < y.outputs.size(); ++b) {
+                nonFinite += NonFinite16(y.outputs[b], y.dtypes[b]);
+                if (k.saturation && y.written[b]) {
+                    Saturate(y.outputs[b], y.dtypes[b]);
+                }
+            }
+            if (nonFinite == 0) {
+                ++n;
+                ++failed;
+                std::printf("cann-host: FAIL %s: no 16-bit output overflows\n", k.name.c_str());
+                continue;
+            }
+        }
         const bool verbose = std::getenv("CANN_HOST_VERBOSE") != nullptr;
         if (!k.difference.empty()) {
             // One layer runs it, the other refuses it: shown, not counted.

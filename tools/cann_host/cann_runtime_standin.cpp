@@ -314,8 +314,9 @@ STANDIN aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t* value)
 }
 STANDIN aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t* value) { return aclrtGetSysParamOpt(opt, value); }
 
-// The float overflow mode of conversions (CTRL[48] on 910B): what aclrtSetDeviceSatMode set, IEEE
-// inf/NaN by default here (the twin computes IEEE).
+// The device's float-overflow mode: what aclrtSetDeviceSatMode set, INF_NAN before that (CANN's runtime
+// sets INF_NAN at Runtime::Init on chips with RT_FEATURE_OVERFLOW_MODE, 910B and 910_93). Each launch on
+// the twin runs in it (twin_device.cpp: CTRL[48]).
 namespace {
 std::atomic<int> g_satMode{ACL_RT_OVERFLOW_MODE_INFNAN};
 }  // namespace
@@ -327,6 +328,25 @@ STANDIN aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode)
 STANDIN aclError aclrtGetDeviceSatMode(aclrtFloatOverflowMode* mode)
 {
     *mode = static_cast<aclrtFloatOverflowMode>(g_satMode.load());
+    return ACL_SUCCESS;
+}
+// A stream's overflow-detection switch (torch_npu turns it on for every stream in saturation mode);
+// kept and read back, nothing here detects overflows.
+namespace {
+std::mutex g_overflowSwitchMutex;
+std::map<aclrtStream, uint32_t> g_overflowSwitch;
+}  // namespace
+STANDIN aclError aclrtSetStreamOverflowSwitch(aclrtStream stream, uint32_t flag)
+{
+    std::lock_guard<std::mutex> lock(g_overflowSwitchMutex);
+    g_overflowSwitch[stream] = flag;
+    return ACL_SUCCESS;
+}
+STANDIN aclError aclrtGetStreamOverflowSwitch(aclrtStream stream, uint32_t* flag)
+{
+    std::lock_guard<std::mutex> lock(g_overflowSwitchMutex);
+    const auto it = g_overflowSwitch.find(stream);
+    *flag = it == g_overflowSwitch.end() ? 0 : it->second;
     return ACL_SUCCESS;
 }
 STANDIN aclError aclrtCtxGetFloatOverflowAddr(void** overflowAddr)

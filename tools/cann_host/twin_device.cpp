@@ -183,6 +183,11 @@ STANDIN aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint3
     cfg.blockDim = numBlocks;
     cfg.tilingKey = fn->tilingKey;
     cfg.ubBytes = kUbBytes;
+    // The runtime loads CTRL[48] for each task from the device's float-overflow mode.
+    aclrtFloatOverflowMode overflow = ACL_RT_OVERFLOW_MODE_INFNAN;
+    aclrtGetDeviceSatMode(&overflow);
+    cfg.overflowMode = overflow == ACL_RT_OVERFLOW_MODE_SATURATION ? twin::FloatOverflowMode::Saturation
+                                                                   : twin::FloatOverflowMode::InfNan;
     const size_t n = CannHostDeviceRegions(nullptr, nullptr, 0);
     std::vector<const void*> bases(n);
     std::vector<size_t> sizes(n);

@@ -74,16 +74,33 @@ def step_tensor(value):
     return torch.tensor([value], dtype=torch.int64)
 
 
+def overflowing(gen, grad, state_dtype):
+    """`grad` changed so that the 16-bit results overflow (docs/ACLNN.md, "The float-overflow
+    mode"): every fifth element large enough that (1 - beta2) g^2 passes `state_dtype`'s maximum
+    (when that is 16-bit), and +inf, -inf and NaN at random places."""
+    import torch
+    flat = grad.clone().view(-1)
+    big = {torch.float16: 16000.0, torch.bfloat16: 1e21}.get(state_dtype)
+    if big is not None:
+        flat[::5] = torch.where(flat[::5] < 0, -big, big).to(flat.dtype)
+    specials = torch.tensor([float("inf"), float("-inf"), float("nan")])[:flat.numel()]
+    flat[torch.randperm(flat.numel(), generator=gen)[:specials.numel()]] = specials.to(flat.dtype)
+    return flat.view(grad.shape)
+
+
 # ---------------------------------------------------------------------------------------------
 # The single op (MindSpeed's npu_apply_fused_ema_adamw)
 
-def _single(dtype_name, mode, bias_correction, weight_decay):
+def _single(dtype_name, mode, bias_correction, weight_decay, overflow=False):
     import torch
     from ascend_ema_adam import npu_apply_fused_ema_adamw
     dtype = getattr(torch, dtype_name)
 
     def make(gen):
-        return state_of(gen, (3, 517), dtype) + [step_tensor(7)]
+        t = state_of(gen, (3, 517), dtype) + [step_tensor(7)]
+        if overflow:
+            t[0] = overflowing(gen, t[0], dtype)
+        return t
 
     def call(t):
         grad, var, m, v, s, step = t
@@ -98,6 +115,12 @@ for _dtype in ("float32", "float16", "bfloat16"):
     for _mode, _bias, _wd in ((1, True, 0.01), (0, False, 0.05)):
         case(f"single {_dtype} mode={_mode} bias_correction={_bias}")(
             lambda d=_dtype, m=_mode, b=_bias, w=_wd: _single(d, m, b, w))
+
+# Results that overflow 16 bits: inf and NaN kept (the INF_NAN mode torch_npu sets on A2/A3),
+# and, in a process of its own in saturation mode, stored as +-MAX and 0 (overflow_mode_check).
+OVERFLOWING = "overflowing 16-bit results"
+for _dtype in ("float16", "bfloat16"):
+    case(f"single {_dtype}: {OVERFLOWING}")(lambda d=_dtype: _single(d, 1, True, 0.01, overflow=True))
 
 
 @case("single: var passed as m", REFUSED)
@@ -136,7 +159,8 @@ LIST_SHAPES = [(100,), (37,), (2, 1000), (1,), (4096,)]
 
 
 def _list_case(row, amsgrad=False, copies=None, ema=True, n_shapes=None, scalars=(),
-               found_inf=0.0, maximize=False, mode=1, bias_correction=True, shapes=None):
+               found_inf=0.0, maximize=False, mode=1, bias_correction=True, shapes=None,
+               overflow=False):
     """A list call of one dtype row (ascend_ema_adam._dtypes.LIST_DTYPES[row])."""
     import torch
     from ascend_ema_adam import apply_fused_ema_adam_list
@@ -148,7 +172,10 @@ def _list_case(row, amsgrad=False, copies=None, ema=True, n_shapes=None, scalars
     def make(gen):
         tensors = []
         for shape in shapes:
-            tensors += [rand(gen, shape, dt.grad.torch), rand(gen, shape, dt.param.torch),
+            grad = rand(gen, shape, dt.grad.torch)
+            if overflow:
+                grad = overflowing(gen, grad, dt.state.torch)
+            tensors += [grad, rand(gen, shape, dt.param.torch),
                         rand(gen, shape, dt.state.torch),
                         rand(gen, shape, dt.state.torch, positive=True),
                         rand(gen, shape, dt.state.torch)]
@@ -209,6 +236,9 @@ case("list fp32 513 entries, AMSGrad, all scalars")(
     lambda: _list_case(0, amsgrad=True, shapes=[(3 + i % 4,) for i in range(513)],
                        scalars=("grad_scale", "found_inf", "lr", "ema_decay")))
 case("list fp32 empty entries")(lambda: _list_case(0, shapes=[(0,), (5,), (0, 3)]))
+case(f"list fp16 AMSGrad, lr and EMA decay tensors: {OVERFLOWING}")(
+    lambda: _list_case(5, amsgrad=True, scalars=("lr", "ema_decay"), overflow=True))
+case(f"list bf16: {OVERFLOWING}")(lambda: _list_case(9, overflow=True))
 
 
 @case("single functional variant (apply_fused_ema_adam), bf16")
@@ -459,8 +489,24 @@ def bit_identical(a, b) -> bool:
     return torch.equal(a, b)
 
 
-def run_one(c: Case, seed: int) -> tuple[str, str]:
-    """(outcome, detail): outcome 'ok' or 'failed'."""
+def saturated(t):
+    """A CPU result as a device in saturation mode stores it: 16-bit inf -> +-MAX, NaN -> 0
+    (golden.narrow)."""
+    import torch
+    from ascend_ema_adam import golden
+    from ascend_ema_adam._dtypes import by_torch
+    if t.dtype not in (torch.float16, torch.bfloat16):
+        return t
+    np_dtype = by_torch(t.dtype).numpy
+    wide = t.float().numpy()
+    return torch.from_numpy(golden.narrow(wide, np_dtype, "saturation").view(
+        {2: "int16"}[t.element_size()])).view(t.dtype)
+
+
+def run_one(c: Case, seed: int, saturation: bool = False) -> tuple[str, str]:
+    """(outcome, detail): outcome 'ok' or 'failed'. With `saturation` (the device in saturation
+    mode) the NPU results must be the CPU's (IEEE) as saturation mode stores them, and the CPU's
+    must have 16-bit infs or NaNs for that to show."""
     import torch
     gen = torch.Generator().manual_seed(seed)
     inputs = c.make(gen)
@@ -484,6 +530,11 @@ def run_one(c: Case, seed: int) -> tuple[str, str]:
     if errors:
         return "failed", f"raised: {errors}"
     a, b = results["cpu"], results["npu"]
+    if saturation:
+        nonfinite = sum(int((~x.float().isfinite()).sum()) for x in a if x.element_size() == 2)
+        if nonfinite == 0:
+            return "failed", "no 16-bit CPU result overflows"
+        a = [saturated(x) for x in a]
     if len(a) != len(b):
         return "failed", f"{len(a)} CPU results, {len(b)} NPU results"
     different = [i for i, (x, y) in enumerate(zip(a, b)) if not bit_identical(x, y)]
@@ -615,6 +666,47 @@ LOOKUP_CHECKS = {
 }
 
 
+# ---------------------------------------------------------------------------------------------
+# The float-overflow mode torch_npu runs the device in (docs/ACLNN.md, "The float-overflow mode")
+
+def _device_sat_mode() -> int:
+    """The device's float-overflow mode as torch_npu left it (aclrtGetDeviceSatMode of the
+    runtime torch_npu loaded): 0 saturation, 1 INF_NAN."""
+    import ctypes
+    mode = ctypes.c_int(-1)
+    ctypes.CDLL("libascendcl.so").aclrtGetDeviceSatMode(ctypes.byref(mode))
+    return mode.value
+
+
+def overflow_mode_check(which: str, seed: int) -> tuple[str, str]:
+    """(outcome, detail): the mode torch_npu set at device init, and the overflowing cases in
+    it: bit-identical to the CPU in INF_NAN mode (also run with every case), the CPU's results
+    as saturation mode stores them in saturation mode."""
+    import torch
+    import torch_npu
+    torch.zeros(1).npu()  # device init: torch_npu sets the mode here
+    inf_nan = torch_npu.npu.utils.is_support_inf_nan()
+    device = _device_sat_mode()
+    want_inf_nan = which == "inf-nan-mode"
+    detail = f"is_support_inf_nan() {inf_nan}, device mode {'INF_NAN' if device == 1 else 'saturation'}"
+    if inf_nan != want_inf_nan or device != int(want_inf_nan):
+        return "failed", detail
+    cases = [c for c in CASES if OVERFLOWING in c.name]
+    for c in cases:
+        outcome, why = run_one(c, seed, saturation=not want_inf_nan)
+        if outcome != "ok":
+            return "failed", f"{detail}; {c.name}: {why}"
+    return "ok", f"{detail}; {len(cases)} overflowing cases as the mode stores them"
+
+
+OVERFLOW_MODE_CHECKS = {
+    "inf-nan-mode": "a torch_npu process runs the device in INF_NAN mode: inf and NaN stored as the "
+                    "CPU computes them",
+    "saturation-mode": "with INF_NAN_MODE_ENABLE=0 INF_NAN_MODE_FORCE_DISABLE=1 torch_npu sets "
+                       "saturation mode: 16-bit inf stored as +-MAX, NaN as 0",
+}
+
+
 def child(mode: str, seed: int, only: str | None) -> int:
     import torch
     import torch_npu  # noqa: F401 -- the real one, from the wheel
@@ -624,6 +716,11 @@ def child(mode: str, seed: int, only: str | None) -> int:
     assert _C.build_info()["npu_kernel"], "ascend_ema_adam was built without its NPU kernel"
     if only in LOOKUP_CHECKS:
         outcome, detail = lookup_check(only)
+        print(json.dumps({"case": only, "expect": RUNS, "mode": mode, "outcome": outcome,
+                          "detail": detail}), flush=True)
+        return 0
+    if only in OVERFLOW_MODE_CHECKS:
+        outcome, detail = overflow_mode_check(only, seed)
         print(json.dumps({"case": only, "expect": RUNS, "mode": mode, "outcome": outcome,
                           "detail": detail}), flush=True)
         return 0
@@ -709,6 +806,17 @@ def main() -> int:
             lines = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
             lookups[which] = lines[0] if lines else {"outcome": "failed",
                                                      "detail": "the process ended"}
+    if not args.only:
+        for which, env in (("inf-nan-mode", {}),
+                           ("saturation-mode", {"INF_NAN_MODE_ENABLE": "0",
+                                                "INF_NAN_MODE_FORCE_DISABLE": "1"})):
+            proc = subprocess.run([sys.executable, __file__, "--child", "1", "--seed", str(seed),
+                                   "--only", which],
+                                  env={**os.environ, "TASK_QUEUE_ENABLE": "1", **env},
+                                  stdout=subprocess.PIPE, text=True)
+            lines = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
+            lookups[which] = lines[0] if lines else {"outcome": "failed",
+                                                     "detail": "the process ended"}
     names = [c.name for c in CASES if not args.only or re.search(args.only, c.name)]
     names += [FAULT] if args.faulty_opp else []
     expect = {c.name: c.expect for c in CASES}
@@ -730,7 +838,8 @@ def main() -> int:
     for which, r in lookups.items():
         good = r["outcome"] == "ok"
         failed = failed or not good
-        print(f"torch-npu: {'' if good else 'FAILED '}{LOOKUP_CHECKS[which]} ({r['detail']})")
+        title = {**LOOKUP_CHECKS, **OVERFLOW_MODE_CHECKS}[which]
+        print(f"torch-npu: {'' if good else 'FAILED '}{title} ({r['detail']})")
     print(f"torch-npu: {identical + refused} cases through the real torch_npu 2.13.0 and op-plugin, "
           f"{identical} bit-identical, {refused} refused as expected (each in TASK_QUEUE_ENABLE="
           f"{', '.join(args.modes)}; seed {seed})")

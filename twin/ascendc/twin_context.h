@@ -45,6 +45,7 @@ struct BlockContext {
     uint64_t tilingKey = 0;
     uint8_t* ub = nullptr;  // 64-B aligned arena of ubBytes; InitBuffer poisons what it hands out
     uint32_t ubBytes = 0;
+    bool saturate16 = false;  // CTRL[48] clear (FloatOverflowMode::Saturation): half/bf16 results saturate
     // The launch's GM regions sorted by base address; regionEnd[i] is the largest end address of
     // regions[0..i], so CheckGm finds a covering region by binary search (a list launch registers
     // thousands of tensors).

@@ -248,4 +248,23 @@ void Cast(int32_t* d, const float* s, size_t n, AscendC::RoundMode mode) {
     }
 }
 
+namespace {
+
+// A 16-bit float with `expMask` its exponent field: inf -> sign | maxBits, NaN -> +0.
+TWIN_HOT void Saturate16(uint16_t* d, size_t n, uint16_t expMask, uint16_t maxBits) {
+    Each(n, [&](size_t i) {
+        const uint16_t b = d[i];
+        if ((b & expMask) == expMask) {
+            d[i] = (b & static_cast<uint16_t>(~0x8000U & ~expMask)) != 0
+                       ? uint16_t{0}
+                       : static_cast<uint16_t>((b & 0x8000U) | maxBits);
+        }
+    });
+}
+
+}  // namespace
+
+void Saturate(half* d, size_t n) { Saturate16(reinterpret_cast<uint16_t*>(d), n, 0x7C00, 0x7BFF); }
+void Saturate(bfloat16_t* d, size_t n) { Saturate16(reinterpret_cast<uint16_t*>(d), n, 0x7F80, 0x7F7F); }
+
 }  // namespace twin::detail::kern

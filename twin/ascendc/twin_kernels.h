@@ -50,6 +50,10 @@ void Cast(bfloat16_t* d, const float* s, size_t n, AscendC::RoundMode mode);
 void Cast(float* d, const int32_t* s, size_t n);
 void Cast(int32_t* d, const float* s, size_t n, AscendC::RoundMode mode);
 
+// Saturation mode's result rule for 16-bit floats: +-inf -> +-MAX, NaN -> +0, everything else kept.
+void Saturate(half* d, size_t n);
+void Saturate(bfloat16_t* d, size_t n);
+
 }  // namespace twin::detail::kern
 
 #endif  // ASCEND_EMA_ADAM_TWIN_KERNELS_H

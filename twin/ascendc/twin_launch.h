@@ -24,11 +24,18 @@
 
 namespace twin {
 
+// The float-overflow mode a launch runs in: what the runtime loads into CTRL[48] from the device's
+// mode (aclrtSetDeviceSatMode; same values as aclrtFloatOverflowMode). InfNan, the A2/A3 default,
+// keeps inf and NaN (IEEE); Saturation makes every half/bf16 result and every conversion to
+// half/bf16 saturate: +-inf becomes +-MAX, NaN becomes 0. fp32 results are IEEE in both.
+enum class FloatOverflowMode : uint8_t { Saturation = 0, InfNan = 1 };
+
 struct LaunchConfig {
     uint32_t blockDim = 1;
     uint64_t tilingKey = 0;
     uint32_t ubBytes = 196608;  // UB per AIV core on 910B; a positive multiple of 32
     uint32_t threads = 0;       // 0 = std::thread::hardware_concurrency()
+    FloatOverflowMode overflowMode = FloatOverflowMode::InfNan;
     std::vector<GmRegion> gm;
 };
 

@@ -494,6 +494,7 @@ void RunBlock(LaunchState& st, uint8_t* ub, uint32_t idx) {
     ctx.tilingKey = st.cfg.tilingKey;
     ctx.ub = ub;
     ctx.ubBytes = st.cfg.ubBytes;
+    ctx.saturate16 = st.cfg.overflowMode == FloatOverflowMode::Saturation;
     ctx.regions = st.gm.sorted.data();
     ctx.regionEnd = st.gm.end.data();
     ctx.regionCount = st.gm.sorted.size();

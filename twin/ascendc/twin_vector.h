@@ -73,6 +73,15 @@ inline void CountVector(BlockContext& ctx, uint64_t n) {
     ctx.counters.vectorElements += n;
 }
 
+// The float-overflow mode's rule for a result just written (twin_launch.h, FloatOverflowMode):
+// half/bf16 results saturate when the launch runs in saturation mode; other types are untouched.
+template <class T>
+inline void SaturateResult(const BlockContext& ctx, T* dst, uint64_t n) {
+    if constexpr (kOneOf<T, half, bfloat16_t>) {
+        if (ctx.saturate16) kern::Saturate(dst, n);
+    }
+}
+
 template <kern::BinOp kOp, class T>
 void BinaryCall(const char* call, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src0,
                 const AscendC::LocalTensor<T>& src1, int32_t count) {
@@ -90,6 +99,7 @@ void BinaryCall(const char* call, const AscendC::LocalTensor<T>& dst, const Asce
         CheckOverlap(ctx, call, "src1", dst, src1, n);
         CountVector(ctx, n);
         kern::Binary(kOp, TensorAccess::Addr(dst), TensorAccess::Addr(src0), TensorAccess::Addr(src1), n);
+        SaturateResult(ctx, TensorAccess::Addr(dst), n);
     }
 }
 
@@ -106,6 +116,7 @@ void ScalarCall(const char* call, const AscendC::LocalTensor<T>& dst, const Asce
         CheckOverlap(ctx, call, "src", dst, src, n);
         CountVector(ctx, n);
         kern::Scalar(kOp, TensorAccess::Addr(dst), TensorAccess::Addr(src), scalar, n);
+        SaturateResult(ctx, TensorAccess::Addr(dst), n);
     }
 }
 
@@ -122,6 +133,7 @@ void UnaryCall(const char* call, const AscendC::LocalTensor<T>& dst, const Ascen
         CheckOverlap(ctx, call, "src", dst, src, n);
         CountVector(ctx, n);
         kern::Unary(kOp, TensorAccess::Addr(dst), TensorAccess::Addr(src), n);
+        SaturateResult(ctx, TensorAccess::Addr(dst), n);
     }
 }
 
@@ -242,6 +254,7 @@ void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const U& scalarV
         CheckOverlap(ctx, call, "src", dst, src, n);
         CountVector(ctx, n);
         kern::Axpy(TensorAccess::Addr(dst), TensorAccess::Addr(src), scalarValue, n);
+        SaturateResult(ctx, TensorAccess::Addr(dst), n);
     }
 }
 
@@ -252,7 +265,8 @@ void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const U& scalarV
 //   int32_t -> float: CAST_NONE or CAST_RINT (nearest even; exact below 2^24). The device also has FLOOR, CEIL,
 //                     ROUND, TRUNC here; the twin does not model them and rejects them.
 //   float -> int32_t: RINT, FLOOR, CEIL, ROUND, TRUNC (saturating; NaN gives 0)
-// Any other mode (UNKNOWN, out-of-range values) aborts, as the library's default branches do.
+// Any other mode (UNKNOWN, out-of-range values) aborts, as the library's default branches do. A launch in
+// saturation mode (LaunchConfig::overflowMode) saturates the half/bf16 results, as every half arithmetic.
 template <class T, class U>
 void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode, const uint32_t count) {
     using namespace twin::detail;
@@ -300,6 +314,7 @@ void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode&
         } else {
             kern::Cast(TensorAccess::Addr(dst), TensorAccess::Addr(src), n, roundMode);
         }
+        SaturateResult(ctx, TensorAccess::Addr(dst), n);
     }
 }
 
