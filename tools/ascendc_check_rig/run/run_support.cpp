@@ -1,6 +1,7 @@
-// tools/ascendc_check --run support linked into every run program: the closed instruction model's mask state,
-// the recorder behind the stand-in's GM copy intrinsics (gm_copy_trace.h) and the list decoder's assertions as
-// the device compiles them (list_decoder_device_asserts.h).
+// tools/ascendc_check --run and --emulate support linked into every program: the recorder behind the stand-in's
+// GM copy intrinsics (gm_copy_trace.h), guarded regions, and the list decoder's assertions as the device compiles
+// them (list_decoder_device_asserts.h). The mask-model hooks asc-tools' checks read are per mode:
+// mask_model_none.cpp (--run) and ../emulate/emulate_support.cpp (--emulate).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -9,13 +10,7 @@
 #include <cstring>
 #include <utility>
 
-#include "model/model_factory_mask.h"
 #include "run_support.h"
-
-// asc-tools' level-0 operand checks (see host/model/model_factory_mask.h): normal mode, no mask.
-uint64_t ModelFactoryGetMaskHigh() { return 0; }
-uint64_t ModelFactoryGetMaskLow() { return 0; }
-uint64_t ModelFactoryGetMaskMode() { return 0; }
 
 namespace {
 

@@ -1,0 +1,450 @@
+/**
+ * @file emu_intrinsics.h
+ * @brief tools/ascendc_check --emulate only (never part of a build of the project): the CCE intrinsics the real
+ *        AscendC library emits for our kernels and for CANN's ApplyFusedEmaAdam kernel, with the semantics the
+ *        library relies on, so both kernels compute through the unchanged library. The generated stub_fun.h
+ *        includes this file and makes every other intrinsic abort by name when reached.
+ *
+ * Vector instructions (asc-devkit docs, SIMD-API 基础API: 高维切分, 掩码, 通用说明和约束):
+ *  - one repeat is 8 blocks of 32 B; lanes per repeat follow the widest operand (64 for fp32, 128 for 16-bit);
+ *    lane k of repeat r of an operand of E-byte elements lies at
+ *        base + (r * repStride + (k / (32 / E)) * blkStride) * 32 + (k % (32 / E)) * E;
+ *  - normal mask mode: `repeat` repeats, lane k active when bit k of the 128-bit mask is set (the low word holds
+ *    lanes 0-63); counter mode: the low mask word is an element count, lanes run over as many repeats as it
+ *    needs, `repeat` is ignored;
+ *  - each repeat reads its operands before it writes (an in-place or narrowing instruction sees its inputs);
+ *  - fp32 arithmetic is IEEE single (one rounding per instruction: the file is compiled without contraction);
+ *    half arithmetic rounds the exact result once; 16-bit results saturate while CTRL[48] is clear.
+ * GM <-> UB copies (DataCopyPad's align forms): burst i of `len` bytes at gm + i * (len + gmGap bytes) and at
+ * ub + i * (AlignUp32(pads + len) + ubGap * 32 bytes); GM -> UB writes the left and right padding with the MOV
+ * pad value. Plain copies move whole 32-B blocks, lengths and gaps in blocks.
+ * Every instruction is issued to its pipe (V, MTE2, MTE3) and its UB bytes go to the hazard checker (emu_core.h).
+ */
+#ifndef ASCEND_EMA_ADAM_ASCENDC_CHECK_EMU_INTRINSICS_H
+#define ASCEND_EMA_ADAM_ASCENDC_CHECK_EMU_INTRINSICS_H
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "emu_convert.h"
+#include "emu_core.h"
+
+namespace ascendc_emu {
+
+// ---- element types ----------------------------------------------------------------------------------------
+enum class Kind : uint8_t { kF32, kF16, kBf16, kI16, kI32, kOther };
+
+template <class T>
+constexpr Kind KindOf()
+{
+    using U = std::remove_cv_t<T>;
+    if constexpr (std::is_same_v<U, float>) return Kind::kF32;
+    else if constexpr (std::is_same_v<U, half>) return Kind::kF16;
+    else if constexpr (std::is_same_v<U, bfloat16::Bf16T>) return Kind::kBf16;
+    else if constexpr (std::is_same_v<U, int16_t>) return Kind::kI16;
+    else if constexpr (std::is_same_v<U, int32_t>) return Kind::kI32;
+    else return Kind::kOther;
+}
+
+template <class T>
+constexpr bool kFloatKind = KindOf<T>() == Kind::kF32 || KindOf<T>() == Kind::kF16 || KindOf<T>() == Kind::kBf16;
+
+/** An element's value as a float (16-bit floats widen exactly). */
+template <class T>
+inline float Load(const void* p)
+{
+    if constexpr (KindOf<T>() == Kind::kF32) {
+        float v;
+        std::memcpy(&v, p, 4);
+        return v;
+    } else {
+        uint16_t b;
+        std::memcpy(&b, p, 2);
+        return KindOf<T>() == Kind::kF16 ? HalfToFloat(b) : Bf16ToFloat(b);
+    }
+}
+
+/** Stores a float result in T: fp32 as it is, 16-bit with `mode` and the saturation rule. */
+template <class T>
+inline void Store(void* p, float v, Round mode = Round::kRint)
+{
+    if constexpr (KindOf<T>() == Kind::kF32) {
+        std::memcpy(p, &v, 4);
+    } else {
+        const bool isHalf = KindOf<T>() == Kind::kF16;
+        uint16_t b = isHalf ? FloatToHalf(v, mode) : FloatToBf16(v, mode);
+        if (Saturating()) b = Saturate16(b, isHalf);
+        std::memcpy(p, &b, 2);
+    }
+}
+
+/** A scalar argument (float, half, bf16 or an integer) as a float. */
+template <class S>
+inline float ScalarValue(const S& s)
+{
+    if constexpr (std::is_arithmetic_v<S>) return static_cast<float>(s);
+    else {
+        uint16_t b;
+        std::memcpy(&b, &s, 2);
+        return KindOf<S>() == Kind::kF16 ? HalfToFloat(b) : Bf16ToFloat(b);
+    }
+}
+
+// ---- addressing and masks ---------------------------------------------------------------------------------
+struct Operand {
+    uint8_t* base;
+    uint32_t elemBytes;
+    uint32_t blkStride;
+    uint32_t repStride;
+    uint8_t* Lane(uint64_t repeat, uint32_t k) const
+    {
+        const uint32_t perBlock = 32 / elemBytes;
+        return base + (repeat * repStride + uint64_t{k / perBlock} * blkStride) * 32 + uint64_t{k % perBlock} * elemBytes;
+    }
+};
+
+template <class T>
+inline Operand Op(T* p, uint64_t blk, uint64_t rep)
+{
+    return {reinterpret_cast<uint8_t*>(const_cast<std::remove_cv_t<T>*>(p)), static_cast<uint32_t>(sizeof(T)),
+            static_cast<uint32_t>(blk), static_cast<uint32_t>(rep)};
+}
+
+/** Runs body(repeat, lane) over the active lanes, repeat by repeat; `lanes` per repeat. */
+template <class Body>
+inline void ForActiveLanes(uint64_t repeatArg, uint32_t lanes, Body body)
+{
+    const VectorState& st = State();
+    if (st.counterMode) {
+        const uint64_t n = st.maskLow;
+        for (uint64_t r = 0; r * lanes < n; ++r) {
+            const uint32_t active = static_cast<uint32_t>(n - r * lanes < lanes ? n - r * lanes : lanes);
+            body(r, active, [](uint32_t) { return true; });
+        }
+        return;
+    }
+    for (uint64_t r = 0; r < repeatArg; ++r) {
+        body(r, lanes, [&st](uint32_t k) { return k < 64 ? (st.maskLow >> k & 1) != 0 : (st.maskHigh >> (k - 64) & 1) != 0; });
+    }
+}
+
+/** One vector instruction: `n` source operands, one destination; f(values of the sources) -> result. Lanes per
+ *  repeat from the widest operand; each repeat reads before it writes. */
+template <class D, class S, int kSources, class F>
+inline void VectorInstruction(const char* name, const Operand& dst, const Operand (&src)[kSources], uint64_t repeat, F f)
+{
+    uint32_t widest = dst.elemBytes;
+    for (const Operand& s : src) widest = s.elemBytes > widest ? s.elemBytes : widest;
+    const uint32_t lanes = 256 / widest;
+    const uint32_t id = Issue(kPipeV, name);
+    float results[128];
+    ForActiveLanes(repeat, lanes, [&](uint64_t r, uint32_t count, auto active) {
+        for (uint32_t k = 0; k < count; ++k) {
+            if (!active(k)) continue;
+            float in[kSources > 0 ? kSources : 1];
+            for (int i = 0; i < kSources; ++i) {
+                const uint8_t* p = src[i].Lane(r, k);
+                Access(id, p, src[i].elemBytes, false);
+                in[i] = Load<S>(p);
+            }
+            results[k] = f(in);
+        }
+        for (uint32_t k = 0; k < count; ++k) {
+            if (!active(k)) continue;
+            uint8_t* p = dst.Lane(r, k);
+            Access(id, p, dst.elemBytes, true);
+            Store<D>(p, results[k]);
+        }
+    });
+}
+
+template <class T>
+inline void RequireFloat(const char* name)
+{
+    if constexpr (!kFloatKind<T>) Unemulated(name);
+}
+
+/** fp32 results as computed; 16-bit results of arithmetic rounded once (nearest even). */
+template <class T, class F>
+inline void Binary(const char* name, T* dst, T* a, T* b, uint64_t repeat, uint64_t db, uint64_t ab, uint64_t bb,
+                   uint64_t dr, uint64_t ar, uint64_t br, F f)
+{
+    RequireFloat<T>(name);
+    if constexpr (kFloatKind<T>) {
+        const Operand src[2] = {Op(a, ab, ar), Op(b, bb, br)};
+        VectorInstruction<T, T, 2>(name, Op(dst, db, dr), src, repeat, [&f](const float* v) { return f(v[0], v[1]); });
+    }
+}
+
+template <class T, class F>
+inline void Unary(const char* name, T* dst, T* a, uint64_t repeat, uint64_t db, uint64_t ab, uint64_t dr, uint64_t ar,
+                  F f)
+{
+    RequireFloat<T>(name);
+    if constexpr (kFloatKind<T>) {
+        const Operand src[1] = {Op(a, ab, ar)};
+        VectorInstruction<T, T, 1>(name, Op(dst, db, dr), src, repeat, [&f](const float* v) { return f(v[0]); });
+    }
+}
+
+template <class D, class S>
+inline void Convert(const char* name, D* dst, S* src, uint64_t repeat, uint64_t db, uint64_t sb, uint64_t dr, uint64_t sr,
+                    Round mode, bool integral = false)
+{
+    const Operand in[1] = {Op(src, sb, sr)};
+    const Operand out = Op(dst, db, dr);
+    uint32_t lanes = 256 / (sizeof(D) > sizeof(S) ? sizeof(D) : sizeof(S));
+    const uint32_t id = Issue(kPipeV, name);
+    uint8_t results[128][4];
+    ForActiveLanes(repeat, lanes, [&](uint64_t r, uint32_t count, auto active) {
+        for (uint32_t k = 0; k < count; ++k) {
+            if (!active(k)) continue;
+            const uint8_t* p = in[0].Lane(r, k);
+            Access(id, p, sizeof(S), false);
+            float v = Load<S>(p);
+            if (integral) v = RoundToIntegral(v, mode);
+            Store<D>(results[k], v, mode);
+        }
+        for (uint32_t k = 0; k < count; ++k) {
+            if (!active(k)) continue;
+            uint8_t* p = out.Lane(r, k);
+            Access(id, p, sizeof(D), true);
+            std::memcpy(p, results[k], sizeof(D));
+        }
+    });
+}
+
+inline uint64_t AlignUp32(uint64_t v) { return (v + 31) & ~uint64_t{31}; }
+
+/** DataCopyPad GM -> UB (align form): pads in elements of E bytes, the GM gap in bytes, the UB gap in blocks. */
+inline void CopyGmToUbAlign(const char* name, uint8_t* ub, const uint8_t* gm, uint32_t elemBytes, uint64_t nBurst,
+                            uint64_t len, uint64_t leftPad, uint64_t rightPad, uint64_t gmGap, uint64_t ubGap)
+{
+    const uint32_t id = Issue(kPipeMte2, name);
+    const uint64_t left = leftPad * elemBytes, right = rightPad * elemBytes;
+    const uint64_t ubStep = AlignUp32(left + len + right) + ubGap * 32;
+    const uint64_t pad = State().movPadValue;
+    for (uint64_t i = 0; i < nBurst; ++i) {
+        uint8_t* u = ub + i * ubStep;
+        const uint8_t* g = gm + i * (len + gmGap);
+        Access(id, u, left + len + right, true);
+        for (uint64_t b = 0; b < left; b += elemBytes) std::memcpy(u + b, &pad, elemBytes);
+        std::memcpy(u + left, g, len);
+        for (uint64_t b = 0; b < right; b += elemBytes) std::memcpy(u + left + len + b, &pad, elemBytes);
+    }
+    BlockCounters().mte2Bytes += nBurst * len;
+    ++BlockCounters().mte2Copies;
+}
+
+/** DataCopyPad UB -> GM (align form): the UB gap in blocks, the GM gap in bytes. */
+inline void CopyUbToGmAlign(const char* name, uint8_t* gm, const uint8_t* ub, uint64_t nBurst, uint64_t len,
+                            uint64_t leftPad, uint64_t rightPad, uint64_t ubGap, uint64_t gmGap)
+{
+    if (leftPad != 0 || rightPad != 0) Unemulated("padding on a UB -> GM copy");
+    const uint32_t id = Issue(kPipeMte3, name);
+    for (uint64_t i = 0; i < nBurst; ++i) {
+        const uint8_t* u = ub + i * (AlignUp32(len) + ubGap * 32);
+        Access(id, u, len, false);
+        std::memcpy(gm + i * (len + gmGap), u, len);
+    }
+    BlockCounters().mte3Bytes += nBurst * len;
+    ++BlockCounters().mte3Copies;
+}
+
+/** DataCopy: whole 32-B blocks; lengths and gaps in blocks. */
+inline void CopyBlocks(const char* name, int pipe, uint8_t* dst, const uint8_t* src, bool toUb, uint64_t nBurst,
+                       uint64_t blocks, uint64_t srcGap, uint64_t dstGap)
+{
+    const uint32_t id = Issue(pipe, name);
+    const uint64_t len = blocks * 32;
+    for (uint64_t i = 0; i < nBurst; ++i) {
+        const uint8_t* s = src + i * (len + srcGap * 32);
+        uint8_t* d = dst + i * (len + dstGap * 32);
+        Access(id, toUb ? d : s, len, toUb);
+        std::memcpy(d, s, len);
+    }
+    if (toUb) {
+        BlockCounters().mte2Bytes += nBurst * len;
+        ++BlockCounters().mte2Copies;
+    } else {
+        BlockCounters().mte3Bytes += nBurst * len;
+        ++BlockCounters().mte3Copies;
+    }
+}
+
+}  // namespace ascendc_emu
+
+// ---- the intrinsics, by the names the library calls ------------------------------------------------------
+#define AEA_EMU_BINARY(NAME, EXPR)                                                                                 \
+    template <class T, class... R>                                                                                 \
+    inline void NAME(T* dst, T* a, T* b, uint64_t repeat, uint64_t db, uint64_t ab, uint64_t bb, uint64_t dr,        \
+                     uint64_t ar, uint64_t br)                                                                       \
+    {                                                                                                              \
+        ascendc_emu::Binary(#NAME, dst, a, b, repeat, db, ab, bb, dr, ar, br, [](float x, float y) { return EXPR; }); \
+    }
+AEA_EMU_BINARY(vadd, x + y)
+AEA_EMU_BINARY(vsub, x - y)
+AEA_EMU_BINARY(vmul, x * y)
+AEA_EMU_BINARY(vdiv, x / y)
+AEA_EMU_BINARY(vmax, x > y ? x : y)
+AEA_EMU_BINARY(vmin, x < y ? x : y)
+#undef AEA_EMU_BINARY
+
+// (vmaxs / vmins take two more flags, which the c220 library always passes false.)
+#define AEA_EMU_SCALAR(NAME, EXPR)                                                                                 \
+    template <class T, class S, class... Flags>                                                                    \
+    inline void NAME(T* dst, T* a, S scalar, uint64_t repeat, uint64_t db, uint64_t ab, uint64_t dr, uint64_t ar,   \
+                     Flags... flags)                                                                               \
+    {                                                                                                              \
+        if ((static_cast<bool>(flags) || ...)) ascendc_emu::Unemulated(#NAME " with a flag set");                  \
+        const float y = ascendc_emu::ScalarValue(scalar);                                                          \
+        ascendc_emu::Unary(#NAME, dst, a, repeat, db, ab, dr, ar, [y](float x) { return EXPR; });                  \
+    }
+AEA_EMU_SCALAR(vadds, x + y)
+AEA_EMU_SCALAR(vmuls, x * y)
+AEA_EMU_SCALAR(vmaxs, x > y ? x : y)
+AEA_EMU_SCALAR(vmins, x < y ? x : y)
+#undef AEA_EMU_SCALAR
+
+template <class T>
+inline void vsqrt(T* dst, T* a, uint64_t repeat, uint64_t db, uint64_t ab, uint64_t dr, uint64_t ar)
+{
+    ascendc_emu::Unary("vsqrt", dst, a, repeat, db, ab, dr, ar, [](float x) { return std::sqrt(x); });
+}
+template <class T>
+inline void vabs(T* dst, T* a, uint64_t repeat, uint64_t db, uint64_t ab, uint64_t dr, uint64_t ar)
+{
+    ascendc_emu::Unary("vabs", dst, a, repeat, db, ab, dr, ar, [](float x) { return std::fabs(x); });
+}
+
+template <class T, class S>
+inline void vector_dup(T* dst, S scalar, uint64_t repeat, uint64_t db, uint64_t, uint64_t dr, uint64_t)
+{
+    if constexpr (sizeof(T) == 4 || sizeof(T) == 2) {
+        const ascendc_emu::Operand none[1] = {ascendc_emu::Op(dst, db, dr)};
+        const uint32_t id = ascendc_emu::Issue(ascendc_emu::kPipeV, "vector_dup");
+        const ascendc_emu::Operand out = ascendc_emu::Op(dst, db, dr);
+        (void)none;
+        T value;
+        if constexpr (std::is_arithmetic_v<S> && !std::is_arithmetic_v<T>) {
+            value = T(static_cast<float>(scalar));
+        } else {
+            value = static_cast<T>(scalar);
+        }
+        ascendc_emu::ForActiveLanes(repeat, 256 / sizeof(T), [&](uint64_t r, uint32_t count, auto active) {
+            for (uint32_t k = 0; k < count; ++k) {
+                if (!active(k)) continue;
+                uint8_t* p = out.Lane(r, k);
+                ascendc_emu::Access(id, p, sizeof(T), true);
+                std::memcpy(p, &value, sizeof(T));
+            }
+        });
+    } else {
+        ascendc_emu::Unemulated("vector_dup of this element width");
+    }
+}
+
+#define AEA_EMU_CONVERT(NAME, D, S, MODE, INTEGRAL)                                                               \
+    inline void NAME(D* dst, S* src, uint64_t repeat, uint64_t db, uint64_t sb, uint64_t dr, uint64_t sr)          \
+    {                                                                                                              \
+        ascendc_emu::Convert(#NAME, dst, src, repeat, db, sb, dr, sr, ascendc_emu::Round::MODE, INTEGRAL);          \
+    }
+AEA_EMU_CONVERT(vconv_f162f32, float, half, kRint, false)
+AEA_EMU_CONVERT(vconv_bf162f32, float, bfloat16::Bf16T, kRint, false)
+AEA_EMU_CONVERT(vconv_f322f16, half, float, kRint, false)  // CAST_NONE: round to nearest even
+AEA_EMU_CONVERT(vconv_f322f16r, half, float, kRint, false)
+AEA_EMU_CONVERT(vconv_f322f16f, half, float, kFloor, false)
+AEA_EMU_CONVERT(vconv_f322f16c, half, float, kCeil, false)
+AEA_EMU_CONVERT(vconv_f322f16a, half, float, kAway, false)
+AEA_EMU_CONVERT(vconv_f322f16z, half, float, kTrunc, false)
+AEA_EMU_CONVERT(vconv_f322f16o, half, float, kOdd, false)
+AEA_EMU_CONVERT(vconv_f322bf16r, bfloat16::Bf16T, float, kRint, false)
+AEA_EMU_CONVERT(vconv_f322bf16f, bfloat16::Bf16T, float, kFloor, false)
+AEA_EMU_CONVERT(vconv_f322bf16c, bfloat16::Bf16T, float, kCeil, false)
+AEA_EMU_CONVERT(vconv_f322bf16a, bfloat16::Bf16T, float, kAway, false)
+AEA_EMU_CONVERT(vconv_f322bf16z, bfloat16::Bf16T, float, kTrunc, false)
+AEA_EMU_CONVERT(vconv_f322f32r, float, float, kRint, true)
+AEA_EMU_CONVERT(vconv_f322f32f, float, float, kFloor, true)
+AEA_EMU_CONVERT(vconv_f322f32c, float, float, kCeil, true)
+AEA_EMU_CONVERT(vconv_f322f32a, float, float, kAway, true)
+AEA_EMU_CONVERT(vconv_f322f32z, float, float, kTrunc, true)
+#undef AEA_EMU_CONVERT
+
+// GM <-> UB (DataCopyPad align forms: sid, nBurst, len bytes, left pad, right pad, src gap, dst gap).
+#define AEA_EMU_COPY_ALIGN(BITS)                                                                                   \
+    template <class D, class S>                                                                                    \
+    inline void copy_gm_to_ubuf_align_b##BITS(D* ub, S* gm, uint64_t, uint64_t nBurst, uint64_t len, uint64_t left, \
+                                              uint64_t right, uint64_t gmGap, uint64_t ubGap)                      \
+    {                                                                                                              \
+        ascendc_emu::CopyGmToUbAlign("copy_gm_to_ubuf_align_b" #BITS, reinterpret_cast<uint8_t*>(ub),              \
+                                     reinterpret_cast<const uint8_t*>(gm), BITS / 8, nBurst, len, left, right, gmGap, \
+                                     ubGap);                                                                       \
+    }                                                                                                              \
+    template <class D, class S>                                                                                    \
+    inline void copy_ubuf_to_gm_align_b##BITS(D* gm, S* ub, uint64_t, uint64_t nBurst, uint64_t len, uint64_t left, \
+                                              uint64_t right, uint64_t ubGap, uint64_t gmGap)                      \
+    {                                                                                                              \
+        ascendc_emu::CopyUbToGmAlign("copy_ubuf_to_gm_align_b" #BITS, reinterpret_cast<uint8_t*>(gm),              \
+                                     reinterpret_cast<const uint8_t*>(ub), nBurst, len, left, right, ubGap, gmGap); \
+    }
+AEA_EMU_COPY_ALIGN(8)
+AEA_EMU_COPY_ALIGN(16)
+AEA_EMU_COPY_ALIGN(32)
+#undef AEA_EMU_COPY_ALIGN
+
+// DataCopy: sid, nBurst, len in blocks, src gap, dst gap in blocks.
+template <class D, class S>
+inline void copy_gm_to_ubuf(D* ub, S* gm, uint64_t, uint64_t nBurst, uint64_t blocks, uint64_t srcGap, uint64_t dstGap)
+{
+    ascendc_emu::CopyBlocks("copy_gm_to_ubuf", ascendc_emu::kPipeMte2, reinterpret_cast<uint8_t*>(ub),
+                            reinterpret_cast<const uint8_t*>(gm), true, nBurst, blocks, srcGap, dstGap);
+}
+template <class D, class S>
+inline void copy_ubuf_to_gm(D* gm, S* ub, uint64_t, uint64_t nBurst, uint64_t blocks, uint64_t srcGap, uint64_t dstGap)
+{
+    ascendc_emu::CopyBlocks("copy_ubuf_to_gm", ascendc_emu::kPipeMte3, reinterpret_cast<uint8_t*>(gm),
+                            reinterpret_cast<const uint8_t*>(ub), false, nBurst, blocks, srcGap, dstGap);
+}
+
+// Mask, control and pad registers (the scalar unit sets them in program order).
+inline void set_mask_count() { ascendc_emu::State().counterMode = true; }
+inline void set_mask_norm() { ascendc_emu::State().counterMode = false; }
+template <class H, class L>
+inline void set_vector_mask(H high, L low)
+{
+    ascendc_emu::State().maskHigh = static_cast<uint64_t>(high);
+    ascendc_emu::State().maskLow = static_cast<uint64_t>(low);
+}
+inline void set_atomic_none() {}
+template <class V>
+inline void set_mov_pad_val(V value) { ascendc_emu::State().movPadValue = static_cast<uint64_t>(value); }
+inline int64_t get_ctrl() { return static_cast<int64_t>(ascendc_emu::State().ctrl); }
+template <class V>
+inline void set_ctrl(V value) { ascendc_emu::State().ctrl = static_cast<uint64_t>(value); }
+
+// Synchronisation.
+template <class P, class Q, class E>
+inline void set_flag(P src, Q dst, E event) { ascendc_emu::SetFlag(static_cast<int>(src), static_cast<int>(dst), static_cast<int>(event)); }
+template <class P, class Q, class E>
+inline void wait_flag(P src, Q dst, E event) { ascendc_emu::WaitFlag(static_cast<int>(src), static_cast<int>(dst), static_cast<int>(event)); }
+template <class P>
+inline void pipe_barrier(P pipe) { ascendc_emu::Barrier(static_cast<int>(pipe)); }
+
+// Bit scalar intrinsics of TPipe's event-id allocator: find first zero, clear / set a bit.
+template <class X>
+inline int64_t sff0(X x)
+{
+    const uint64_t v = static_cast<uint64_t>(x);
+    for (int i = 0; i < 64; ++i) {
+        if ((v >> i & 1) == 0) return i;
+    }
+    return -1;
+}
+template <class X, class I>
+inline uint64_t sbitset0(X x, I i) { return static_cast<uint64_t>(x) & ~(uint64_t{1} << static_cast<int64_t>(i)); }
+template <class X, class I>
+inline uint64_t sbitset1(X x, I i) { return static_cast<uint64_t>(x) | (uint64_t{1} << static_cast<int64_t>(i)); }
+
+#endif  // ASCEND_EMA_ADAM_ASCENDC_CHECK_EMU_INTRINSICS_H
