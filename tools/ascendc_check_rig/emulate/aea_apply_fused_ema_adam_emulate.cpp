@@ -106,6 +106,8 @@ int RunCase(const std::string& out, uint64_t seed, Dt dt, const Case& c, bool sa
     w.Meta("bias_correction", attrs.biasCorrection ? 1.0 : 0.0);
     w.Meta("weight_decay", attrs.weightDecay);
     w.Meta("overflow_mode", saturation ? "saturation" : "inf_nan");
+    w.Meta("platform", platform.name);
+    w.Meta("platform_cores", static_cast<double>(c.cores));
     w.Meta("cores", static_cast<double>(t.blockDim));
     w.Meta("chunk", static_cast<double>(t.data.chunkLength));
     w.Meta("chunks_per_core", static_cast<double>(c.chunks));

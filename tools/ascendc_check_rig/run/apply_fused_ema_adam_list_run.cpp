@@ -29,6 +29,7 @@
 
 #include "apply_fused_ema_adam_list_tiling.h"
 #include "gm_coverage.h"
+#include "launcher_list.h"
 #include "run_support.h"
 
 // 1: this file is compiled by apply_fused_ema_adam_list_v2_run.cpp, the driver of the V2 entry (lr / ema_decay
@@ -153,23 +154,11 @@ struct EmptyList {
     Pages pages;
 };
 
-/**
- * A list in CANN's launcher layout (opbase RtsArg::AppendDevicePtrArg; drawn in twin/ascendc/twin_list_tensor.h):
- * word 0 = byte offset of the pointer array; per entry a header (1 << 32 | rank) and its dims; then one data
- * pointer per entry. Written here independently of the twin's encoder: this side feeds the real decoder.
- */
+/** A list in CANN's launcher layout (launcher_list.h), written into `meta`. */
 uint8_t* EncodeLauncherList(Pages& meta, const std::vector<uint8_t*>& data,
                             const std::vector<std::vector<uint64_t>>& shapes)
 {
-    std::vector<uint64_t> words{0};
-    for (const std::vector<uint64_t>& shape : shapes) {
-        words.push_back((uint64_t{1} << 32) | shape.size());
-        words.insert(words.end(), shape.begin(), shape.end());
-    }
-    words[0] = words.size() * sizeof(uint64_t);
-    for (uint8_t* p : data) {
-        words.push_back(reinterpret_cast<uint64_t>(p));
-    }
+    const std::vector<uint64_t> words = ascendc_check::LauncherListWords(data, shapes);
     uint8_t* at = meta.Take(words.size() * sizeof(uint64_t), sizeof(uint64_t));
     std::memcpy(at, words.data(), words.size() * sizeof(uint64_t));
     return at;
