@@ -65,10 +65,12 @@ build/npu-check.stamp: $(TORCH_NPU_STAMP) $(VENV)/.python.stamp tools/npu_check.
 	mkdir -p build && touch $@
 
 # The AscendC kernels (op_kernel/*.cpp) type-checked, then run once per tiling key, against the real AscendC
-# headers: needs work trees of mirror-cann/asc-devkit and hicann/asc-tools (tools/ascendc_check); without
-# them it is skipped, and says so.
-ASCENDC_CHECK_ARGS ?= --run
-ascendc-check:
+# headers, then computed through the real AscendC library over emulated intrinsics with a pipe-hazard checker,
+# bit-identical to the golden (beside CANN's own ApplyFusedEmaAdam kernel when CANN_OPS_NN_DIR names a
+# hicann/ops-nn work tree): needs work trees of mirror-cann/asc-devkit and hicann/asc-tools
+# (tools/ascendc_check); without them it is skipped, and says so.
+ASCENDC_CHECK_ARGS ?= --run --emulate
+ascendc-check: $(VENV)/.python.stamp
 	@if [ -n "$$ASC_DEVKIT_DIR" ] && [ -n "$$ASC_TOOLS_DIR" ]; then tools/ascendc_check $(ASCENDC_CHECK_ARGS); \
 	else echo "npu-check: AscendC kernel check SKIPPED: set ASC_DEVKIT_DIR and ASC_TOOLS_DIR (see tools/ascendc_check)"; fi
 

@@ -85,6 +85,18 @@ int PipeOf(int pipeT)
     Unemulated(name);
 }
 
+/** A demangled function name without its parameter list. */
+std::string WithoutParameters(std::string f)
+{
+    if (f.empty() || f.back() != ')') return f;
+    int depth = 0;
+    for (size_t i = f.size(); i-- > 0;) {
+        depth += f[i] == ')' ? 1 : f[i] == '(' ? -1 : 0;
+        if (depth == 0) return f.substr(0, i);
+    }
+    return f;
+}
+
 /** "file:line (function)" of the first frame of `ins` inside a source root, else its innermost frame. */
 std::string CallSite(const Instruction& ins)
 {
@@ -108,7 +120,7 @@ std::string CallSite(const Instruction& ins)
                     pclose(p);
                     const char* shortName = where + root.size();
                     while (*shortName == '/') ++shortName;
-                    return std::string(shortName) + " (" + function + ")";
+                    return std::string(shortName) + " (" + WithoutParameters(function) + ")";
                 }
             }
             if (fallback.empty() && std::strstr(where, "??") == nullptr) fallback = std::string(where);
