@@ -187,7 +187,10 @@ void ResetCore()
     c.lastPair[0] = c.lastPair[1] = 0;
 }
 
-uint32_t Issue(int pipe, const char* name)
+namespace {
+
+/** An instruction in its pipe's order, with its call site (flags and barriers too). */
+uint32_t Enqueue(int pipe, const char* name)
 {
     Core& c = TheCore();
     Instruction ins{};
@@ -196,8 +199,15 @@ uint32_t Issue(int pipe, const char* name)
     ins.seq = ++c.issued[pipe];
     ins.frames = backtrace(ins.pcs, kMaxFrames);
     c.instructions.push_back(ins);
-    if (pipe == kPipeV) ++c.counters.vectorInstructions;
     return static_cast<uint32_t>(c.instructions.size() - 1);
+}
+
+}  // namespace
+
+uint32_t Issue(int pipe, const char* name)
+{
+    if (pipe == kPipeV) ++TheCore().counters.vectorInstructions;
+    return Enqueue(pipe, name);
 }
 
 void Access(uint32_t id, const void* p, uint64_t bytes, bool write)
@@ -241,7 +251,7 @@ void SetFlag(int srcPipeT, int dstPipeT, int event)
         ++c.counters.hazards;
         return;
     }
-    const uint32_t id = Issue(src, "set_flag");
+    const uint32_t id = Enqueue(src, "set_flag");
     ++c.counters.flags;
     if (c.flagSet[src][dst][event]) {
         ++c.counters.hazards;
@@ -261,7 +271,7 @@ void WaitFlag(int srcPipeT, int dstPipeT, int event)
 {
     Core& c = TheCore();
     const int src = PipeOf(srcPipeT), dst = PipeOf(dstPipeT);
-    const uint32_t id = Issue(dst, "wait_flag");
+    const uint32_t id = Enqueue(dst, "wait_flag");
     if (event < 0 || event >= kEvents || !c.flagSet[src][dst][event]) {
         ++c.counters.hazards;
         if (c.reported++ < kReportedPerBlock) {

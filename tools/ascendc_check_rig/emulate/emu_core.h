@@ -62,7 +62,8 @@ struct Counters {
 Counters& BlockCounters();
 
 // ---- the hazard checker ------------------------------------------------------------------------------------
-/** Starts an instruction on `pipe` (records its call site); returns its id for Access(). */
+/** Starts an instruction on `pipe` (records its call site; a V one counts as a vector instruction); returns its
+ *  id for Access(). */
 uint32_t Issue(int pipe, const char* name);
 /** The instruction `id` reads (write = false) or writes `bytes` UB bytes at `p`. */
 void Access(uint32_t id, const void* p, uint64_t bytes, bool write);
