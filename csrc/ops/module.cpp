@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "cpu_op_api.h"
 #include "op_bindings.h"
 #include "optimizer_checks.h"
 #include "platform.h"
@@ -54,6 +55,14 @@ PYBIND11_MODULE(_C, mod)
         d["cpu_ub_bytes"] = cpu.ubSize;
         return d;
     }, "How this extension was built and the CPU device it runs on.");
+    mod.def("cpu_threads", [] {
+        const auto [next, last] = ascend_ema_adam::ops::CpuThreads();
+        py::dict d;
+        d["next"] = next;
+        d["last"] = last;
+        return d;
+    }, "Threads the CPU device's kernels use for the next launch (ASCEND_EMA_ADAM_NUM_THREADS, "
+       "else torch.get_num_threads(), at most the CPUs) and used for the last one.");
     ascend_ema_adam::ops::BindOptimizerChecks(mod);
     ascend_ema_adam::ops::BindAllOps(mod);
 }

@@ -17,6 +17,8 @@
 #include <utility>
 
 #include "acl_internal.h"
+#include "ascend_ema_adam/cpu_device.h"
+#include "native_runtime.h"
 
 namespace ascend_ema_adam::acl {
 
@@ -279,6 +281,26 @@ aclError SubmitToStream(aclrtStream stream, std::function<void()> task)
 using namespace ascend_ema_adam::acl;  // the C entry points below share the helpers above
 
 extern "C" {
+
+aclError aeaSetCpuThreads(uint32_t threads)
+{
+    ascend_ema_adam::SetNativeDefaultThreads(threads);
+    return ACL_SUCCESS;
+}
+
+aclError aeaGetCpuThreads(uint32_t* next, uint32_t* last)
+{
+    if (next == nullptr || last == nullptr) {
+        return Fail(ACL_ERROR_INVALID_PARAM, "aeaGetCpuThreads: next and last must not be null");
+    }
+    try {
+        *next = ascend_ema_adam::NativeThreads();
+    } catch (const std::invalid_argument& e) {
+        return Fail(ACL_ERROR_INVALID_PARAM, e.what());
+    }
+    *last = ascend_ema_adam::LastNativeLaunchThreads();
+    return ACL_SUCCESS;
+}
 
 aclError aclInit(const char* /*configPath: nothing to configure on the CPU device*/)
 {

@@ -147,7 +147,7 @@ void ApplyFusedEmaAdamExecutor::Execute(char* workspace) const
     } else {
         NativeOptions options;
         options.threads = threads;
-        RunNative(tiling, b, options);
+        NoteNativeLaunchThreads(RunNative(tiling, b, options));
     }
     for (int i = kVar; i < kFloatTensors; ++i) {
         StageOut(views[i], workspace);

@@ -276,7 +276,7 @@ void RunListKernel(const ApplyFusedEmaAdamListExecutor& e,
     }
     NativeOptions options;
     options.threads = e.threads;
-    RunNativeList(e.tiling, buffers, options);
+    NoteNativeLaunchThreads(RunNativeList(e.tiling, buffers, options));
 }
 
 /**

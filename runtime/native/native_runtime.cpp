@@ -4,6 +4,7 @@
  */
 #include "native_runtime.h"
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -46,12 +47,33 @@ bool NativeWakes(uint64_t n, uint64_t minElemsPerThread)
     return n >= threshold || burst >= threshold || likeThePreviousBurst;
 }
 
+namespace {
+std::atomic<uint32_t> g_defaultThreads{0};
+std::atomic<uint32_t> g_lastLaunchThreads{0};
+}  // namespace
+
+void SetNativeDefaultThreads(uint32_t threads)
+{
+    g_defaultThreads.store(threads, std::memory_order_relaxed);
+}
+
+void NoteNativeLaunchThreads(uint32_t used)
+{
+    g_lastLaunchThreads.store(used, std::memory_order_relaxed);
+}
+
+uint32_t LastNativeLaunchThreads()
+{
+    return g_lastLaunchThreads.load(std::memory_order_relaxed);
+}
+
 uint32_t NativeThreads()
 {
     const uint32_t cpus = ProcessCpusCached();
     const char* env = std::getenv("ASCEND_EMA_ADAM_NUM_THREADS");
     if (env == nullptr || *env == '\0') {
-        return cpus;
+        const uint32_t host = g_defaultThreads.load(std::memory_order_relaxed);
+        return host != 0 && host < cpus ? host : cpus;
     }
     char* rest = nullptr;
     errno = 0;

@@ -22,10 +22,19 @@ constexpr uint64_t kNativeMinElemsPerThread = 1U << 16;
 
 /**
  * Threads a launch uses by default: ASCEND_EMA_ADAM_NUM_THREADS if set (read at every call), else
+ * the host's default (SetNativeDefaultThreads: the torch op passes torch.get_num_threads()), else
  * every CPU the process may run on; never more than that. Throws std::invalid_argument if the
  * variable is not a positive integer.
  */
 uint32_t NativeThreads();
+
+/** The host's default thread count for later launches (0: none, every CPU). */
+void SetNativeDefaultThreads(uint32_t threads);
+
+/** The threads the last launch of the CPU device's kernels used (0 before any), as its executor
+ *  notes them. */
+void NoteNativeLaunchThreads(uint32_t used);
+uint32_t LastNativeLaunchThreads();
 
 /** Threads for n elements: `requested` (0: NativeThreads()), fewer for small n, at least 1. */
 uint32_t NativeThreadsFor(uint64_t n, uint32_t requested, uint64_t minElemsPerThread);

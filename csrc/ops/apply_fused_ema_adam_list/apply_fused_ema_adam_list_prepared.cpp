@@ -5,6 +5,7 @@
  */
 #include "apply_fused_ema_adam_list_prepared.h"
 
+#include <ATen/Parallel.h>
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 
@@ -51,6 +52,8 @@ PreparedListCall::PreparedListCall(const ListCall& given, bool repeatable)
     scalars_[0] = ToAclTensor(*call.step, false);
     for (int s = 0; s < kCallScalars; ++s) scalars_[1 + s] = ToAclOptional(*call.scalars[s]);
     const ListOpApi& api = V2();
+    FollowTorchThreads();  // phase 1 fixes the executors' thread count
+    torchThreads_ = at::get_num_threads();
     uint64_t maxWorkspace = 0;
     launches_.reserve(slices.size());
     for (const std::pair<size_t, size_t>& slice : slices) {
@@ -119,7 +122,8 @@ void PreparedListCall::Run()
 bool PreparedListCall::MayLaunch(const at::Tensor& step) const
 {
     // host memory on the CPU device: checked as phase 1 checks it
-    return CheckStepValue(*step.data_ptr<int64_t>(), biasCorrection_).empty();
+    return CheckStepValue(*step.data_ptr<int64_t>(), biasCorrection_).empty() &&
+           at::get_num_threads() == torchThreads_;
 }
 
 void PreparedListCall::Relaunch(const Moves& moves, const BorrowedTensors& grads,

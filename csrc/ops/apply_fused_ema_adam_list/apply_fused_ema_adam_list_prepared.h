@@ -52,6 +52,7 @@ private:
     std::vector<Launch> launches_;
     at::Tensor workspace_;
     std::array<AclTensorPtr, 1 + kCallScalars> scalars_;  // step, then ListCallScalar order
+    int torchThreads_ = 0;  // torch.get_num_threads() when phase 1 ran
 };
 
 }  // namespace ascend_ema_adam::ops

@@ -163,7 +163,8 @@ protected:
      *  them). */
     void OwnValues(ListCall* call, const at::TensorOptions& options);
     /** Whether the device may launch again now: on the CPU the step's value passes phase 1's
-     *  check (host memory); on the NPU (the value is device data) the current stream is the one
+     *  check (host memory) and torch's thread count is the one the launches were prepared with
+     *  (phase 1 fixes it); on the NPU (the value is device data) the current stream is the one
      *  the launches were prepared on (their workspace's). */
     virtual bool MayLaunch(const at::Tensor& step) const = 0;
     /** The launches with `moves` applied and `lr` / `emaDecay` written (owned ones), in stream

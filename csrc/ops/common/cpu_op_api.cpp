@@ -4,6 +4,7 @@
  */
 #include "cpu_op_api.h"
 
+#include <ATen/Parallel.h>
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 #include <dlfcn.h>
@@ -123,12 +124,33 @@ void RunAclnn(const char* api, AclnnPhase2 phase2,
 {
     uint64_t workspaceSize = 0;
     aclOpExecutor* executor = nullptr;
+    FollowTorchThreads();  // phase 1 fixes the executor's thread count
     CheckAclnnStatus(api, phase1(&workspaceSize, &executor));
     const at::Tensor workspace = at::empty({static_cast<int64_t>(workspaceSize)},
                                            at::TensorOptions().dtype(at::kByte));
     // The null stream is the CPU device's synchronous default stream: done when this returns.
     CheckAclnnStatus(api, phase2(workspaceSize > 0 ? workspace.data_ptr() : nullptr, workspaceSize,
                             executor, nullptr));
+}
+
+void FollowTorchThreads()
+{
+    static const auto setThreads =
+        CpuOpApiFunction<decltype(&aeaSetCpuThreads)>("aeaSetCpuThreads");
+    const int threads = at::get_num_threads();
+    setThreads(threads > 0 ? static_cast<uint32_t>(threads) : 0U);
+}
+
+std::pair<uint32_t, uint32_t> CpuThreads()
+{
+    static const auto getThreads =
+        CpuOpApiFunction<decltype(&aeaGetCpuThreads)>("aeaGetCpuThreads");
+    FollowTorchThreads();
+    uint32_t next = 0, last = 0;
+    const aclError status = getThreads(&next, &last);
+    const char* detail = Common().recentErrMsg();
+    TORCH_CHECK(status == ACL_SUCCESS, detail != nullptr ? detail : "aeaGetCpuThreads failed");
+    return {next, last};
 }
 
 }  // namespace ascend_ema_adam::ops

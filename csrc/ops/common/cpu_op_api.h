@@ -22,6 +22,7 @@
 #include "acl/acl.h"
 #include "aclnn/acl_meta.h"
 #include "aclnn/opdev/op_errno.h"
+#include "ascend_ema_adam/cpu_device.h"
 #include "acl_dtype.h"
 
 namespace ascend_ema_adam::ops {
@@ -77,6 +78,14 @@ using AclnnPhase2 = aclnnStatus (*)(void* workspace, uint64_t workspaceSize,
  */
 void RunAclnn(const char* api, AclnnPhase2 phase2,
               const std::function<aclnnStatus(uint64_t*, aclOpExecutor**)>& phase1);
+
+/** Hands torch's intra-op thread count (torch.get_num_threads()) to the CPU device for the next
+ *  launches (aeaSetCpuThreads; ASCEND_EMA_ADAM_NUM_THREADS, when set, still wins). */
+void FollowTorchThreads();
+
+/** {"next": threads the CPU kernels' next launch uses after FollowTorchThreads(), "last": threads
+ *  their last launch used} (aeaGetCpuThreads). */
+std::pair<uint32_t, uint32_t> CpuThreads();
 
 }  // namespace ascend_ema_adam::ops
 
