@@ -43,6 +43,18 @@ def _check_types(lr, eps, betas, weight_decay, ema_decay) -> None:
                         f"{tuple(value)!r} by keyword")
             raise TypeError(f"{name} must be a number, got {type(value).__name__} "
                             f"{value!r}{hint}")
+    if isinstance(betas, (tuple, list)) and len(betas) == 2 and all(
+            isinstance(b, Tensor) for b in betas):
+        # torch.optim.AdamW's tensor betas: 1-element float tensors, read on the host each step
+        for i, b in enumerate(betas):
+            if b.numel() != 1 or not b.is_floating_point():
+                raise ValueError(f"Tensor betas[{i}] must be 1-element and floating point, got "
+                                 f"{b.dtype} of shape {list(b.shape)}")
+        return
+    if isinstance(betas, (tuple, list)) and len(betas) == 2 and any(
+            isinstance(b, Tensor) for b in betas):
+        raise TypeError(f"betas must be either both numbers or both Tensors (as in "
+                        f"torch.optim.AdamW), got {betas!r}")
     if not (isinstance(betas, (tuple, list)) and len(betas) == 2 and all(
             isinstance(b, (int, float)) and not isinstance(b, bool) for b in betas)):
         hint = ""
@@ -50,7 +62,8 @@ def _check_types(lr, eps, betas, weight_decay, ema_decay) -> None:
             hint = (f"; the positional order is MindSpeed's ({_POSITIONAL}), not "
                     f"torch.optim.AdamW's (params, lr, betas, eps, ...): pass eps and betas by "
                     f"keyword")
-        raise TypeError(f"betas must be a pair of numbers (beta1, beta2), got "
+        raise TypeError(f"betas must be a pair of numbers (beta1, beta2) or of 1-element "
+                        f"tensors, got "
                         f"{type(betas).__name__} {betas!r}{hint}")
 
 
