@@ -34,6 +34,9 @@ def test_tensor_betas_give_the_float_betas_bits(rng):
         assert torch.equal(a, b)
     for key in floats[1]:
         assert torch.equal(floats[1][key], tensors[1][key]), key
+    unchanged = _train(seed, lambda b1, b2: (torch.tensor(b1), torch.tensor(b2)), change_at=-1)
+    assert not all(torch.equal(a, b) for a, b in zip(tensors[0], unchanged[0])), \
+        "changing the tensor betas in place had no effect"
 
 
 def test_tensor_betas_are_refused_as_torch_refuses_them(rng):

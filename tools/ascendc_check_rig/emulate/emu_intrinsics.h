@@ -17,7 +17,9 @@
  *    half arithmetic rounds the exact result once; 16-bit results saturate while CTRL[48] is clear.
  * GM <-> UB copies (DataCopyPad's align forms): burst i of `len` bytes at gm + i * (len + gmGap bytes) and at
  * ub + i * (AlignUp32(pads + len) + ubGap * 32 bytes); GM -> UB writes the left and right padding with the MOV
- * pad value. Plain copies move whole 32-B blocks, lengths and gaps in blocks.
+ * pad value and the bytes up to the 32-B boundary ("dummy") with the burst's first element when there is no padding,
+ * else with the pad value (DataCopyPad（GMToUB非对齐数据搬运）.md); a count or length of 0 does nothing. Plain
+ * copies move whole 32-B blocks, lengths and gaps in blocks.
  * Every instruction is issued to its pipe (V, MTE2, MTE3) and its UB bytes go to the hazard checker (emu_core.h).
  */
 #ifndef ASCEND_EMA_ADAM_ASCENDC_CHECK_EMU_INTRINSICS_H
@@ -223,16 +225,23 @@ inline void CopyGmToUbAlign(const char* name, uint8_t* ub, const uint8_t* gm, ui
                             uint64_t len, uint64_t leftPad, uint64_t rightPad, uint64_t gmGap, uint64_t ubGap)
 {
     const uint32_t id = Issue(kPipeMte2, name);
+    if (nBurst == 0 || len == 0) return;  // a no-op, padding included (DataCopyPad: blockCount or blockLen 0)
     const uint64_t left = leftPad * elemBytes, right = rightPad * elemBytes;
-    const uint64_t ubStep = AlignUp32(left + len + right) + ubGap * 32;
+    const uint64_t filled = left + len + right;
+    const uint64_t ubStep = AlignUp32(filled) + ubGap * 32;
     const uint64_t pad = State().movPadValue;
     for (uint64_t i = 0; i < nBurst; ++i) {
         uint8_t* u = ub + i * ubStep;
         const uint8_t* g = gm + i * (len + gmGap);
-        Access(id, u, left + len + right, true);
+        Access(id, u, AlignUp32(filled), true);
         for (uint64_t b = 0; b < left; b += elemBytes) std::memcpy(u + b, &pad, elemBytes);
         std::memcpy(u + left, g, len);
         for (uint64_t b = 0; b < right; b += elemBytes) std::memcpy(u + left + len + b, &pad, elemBytes);
+        // The dummy bytes up to the 32-B boundary: the burst's first element without padding, else the pad value.
+        const uint8_t* dummy = left == 0 && right == 0 ? g : reinterpret_cast<const uint8_t*>(&pad);
+        for (uint64_t b = filled; b < AlignUp32(filled); b += elemBytes) {
+            std::memcpy(u + b, dummy, AlignUp32(filled) - b < elemBytes ? AlignUp32(filled) - b : elemBytes);
+        }
     }
     BlockCounters().mte2Bytes += nBurst * len;
     ++BlockCounters().mte2Copies;
@@ -442,9 +451,14 @@ inline int64_t sff0(X x)
     }
     return -1;
 }
+// An index outside [0, 63] selects bit (idx % 64 + 64) % 64 (asc_set_nthbit.md / asc_clear_nthbit.md).
+namespace ascendc_emu {
+template <class I>
+inline uint64_t NthBit(I i) { return uint64_t{1} << ((static_cast<int64_t>(i) % 64 + 64) % 64); }
+}  // namespace ascendc_emu
 template <class X, class I>
-inline uint64_t sbitset0(X x, I i) { return static_cast<uint64_t>(x) & ~(uint64_t{1} << static_cast<int64_t>(i)); }
+inline uint64_t sbitset0(X x, I i) { return static_cast<uint64_t>(x) & ~ascendc_emu::NthBit(i); }
 template <class X, class I>
-inline uint64_t sbitset1(X x, I i) { return static_cast<uint64_t>(x) | (uint64_t{1} << static_cast<int64_t>(i)); }
+inline uint64_t sbitset1(X x, I i) { return static_cast<uint64_t>(x) | ascendc_emu::NthBit(i); }
 
 #endif  // ASCEND_EMA_ADAM_ASCENDC_CHECK_EMU_INTRINSICS_H
