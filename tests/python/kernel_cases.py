@@ -3,7 +3,7 @@
 
 from ascend_ema_adam import golden
 from ascend_ema_adam._dtypes import FLOAT_DTYPES
-from ascend_ema_adam.check import OUTPUTS
+from ascend_ema_adam.apps.check import OUTPUTS
 
 DTYPES = [d.numpy for d in FLOAT_DTYPES]
 DTYPE_IDS = [d.short for d in FLOAT_DTYPES]

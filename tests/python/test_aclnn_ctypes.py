@@ -17,7 +17,7 @@ from aclnn_ctypes import (ACL_FLOAT, ACL_FLOAT16, ACL_INT64, ACLNN_ERR_PARAM_INV
                           ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS, Tensor, open_acl, stream)
 from ascend_ema_adam import golden
 from ascend_ema_adam._dtypes import FLOAT_DTYPES
-from ascend_ema_adam.check import OUTPUTS, random_inputs
+from ascend_ema_adam.apps.check import OUTPUTS, random_inputs
 from ascend_ema_adam.golden import Hyper
 
 DTYPES = [d.numpy for d in FLOAT_DTYPES]

@@ -11,7 +11,7 @@ import pytest
 from aclnn_ctypes import ACLNN_SUCCESS, Tensor, TensorList, open_acl, stream  # noqa: F401
 from ascend_ema_adam import golden
 from ascend_ema_adam._dtypes import by_name
-from ascend_ema_adam.check import random_inputs
+from ascend_ema_adam.apps.check import random_inputs
 from ascend_ema_adam.golden import Extras, Hyper
 
 KERNELS = ["native", "twin"]

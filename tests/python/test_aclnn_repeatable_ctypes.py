@@ -14,7 +14,7 @@ from test_aclnn_list_ctypes import (COMBO_IDS, COMBOS, KERNELS, LISTS, assert_ma
 
 from aclnn_ctypes import ACLNN_SUCCESS, Tensor, TensorList, open_acl, stream  # noqa: F401
 from ascend_ema_adam import golden
-from ascend_ema_adam.check import random_inputs
+from ascend_ema_adam.apps.check import random_inputs
 from ascend_ema_adam.golden import Extras, Hyper
 
 ACLNN_ERR_PARAM_INVALID = 161002

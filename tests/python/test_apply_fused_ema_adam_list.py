@@ -14,7 +14,7 @@ import torch
 import ascend_ema_adam
 from ascend_ema_adam import golden
 from ascend_ema_adam._dtypes import FLOAT_DTYPES, by_name, to_numpy
-from ascend_ema_adam.check import random_inputs
+from ascend_ema_adam.apps.check import random_inputs
 from ascend_ema_adam.ops import apply_fused_ema_adam_list
 
 REPO = pathlib.Path(__file__).resolve().parents[2]

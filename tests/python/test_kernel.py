@@ -10,7 +10,7 @@ from kernel_cases import (A2, DTYPE_IDS, DTYPES, SHAPES, SIZES, assert_bit_exact
                           assert_cann_precision)
 
 from ascend_ema_adam import golden, twin
-from ascend_ema_adam.check import random_inputs, run_case
+from ascend_ema_adam.apps.check import random_inputs, run_case
 from ascend_ema_adam.golden import Hyper
 
 

@@ -13,7 +13,7 @@ import pytest
 from kernel_cases import A2, DTYPE_IDS, DTYPES
 
 from ascend_ema_adam import _twin, golden, twin
-from ascend_ema_adam.check import (list_combos, list_traffic_per_element, random_inputs,
+from ascend_ema_adam.apps.check import (list_combos, list_traffic_per_element, random_inputs,
                                    random_list_inputs, run_list_case)
 from ascend_ema_adam.golden import Extras, Hyper
 
@@ -385,7 +385,7 @@ def test_check_command_has_passing_list_rows():
     combination and option set, every one bit-exact, within precision and at minimal traffic."""
     import io
 
-    from ascend_ema_adam import check
+    from ascend_ema_adam.apps import check
 
     out = io.StringIO()
     assert check.main(quick=True, out=out) == 0

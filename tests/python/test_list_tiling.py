@@ -12,7 +12,7 @@ from hypothesis import given, strategies as st
 
 from ascend_ema_adam import _twin, golden, twin
 from ascend_ema_adam._dtypes import NUMPY_FLOAT_DTYPES
-from ascend_ema_adam.check import list_combos
+from ascend_ema_adam.apps.check import list_combos
 
 COMBOS = list_combos()
 PRESETS = twin.platforms()

@@ -12,7 +12,7 @@ from kernel_cases import (DTYPE_IDS, DTYPES, SHAPES, SIZES, assert_bit_exact,
                           assert_cann_precision)
 
 from ascend_ema_adam import golden, twin
-from ascend_ema_adam.check import random_inputs
+from ascend_ema_adam.apps.check import random_inputs
 from ascend_ema_adam.golden import Hyper
 
 BEST_ISA = twin.cpu_kernel()["isa"]

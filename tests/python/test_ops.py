@@ -13,7 +13,7 @@ import torch
 import ascend_ema_adam
 from ascend_ema_adam import golden
 from ascend_ema_adam._dtypes import FLOAT_DTYPES, by_torch, to_numpy, to_torch
-from ascend_ema_adam.check import random_inputs
+from ascend_ema_adam.apps.check import random_inputs
 from ascend_ema_adam.golden import Hyper
 from ascend_ema_adam.ops import (apply_fused_ema_adam, apply_fused_ema_adam_functional,
                                  npu_apply_fused_ema_adamw)

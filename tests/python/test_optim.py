@@ -894,7 +894,7 @@ def test_grad_scaler_skips_inf_steps_and_leaves_the_ema_alone(rng, scope):
 
 
 def test_train_demo_cli_trains_plots_and_spot_checks(tmp_path, capsys):
-    from ascend_ema_adam.cli import main
+    from ascend_ema_adam.apps.cli import main
 
     out = tmp_path / "curves.png"
     assert main(["train-demo", "--epochs", "2", "--out", str(out), "--seed", "3"]) == 0

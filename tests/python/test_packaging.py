@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ascend_ema_adam import cli
+from ascend_ema_adam.apps import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 NO_ISOLATION = "pip install --no-build-isolation ."
@@ -61,7 +61,7 @@ def test_train_demo_without_the_extra_names_it(missing, monkeypatch, capsys):
 def test_bench_writes_to_a_named_directory_and_says_where(tmp_path, monkeypatch, capsys):
     args = cli.build_parser().parse_args(["bench"])
     assert args.out == "ascend-ema-adam-bench"
-    from ascend_ema_adam import bench
+    from ascend_ema_adam.apps import bench
 
     monkeypatch.chdir(tmp_path)
     path = bench.output_dir(args.out, out=sys.stdout)
@@ -79,7 +79,7 @@ def test_bench_isa_applies_to_torch_and_deepspeed_too():
         pytest.skip("deepspeed is not installed; `make test` installs it")
     code = """
 import json, torch
-from ascend_ema_adam import bench
+from ascend_ema_adam.apps import bench_common as bench
 out = {"torch": bench._set_torch_isa("avx2", torch)}
 try:
     bench._set_torch_isa("avx512", torch)

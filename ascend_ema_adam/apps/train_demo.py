@@ -75,9 +75,9 @@ def _spot_check(optimizer):
     tensors, elements, step)."""
     import numpy as np
 
-    from . import golden
-    from ._dtypes import to_numpy as as_numpy
-    from .golden import Hyper
+    from .. import golden
+    from .._dtypes import to_numpy as as_numpy
+    from ..golden import Hyper
 
     n = optimizer.num_updates + 1
     decay = min(optimizer.ema_decay, (1 + n) / (10 + n)) if n > 0 else optimizer.ema_decay
@@ -208,7 +208,7 @@ def _train(dtype, initial, data, epochs, seed, batch_size, lr, ema_decay):
     import torch
     from tqdm import tqdm
 
-    from .optim import FusedEmaAdamW
+    from ..optim import FusedEmaAdamW
 
     label = str(dtype).removeprefix("torch.")
     x_train, y_train, x_test, y_test = data

@@ -26,9 +26,9 @@ import statistics
 import sys
 import time
 
-from . import twin
-from .bench import HYPER, _cpu_name, _fmt_time, gpt2_small_shapes, output_dir, use_isa
-from .cli import BENCH_OUT
+from .. import twin
+from .bench_common import (BENCH_OUT, HYPER, _cpu_name, _fmt_time, gpt2_small_shapes, output_dir,
+                           use_isa)
 
 
 def _free_port() -> int:
@@ -85,8 +85,8 @@ def run(repeats: int = 7, seed: int = 0, out_dir: str = BENCH_OUT, out=sys.stdou
     deepspeed = _init_one_rank()
     from deepspeed.ops.adam import DeepSpeedCPUAdam
 
-    from .integrations import deepspeed as integration
-    from .optim import FusedEmaAdamW
+    from ..integrations import deepspeed as integration
+    from ..optim import FusedEmaAdamW
 
     cpus = len(os.sched_getaffinity(0))
     torch.set_num_threads(cpus)

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import golden, twin
-from ._dtypes import LIST_DTYPES, NUMPY_FLOAT_DTYPES
-from .golden import Hyper
+from .. import golden, twin
+from .._dtypes import LIST_DTYPES, NUMPY_FLOAT_DTYPES
+from ..golden import Hyper
 
 DTYPES = NUMPY_FLOAT_DTYPES
 OUTPUTS = ("var", "m", "v", "s")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-#: Where ``bench`` writes by default: a directory named after the tool, under the current one.
-BENCH_OUT = "ascend-ema-adam-bench"
+from .bench_common import BENCH_OUT
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         from . import train_demo
         return train_demo.main(epochs=args.epochs, out=args.out, seed=args.seed)
     if args.command == "info":
-        from .info import format_info, info
+        from ..info import format_info, info
         print(format_info(info()))
         return 0
     return 2

@@ -32,28 +32,21 @@ the list tiling against whole tensors per core).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import platform
 import random
-import statistics
 import sys
-import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from . import golden, twin
-from ._dtypes import by_name
-from .cli import BENCH_OUT
-
-HYPER = golden.Hyper(lr=1e-3, ema_decay=0.9999, beta1=0.9, beta2=0.999, eps=1e-8, mode=1,
-                     bias_correction=True, weight_decay=0.01)
-NPU_PLATFORM = "Ascend910B2"
-TARGET_NUMEL = 2**24  # the targets' case: 16.8M elements
-
+from .. import twin
+from .._dtypes import by_name
+from .bench_common import (BENCH_OUT, HYPER, NPU_PLATFORM, TARGET_NUMEL, Timing, _cpu_name,
+                           _deepspeed, _fmt_time, measure, output_dir, use_isa)
+from .bench_steps import optimizer_steps
 
 @dataclass(frozen=True)
 class Case:
@@ -86,139 +79,6 @@ def cases(quick: bool) -> list[Case]:
     return out
 
 
-@dataclass
-class Timing:
-    seconds: float            # median wall time of one step
-    cpu_per_wall: float       # median process CPU time / wall time (threads actually busy)
-    samples: list[float] = field(repr=False)
-    calls_per_sample: int = 1
-
-
-# ---------------------------------------------------------------------------------------------
-# The harness
-
-
-def _sample(fn, calls: int) -> tuple[float, float]:
-    wall, cpu = time.perf_counter(), time.process_time()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - wall) / calls, (time.process_time() - cpu) / calls
-
-
-def measure(fns: dict, repeats: int, sample_seconds: float, gap_seconds: float,
-            rng: random.Random) -> dict[str, Timing]:
-    """Warm-up, then ``repeats`` rounds; each round runs every fn once in a fresh random order.
-    A sample is as many back-to-back calls as fill ``sample_seconds`` (small cases); the idle gap
-    before it lets the previous implementation's spinning threads (OpenMP, our pool) go to
-    sleep, so no implementation pays for another's."""
-    calls = {}
-    for name, fn in fns.items():
-        for _ in range(2):
-            fn()
-        once = min(_sample(fn, 1)[0] for _ in range(3))
-        calls[name] = max(1, int(sample_seconds / max(once, 1e-7)))
-    raw: dict[str, list[tuple[float, float]]] = {name: [] for name in fns}
-    order = list(fns)
-    for _ in range(repeats):
-        rng.shuffle(order)
-        for name in order:
-            time.sleep(gap_seconds)
-            raw[name].append(_sample(fns[name], calls[name]))
-    return {name: Timing(statistics.median(w for w, _ in s),
-                         statistics.median(c / w for w, c in s if w > 0),
-                         [w for w, _ in s], calls[name])
-            for name, s in raw.items()}
-
-
-# ---------------------------------------------------------------------------------------------
-# The implementations
-
-
-#: ``--isa`` for every implementation, so that an AVX-512 machine can stand in for an AVX2-only one:
-#: our kernel's instruction set (ASCEND_EMA_ADAM_ISA), torch's ATen CPU capability
-#: (ATEN_CPU_CAPABILITY, read at torch's first vectorized op) and DeepSpeed CPUAdam's SIMD width
-#: (its build's -D flag, plus the compiler flags that keep wider instructions out).
-ISA_EQUIVALENTS = {
-    "avx512": {"torch": "avx512", "deepspeed": ("-D__AVX512__", [])},
-    "avx2": {"torch": "avx2", "deepspeed": ("-D__AVX256__", ["-mno-avx512f"])},
-    "generic": {"torch": "default", "deepspeed": ("-D__SCALAR__", ["-mno-avx"])},
-}
-
-
-def _set_torch_isa(isa: str, torch) -> str:
-    """Sets torch's CPU capability for ``isa`` before its first vectorized op; returns the one
-    torch runs. Raises RuntimeError if torch had already chosen another (it chooses once)."""
-    want = ISA_EQUIVALENTS[isa]["torch"]
-    os.environ["ATEN_CPU_CAPABILITY"] = want
-    got = torch.backends.cpu.get_cpu_capability()
-    if got.lower() != want:
-        raise RuntimeError(f"--isa {isa}: torch already runs {got} kernels in this process; run "
-                           f"the bench in a new process or set ATEN_CPU_CAPABILITY={want} first")
-    return got
-
-
-def _deepspeed_builder_for(isa: str):
-    """DeepSpeed's CPU Adam builder compiling for ``isa`` (its own name, so its own JIT cache)."""
-    from deepspeed.ops import op_builder
-    from deepspeed.ops.adam import cpu_adam
-
-    simd, extra = ISA_EQUIVALENTS[isa]["deepspeed"]
-    base = op_builder.CPUAdamBuilder  # DeepSpeed's own, whatever cpu_adam's global is now
-
-    class Builder(base):
-        NAME = f"{base.NAME}_{isa}"
-
-        def simd_width(self):
-            return simd
-
-        def cxx_args(self):
-            return super().cxx_args() + extra
-
-    return cpu_adam, Builder
-
-
-def use_isa(isa: str, torch) -> None:
-    """Every implementation in this process runs ``isa`` (ISA_EQUIVALENTS): our kernel, torch's
-    kernels and, if DeepSpeed is installed, every DeepSpeedCPUAdam created from now on (a build
-    for it, compiled on first use). Call before torch's first vectorized op. Raises ValueError
-    for an instruction set this CPU lacks, RuntimeError if torch already chose another."""
-    os.environ["ASCEND_EMA_ADAM_ISA"] = isa
-    twin.cpu_kernel()  # an instruction set this CPU does not run fails here, not mid-run
-    _set_torch_isa(isa, torch)
-    if importlib.util.find_spec("deepspeed") is not None:
-        os.environ.setdefault("DS_ACCELERATOR", "cpu")
-        module, builder = _deepspeed_builder_for(isa)
-        module.CPUAdamBuilder = builder  # what DeepSpeedCPUAdam() loads (a module global)
-
-
-def _deepspeed(isa: str | None = None):
-    """DeepSpeedCPUAdam, built (once, cached by DeepSpeed) and loaded; or (None, reason). With
-    ``isa`` (after :func:`use_isa`), checks that it loads the CPU Adam built for it."""
-    os.environ.setdefault("DS_ACCELERATOR", "cpu")
-    try:
-        import logging
-
-        import deepspeed  # noqa: F401
-        from deepspeed.ops.adam import DeepSpeedCPUAdam
-        logging.getLogger("DeepSpeed").setLevel(logging.ERROR)
-    except ImportError as e:
-        return None, f"not installed ({e}); pip install --no-build-isolation '.[bench]'"
-    import torch
-    start = time.perf_counter()
-    try:
-        probe = torch.nn.Parameter(torch.zeros(16))
-        probe.grad = torch.zeros(16)
-        opt = DeepSpeedCPUAdam([probe])
-        opt.step()
-    except Exception as e:  # the JIT build can fail on a machine without a compiler
-        return None, f"CPU Adam unavailable: {type(e).__name__}: {e}"
-    built = getattr(opt.ds_opt_adam, "__name__", "cpu_adam")
-    if isa and not built.endswith(f"_{isa}"):
-        return None, (f"CPU Adam for {isa} not loaded (got {built}): this DeepSpeed builds "
-                      "differently")
-    return DeepSpeedCPUAdam, f"{built}, loaded in {time.perf_counter() - start:.1f} s"
-
-
 class State:
     """One case's tensors: grads, params, moments and EMA, shared by every implementation (each
     updates params and EMA in place; the baselines keep their own moments)."""
@@ -242,7 +102,7 @@ class State:
 
 
 def implementations(case: Case, state: State, torch, deepspeed_cls) -> dict:
-    from .ops import npu_apply_fused_ema_adamw
+    from ..ops import npu_apply_fused_ema_adamw
 
     h = HYPER
     data = [(g, p.data, m, v, s) for g, p, m, v, s in
@@ -312,22 +172,6 @@ def npu_model(case: Case) -> dict:
             "cores_used": tiling["block_dim"], "bytes_per_core_max": busiest,
             "load_imbalance": busiest / mean - 1.0,
             "seconds_model": case.count * busiest / share}
-
-
-# ---------------------------------------------------------------------------------------------
-# Report
-
-
-def _fmt_time(s: float) -> str:
-    return f"{s * 1e3:9.3f} ms" if s >= 1e-3 else f"{s * 1e6:9.1f} us"
-
-
-def output_dir(out_dir: str, out=sys.stdout) -> Path:
-    """The output directory, created and announced before the (long) run."""
-    path = Path(out_dir).resolve()
-    path.mkdir(parents=True, exist_ok=True)
-    print(f"  output directory: {path}", file=out)
-    return path
 
 
 def run(quick: bool = False, out_dir: str = BENCH_OUT, threads: list[int] | None = None,
@@ -442,7 +286,7 @@ def _print_row(row: dict, out) -> None:
 def _op_overhead(torch) -> dict:
     """Per-call time of the torch op on 1-element tensors, one thread (the public Python API
     and the raw dispatcher op)."""
-    from .ops import npu_apply_fused_ema_adamw
+    from ..ops import npu_apply_fused_ema_adamw
 
     torch.set_num_threads(1)
     os.environ["ASCEND_EMA_ADAM_NUM_THREADS"] = "1"
@@ -548,214 +392,6 @@ def _chart(report: dict, path: Path) -> Path | None:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
-
-
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-# ---------------------------------------------------------------------------------------------
-# Whole optimizer steps (issue 10): the multi-tensor launch against what users run today
-
-
-def gpt2_small_shapes() -> list[tuple[int, ...]]:
-    """GPT-2 small's 148 parameter tensors (124,439,808 elements): embeddings, 12 blocks, ln_f."""
-    block = [(768,), (768,), (768, 2304), (2304,), (768, 768), (768,), (768,), (768,),
-             (768, 3072), (3072,), (3072, 768), (768,)]
-    return [(50257, 768), (1024, 768)] + block * 12 + [(768,), (768,)]
-
-
-@dataclass(frozen=True)
-class StepCase:
-    name: str
-    shapes: tuple
-    missing: tuple = ()  # parameters without a gradient (the same ones every step)
-
-    @property
-    def total(self) -> int:
-        return sum(int(np.prod(s)) for s in self.shapes)
-
-
-def step_cases() -> list[StepCase]:
-    return [StepCase("step 2048x2K float32", tuple([(2048,)] * 2048)),
-            StepCase("step 2048x1 float32", tuple([(1,)] * 2048)),
-            StepCase("step 2048x64 one no-grad", tuple([(64,)] * 2048), missing=(7,)),
-            StepCase("step GPT-2-small float32", tuple(gpt2_small_shapes()))]
-
-
-def step_implementations(case: StepCase, torch, deepspeed_cls, seed: int) -> dict:
-    """One optimizer step of each implementation over the same parameters and gradients (each
-    keeps its own moments; the baselines share one EMA list)."""
-    from .optim import FusedEmaAdamW
-
-    gen = torch.Generator().manual_seed(seed)
-    params = [torch.nn.Parameter(torch.randn(s, generator=gen) * 0.05) for s in case.shapes]
-    for p in params:
-        p.grad = torch.randn(p.shape, generator=gen) * 1e-2
-    twins = [torch.nn.Parameter(p.detach().clone()) for p in params]  # every gradient given
-    for t, p in zip(twins, params):
-        t.grad = p.grad.clone()
-    for k in case.missing:
-        params[k].grad = None
-    h = HYPER
-    ours = FusedEmaAdamW(params, lr=h.lr, eps=h.eps, betas=(h.beta1, h.beta2),
-                         weight_decay=h.weight_decay, ema_decay=h.ema_decay)
-    group = ours.param_groups[0]
-    data = [p.data for p in params]
-    ema = [d.clone() for d in data]
-
-    def per_parameter():
-        group["foreach"] = False
-        try:
-            ours.step()
-        finally:
-            group["foreach"] = None
-
-    def with_lerp(optimizer):
-        def run():
-            optimizer.step()
-            torch._foreach_lerp_(ema, data, 1.0 - h.ema_decay)
-        return run
-
-    torch_adamw = torch.optim.AdamW(params, lr=h.lr, betas=(h.beta1, h.beta2), eps=h.eps,
-                                    weight_decay=h.weight_decay, fused=True)
-    fns = {"ours": ours.step, "ours_per_param": per_parameter, "torch": with_lerp(torch_adamw)}
-    if len(case.shapes) >= 1024 and max(map(len, case.shapes)) == 1 and case.total < 2**16:
-        fns["torch_no_ema"] = torch_adamw.step  # host cost alone: torch fused AdamW's step
-    if case.missing:  # the same step with every gradient: the cost of the missing one
-        fns["ours_all_grads"] = FusedEmaAdamW(twins, lr=h.lr, eps=h.eps, betas=(h.beta1, h.beta2),
-                                              weight_decay=h.weight_decay,
-                                              ema_decay=h.ema_decay).step
-    if deepspeed_cls is not None:
-        fns["deepspeed"] = with_lerp(deepspeed_cls(params, lr=h.lr, betas=(h.beta1, h.beta2),
-                                                   eps=h.eps, weight_decay=h.weight_decay,
-                                                   adamw_mode=True))
-    return fns
-
-
-def list_npu_model(shapes) -> dict:
-    """The NPU model of one list launch over ``shapes`` (fp32) on the preset: launches per step,
-    elements per core of the list tiling (max / mean) against CANN FusedAdamw's split (whole
-    tensors per core), and the bandwidth-bound time of the busiest core (a model)."""
-    numels = [int(np.prod(s)) for s in shapes]
-    preset = next(p for p in twin.platforms() if p["name"] == NPU_PLATFORM)
-    tiling = twin.compute_list_tiling(numels, np.float32, hyper=HYPER, platform=NPU_PLATFORM)
-    per_core = [sum(end - begin for _, begin, end in segs) for segs in tiling["core_segments"]]
-    cores = tiling["block_dim"]
-    per_tensor_core = -(-len(numels) // cores)  # FusedAdamw: ceil(tensors / cores) each
-    whole = [sum(numels[c * per_tensor_core:(c + 1) * per_tensor_core])
-             for c in range(-(-len(numels) // per_tensor_core))]
-    share = preset["hbm_gbps"] * 1e9 / cores
-    mean = sum(per_core) / len(per_core)
-    return {"platform": NPU_PLATFORM, "tensors": len(numels), "elements": sum(numels),
-            "launches_per_step": 1, "launches_per_step_per_parameter": len(numels),
-            "cores": cores, "max_elements_per_core": max(per_core),
-            "mean_elements_per_core": mean, "imbalance_max_over_mean": max(per_core) / mean,
-            "whole_tensors_max_over_mean": max(whole) / (sum(whole) / cores),
-            "seconds_model": max(per_core) * 36 / share}
-
-
-def host_overhead(torch, count: int = 2048) -> dict:
-    """Host time per call, 1 thread, on ``count`` 1-element fp32 tensors (the kernel's work is
-    negligible): the list op on 5 lists, and FusedEmaAdamW.step() both ways."""
-    from .ops import apply_fused_ema_adam_list
-    from .optim import FusedEmaAdamW
-
-    torch.set_num_threads(1)
-    os.environ["ASCEND_EMA_ADAM_NUM_THREADS"] = "1"
-    lists = [[torch.rand(1) for _ in range(count)] for _ in range(5)]
-    step = torch.tensor([3])
-    params = [torch.nn.Parameter(torch.rand(1)) for _ in range(count)]
-    for p in params:
-        p.grad = torch.rand(1)
-    opt = FusedEmaAdamW(params)
-    group = opt.param_groups[0]
-
-    def per_parameter():
-        group["foreach"] = False
-        opt.step()
-        group["foreach"] = None
-
-    fns = {"list op, 5 lists": lambda: apply_fused_ema_adam_list(*lists, step),
-           "FusedEmaAdamW.step()": opt.step,
-           "FusedEmaAdamW.step(), foreach=False": per_parameter}
-    timings = measure(fns, 7, 0.05, 0.002, random.Random(2))
-    return {"tensors": count,
-            **{name: {"call_us": t.seconds * 1e6, "per_tensor_ns": t.seconds / count * 1e9}
-               for name, t in timings.items()}}
-
-
-def optimizer_steps(torch, deepspeed_cls, quick: bool, seed: int, only: list[str] | None = None,
-                    out=sys.stdout) -> dict:
-    """Whole optimizer steps on all CPUs: medians of interleaved rounds, the issue's targets.
-    ``only`` keeps the cases whose name contains one of its strings ("step" keeps them all)."""
-    cpus = len(os.sched_getaffinity(0))
-    torch.set_num_threads(cpus)
-    os.environ["ASCEND_EMA_ADAM_NUM_THREADS"] = str(cpus)
-    rng = random.Random(seed + 1)
-    print(f"\nOptimizer steps, {cpus} threads (medians of interleaved rounds):", file=out)
-    print(f"  {'case':<26}{'impl':<16}{'time':>12}{'ours/impl':>11}", file=out)
-    rows = {}
-    for case in step_cases():
-        if only and not any(name in case.name for name in only):
-            continue
-        fns = step_implementations(case, torch, deepspeed_cls, seed)
-        repeats = 5 if quick or case.total > 2**26 else 11
-        timings = measure(fns, repeats, 0.0 if case.total > 2**26 else 0.05, 0.002, rng)
-        ours = timings["ours"].seconds
-        rows[case.name] = {"tensors": len(case.shapes), "elements": case.total,
-                           "seconds": {k: t.seconds for k, t in timings.items()},
-                           "ours_over": {k: ours / t.seconds for k, t in timings.items()
-                                         if k != "ours"}}
-        for name, t in timings.items():
-            ratio = rows[case.name]["ours_over"].get(name)
-            print(f"  {case.name:<26}{name:<16}{_fmt_time(t.seconds):>12}"
-                  f"{(f'{ratio:.3f}' if ratio else '-'):>11}", file=out)
-        del fns
-    overhead = host_overhead(torch)
-    print(f"\nHost time per call, {overhead['tensors']} one-element tensors, 1 thread:", file=out)
-    for name, v in overhead.items():
-        if isinstance(v, dict):
-            print(f"  {name:<38}{v['call_us']:>10.0f} us  {v['per_tensor_ns']:>6.0f} ns/tensor",
-                  file=out)
-    model = list_npu_model(gpt2_small_shapes())
-    print(f"\nNPU model of the GPT-2-small list ({model['tensors']} tensors, {model['platform']}, "
-          f"a MODEL): {model['launches_per_step']} launch per step (per parameter: "
-          f"{model['launches_per_step_per_parameter']}); elements per core max/mean "
-          f"{model['imbalance_max_over_mean']:.4f} over {model['cores']} cores (whole tensors "
-          f"per core as CANN's FusedAdamw: {model['whole_tensors_max_over_mean']:.2f}); busiest "
-          f"core {_fmt_time(model['seconds_model']).strip()} at the nominal HBM share", file=out)
-    targets = []
-    for case, limits in (("step 2048x2K float32", {"torch": 1 / 3, "deepspeed": 1 / 3}),
-                         ("step 2048x1 float32", {"torch_no_ema": 0.1}),
-                         ("step 2048x64 one no-grad", {"ours_all_grads": 1.5}),
-                         ("step GPT-2-small float32", {"torch": 0.85, "deepspeed": 0.80})):
-        for impl, limit in limits.items():
-            measured = rows[case]["ours_over"].get(impl) if case in rows else None
-            if measured is not None:
-                what = {"torch_no_ema": "torch fused AdamW",
-                        "ours_all_grads": "itself with every gradient"}.get(impl,
-                                                                            f"{impl} + lerp")
-                targets.append({"target": f"{case}: FusedEmaAdamW.step() <= {limit:.3g} x "
-                                          f"{what}", "measured": measured,
-                                "limit": limit, "le": True, "met": measured <= limit})
-    if "step 2048x1 float32" in rows:
-        per_tensor = rows["step 2048x1 float32"]["seconds"]["ours"] / 2048 * 1e6
-        targets.append({"target": "step 2048x1 float32: FusedEmaAdamW.step() <= 0.5 us per "
-                                  "tensor", "measured": per_tensor, "limit": 0.5, "le": True,
-                        "met": per_tensor <= 0.5})
-    print("\nTargets (optimizer steps):", file=out)
-    for t in targets:
-        print(f"  {'MET ' if t['met'] else 'MISS'}  {t['target']:<62} measured "
-              f"{t['measured']:.3f}", file=out)
-    return {"threads": cpus, "cases": rows, "host_overhead": overhead, "npu_list_model": model,
-            "targets": targets}
 
 
 def main(quick: bool = False, out_dir: str = BENCH_OUT, threads: list[int] | None = None,
