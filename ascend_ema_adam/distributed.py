@@ -111,8 +111,10 @@ def gather_full_ema_state_dict(model: torch.nn.Module, optimizer, *, cpu_offload
 
     ``optimizer`` is a FusedEmaAdamW (FSDP2/DTensor parameters are all-gathered shard by
     shard) or a ZeroRedundancyOptimizer wrapping one (each EMA is broadcast from its owner).
-    Buffers and parameters without EMA state keep their own (full) values, so the result loads
-    into an unsharded copy of the model with ``load_state_dict``.
+    Buffers and parameters without EMA state (in a group with ``ema_decay=None`` too) keep
+    their own (full) values, so the result loads into an unsharded copy of the model with
+    ``load_state_dict``. RuntimeError (on every rank, before any collective) when no group has
+    an EMA.
 
     Args:
         cpu_offload: return CPU tensors (default True).
@@ -121,6 +123,8 @@ def gather_full_ema_state_dict(model: torch.nn.Module, optimizer, *, cpu_offload
     """
     dtensor = _dtensor_type()
     if _is_zero(optimizer):
+        # (ZeRO keeps the groups' ema_decay equal on every rank: all raise alike)
+        local_optimizer(optimizer)._require_ema("gather_full_ema_state_dict()")
         emas = _zero_ema_tensors(optimizer)
         source = model.state_dict(keep_vars=True)
         items = [(k, emas.get(v, v) if isinstance(v, Tensor) else v) for k, v in source.items()]
@@ -153,6 +157,7 @@ def swap_ema(optimizer, stash_device: str | torch.device = "cpu"):
             yield inner
         return
     _checked_stash_device(stash_device)  # before the collective: every rank fails alike
+    local_optimizer(optimizer)._require_ema("swap_ema()")
     emas = _zero_ema_tensors(optimizer)
     # popped one by one: each broadcast copy is freed once it is in its parameter
     with _weights_swapped((emas.popitem() for _ in range(len(emas))), stash_device):

@@ -145,8 +145,13 @@ def _flat_partitions(zero) -> list[Tensor]:
 def _checked_engine(engine) -> None:
     """Raises unless the engine has a ZeRO optimizer whose every fp32 partition has its EMA (all
     ranks step together, so every rank raises alike, before any collective); relinks the
-    partitions' EMA if a load made the links stale."""
+    partitions' EMA if a load made the links stale. A group without an EMA (``ema_decay=None``)
+    is refused: every trained parameter's EMA is read."""
     base = local_optimizer(engine)
+    off = [i for i, g in enumerate(base.param_groups) if g["ema_decay"] is None]
+    if off:
+        raise RuntimeError(f"FusedEmaAdamW param_groups {off} have no EMA (ema_decay=None): the "
+                           f"DeepSpeed EMA helpers read every trained parameter's EMA")
     zero = _zero_optimizer(engine)
     if zero is None:
         raise TypeError("the engine steps FusedEmaAdamW on the model's own parameters (no ZeRO "

@@ -83,6 +83,10 @@ def _optimizer_options(options: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"step_scope={options['step_scope']!r}: this megatron-core's "
                          f"DistributedOptimizer checkpoints {saves}, so the steps survive a "
                          f"checkpoint only with step_scope={scope!r}")
+    if "ema_decay" in options and options["ema_decay"] is None:
+        raise ValueError("ema_decay=None (no EMA): this glue carries the EMA in megatron's "
+                         "checkpoints and exports it; without an EMA use megatron's own "
+                         "optimizer builder")
     out = dict(options, step_scope=scope)
     # Constructed once here, so that a bad option fails before megatron builds anything.
     FusedEmaAdamW([torch.zeros(1, requires_grad=True)], **out)
@@ -182,6 +186,8 @@ def attach(optimizer):
       they are, and an EMA the checkpoint lacks starts at the loaded weights."""
     parts = [p for p in _parts(optimizer) if _is_distributed(p) and not p.is_stub_optimizer]
     for part in parts:
+        _require_ema(part)
+    for part in parts:
         if getattr(part, "_aea_ema_attached", False):
             continue
         get_stock = part.get_parameter_state_dp_zero
@@ -189,6 +195,7 @@ def attach(optimizer):
         set_stock = part._set_main_param_and_optimizer_states
 
         def get_parameter_state_dp_zero(part=part, get_stock=get_stock):
+            _require_ema(part)  # (an EMA switched off after attach)
             state = get_stock()
             _gather_ema(part, state)
             return state
@@ -199,6 +206,7 @@ def attach(optimizer):
 
         def _set_main_param_and_optimizer_states(model_param, tensors, part=part,
                                                  set_stock=set_stock):
+            _require_ema(part)
             _set_known_keys(part, model_param, tensors, set_stock)
 
         part.get_parameter_state_dp_zero = get_parameter_state_dp_zero
@@ -206,6 +214,16 @@ def attach(optimizer):
         part._set_main_param_and_optimizer_states = _set_main_param_and_optimizer_states
         part._aea_ema_attached = True
     return optimizer
+
+
+def _require_ema(part) -> None:
+    """The glue saves, loads and exports every main parameter's EMA: a FusedEmaAdamW group
+    without one (``ema_decay=None``) is refused (the same on every rank: megatron builds the
+    same groups everywhere), before anything is changed or communicated."""
+    off = [i for i, g in enumerate(part.optimizer.param_groups) if g["ema_decay"] is None]
+    if off:
+        raise ValueError(f"FusedEmaAdamW param_groups {off} have no EMA (ema_decay=None): the "
+                         f"megatron glue saves, loads and exports every parameter's EMA")
 
 
 def _main_param(part, model_param) -> torch.Tensor:
@@ -300,6 +318,7 @@ def _load_with_ema(part, state_dict, update_legacy_format: bool, load_stock) -> 
     """megatron's dp-zero load, then the EMA scattered the same way. DP rank 0 checks the EMA
     entries first and tells every rank: a bad entry raises on all of them before anything is
     loaded; a checkpoint without EMA (megatron's own) starts the EMA at the loaded weights."""
+    _require_ema(part)
     group, me, root = _dp_group(part)
     verdict = [None]
     if me == 0:

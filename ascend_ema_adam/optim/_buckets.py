@@ -10,7 +10,7 @@ import torch
 from torch import Tensor
 
 from .. import _C
-from ._common import _MASTER, _MAX_V, _STATE_KEYS, _WIDE_KEYS
+from ._common import _MASTER, _MAX_V, _STATE_KEYS, _WIDE_KEYS, _has_ema
 
 
 class _Item:
@@ -30,7 +30,8 @@ class _Bucket:
     """Parameters that share one launch: one device, one dtype of the parameters and one of the
     gradients (a 16-bit parameter may have an fp32 gradient), one step tensor (the lists the
     multi-tensor op takes). ``masters`` (fp32, the op's vars; the parameters are then its model
-    copies) and ``max_vs`` (AMSGrad) stay empty when the group has none."""
+    copies), ``max_vs`` (AMSGrad) and ``ema_params`` (``ema_decay=None``) stay empty when the
+    group has none."""
 
     __slots__ = ("step", "params", "grads", "exp_avgs", "exp_avg_sqs", "ema_params", "max_vs",
                  "masters")
@@ -46,7 +47,8 @@ class _Bucket:
         st = item.state
         for target, t in ((self.params, item.param), (self.grads, item.grad),
                           (self.exp_avgs, st["exp_avg"]), (self.exp_avg_sqs, st["exp_avg_sq"]),
-                          (self.ema_params, st["ema_params"]), (self.max_vs, st.get(_MAX_V)),
+                          (self.ema_params, st.get("ema_params")),
+                          (self.max_vs, st.get(_MAX_V)),
                           (self.masters, st.get(_MASTER))):
             if t is not None:
                 target.append(t.to_local() if dtensor is not None and isinstance(t, dtensor)
@@ -65,15 +67,21 @@ def _same(xs):
 
 
 def _group_config(group: dict[str, Any]) -> tuple:
-    """What decides a group's state keys and launches (a cache is valid for one config)."""
-    return (group["amsgrad"], group["master_weights"], group["state_dtype"])
+    """What decides a group's state keys and launches (a cache is valid for one config): an
+    EMA switched on or off sends the group to the full check, which makes or drops it."""
+    return (group["amsgrad"], group["master_weights"], group["state_dtype"], _has_ema(group))
 
 
 def _state_keys(group: dict[str, Any]) -> tuple[str, ...]:
     """The state tensors a step of this group checks and updates (the master only for 16-bit
-    parameters: the key is absent, ``get`` gives None, for fp32 ones)."""
-    return (_STATE_KEYS + ((_MAX_V,) if group["amsgrad"] else ())
+    parameters: the key is absent, ``get`` gives None, for fp32 ones); no ``ema_params`` in a
+    group without an EMA (``ema_decay=None``)."""
+    keys = _STATE_KEYS if _has_ema(group) else _NO_EMA_KEYS
+    return (keys + ((_MAX_V,) if group["amsgrad"] else ())
             + ((_MASTER,) if group["master_weights"] else ()))
+
+
+_NO_EMA_KEYS = tuple(key for key in _STATE_KEYS if key != "ema_params")
 
 
 class _GroupCache:
@@ -173,7 +181,8 @@ class _GroupCache:
                             else (lambda xs, k=part[0]: [xs[k]]))
                 b.params, b.grads = pick(self.params), pick(grads)
                 b.exp_avgs, b.exp_avg_sqs = pick(columns["exp_avg"]), pick(columns["exp_avg_sq"])
-                b.ema_params = pick(columns["ema_params"])
+                if "ema_params" in columns:  # (absent: a group without an EMA)
+                    b.ema_params = pick(columns["ema_params"])
                 if _MAX_V in columns:
                     b.max_vs = pick(columns[_MAX_V])
                 if _MASTER in columns:

@@ -12,7 +12,7 @@ import torch
 from torch import Tensor
 
 from ._common import (_MASTER, _OPTION_DEFAULTS, _SETTINGS, _TORCH_ONLY_KEYS, _WIDE_KEYS,
-                      _local)
+                      _has_ema, _local)
 from ._steps import _host_step, _step_number
 from ._validation import _layout
 
@@ -44,7 +44,14 @@ class _CheckpointMixin:
         the parameter's device and this optimizer's layout (``state_dtype``, ``master_weights``
         are settings): either layout converts, from the checkpoint's own values (torch's loader
         alone would round fp32 state to a 16-bit parameter's dtype first); a missing master is
-        made from the parameter, an unwanted one dropped."""
+        made from the parameter, an unwanted one dropped.
+
+        Whether a group has an EMA is a setting too (its ``ema_decay`` is None or not; the
+        checkpoint gives the decay's value only): a group without an EMA drops the
+        checkpoint's ``ema_params`` (with a UserWarning), and a group with one loading a
+        checkpoint without (``ema_decay=None``, or torch's) keeps its decay and starts the EMA
+        from the weights."""
+        state_dict = self._with_ema_settings(state_dict)
         groups = state_dict["param_groups"]
         self._warn_on_weight_decay_mode(groups)
         settings = [{key: g[key] for key in _SETTINGS} for g in self.param_groups]
@@ -64,6 +71,24 @@ class _CheckpointMixin:
             warnings.warn(message, stacklevel=2)
         del self._load_warnings
 
+    def _with_ema_settings(self, state_dict: dict[str, Any]) -> dict[str, Any]:
+        """``state_dict`` with this optimizer's EMA on/off in its groups (a shallow copy when
+        that changes a group): a group of ours without an EMA keeps ``ema_decay=None``, one
+        with an EMA keeps its own decay where the checkpoint's group has none (None, or no key:
+        MindSpeed's). Groups are matched by position, as torch matches them; torch's loader
+        raises on a count mismatch."""
+        saved = state_dict.get("param_groups")
+        if not isinstance(saved, list) or len(saved) != len(self.param_groups):
+            return state_dict
+        groups, changed = [], False
+        for ours, theirs in zip(self.param_groups, saved):
+            mine = ours["ema_decay"]
+            if isinstance(theirs, dict) and (mine is None) != (theirs.get("ema_decay") is None):
+                theirs = dict(theirs, ema_decay=mine)
+                changed = True
+            groups.append(theirs)
+        return dict(state_dict, param_groups=groups) if changed else state_dict
+
     def _convert_loaded_state(self, p: Tensor, group: dict[str, Any],
                               original: dict[str, Tensor]) -> None:
         """One parameter's loaded state in this optimizer's layout, converted from the
@@ -80,7 +105,9 @@ class _CheckpointMixin:
             state.pop(_MASTER, None)
         for key in _WIDE_KEYS:
             saved = original.get(key)
-            if saved is not None:
+            if key == "ema_params" and not _has_ema(group):
+                state.pop(key, None)  # (dropped with a warning by _normalize_loaded_group)
+            elif saved is not None:
                 state[key] = saved.to(device=p.device, dtype=state_dtype, copy=True)
             elif key == "ema_params" and key in state:  # made from the parameter on load
                 state[key] = state.get(_MASTER, p).detach().to(state_dtype, copy=True)
@@ -142,17 +169,26 @@ class _CheckpointMixin:
     def _normalize_loaded_group(self, i: int, group: dict[str, Any],
                                 warnings_out: list[str]) -> None:
         """A loaded group in this optimizer's step layout (read back from the device once), and
-        the EMA from the parameter when the checkpoint has none (torch's)."""
+        the EMA from the parameter when the checkpoint has none (torch's); a group without an
+        EMA drops the checkpoint's (a warning says how many)."""
         steps = {}
+        dropped = 0
         for j, p in enumerate(group["params"]):
             state = self.state.get(p)
             if not state:
                 continue
-            if "exp_avg" in state and "ema_params" not in state:
+            if not _has_ema(group):
+                dropped += state.pop("ema_params", None) is not None
+            elif "exp_avg" in state and "ema_params" not in state:
                 state["ema_params"] = p.detach().clone()
             if "step" in state:
                 steps[p] = _step_number(state["step"], f"param_groups[{i}]['params'][{j}]: "
                                                        f"state 'step'")
+        if dropped:
+            warnings_out.append(
+                f"FusedEmaAdamW: param_groups[{i}] has no EMA (ema_decay=None), so the "
+                f"checkpoint's EMA ('ema_params') of its {dropped} parameter(s) is dropped; "
+                f"construct the optimizer with an ema_decay to keep it")
         if self.step_scope == "param":
             if "step" in group:
                 self._split_group_step(i, group)

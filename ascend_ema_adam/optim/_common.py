@@ -31,6 +31,12 @@ _SETTINGS = ("foreach", "state_dtype", "master_weights", "ema_warmup", "inv_gamm
              "min_ema_decay", "ema_update_after_step", "ema_every")
 
 
+def _has_ema(group: dict) -> bool:
+    """Whether a group keeps an EMA: ``ema_decay=None`` turns it off (no ``ema_params`` state,
+    no EMA in its launches; the EMA schedule options are kept but do nothing)."""
+    return group["ema_decay"] is not None
+
+
 def _same_objects(a: list, b: list) -> bool:
     return len(a) == len(b) and all(map(is_, a, b))
 

@@ -12,7 +12,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ._common import _MASTER, _local
+from ._common import _MASTER, _has_ema, _local
 
 
 
@@ -60,8 +60,23 @@ def _copy_back(stash: list[tuple[Tensor, Tensor]]) -> None:
 class _EmaMixin:
     """EMA access for :class:`FusedEmaAdamW` (MindSpeed's methods and additions)."""
 
+    def _require_ema(self, what: str) -> None:
+        """The EMA helpers need a group with an EMA: an optimizer whose every group has
+        ``ema_decay=None`` has no EMA weights (a RuntimeError naming the groups). With some
+        groups without one, the helpers act on the others: their parameters keep their own
+        weights, as parameters without EMA state (never stepped) do."""
+        if any(map(_has_ema, self.param_groups)) or not self.param_groups:
+            return
+        names = ", ".join(f"param_groups[{i}]" for i in range(len(self.param_groups)))
+        raise RuntimeError(
+            f"FusedEmaAdamW.{what}: no param group has an EMA (ema_decay=None in {names}), so "
+            f"there are no EMA weights; give the optimizer an ema_decay (optimizer.ema_decay = "
+            f"0.999 sets every group's: a new EMA starts from the weights at the next step())")
+
     def _params_with_ema(self) -> Iterator[tuple[Tensor, Tensor]]:
         for group in self.param_groups:
+            if not _has_ema(group):  # (its EMA, if any is left, is dropped at the next step)
+                continue
             for p in group["params"]:
                 state = self.state.get(p)
                 if state and "ema_params" in state:
@@ -79,8 +94,10 @@ class _EmaMixin:
 
     @torch.no_grad()
     def copy_to(self) -> None:
-        """Write the EMA weights into the parameters (params without EMA state are skipped);
-        with master weights, into the masters too (training continues from the EMA)."""
+        """Write the EMA weights into the parameters (params without EMA state, or in a group
+        without an EMA, are skipped); with master weights, into the masters too (training
+        continues from the EMA). RuntimeError when no group has an EMA."""
+        self._require_ema("copy_to()")
         for p, ema in self._weights_with_ema():
             _local(p).copy_(_local(ema))
 
@@ -131,11 +148,15 @@ class _EmaMixin:
         as :meth:`store` does; the parameters' own device is faster and costs device memory).
         It is checked before anything is swapped (``"meta"`` cannot hold them).
 
+        Parameters of a group without an EMA (``ema_decay=None``) keep their weights; when no
+        group has an EMA, entering raises RuntimeError.
+
         Example::
 
             with optimizer.swap_ema():
                 evaluate(model)
         """
+        self._require_ema("swap_ema()")
         with _weights_swapped(self._weights_with_ema(), stash_device):
             yield self
 
@@ -151,7 +172,10 @@ class _EmaMixin:
         on (a tied weight is one tensor under all its names). An fp32 EMA of a 16-bit parameter
         is returned in the parameter's dtype (rounded to nearest even: a new tensor). DTensor
         parameters give sharded DTensor values (see ``ascend_ema_adam.distributed.gather_full_ema_state_dict``).
+        Parameters of a group without an EMA (``ema_decay=None``) keep their own value; when
+        no group has an EMA, RuntimeError.
         """
+        self._require_ema("ema_state_dict()")
         if model is not None:
             source = model.state_dict(keep_vars=True)
             out = OrderedDict()
@@ -167,13 +191,12 @@ class _EmaMixin:
                     "named_parameters(remove_duplicate=False), or pass the model)")
             out = OrderedDict()
             items = _named_params_with_aliases(self.param_groups)
+        emas = {id(p): ema for p, ema in self._params_with_ema()}
         exported: dict[int, Tensor] = {}
         for name, value in items:
             if isinstance(value, Tensor):
                 if id(value) not in exported:
-                    state = self.state.get(value)
-                    source_value = state["ema_params"] if state and "ema_params" in state else value
-                    source_value = source_value.detach()
+                    source_value = emas.get(id(value), value).detach()
                     if source_value.dtype != value.dtype:  # an fp32 EMA of a 16-bit weight
                         source_value = source_value.to(value.dtype)
                     exported[id(value)] = source_value

@@ -20,15 +20,15 @@ from ._buckets import _GroupCache, _Item, _state_keys
 from ._checkpoint import _CheckpointMixin
 from ._clip import _ClipMixin
 from ._common import (_MASTER, _MAX_V, _STEP_SCOPES, _VALID_DTYPES, _WIDE_KEYS, _dtensor_type,
-                      _local)
+                      _has_ema, _local)
 from ._ema import _EmaMixin, _merge_tied_names
 from ._memory import check_new_params, check_plan_memory, updated_ranges
 from ._scaler import _Scaler
 from ._steps import _StepsMixin
 from ._validation import (_check_capturable, _check_hyperparameters, _check_implementation,
-                          _check_tensor_hypers, _check_types, _grad_dtypes,
+                          _check_ema_decay, _check_tensor_hypers, _check_types, _grad_dtypes,
                           _hyperparameter_error, _layout, _option_error, _state_dtypes,
-                          _tensor_error, _tensor_value_error)
+                          _tensor_error)
 from .functional import launch_buckets
 
 
@@ -62,8 +62,11 @@ class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimi
         betas (tuple[float, float]): coefficients of the first and second moments
             (default: (0.9, 0.999)).
         weight_decay (float): decoupled (AdamW) or L2 (Adam) weight decay (default: 1e-2).
-        ema_decay (float): the EMA decay :math:`d_{\max}` (default: 0.9999). Also a per-group
-            option, and settable later through :attr:`ema_decay` (as Megatron's glue does).
+        ema_decay (float | None): the EMA decay :math:`d_{\max}` (default: 0.9999). Also a
+            per-group option, and settable later through :attr:`ema_decay` (as Megatron's glue
+            does). None: no EMA (a fused Adam/AdamW): no ``ema_params`` state, launches without
+            the EMA; the EMA schedule options are kept but do nothing, and the EMA helpers
+            refuse an optimizer none of whose groups has an EMA.
         amsgrad (bool): AMSGrad: the denominator uses the running maximum of ``exp_avg_sq``
             (state ``max_exp_avg_sq``, as torch) (default: False).
         maximize (bool): ascend the gradient instead of descending (default: False).
@@ -124,12 +127,12 @@ class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimi
     pass, no host sync); a step with an inf/NaN gradient changes nothing, counters included.
 
     State, per parameter: ``exp_avg``, ``exp_avg_sq`` (zeros), ``ema_params`` (a copy of the
-    parameter, or of its master), ``max_exp_avg_sq`` (amsgrad), ``master_param``
-    (master_weights), created at the parameter's first step, and (``step_scope="param"``)
-    ``step``, a 0-d float32 CPU tensor like torch's (on the GradScaler's device once a scaler
-    drives the steps: its value is then the device's). Per group:
-    ``num_updates`` (the warm-up counter, -1 without warm-up), ``ema_decay``, ``foreach``,
-    ``decoupled_weight_decay`` (mirrors ``adam_w_mode`` for torch's loaders) and
+    parameter, or of its master; none in a group with ``ema_decay=None``), ``max_exp_avg_sq``
+    (amsgrad), ``master_param`` (master_weights), created at the parameter's first step, and
+    (``step_scope="param"``) ``step``, a 0-d float32 CPU tensor like torch's (on the
+    GradScaler's device once a scaler drives the steps: its value is then the device's). Per
+    group: ``num_updates`` (the warm-up counter, -1 without warm-up), ``ema_decay``,
+    ``foreach``, ``decoupled_weight_decay`` (mirrors ``adam_w_mode`` for torch's loaders) and
     (``step_scope="group"``) ``step``, an int64 tensor of one element on the group's device.
     Parameters without a gradient are skipped; their state (and EMA) is untouched.
     """
@@ -211,19 +214,25 @@ class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimi
             group["num_updates"] = int(value)
 
     @property
-    def ema_decay(self) -> float:
-        """The EMA decay (MindSpeed's attribute). Setting it sets every group's decay."""
+    def ema_decay(self) -> float | Tensor | None:
+        """The EMA decay (MindSpeed's attribute; None: no EMA). Setting it sets every group's
+        decay. Set to None, the EMA is dropped at once (its memory freed); set to a decay
+        again, a new EMA starts from the weights at the next ``step()``, as at a parameter's
+        first step (the warm-up counter ``num_updates`` is not reset)."""
         return self.param_groups[0].get("ema_decay", self.defaults["ema_decay"])
 
     @ema_decay.setter
-    def ema_decay(self, value: float | Tensor) -> None:
-        error = (_tensor_value_error("ema_decay", value) if isinstance(value, Tensor)
-                 else None if 0.0 <= value <= 1.0 else "Invalid ema_decay value: {}".format(value))
-        if error is not None:
-            raise ValueError(error)
+    def ema_decay(self, value: float | Tensor | None) -> None:
+        _check_ema_decay(value)
         self.defaults["ema_decay"] = value
         for group in self.param_groups:
             group["ema_decay"] = value
+        if value is None:  # the EMA's memory is freed now: no state, cache or launch holds it
+            for group in self.param_groups:
+                for p in group["params"]:
+                    self.state.get(p, {}).pop("ema_params", None)
+            self._group_caches.clear()
+            self._updated_ranges = None
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group (torch semantics); its own hyper-parameters are validated like the
@@ -383,7 +392,7 @@ class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimi
     def _needs_eager_update(self) -> bool:
         """Under tracing: would the traced update take a new constant on every step? (ema_every's
         EMA-or-not is decided on the host.)"""
-        return any(group["ema_every"] > 1 for group in self.param_groups)
+        return any(group["ema_every"] > 1 and _has_ema(group) for group in self.param_groups)
 
     def _checked_group(self, i: int, group: dict[str, Any], dtensor) -> list[_Item]:
         """Check group ``i`` and its parameters with a gradient; read only."""
@@ -435,7 +444,9 @@ class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimi
             if key not in state:
                 state[key] = torch.zeros_like(p, dtype=state_dtype,
                                               memory_format=torch.preserve_format)
-        if "ema_params" not in state:  # the EMA starts at the weights (the master's, if any)
+        if not _has_ema(group):  # (a group whose EMA was switched off: its memory is freed)
+            state.pop("ema_params", None)
+        elif "ema_params" not in state:  # the EMA starts at the weights (the master's, if any)
             state["ema_params"] = state.get(_MASTER, p).detach().to(state_dtype, copy=True)
         for key in _WIDE_KEYS:
             if key in state and state[key].dtype != state_dtype:

@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from ._buckets import _Bucket, _GroupCache, _Item
-from ._common import _dtensor_type, _local, _same_objects
+from ._common import _dtensor_type, _has_ema, _local, _same_objects
 from ._scaler import _Scaler
 
 
@@ -145,7 +145,8 @@ class _StepsMixin:
         block = self._partial
         if not compiling:
             for group in self.param_groups:
-                if group["ema_every"] > 1 and (block is None or block.first_tick(group)):
+                if (group["ema_every"] > 1 and _has_ema(group)  # (inert without an EMA)
+                        and (block is None or block.first_tick(group))):
                     group["ema_calls"] = group.get("ema_calls", 0) + 1
         if block is not None and block.n is not None:
             n = block.n

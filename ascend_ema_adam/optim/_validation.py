@@ -35,13 +35,16 @@ def _check_types(lr, eps, betas, weight_decay, ema_decay) -> None:
                         ("ema_decay", ema_decay)):
         if isinstance(value, Tensor) and name in ("lr", "ema_decay"):
             continue
+        if value is None and name == "ema_decay":  # no EMA: not a missing value
+            continue
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             hint = ""
             if isinstance(value, (tuple, list)):
                 hint = (f"; the positional order is MindSpeed's ({_POSITIONAL}), not "
                         f"torch.optim.AdamW's (params, lr, betas, eps, ...): pass betas="
                         f"{tuple(value)!r} by keyword")
-            raise TypeError(f"{name} must be a number, got {type(value).__name__} "
+            kind = "a number (or None: no EMA)" if name == "ema_decay" else "a number"
+            raise TypeError(f"{name} must be {kind}, got {type(value).__name__} "
                             f"{value!r}{hint}")
     if isinstance(betas, (tuple, list)) and len(betas) == 2 and all(
             isinstance(b, Tensor) for b in betas):
@@ -71,7 +74,8 @@ def _hyperparameter_error(lr, eps, betas, weight_decay, ema_decay) -> str | None
     """MindSpeed's checks and texts, in its order; then this package's additions: ema_decay in
     [0, 1], and every value finite and usable once narrowed to fp32 (the kernel's precision).
     ``lr`` and ``ema_decay`` may be one-element float32 tensors (capturable): their values are
-    read on the device by the kernel, never here (that would be a host sync)."""
+    read on the device by the kernel, never here (that would be a host sync). ``ema_decay=None``
+    is valid: the group keeps no EMA."""
     if isinstance(lr, Tensor):
         error = _tensor_value_error("lr", lr)
         if error is not None:
@@ -86,12 +90,9 @@ def _hyperparameter_error(lr, eps, betas, weight_decay, ema_decay) -> str | None
         return "Invalid beta parameter at index 1: {}".format(betas[1])
     if not 0.0 <= weight_decay:
         return "Invalid weight_decay value: {}".format(weight_decay)
-    if isinstance(ema_decay, Tensor):
-        error = _tensor_value_error("ema_decay", ema_decay)
-        if error is not None:
-            return error
-    elif not 0.0 <= ema_decay <= 1.0:
-        return "Invalid ema_decay value: {}".format(ema_decay)
+    error = _ema_decay_error(ema_decay)
+    if error is not None:
+        return error
     for text, value in (("Invalid learning rate", lr), ("Invalid epsilon value", eps),
                         ("Invalid weight_decay value", weight_decay)):
         if isinstance(value, Tensor):
@@ -105,6 +106,26 @@ def _hyperparameter_error(lr, eps, betas, weight_decay, ema_decay) -> str | None
             return (f"Invalid beta parameter at index {i}: {betas[i]} (1 in fp32, the kernel's "
                     f"precision: the bias correction 1 - beta**step would be 0)")
     return None
+
+
+def _ema_decay_error(ema_decay) -> str | None:
+    """A number in [0, 1] (NaN is not), a one-element float32 tensor, or None (no EMA)."""
+    if ema_decay is None:
+        return None
+    if isinstance(ema_decay, Tensor):
+        return _tensor_value_error("ema_decay", ema_decay)
+    if not 0.0 <= ema_decay <= 1.0:
+        return "Invalid ema_decay value: {}".format(ema_decay)
+    return None
+
+
+def _check_ema_decay(ema_decay) -> None:
+    """What the constructor checks of ``ema_decay``, for the attribute's setter: TypeError for
+    a value of the wrong kind, ValueError for a bad one."""
+    _check_types(0.0, 0.0, (0.0, 0.0), 0.0, ema_decay)
+    error = _ema_decay_error(ema_decay)
+    if error is not None:
+        raise ValueError(error)
 
 
 def _tensor_value_error(name: str, t: Tensor) -> str | None:

@@ -66,7 +66,11 @@ def launch_buckets(group: dict[str, Any], buckets: list[_Bucket], n, scaler: _Sc
     hold with what the caches saw (``_C.UpdatedStorages.in_place``)."""
     if not buckets:
         return
-    ema_on = group["ema_every"] == 1 or group.get("ema_calls", 0) % group["ema_every"] == 0
+    # No EMA on this launch: a group without one (ema_decay=None), or ema_every's other steps.
+    # (The single op always updates an EMA: such a group's foreach=False launches go through the
+    # list op, one parameter each, below.)
+    ema_on = group["ema_decay"] is not None and (
+        group["ema_every"] == 1 or group.get("ema_calls", 0) % group["ema_every"] == 0)
     device_decay = isinstance(n, Tensor) or isinstance(group["ema_decay"], Tensor)
     host_decay = None if device_decay or not ema_on else _host_decay(group, n)
     beta1, beta2 = group["betas"]
