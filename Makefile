@@ -43,7 +43,7 @@ test: cpp sanitize npu-check $(VENV)/.engines.stamp
 # torch-npu 2.13.0 wheel (downloaded and unpacked, never installed: without CANN an installed
 # torch_npu breaks `import torch`), and the ABI check: every torch_npu / op-plugin symbol they need
 # is exported by the x86_64 and aarch64 wheels (tools/npu_check.sh).
-# Then op_host/cann/ against CANN's registration headers, when CANN_METADEF_DIR and
+# Then op_host/*/cann/ against CANN's registration headers, when CANN_METADEF_DIR and
 # ASC_DEVKIT_DIR name checkouts of hicann/metadef and asc-devkit, and CANN's own op_build on our
 # OpDefs, built from those checkouts and hicann/asc-tools' project template (ASC_TOOLS_DIR): the
 # aclnn declarations it generates must be include/aclnnop/'s (each says SKIPPED otherwise).

@@ -6,8 +6,9 @@ Everything in the package that names, checks or converts a tensor dtype derives 
 numbers: CANN's precision-standard thresholds and the limits of narrowing a double to the dtype.
 :data:`LIST_DTYPES` is ApplyFusedEmaAdamList's dtype contract (golden's entry check, check's
 sweep, the optimizer's state layouts). The C++ layers have their own tables,
-``op_host/common/data_type.h`` and the list op's check; ``tests/python/test_tiling.py`` and
-``tests/python/test_dtypes.py`` hold the two languages' tables equal through ``_twin``. torch is
+``op_host/common/data_type.h`` and the list op's check;
+``tests/python/test_apply_fused_ema_adam_tiling.py`` and ``tests/python/test_dtypes.py`` hold the
+two languages' tables equal through ``_twin``. torch is
 imported only by the functions that return torch objects.
 """
 

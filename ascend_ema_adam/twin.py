@@ -92,8 +92,9 @@ def apply_fused_ema_adam(grad, var, m, v, s, step, hyper: Hyper = Hyper(), *,
     ``overflow_mode``: the device's float-overflow mode the launch runs in, "inf_nan" (IEEE, the
     A2/A3 default) or "saturation" (:func:`golden.narrow`)."""
     step = _checked(step, {"grad": grad}, {"var": var, "m": m, "v": v, "s": s})
-    result = _twin.launch(_raw(grad), _raw(var), _raw(m), _raw(v), _raw(s), step,
-                          *_hyper_args(grad, hyper), platform, threads, overflow_mode)
+    result = _twin.launch_apply_fused_ema_adam(_raw(grad), _raw(var), _raw(m), _raw(v), _raw(s),
+                                               step, *_hyper_args(grad, hyper), platform, threads,
+                                               overflow_mode)
     return LaunchStats(result["tiling"], result["blocks"])
 
 
@@ -119,8 +120,9 @@ def apply_fused_ema_adam_native(grad, var, m, v, s, step, hyper: Hyper = Hyper()
         step = _checked(step, {"grad": grad, **state}, outputs)
     kwargs = {name: _raw(a) for name, a in outputs.items()}
     kwargs.update(_native_options(min_elems_per_thread, streaming_bytes))
-    return _twin.launch_native(_raw(grad), _raw(var), _raw(m), _raw(v), _raw(s), step,
-                               *_hyper_args(grad, hyper), threads, isa, **kwargs)
+    return _twin.launch_native_apply_fused_ema_adam(_raw(grad), _raw(var), _raw(m), _raw(v),
+                                                    _raw(s), step, *_hyper_args(grad, hyper),
+                                                    threads, isa, **kwargs)
 
 
 def _checked_lists(grads, vars, ms, vs, ss, max_vs=None, model_copies=None) -> dict:
@@ -285,8 +287,8 @@ def compute_tiling(numel: int, dtype, hyper: Hyper = Hyper(), *, platform: str =
                    vector_core_num: int = 0, ub_size: int = 0) -> dict:
     """Host tiling for ``numel`` elements on a platform preset (optionally overriding the
     preset's vector core count or UB size)."""
-    return _twin.compute_tiling(numel, dtype_name(dtype), platform, _attrs(hyper),
-                                vector_core_num, ub_size)
+    return _twin.compute_apply_fused_ema_adam_tiling(numel, dtype_name(dtype), platform,
+                                                     _attrs(hyper), vector_core_num, ub_size)
 
 
 def platforms() -> list[dict]:

@@ -7,12 +7,45 @@
 #                                                                     is CANN's build's, not ours)
 #   runtime/<op>/*_twin_run.cpp       its kernel on the twin       -> aea_runtime
 #   runtime/<op>/aclnn_*.cpp          its aclnn API                -> aea_acl_objects
-#   runtime/<op>/native/*.cpp         its native kernel: a driver, and one loop file per instruction
-#                                     set (*_<isa>.cpp), compiled for AEA_NATIVE_ISAS  -> aea_native
+#   runtime/<op>/native/*.cpp         its native kernel's driver (over the shared EMA-Adam entries
+#                                     loops of runtime/native/; a loop file of its own, *_<isa>.cpp,
+#                                     would be compiled for AEA_NATIVE_ISAS)  -> aea_native
 #   csrc/ops/<op>/*.cpp               its torch op (schema, CPU kernel; *_npu.cpp with torch_npu) -> _C
 #   csrc/twin/<op>_bindings.cpp       its numpy-level bindings      -> _twin
-# Headers are found by name: each folder is on its target's include path.
+# Headers are found by name, and privately: each of the operator's sources gets its own operator's
+# folders (aea_operator_includes: its layer's and the layers below) as source include directories;
+# the shared targets carry only the layers' common folders, so shared code sees no operator and an
+# operator no other operator (tests/python/test_operator_independence.py checks the includes
+# themselves). aea_operator_<op>, an INTERFACE target with all of the operator's folders, is for
+# the operator's C++ tests.
 include(${CMAKE_CURRENT_LIST_DIR}/aea_options.cmake)
+
+# The folders of operator `op` that a source of `layer` may include: its own layer's and those it
+# builds on (kernel < host < runtime, torch_op; the _twin bindings are runtime).
+function(aea_operator_includes op layer out)
+  set(root ${AEA_SOURCE_DIR})
+  set(kernel ${root}/op_kernel/${op})
+  set(host ${root}/op_host/${op} ${kernel})
+  if(layer STREQUAL "kernel")
+    set(dirs ${kernel})
+  elseif(layer STREQUAL "host")
+    set(dirs ${host})
+  elseif(layer STREQUAL "runtime")
+    set(dirs ${root}/runtime/${op} ${root}/runtime/${op}/native ${host})
+  elseif(layer STREQUAL "torch_op")
+    set(dirs ${root}/csrc/ops/${op} ${host})
+  else()
+    message(FATAL_ERROR "aea_operator_includes: unknown layer '${layer}'")
+  endif()
+  set(${out} ${dirs} PARENT_SCOPE)
+endfunction()
+
+# Adds `sources` of operator `op` to `target`, each with the operator's folders of `layer`.
+function(aea_operator_sources target op layer)
+  aea_operator_includes(${op} ${layer} dirs)
+  target_sources(${target} PRIVATE ${ARGN})
+  set_property(SOURCE ${ARGN} TARGET_DIRECTORY ${target} APPEND PROPERTY INCLUDE_DIRECTORIES ${dirs})
+endfunction()
 
 function(aea_add_operator op)
   set(root ${AEA_SOURCE_DIR})
@@ -22,39 +55,41 @@ function(aea_add_operator op)
     endif()
   endforeach()
 
+  # Every folder of the operator, for its tests (tests/cpp).
+  add_library(aea_operator_${op} INTERFACE)
+  aea_operator_includes(${op} runtime runtime_dirs)
+  aea_operator_includes(${op} torch_op torch_op_dirs)
+  target_include_directories(aea_operator_${op} INTERFACE ${runtime_dirs} ${torch_op_dirs})
+
   file(GLOB kernel_sources CONFIGURE_DEPENDS ${root}/op_kernel/${op}/*.cpp)
-  target_sources(aea_kernel_twin PRIVATE ${kernel_sources})
-  target_include_directories(aea_kernel_twin PUBLIC ${root}/op_kernel/${op})
+  aea_operator_sources(aea_kernel_twin ${op} kernel ${kernel_sources})
 
   file(GLOB host_sources CONFIGURE_DEPENDS ${root}/op_host/${op}/*.cpp)
-  target_sources(aea_tiling PRIVATE ${host_sources})
-  target_include_directories(aea_tiling PUBLIC ${root}/op_host/${op} ${root}/op_kernel/${op})
+  aea_operator_sources(aea_tiling ${op} host ${host_sources})
 
   file(GLOB twin_run_sources CONFIGURE_DEPENDS ${root}/runtime/${op}/*_twin_run.cpp)
-  target_sources(aea_runtime PRIVATE ${twin_run_sources})
-  target_include_directories(aea_runtime PUBLIC ${root}/runtime/${op})
+  aea_operator_sources(aea_runtime ${op} runtime ${twin_run_sources})
 
   file(GLOB aclnn_sources CONFIGURE_DEPENDS ${root}/runtime/${op}/aclnn_*.cpp)
-  target_sources(aea_acl_objects PRIVATE ${aclnn_sources})
+  aea_operator_sources(aea_acl_objects ${op} runtime ${aclnn_sources})
 
   file(GLOB native_sources CONFIGURE_DEPENDS ${root}/runtime/${op}/native/*.cpp)
+  aea_operator_sources(aea_native ${op} runtime ${native_sources})
   foreach(source ${native_sources})
-    aea_native_isa_of(${source} isa)
-    target_sources(aea_native PRIVATE ${source})
     aea_native_isa_properties(aea_native ${source})
   endforeach()
-  target_include_directories(aea_native PUBLIC ${root}/runtime/${op}/native ${root}/runtime/${op})
 
   if(AEA_BUILD_PYTHON)
     file(GLOB op_sources CONFIGURE_DEPENDS ${root}/csrc/ops/${op}/*.cpp)
+    set(torch_op_sources)
     foreach(source ${op_sources})
       if(NOT source MATCHES "_npu\\.cpp$" OR AEA_WITH_NPU)
-        target_sources(_C PRIVATE ${source})
+        list(APPEND torch_op_sources ${source})
       endif()
     endforeach()
-    target_include_directories(_C PRIVATE ${root}/csrc/ops/${op})
+    aea_operator_sources(_C ${op} torch_op ${torch_op_sources})
     file(GLOB binding_sources CONFIGURE_DEPENDS ${root}/csrc/twin/${op}_bindings.cpp)
-    target_sources(_twin PRIVATE ${binding_sources})
+    aea_operator_sources(_twin ${op} runtime ${binding_sources})
   endif()
 endfunction()
 

@@ -33,17 +33,20 @@ cp tools/cann_host/standins/securec.h "$stubs/securec.h"
 
 # NO_OPERATOR_IMPL: op_def.h forward-declares ge::Operator instead of including graph headers
 # that live in another repository. CANN's headers are system headers (their own warnings and
-# deprecation notes are not ours); our sources compile with -Wall -Wextra -Werror.
+# deprecation notes are not ours); our sources compile with -Wall -Wextra -Werror. Each source
+# sees the shared folders and its own operator's (op_host/<op>/cann/, op_host/<op>/, op_kernel/<op>/).
 flags=(-std=c++17 -fsyntax-only -Wall -Wextra -Werror -DNO_OPERATOR_IMPL
        -isystem "$metadef/inc/external" -isystem "$metadef/inc/external/asc"
        -isystem "$metadef/inc" -isystem "$metadef/pkg_inc"
        -isystem "$devkit/include/utils" -isystem "$stubs"
-       $(for dir in op_host/*/ op_host/*/cann/ op_kernel/*/; do printf -- '-I %s ' "$dir"; done))
+       -I op_host/common -I op_host/common/cann -I op_kernel/common)
 status=0
 for src in op_host/*/cann/*.cpp; do
   echo "cann-host-check: $src"
+  op="${src#op_host/}"
+  op="${op%%/*}"
   # The headers announce their own deprecations with #pragma message: not diagnostics of ours.
-  if ! out="$(g++ "${flags[@]}" "$src" 2>&1)"; then
+  if ! out="$(g++ "${flags[@]}" -I "op_host/$op/cann" -I "op_host/$op" -I "op_kernel/$op" "$src" 2>&1)"; then
     status=1
   fi
   grep -v -e "#pragma message" -e "^In file included from" -e "^ *from " -e "^ *[0-9]* | " \

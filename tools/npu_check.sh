@@ -19,14 +19,22 @@ torch_lib="$("$python" -c 'import torch, os; print(os.path.join(os.path.dirname(
 py_inc="$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
 # The _C target's include order with torch_npu: ops/common, CANN's ACL headers (the wheel's; ours
 # in include/acl/ are the same declarations, aclnn.acl_headers_match_cann), our C API headers (for
-# aclnn/ and aclnnop/), each operator's folders, then torch and torch_npu.
+# aclnn/ and aclnnop/), the shared host folders, the source's own operator's folders (as
+# cmake/aea_add_operator.cmake gives them: csrc/ops/<op>, op_host/<op>, op_kernel/<op>; none for a
+# shared source), then torch and torch_npu.
 flags=(-std=c++20 -O2 -fPIC -Wall -Werror=return-type -D_GLIBCXX_USE_CXX11_ABI=1
        -DCURRENT_VERSION=V2R13 -DAEA_WITH_NPU=1 -I csrc/ops/common
-       -I "$npu_inc/third_party/acl/inc" -I include
-       $(for dir in csrc/ops/*/ op_host/common/ op_host/*/ op_kernel/*/; do printf -- '-I %s ' "$dir"; done)
-       -isystem "$py_inc" -isystem "$npu_inc" -isystem "$npu_inc/third_party/op-plugin"
-       -isystem "$npu_inc/third_party/hccl/inc")
-for dir in $torch_inc; do flags+=(-isystem "$dir"); done
+       -I "$npu_inc/third_party/acl/inc" -I include -I op_host/common -I op_kernel/common)
+system=(-isystem "$py_inc" -isystem "$npu_inc" -isystem "$npu_inc/third_party/op-plugin"
+        -isystem "$npu_inc/third_party/hccl/inc")
+for dir in $torch_inc; do system+=(-isystem "$dir"); done
+operator_flags() {  # source: its operator's folders, if it is an operator's
+  local op
+  if [[ "$1" =~ ^csrc/ops/([^/]+)/ && "${BASH_REMATCH[1]}" != common ]]; then
+    op="${BASH_REMATCH[1]}"
+    printf -- '-I\n%s\n' "csrc/ops/$op" "op_host/$op" "op_kernel/$op"
+  fi
+}
 
 # What the NPU build adds to _C: the NPU op API, each operator's NPU kernel, and the bindings
 # (they reach the NPU code through AEA_WITH_NPU).
@@ -36,7 +44,9 @@ for src in "${sources[@]}"; do objects+=("$out/$(basename "${src%.cpp}").o"); do
 selftest="$out/exec_npu_cmd.o"
 compile() {  # source object
   echo "npu-check: $1"
-  g++ "${flags[@]}" -c "$1" -o "$2"
+  local own=()
+  mapfile -t own < <(operator_flags "$1")
+  g++ "${flags[@]}" "${own[@]}" "${system[@]}" -c "$1" -o "$2"
 }
 pids=()
 i=0

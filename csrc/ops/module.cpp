@@ -8,6 +8,8 @@
 #include <torch/csrc/utils/pybind.h>
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -37,7 +39,20 @@ OpBindingsRegistration::OpBindingsRegistration(const char* op, BindFn bind)
 
 void BindAllOps(py::module_& mod)
 {
-    for (const auto& entry : Registry()) entry.second(mod);
+    for (const auto& [op, bind] : Registry()) {
+        // Each operator only adds names: pybind11 would make a name defined again an overload of
+        // the first, so a name two operators bind is refused here, naming the second.
+        const py::dict before = mod.attr("__dict__").attr("copy")();
+        bind(mod);
+        const py::dict after = mod.attr("__dict__");
+        for (const auto& [name, value] : before) {
+            if (after[name].ptr() != value.ptr()) {
+                throw std::runtime_error(std::string("_C: the bindings of ") + op + " define " +
+                                         py::str(name).cast<std::string>() +
+                                         ", which is already defined");
+            }
+        }
+    }
 }
 
 }  // namespace ascend_ema_adam::ops

@@ -9,8 +9,6 @@
  */
 #include "optimizer_checks.h"
 
-#include "apply_fused_ema_adam_list_repeated.h"
-
 #include <ATen/PythonTorchFunctionTLS.h>
 #include <pybind11/stl.h>
 #include <torch/csrc/autograd/python_variable.h>
@@ -21,6 +19,9 @@
 #include <optional>
 #include <utility>
 #include <vector>
+
+#include "memory_layout.h"
+#include "tensor_identity.h"
 
 namespace ascend_ema_adam::ops {
 
@@ -40,7 +41,7 @@ std::optional<MemorySpan> StorageSpan(const at::Tensor& t)
 }
 
 /** An updated tensor as the caches saw it: its memory and description (what a prepared launch
- *  compares, apply_fused_ema_adam_list_repeated.h), and its storage's size. */
+ *  compares, tensor_identity.h), and its storage's size. */
 struct PlacedTensor {
     at::Tensor tensor;
     SeenTensor seen;

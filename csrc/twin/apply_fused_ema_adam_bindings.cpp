@@ -13,8 +13,9 @@
 namespace {
 
 using namespace ascend_ema_adam::twin_bindings;
+namespace fused_op = ascend_ema_adam::apply_fused_ema_adam;
 
-py::dict TilingToDict(const aea::TilingResult& r)
+py::dict TilingToDict(const fused_op::ApplyFusedEmaAdamTilingResult& r)
 {
     const ApplyFusedEmaAdamTilingData& t = r.data;
     py::dict d = LaunchToDict(r);
@@ -27,7 +28,7 @@ py::dict TilingToDict(const aea::TilingResult& r)
     d["buffer_num"] = t.bufferNum;
     py::list ranges;
     for (uint32_t core = 0; core < t.usedCoreNum; ++core) {
-        const aea::ElementRange range = aea::CoreRange(t, core);
+        const aea::ElementRange range = fused_op::ApplyFusedEmaAdamCoreRange(t, core);
         ranges.append(py::make_tuple(range.begin, range.end));
     }
     d["core_ranges"] = ranges;
@@ -43,9 +44,9 @@ py::dict Launch(const py::buffer& grad, const py::buffer& var, const py::buffer&
     const twin::FloatOverflowMode overflow = ParseOverflowMode(overflowMode);
     const aea::DataType dt = ParseDtype(dtype);
     const aea::Platform platform = aea::FindPlatform(platformName);
-    const aea::TilingResult tiling = aea::ComputeTiling(numel, dt, attrs, platform);
+    const fused_op::ApplyFusedEmaAdamTilingResult tiling = fused_op::ComputeApplyFusedEmaAdamTiling(numel, dt, attrs, platform);
     const size_t bytes = numel * aea::DataTypeSize(dt);
-    aea::ApplyFusedEmaAdamBuffers b{};
+    fused_op::ApplyFusedEmaAdamBuffers b{};
     b.grad = BufferPtr(grad, "grad", bytes, false);
     void* varPtr = BufferPtr(var, "var", bytes, true);
     void* mPtr = BufferPtr(m, "m", bytes, true);
@@ -60,7 +61,7 @@ py::dict Launch(const py::buffer& grad, const py::buffer& var, const py::buffer&
     twin::LaunchResult result;
     {
         py::gil_scoped_release release;
-        result = aea::RunOnTwin(tiling, platform, b, threads, overflow);
+        result = fused_op::RunApplyFusedEmaAdamOnTwin(tiling, platform, b, threads, overflow);
     }
     return TwinLaunchToDict(TilingToDict(tiling), result);
 }
@@ -76,9 +77,9 @@ py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::b
                       const std::optional<py::buffer>& sOut)
 {
     const aea::DataType dt = ParseDtype(dtype);
-    const aea::TilingResult tiling = aea::ComputeTiling(numel, dt, attrs, aea::CpuPlatform());
+    const fused_op::ApplyFusedEmaAdamTilingResult tiling = fused_op::ComputeApplyFusedEmaAdamTiling(numel, dt, attrs, aea::CpuPlatform());
     const size_t bytes = numel * aea::DataTypeSize(dt);
-    aea::ApplyFusedEmaAdamBuffers b{};
+    fused_op::ApplyFusedEmaAdamBuffers b{};
     b.grad = BufferPtr(grad, "grad", bytes, false);
     b.step = static_cast<const int64_t*>(BufferPtr(step, "step", sizeof(int64_t), false));
     const auto inOut = [bytes](const py::buffer& in, const std::optional<py::buffer>& out,
@@ -96,7 +97,7 @@ py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::b
     uint32_t used = 0;
     try {
         py::gil_scoped_release release;
-        used = aea::RunNative(tiling, b, options);
+        used = fused_op::RunApplyFusedEmaAdamNative(tiling, b, options);
     } catch (const std::invalid_argument& e) {
         throw py::value_error(e.what());
     }
@@ -111,14 +112,14 @@ py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::b
 
 AEA_TWIN_BINDINGS(apply_fused_ema_adam)
 {
-    mod.def("compute_tiling",
+    mod.def("compute_apply_fused_ema_adam_tiling",
             [](uint64_t numel, const std::string& dtype, const std::string& platform,
                const aea::Attrs& attrs, uint32_t vectorCoreNum, uint32_t ubSize) {
                 aea::Platform p = aea::FindPlatform(platform);
                 if (vectorCoreNum != 0) p.vectorCoreNum = vectorCoreNum;
                 if (ubSize != 0) p.ubSize = ubSize;
                 try {
-                    return TilingToDict(aea::ComputeTiling(numel, ParseDtype(dtype), attrs, p));
+                    return TilingToDict(fused_op::ComputeApplyFusedEmaAdamTiling(numel, ParseDtype(dtype), attrs, p));
                 } catch (const std::invalid_argument& e) {
                     throw py::value_error(e.what());
                 }
@@ -129,14 +130,14 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam)
             "Host tiling for numel elements (platform preset, optionally overriding its core "
             "count or UB size).");
 
-    mod.def("launch", &Launch, py::arg("grad"), py::arg("var"), py::arg("m"), py::arg("v"),
+    mod.def("launch_apply_fused_ema_adam", &Launch, py::arg("grad"), py::arg("var"), py::arg("m"), py::arg("v"),
             py::arg("s"), py::arg("step"), py::arg("numel"), py::arg("dtype"), py::arg("attrs"),
             py::arg("platform") = "cpu", py::arg("threads") = 0,
             py::arg("overflow_mode") = "inf_nan",
             "Run the kernel in place on contiguous buffers through the twin in the device's "
             "float-overflow mode; returns the tiling and per-block counters.");
 
-    mod.def("launch_native", &LaunchNative, py::arg("grad"), py::arg("var"), py::arg("m"),
+    mod.def("launch_native_apply_fused_ema_adam", &LaunchNative, py::arg("grad"), py::arg("var"), py::arg("m"),
             py::arg("v"), py::arg("s"), py::arg("step"), py::arg("numel"), py::arg("dtype"),
             py::arg("attrs"), py::arg("threads") = 0, py::arg("isa") = "",
             py::arg("min_elems_per_thread") = aea::kNativeMinElemsPerThread,

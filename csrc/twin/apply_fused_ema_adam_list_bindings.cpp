@@ -11,17 +11,19 @@
 #include "apply_fused_ema_adam_list_opdef.h"
 #include "apply_fused_ema_adam_list_tiling.h"
 #include "apply_fused_ema_adam_list_twin_run.h"
+#include "ema_adam_entries.h"
 #include "twin_bindings.h"
 
 namespace {
 
 using namespace ascend_ema_adam::twin_bindings;
+namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list;
 
 /** A list launch's dtypes by name; copy "" for none. */
-aea::ListDtypes ParseListDtypes(const std::string& param, const std::string& state,
+list_op::ListDtypes ParseListDtypes(const std::string& param, const std::string& state,
                                 const std::string& grad, const std::string& copy)
 {
-    aea::ListDtypes d;
+    list_op::ListDtypes d;
     d.param = ParseDtype(param);
     d.state = ParseDtype(state);
     d.grad = ParseDtype(grad);
@@ -32,7 +34,7 @@ aea::ListDtypes ParseListDtypes(const std::string& param, const std::string& sta
     return d;
 }
 
-py::dict ListDtypesToDict(const aea::ListDtypes& d)
+py::dict ListDtypesToDict(const list_op::ListDtypes& d)
 {
     py::dict out;
     out["param"] = aea::DataTypeName(d.param);
@@ -44,7 +46,7 @@ py::dict ListDtypesToDict(const aea::ListDtypes& d)
 
 /** The list tiling; with the tensors' element counts also every core's segments
  *  [(tensor, begin, end), ...] in the kernel's walk order. */
-py::dict ListTilingToDict(const aea::ListTilingResult& r, const std::vector<uint64_t>& numels)
+py::dict ListTilingToDict(const list_op::ListTilingResult& r, const std::vector<uint64_t>& numels)
 {
     const ApplyFusedEmaAdamListTilingData& t = r.data;
     py::dict d = LaunchToDict(r);
@@ -69,7 +71,7 @@ py::dict ListTilingToDict(const aea::ListTilingResult& r, const std::vector<uint
     py::list segments;
     for (uint32_t core = 0; core < t.usedCoreNum; ++core) {
         py::list mine;
-        for (const aea::ListSegment& seg : aea::ListCoreSegments(t, numels, core)) {
+        for (const list_op::ListSegment& seg : list_op::ListCoreSegments(t, numels, core)) {
             mine.append(py::make_tuple(seg.tensor, seg.begin, seg.end));
         }
         segments.append(mine);
@@ -78,11 +80,11 @@ py::dict ListTilingToDict(const aea::ListTilingResult& r, const std::vector<uint
     return d;
 }
 
-aea::ListOptions MakeListOptions(bool maximize, bool amsgrad, bool gradScale, bool foundInf,
+list_op::ListOptions MakeListOptions(bool maximize, bool amsgrad, bool gradScale, bool foundInf,
                                  bool ema = true, bool lrTensor = false,
                                  bool emaDecayTensor = false)
 {
-    aea::ListOptions o;
+    list_op::ListOptions o;
     o.maximize = maximize;
     o.amsgrad = amsgrad;
     o.gradScale = gradScale;
@@ -115,10 +117,10 @@ using BufferList = std::vector<py::buffer>;
 /** One list launch from Python buffers: dtypes, options and the launch's memory (the pointer
  *  arrays live here; `buffers` points into them, so a ListLaunch is never copied). */
 struct ListLaunch {
-    aea::ListDtypes dtypes;
-    aea::ListOptions options;
+    list_op::ListDtypes dtypes;
+    list_op::ListOptions options;
     std::vector<void*> grads, vars, ms, vs, ss, maxVs, copies;
-    aea::ApplyFusedEmaAdamListBuffers buffers;
+    list_op::ApplyFusedEmaAdamListBuffers buffers;
 
     ListLaunch(const BufferList& g, const BufferList& p, const BufferList& m, const BufferList& v,
                const std::optional<BufferList>& s, const std::optional<BufferList>& maxV,
@@ -199,18 +201,18 @@ py::dict LaunchList(const std::vector<py::buffer>& grads, const std::vector<py::
     const ListLaunch launch(grads, vars, ms, vs, ss, maxVs, copies, numels, step, gradScale,
                             foundInf, param, state, grad, copy, maximize, lr, emaDecay);
     const aea::Platform platform = aea::FindPlatform(platformName);
-    aea::ListTilingResult tiling;
+    list_op::ListTilingResult tiling;
     try {
-        tiling = aea::ComputeListTiling(numels, launch.dtypes, attrs, launch.options, platform);
+        tiling = list_op::ComputeListTiling(numels, launch.dtypes, attrs, launch.options, platform);
     } catch (const std::invalid_argument& e) {
         throw py::value_error(e.what());
     }
-    const aea::ApplyFusedEmaAdamListBuffers& b = launch.buffers;
+    const list_op::ApplyFusedEmaAdamListBuffers& b = launch.buffers;
 
     twin::LaunchResult result;
     {
         py::gil_scoped_release release;
-        result = aea::RunListOnTwin(tiling, platform, b, threads, overflow);
+        result = list_op::RunListOnTwin(tiling, platform, b, threads, overflow);
     }
     return TwinLaunchToDict(ListTilingToDict(tiling, numels), result);
 }
@@ -235,10 +237,10 @@ py::dict LaunchNativeList(const std::vector<py::buffer>& grads, const std::vecto
     const aea::NativeOptions options = NativeOptionsOf(threads, isa, minElemsPerThread, streamingBytes);
     uint32_t used = 0;
     try {
-        const aea::ListTilingResult tiling = aea::ComputeListTiling(
+        const list_op::ListTilingResult tiling = list_op::ComputeListTiling(
             numels, launch.dtypes, attrs, launch.options, aea::CpuPlatform());
         py::gil_scoped_release release;
-        used = aea::RunNativeList(tiling, launch.buffers, options);
+        used = list_op::RunNativeList(tiling, launch.buffers, options);
     } catch (const std::invalid_argument& e) {
         throw py::value_error(e.what());
     }
@@ -254,9 +256,9 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam_list)
 {
     mod.def("list_dtype_combinations", [] {
         py::list out;
-        for (const aea::ListDtypes& d : aea::ListDtypeCombinations()) {
+        for (const list_op::ListDtypes& d : list_op::ListDtypeCombinations()) {
             py::dict entry = ListDtypesToDict(d);
-            entry["tiling_key"] = aea::ListTilingKeyOf(d);
+            entry["tiling_key"] = list_op::ListTilingKeyOf(d);
             out.append(entry);
         }
         return out;
@@ -267,30 +269,30 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam_list)
         // Every (param, state, grad, copy or none) of the dtype table, one tensor per list,
         // through the list op's real check: the rows it accepts are the contract.
         const std::vector<int64_t> shape{1};
-        const aea::TensorArg step{aea::kListStepName, aea::CannCodeOf(aea::DataType::kInt64),
+        const aea::TensorArg step{list_op::kListStepName, aea::CannCodeOf(aea::DataType::kInt64),
                                   shape};
         const auto one = [&](const aea::DataTypeInfo& t) {
-            return std::vector<aea::ListEntryArg>{{t.cannCode, &shape}};
+            return std::vector<list_op::ListEntryArg>{{t.cannCode, &shape}};
         };
         py::list out;
         for (const aea::DataTypeInfo& p : aea::kDataTypes) {
             for (const aea::DataTypeInfo& s : aea::kDataTypes) {
                 for (const aea::DataTypeInfo& g : aea::kDataTypes) {
                     for (int c = -1; c < static_cast<int>(aea::kDataTypeCount); ++c) {
-                        const std::vector<aea::ListEntryArg> vars = one(p), state = one(s),
+                        const std::vector<list_op::ListEntryArg> vars = one(p), state = one(s),
                                                              grads = one(g),
-                            copies = c < 0 ? std::vector<aea::ListEntryArg>{}
+                            copies = c < 0 ? std::vector<list_op::ListEntryArg>{}
                                            : one(aea::kDataTypes[c]);
-                        aea::ApplyFusedEmaAdamListArgs args;
-                        args.lists[aea::kListGrads] = &grads;
-                        args.lists[aea::kListVars] = &vars;
-                        args.lists[aea::kListMs] = args.lists[aea::kListVs] =
-                            args.lists[aea::kListSs] = &state;
-                        args.lists[aea::kListCopies] = &copies;
+                        list_op::ApplyFusedEmaAdamListArgs args;
+                        args.lists[list_op::kListGrads] = &grads;
+                        args.lists[list_op::kListVars] = &vars;
+                        args.lists[list_op::kListMs] = args.lists[list_op::kListVs] =
+                            args.lists[list_op::kListSs] = &state;
+                        args.lists[list_op::kListCopies] = &copies;
                         args.step = &step;
-                        aea::ListDtypes dtypes{};
-                        aea::ListOptions options;
-                        if (aea::CheckApplyFusedEmaAdamList(args, aea::Attrs(), false, &dtypes,
+                        list_op::ListDtypes dtypes{};
+                        list_op::ListOptions options;
+                        if (list_op::CheckApplyFusedEmaAdamList(args, aea::Attrs(), false, &dtypes,
                                                             &options).empty()) {
                             out.append(py::make_tuple(
                                 p.name, s.name, g.name,
@@ -307,7 +309,7 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam_list)
 
     mod.def("list_opdef_columns", [] {
         py::list out;
-        for (const aea::ListOpDefColumn& c : aea::ListOpDefColumns()) {
+        for (const list_op::ListOpDefColumn& c : list_op::ListOpDefColumns()) {
             py::list inputs, outputs;
             for (aea::DataType d : c.inputs) inputs.append(aea::DataTypeName(d));
             for (aea::DataType d : c.outputs) outputs.append(aea::DataTypeName(d));
@@ -324,7 +326,7 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam_list)
             [](const std::string& param, const std::string& state, const std::string& grad,
                const std::string& copy, bool amsgrad, bool gradScale, uint32_t bufferNum,
                bool ema) {
-                return aea::ListUbBytesPerElement(
+                return list_op::ListUbBytesPerElement(
                     ParseListDtypes(param, state, grad, copy),
                     MakeListOptions(false, amsgrad, gradScale, false, ema), bufferNum);
             },
@@ -344,7 +346,7 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam_list)
                 if (ubSize != 0) p.ubSize = ubSize;
                 try {
                     return ListTilingToDict(
-                        aea::ComputeListTiling(numels, ParseListDtypes(param, state, grad, copy),
+                        list_op::ComputeListTiling(numels, ParseListDtypes(param, state, grad, copy),
                                                attrs,
                                                MakeListOptions(maximize, amsgrad, gradScale,
                                                                foundInf, ema, lrTensor,
@@ -391,9 +393,9 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam_list)
     mod.def("native_list_chunks",
             [](const std::vector<uint64_t>& numels, uint32_t threads) {
                 py::list out;
-                for (const aea::NativeListChunk& c : aea::NativeListChunks(
+                for (const aea::EmaAdamEntryChunk& c : aea::EmaAdamEntryChunks(
                          numels.data(), static_cast<uint32_t>(numels.size()), threads)) {
-                    out.append(py::make_tuple(c.tensor, c.offset, c.count));
+                    out.append(py::make_tuple(c.entry, c.offset, c.count));
                 }
                 return out;
             },

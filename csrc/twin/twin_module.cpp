@@ -5,6 +5,8 @@
  *        kernels' scalar code, the benchmark's bandwidth probes), then each operator's bindings
  *        (csrc/twin/<op>_bindings.cpp, registered with AEA_TWIN_BINDINGS).
  */
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -36,8 +38,18 @@ Registration::Registration(const char* op, BindFn bind)
 void BindAll(py::module_& mod)
 {
     for (const auto& [op, bind] : Registry()) {
-        (void)op;
+        // Each operator only adds names: pybind11 would make a name defined again an overload of
+        // the first, so a name two operators bind is refused here, naming the second.
+        const py::dict before = mod.attr("__dict__").attr("copy")();
         bind(mod);
+        const py::dict after = mod.attr("__dict__");
+        for (const auto& [name, value] : before) {
+            if (after[name].ptr() != value.ptr()) {
+                throw std::runtime_error(std::string("_twin: the bindings of ") + op +
+                                         " define " + py::str(name).cast<std::string>() +
+                                         ", which is already defined");
+            }
+        }
     }
 }
 

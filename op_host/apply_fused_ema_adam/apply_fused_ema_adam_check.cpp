@@ -4,7 +4,7 @@
  */
 #include "apply_fused_ema_adam_check.h"
 
-namespace ascend_ema_adam {
+namespace ascend_ema_adam::apply_fused_ema_adam {
 
 namespace {
 
@@ -38,4 +38,4 @@ Refusal CheckApplyFusedEmaAdam(const ApplyFusedEmaAdamTensorArgs& tensors, const
     return refusal;
 }
 
-}  // namespace ascend_ema_adam
+}  // namespace ascend_ema_adam::apply_fused_ema_adam

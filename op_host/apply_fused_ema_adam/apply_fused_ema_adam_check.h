@@ -11,7 +11,7 @@
 #include "ema_adam_attrs.h"
 #include "validation.h"
 
-namespace ascend_ema_adam {
+namespace ascend_ema_adam::apply_fused_ema_adam {
 
 /** The tensor arguments in signature order; the first five are the float tensors. */
 enum ApplyFusedEmaAdamTensor : int { kGrad, kVar, kM, kV, kS, kStep, kApplyFusedEmaAdamTensors };
@@ -31,6 +31,6 @@ using ApplyFusedEmaAdamTensorArgs = TensorArg[kApplyFusedEmaAdamTensors];
  */
 Refusal CheckApplyFusedEmaAdam(const ApplyFusedEmaAdamTensorArgs& tensors, const Attrs& attrs);
 
-}  // namespace ascend_ema_adam
+}  // namespace ascend_ema_adam::apply_fused_ema_adam
 
 #endif  // ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM_CHECK_H

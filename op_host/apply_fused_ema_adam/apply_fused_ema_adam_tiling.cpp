@@ -12,7 +12,7 @@
 
 #include "apply_fused_ema_adam_tiling_key.h"
 
-namespace ascend_ema_adam {
+namespace ascend_ema_adam::apply_fused_ema_adam {
 
 static_assert(std::is_trivially_copyable_v<ApplyFusedEmaAdamTilingData>,
               "the tiling struct is copied byte for byte to the device");
@@ -37,7 +37,7 @@ constexpr struct {
 
 }  // namespace
 
-uint64_t TilingKeyOf(DataType dtype)
+uint64_t ApplyFusedEmaAdamTilingKeyOf(DataType dtype)
 {
     for (const auto& entry : kTilingKeys) {
         if (entry.dtype == dtype) {
@@ -48,7 +48,7 @@ uint64_t TilingKeyOf(DataType dtype)
                                 DataTypeName(dtype));
 }
 
-DataType DataTypeOfTilingKey(uint64_t tilingKey)
+DataType ApplyFusedEmaAdamDtypeOfKey(uint64_t tilingKey)
 {
     for (const auto& entry : kTilingKeys) {
         if (entry.key == tilingKey) {
@@ -59,7 +59,7 @@ DataType DataTypeOfTilingKey(uint64_t tilingKey)
                                 std::to_string(tilingKey));
 }
 
-uint32_t UbBytesPerElement(DataType dtype, uint32_t bufferNum)
+uint32_t ApplyFusedEmaAdamUbBytesPerElement(DataType dtype, uint32_t bufferNum)
 {
     const uint32_t queues = bufferNum * (kInSlots + kOutSlots) * DataTypeSize(dtype);
     // 16-bit tensors are widened into fp32 work slots (5 inputs + 4 unrounded results).
@@ -67,19 +67,20 @@ uint32_t UbBytesPerElement(DataType dtype, uint32_t bufferNum)
     return queues + work;
 }
 
-TilingResult ComputeTiling(uint64_t numel, DataType dtype, const Attrs& attrs,
-                           const Platform& platform)
+ApplyFusedEmaAdamTilingResult ComputeApplyFusedEmaAdamTiling(uint64_t numel, DataType dtype,
+                                                             const Attrs& attrs,
+                                                             const Platform& platform)
 {
-    TilingResult r;
+    ApplyFusedEmaAdamTilingResult r;
     std::memset(&r, 0, sizeof(r));
     ApplyFusedEmaAdamTilingData& t = r.data;
-    r.tilingKey = TilingKeyOf(dtype);
+    r.tilingKey = ApplyFusedEmaAdamTilingKeyOf(dtype);
     t.hyper = HyperParamsOf(attrs);
     t.totalLength = numel;
     t.alignElems = BlockElems(dtype);
     t.bufferNum = kBufferNum;
 
-    const uint32_t bytesPerElem = UbBytesPerElement(dtype, kBufferNum);
+    const uint32_t bytesPerElem = ApplyFusedEmaAdamUbBytesPerElement(dtype, kBufferNum);
     if (platform.vectorCoreNum == 0 ||
         ChunkElems(platform.ubSize, bytesPerElem, t.alignElems, UINT64_MAX) == 0) {
         throw std::invalid_argument("platform '" + platform.name +
@@ -97,4 +98,4 @@ TilingResult ComputeTiling(uint64_t numel, DataType dtype, const Attrs& attrs,
     return r;
 }
 
-}  // namespace ascend_ema_adam
+}  // namespace ascend_ema_adam::apply_fused_ema_adam

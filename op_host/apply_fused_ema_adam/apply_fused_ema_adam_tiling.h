@@ -16,9 +16,9 @@
 #include "kernel_scalar_host.h"
 #include "platform.h"
 
-namespace ascend_ema_adam {
+namespace ascend_ema_adam::apply_fused_ema_adam {
 
-struct TilingResult {
+struct ApplyFusedEmaAdamTilingResult {
     ApplyFusedEmaAdamTilingData data;
     uint64_t tilingKey;
     uint32_t blockDim;        // cores launched (0 for an empty tensor: nothing to launch)
@@ -26,33 +26,31 @@ struct TilingResult {
     uint32_t ubBytesPerCore;  // UB the kernel allocates per core with this tiling
 };
 
-/** Number of copy-in / copy-out buffers per queue: 2 = double buffering. */
-constexpr uint32_t kBufferNum = 2;
-
 /**
  * Splits numel elements over the platform's cores in whole 32-byte blocks (block counts differ by
- * at most one) and sizes the UB chunk from the budget with double buffering. Trusts its inputs
- * (CheckApplyFusedEmaAdam validates); throws std::invalid_argument only for a dtype without a
- * kernel or a platform whose UB cannot hold one block of every slot.
+ * at most one) and sizes the UB chunk from the budget with kBufferNum buffers per queue. Trusts its
+ * inputs (CheckApplyFusedEmaAdam validates); throws std::invalid_argument only for a dtype without
+ * a kernel or a platform whose UB cannot hold one block of every slot.
  */
-TilingResult ComputeTiling(uint64_t numel, DataType dtype, const Attrs& attrs,
-                           const Platform& platform);
+ApplyFusedEmaAdamTilingResult ComputeApplyFusedEmaAdamTiling(uint64_t numel, DataType dtype,
+                                                             const Attrs& attrs,
+                                                             const Platform& platform);
 
 /** UB bytes per element of a chunk: queues (bufferNum x 9 slots) plus the fp32 work slots. */
-uint32_t UbBytesPerElement(DataType dtype, uint32_t bufferNum);
+uint32_t ApplyFusedEmaAdamUbBytesPerElement(DataType dtype, uint32_t bufferNum);
 
 /** The tiling key of the kernel instantiation for `dtype` (throws for a dtype without one). */
-uint64_t TilingKeyOf(DataType dtype);
+uint64_t ApplyFusedEmaAdamTilingKeyOf(DataType dtype);
 /** The dtype a tiling key instantiates the kernel for (throws for an unknown key). */
-DataType DataTypeOfTilingKey(uint64_t tilingKey);
+DataType ApplyFusedEmaAdamDtypeOfKey(uint64_t tilingKey);
 
 /** Core `core`'s [begin, end) element range under `tiling`: the kernel's own function. */
-inline ElementRange CoreRange(const ApplyFusedEmaAdamTilingData& t, uint32_t core)
+inline ElementRange ApplyFusedEmaAdamCoreRange(const ApplyFusedEmaAdamTilingData& t, uint32_t core)
 {
     return CoreElementRange(t.totalLength, t.blocksPerCore, t.usedCoreNum, t.bigCoreNum,
                             t.alignElems, core);
 }
 
-}  // namespace ascend_ema_adam
+}  // namespace ascend_ema_adam::apply_fused_ema_adam
 
 #endif  // APPLY_FUSED_EMA_ADAM_TILING_H

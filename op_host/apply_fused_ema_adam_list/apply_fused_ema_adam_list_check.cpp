@@ -7,7 +7,7 @@
 
 #include <string>
 
-namespace ascend_ema_adam {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
 namespace {
 
@@ -265,4 +265,4 @@ Refusal CheckApplyFusedEmaAdamListFlat(const ApplyFusedEmaAdamListArgs& args)
     return {};
 }
 
-}  // namespace ascend_ema_adam
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list

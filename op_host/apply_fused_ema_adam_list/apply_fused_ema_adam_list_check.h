@@ -18,7 +18,7 @@
 #include "ema_adam_attrs.h"
 #include "validation.h"
 
-namespace ascend_ema_adam {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
 /** The list arguments in signature order; the last two are optional. */
 enum ApplyFusedEmaAdamListArg : int {
@@ -113,6 +113,6 @@ Refusal CheckApplyFusedEmaAdamList(const ApplyFusedEmaAdamListArgs& args, const 
  */
 Refusal CheckApplyFusedEmaAdamListFlat(const ApplyFusedEmaAdamListArgs& args);
 
-}  // namespace ascend_ema_adam
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list
 
 #endif  // ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM_LIST_CHECK_H

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <iterator>
 
-namespace ascend_ema_adam {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
 bool ListOpDefColumn::operator==(const ListOpDefColumn& o) const
 {
@@ -37,4 +37,4 @@ std::vector<ListOpDefColumn> ListOpDefColumns()
     return columns;
 }
 
-}  // namespace ascend_ema_adam
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list

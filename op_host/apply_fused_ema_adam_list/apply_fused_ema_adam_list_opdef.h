@@ -23,7 +23,7 @@
 
 #include "apply_fused_ema_adam_list_check.h"
 
-namespace ascend_ema_adam {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
 /** The outputs of the list OpDefs: the in-place lists vars ... model_copies (input l + 1). */
 constexpr int kApplyFusedEmaAdamListOutputs = kApplyFusedEmaAdamLists - 1;
@@ -51,6 +51,6 @@ DataType ListDtypeOf(const ListDtypes& d, int list);
 /** The columns of both list OpDefs: one per dtype combination, in tiling-key order. */
 std::vector<ListOpDefColumn> ListOpDefColumns();
 
-}  // namespace ascend_ema_adam
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list
 
 #endif  // ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM_LIST_OPDEF_H

@@ -12,10 +12,10 @@
 #include <type_traits>
 
 #include "apply_fused_ema_adam_list_tiling_key.h"
-#include "apply_fused_ema_adam_tiling.h"  // kBufferNum
-#include "kernel_scalar_host.h"            // ListTensorStop, ListTensorRange
+#include "kernel_scalar_host.h"  // before the kernel's scalar code: defines __aicore__ away
+#include "apply_fused_ema_adam_list_range.h"  // ListTensorStop, ListTensorRange
 
-namespace ascend_ema_adam {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
 static_assert(std::is_trivially_copyable_v<ApplyFusedEmaAdamListTilingData>,
               "the tiling struct is copied byte for byte to the device");
@@ -194,4 +194,4 @@ std::vector<ListSegment> ListCoreSegments(const ApplyFusedEmaAdamListTilingData&
     return segments;
 }
 
-}  // namespace ascend_ema_adam
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list

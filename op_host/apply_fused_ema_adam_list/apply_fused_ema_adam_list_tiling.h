@@ -16,7 +16,7 @@
 #include "ema_adam_attrs.h"
 #include "platform.h"
 
-namespace ascend_ema_adam {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
 /** The dtypes of one launch (every entry of a list has its list's dtype). */
 struct ListDtypes {
@@ -29,8 +29,8 @@ struct ListDtypes {
 
 // The host's dtypes of the dtype contract's tokens (APPLY_FUSED_EMA_ADAM_LIST_KEYS in
 // apply_fused_ema_adam_list_tiling_key.h), pasted as kListDtype_##P and kListHasCopy_##C by the
-// host's key table and the native loops' dispatch; without model copies (NONE) the copy dtype is
-// ListDtypes' default.
+// host's key table and the native driver's check of the contract; without model copies (NONE) the
+// copy dtype is ListDtypes' default.
 constexpr DataType kListDtype_FP32 = DataType::kFloat32;
 constexpr DataType kListDtype_FP16 = DataType::kFloat16;
 constexpr DataType kListDtype_BF16 = DataType::kBFloat16;
@@ -103,6 +103,6 @@ std::vector<ListSegment> ListCoreSegments(const ApplyFusedEmaAdamListTilingData&
 uint32_t ListUbBytesPerElement(const ListDtypes& dtypes, const ListOptions& options,
                                uint32_t bufferNum);
 
-}  // namespace ascend_ema_adam
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list
 
 #endif  // APPLY_FUSED_EMA_ADAM_LIST_TILING_H

@@ -46,6 +46,10 @@ Platform CpuPlatform();
 /** The DMA and unified-buffer granule: every UB operand starts on a 32-byte boundary. */
 constexpr uint32_t kBlockBytes = 32;
 
+/** Buffers per copy-in / copy-out queue of every EMA-Adam kernel: 2 = double buffering (the load
+ *  of chunk i+1 and the store of chunk i-1 overlap the compute of chunk i). */
+constexpr uint32_t kBufferNum = 2;
+
 /** Elements of `dtype` in one 32-byte block. */
 constexpr uint32_t BlockElems(DataType dtype) { return kBlockBytes / DataTypeSize(dtype); }
 

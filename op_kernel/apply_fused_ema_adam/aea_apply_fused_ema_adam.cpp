@@ -8,7 +8,7 @@
 #include "apply_fused_ema_adam.h"
 #include "apply_fused_ema_adam_tiling_key.h"
 
-using ascend_ema_adam::KernelApplyFusedEmaAdam;
+using ascend_ema_adam::apply_fused_ema_adam::KernelApplyFusedEmaAdam;
 
 template <typename T>
 __aicore__ inline void RunApplyFusedEmaAdam(GM_ADDR grad, GM_ADDR var, GM_ADDR m, GM_ADDR v,

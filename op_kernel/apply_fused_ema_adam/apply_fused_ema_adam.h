@@ -21,7 +21,7 @@
 #include "ema_adam_scalar.h"
 #include "ema_adam_update.h"
 
-namespace ascend_ema_adam {
+namespace ascend_ema_adam::apply_fused_ema_adam {
 
 using namespace AscendC;
 
@@ -160,6 +160,6 @@ private:
     uint32_t chunk_ = 0;
 };
 
-}  // namespace ascend_ema_adam
+}  // namespace ascend_ema_adam::apply_fused_ema_adam
 
 #endif  // APPLY_FUSED_EMA_ADAM_H

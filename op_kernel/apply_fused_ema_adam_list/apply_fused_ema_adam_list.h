@@ -40,12 +40,13 @@
 
 #include "kernel_operator.h"
 #include "kernel_operator_list_tensor_intf.h"  // ListTensorDesc: kernel_operator.h does not reach it
+#include "apply_fused_ema_adam_list_range.h"
 #include "apply_fused_ema_adam_list_tiling_data.h"
 #include "apply_fused_ema_adam_list_tiling_key.h"
 #include "ema_adam_scalar.h"
 #include "ema_adam_update.h"
 
-namespace ascend_ema_adam {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
 using namespace AscendC;
 
@@ -527,6 +528,6 @@ __aicore__ inline void RunApplyFusedEmaAdamListOfKey(const ListKernelArgs& args,
 #undef AEA_LIST_RUN_KEY
 }
 
-}  // namespace ascend_ema_adam
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list
 
 #endif  // APPLY_FUSED_EMA_ADAM_LIST_H

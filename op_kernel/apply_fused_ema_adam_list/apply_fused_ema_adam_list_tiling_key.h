@@ -32,8 +32,9 @@
  * APPLY_FUSED_EMA_ADAM_LIST_KEY_<key>, with the dtypes as tokens FP32, FP16, BF16 (C: NONE without
  * model copies). Each user maps the tokens to its own types by pasting: the kernel's dispatch
  * (apply_fused_ema_adam_list.h), the host's key table and checks (op_host/apply_fused_ema_adam_list/),
- * the native loops (runtime/apply_fused_ema_adam_list/native/). The golden model's table
- * (ascend_ema_adam/_dtypes.py) is held equal to it by tests/python.
+ * the native driver (runtime/apply_fused_ema_adam_list/native/: every row has its loops among the
+ * shared EMA_ADAM_ENTRY_TYPES, a static_assert). The golden model's table (ascend_ema_adam/_dtypes.py)
+ * is held equal to it by tests/python.
  */
 #define APPLY_FUSED_EMA_ADAM_LIST_KEYS(X)                 \
     X(FP32_FP32_FP32, FP32, FP32, FP32, NONE)             \

@@ -133,29 +133,6 @@ __aicore__ inline ElementRange CoreElementRange(uint64_t totalLength, uint64_t b
     return {begin < totalLength ? begin : totalLength, end < totalLength ? end : totalLength};
 }
 
-/**
- * A list launch's core works from block `startBlock` of tensor `startTensor` up to (excluding)
- * block `endBlock` of tensor `endTensor` of the lists' global block sequence (the tiling's
- * coreStart[core] and coreStart[core + 1]). It touches the tensors from startTensor up to (excluding)
- * ListTensorStop; ListTensorRange is its part of tensor `tensor` (numel elements), empty for a tensor without
- * elements. Only a tensor's last block may be partial.
- */
-__aicore__ inline uint32_t ListTensorStop(uint32_t endTensor, uint64_t endBlock)
-{
-    return endBlock > 0 ? endTensor + 1 : endTensor;  // one past the last tensor the core touches
-}
-
-__aicore__ inline ElementRange ListTensorRange(uint32_t startTensor, uint64_t startBlock,
-                                               uint32_t endTensor, uint64_t endBlock,
-                                               uint32_t tensor, uint64_t numel,
-                                               uint32_t alignElems)
-{
-    const uint64_t begin = tensor == startTensor ? startBlock * alignElems : 0;
-    const uint64_t end = tensor == endTensor ? endBlock * alignElems : numel;
-    const uint64_t clampedEnd = end < numel ? end : numel;
-    return {begin < clampedEnd ? begin : clampedEnd, clampedEnd};
-}
-
 }  // namespace ascend_ema_adam
 
 #endif  // ASCEND_EMA_ADAM_EMA_ADAM_SCALAR_H

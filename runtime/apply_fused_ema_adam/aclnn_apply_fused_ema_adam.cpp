@@ -28,9 +28,11 @@
 #include "apply_fused_ema_adam_twin_run.h"
 #include "cpu_kernel.h"
 
-namespace ascend_ema_adam::acl {
+namespace ascend_ema_adam::apply_fused_ema_adam {
 
 namespace {
+
+using namespace acl;  // the CPU ACL runtime (runtime/acl/)
 
 // The operator under CANN's name (the API of CANN's built-in ApplyFusedEmaAdam, on the CPU device)
 // and under this package's NPU registration, AeaApplyFusedEmaAdam (docs/ACLNN.md, "The op type"):
@@ -49,7 +51,7 @@ using Tensors = const aclTensor* const (&)[kTensorArgs];
 struct ApplyFusedEmaAdamExecutor final : aclOpExecutor {
     explicit ApplyFusedEmaAdamExecutor(const AclnnOp& op) : aclOpExecutor(op) {}
 
-    TilingResult tiling;
+    ApplyFusedEmaAdamTilingResult tiling;
     Platform platform;
     View views[kFloatTensors];
     const int64_t* step = nullptr;
@@ -143,11 +145,11 @@ void ApplyFusedEmaAdamExecutor::Execute(char* workspace) const
     b.s = b.sOut = data[kS];
     b.step = step;
     if (kernel == CpuKernel::kTwin) {
-        RunOnTwin(tiling, platform, b);
+        RunApplyFusedEmaAdamOnTwin(tiling, platform, b);
     } else {
         NativeOptions options;
         options.threads = threads;
-        NoteNativeLaunchThreads(RunNative(tiling, b, options));
+        NoteNativeLaunchThreads(RunApplyFusedEmaAdamNative(tiling, b, options));
     }
     for (int i = kVar; i < kFloatTensors; ++i) {
         StageOut(views[i], workspace);
@@ -165,7 +167,7 @@ aclnnStatus GetWorkspaceSize(const AclnnOp& op, Tensors tensors, const Attrs& at
     const uint64_t numel = static_cast<uint64_t>(Numel(tensors[kGrad]->viewDims));
     e->platform = CpuPlatform();
     try {
-        e->tiling = ComputeTiling(numel, dtype, attrs, e->platform);
+        e->tiling = ComputeApplyFusedEmaAdamTiling(numel, dtype, attrs, e->platform);
     } catch (const std::invalid_argument& ex) {
         return Reject(op.phase1, ACLNN_ERR_INNER_TILING_ERROR,
                       std::string("tiling failed: ") + ex.what());
@@ -187,10 +189,12 @@ aclnnStatus GetWorkspaceSize(const AclnnOp& op, Tensors tensors, const Attrs& at
 
 }  // namespace
 
-}  // namespace ascend_ema_adam::acl
+}  // namespace ascend_ema_adam::apply_fused_ema_adam
 
-namespace ascend_ema_adam::acl {
+namespace ascend_ema_adam::apply_fused_ema_adam {
 namespace {
+
+using namespace acl;  // the CPU ACL runtime (runtime/acl/)
 
 aclnnStatus Phase1(const AclnnOp& op, const aclTensor* grad, aclTensor* varRef, aclTensor* mRef,
                    aclTensor* vRef, aclTensor* sRef, const aclTensor* step, double lr,
@@ -214,7 +218,7 @@ aclnnStatus Phase2(const AclnnOp& op, void* workspace, uint64_t workspaceSize,
 }
 
 }  // namespace
-}  // namespace ascend_ema_adam::acl
+}  // namespace ascend_ema_adam::apply_fused_ema_adam
 
 extern "C" {
 
@@ -224,16 +228,16 @@ aclnnStatus aclnnApplyFusedEmaAdamGetWorkspaceSize(
     int64_t mode, bool biasCorrection, double weightDecay, uint64_t* workspaceSize,
     aclOpExecutor** executor)
 {
-    namespace acl = ascend_ema_adam::acl;
-    return acl::Phase1(acl::kOp, grad, varRef, mRef, vRef, sRef, step, lr, emaDecay, beta1, beta2,
+    namespace fused_op = ascend_ema_adam::apply_fused_ema_adam;
+    return fused_op::Phase1(fused_op::kOp, grad, varRef, mRef, vRef, sRef, step, lr, emaDecay, beta1, beta2,
                        eps, mode, biasCorrection, weightDecay, workspaceSize, executor);
 }
 
 aclnnStatus aclnnApplyFusedEmaAdam(void* workspace, uint64_t workspaceSize,
                                    aclOpExecutor* executor, aclrtStream stream)
 {
-    namespace acl = ascend_ema_adam::acl;
-    return acl::Phase2(acl::kOp, workspace, workspaceSize, executor, stream);
+    namespace fused_op = ascend_ema_adam::apply_fused_ema_adam;
+    return fused_op::Phase2(fused_op::kOp, workspace, workspaceSize, executor, stream);
 }
 
 aclnnStatus aclnnAeaApplyFusedEmaAdamGetWorkspaceSize(
@@ -242,16 +246,16 @@ aclnnStatus aclnnAeaApplyFusedEmaAdamGetWorkspaceSize(
     int64_t mode, bool biasCorrection, double weightDecay, uint64_t* workspaceSize,
     aclOpExecutor** executor)
 {
-    namespace acl = ascend_ema_adam::acl;
-    return acl::Phase1(acl::kOpAea, grad, varRef, mRef, vRef, sRef, step, lr, emaDecay, beta1,
+    namespace fused_op = ascend_ema_adam::apply_fused_ema_adam;
+    return fused_op::Phase1(fused_op::kOpAea, grad, varRef, mRef, vRef, sRef, step, lr, emaDecay, beta1,
                        beta2, eps, mode, biasCorrection, weightDecay, workspaceSize, executor);
 }
 
 aclnnStatus aclnnAeaApplyFusedEmaAdam(void* workspace, uint64_t workspaceSize,
                                       aclOpExecutor* executor, aclrtStream stream)
 {
-    namespace acl = ascend_ema_adam::acl;
-    return acl::Phase2(acl::kOpAea, workspace, workspaceSize, executor, stream);
+    namespace fused_op = ascend_ema_adam::apply_fused_ema_adam;
+    return fused_op::Phase2(fused_op::kOpAea, workspace, workspaceSize, executor, stream);
 }
 
 }  // extern "C"

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-namespace ascend_ema_adam {
+namespace ascend_ema_adam::apply_fused_ema_adam {
 
 /** Device (here: host) memory of one launch. Outputs may alias the inputs (the in-place call). */
 struct ApplyFusedEmaAdamBuffers {
@@ -24,6 +24,6 @@ struct ApplyFusedEmaAdamBuffers {
     void* sOut;
 };
 
-}  // namespace ascend_ema_adam
+}  // namespace ascend_ema_adam::apply_fused_ema_adam
 
 #endif  // ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM_BUFFERS_H

@@ -1,6 +1,6 @@
 /**
  * @file apply_fused_ema_adam_twin_run.cpp
- * @brief RunOnTwin: registers the launch's GM regions and starts the kernel's blocks.
+ * @brief RunApplyFusedEmaAdamOnTwin: registers the launch's GM regions and starts the kernel's blocks.
  */
 #include "apply_fused_ema_adam_twin_run.h"
 
@@ -9,7 +9,7 @@ extern "C" void aea_apply_fused_ema_adam(GM_ADDR grad, GM_ADDR var, GM_ADDR m, G
                                          GM_ADDR vRef, GM_ADDR sRef, GM_ADDR workspace,
                                          GM_ADDR tiling);
 
-namespace ascend_ema_adam {
+namespace ascend_ema_adam::apply_fused_ema_adam {
 
 namespace {
 
@@ -20,9 +20,10 @@ GM_ADDR Gm(const void* p)
 
 }  // namespace
 
-twin::LaunchResult RunOnTwin(const TilingResult& tiling, const Platform& platform,
-                             const ApplyFusedEmaAdamBuffers& b, uint32_t threads,
-                             twin::FloatOverflowMode overflowMode)
+twin::LaunchResult RunApplyFusedEmaAdamOnTwin(const ApplyFusedEmaAdamTilingResult& tiling,
+                                              const Platform& platform,
+                                              const ApplyFusedEmaAdamBuffers& b, uint32_t threads,
+                                              twin::FloatOverflowMode overflowMode)
 {
     if (tiling.blockDim == 0) {
         return {};
@@ -50,4 +51,4 @@ twin::LaunchResult RunOnTwin(const TilingResult& tiling, const Platform& platfor
                         nullptr, Gm(&tilingData));
 }
 
-}  // namespace ascend_ema_adam
+}  // namespace ascend_ema_adam::apply_fused_ema_adam

@@ -13,17 +13,18 @@
 #include "apply_fused_ema_adam_tiling.h"
 #include "twin_launch.h"
 
-namespace ascend_ema_adam {
+namespace ascend_ema_adam::apply_fused_ema_adam {
 
 /**
  * Launches aea_apply_fused_ema_adam with the tiling's block dim and key on the twin, blocks spread
  * over `threads` host threads (0: all), in the device's float-overflow mode `overflowMode`. Every
  * tensor holds tiling.data.totalLength elements.
  */
-twin::LaunchResult RunOnTwin(const TilingResult& tiling, const Platform& platform,
-                             const ApplyFusedEmaAdamBuffers& buffers, uint32_t threads = 0,
-                             twin::FloatOverflowMode overflowMode = twin::FloatOverflowMode::InfNan);
+twin::LaunchResult RunApplyFusedEmaAdamOnTwin(
+    const ApplyFusedEmaAdamTilingResult& tiling, const Platform& platform,
+    const ApplyFusedEmaAdamBuffers& buffers, uint32_t threads = 0,
+    twin::FloatOverflowMode overflowMode = twin::FloatOverflowMode::InfNan);
 
-}  // namespace ascend_ema_adam
+}  // namespace ascend_ema_adam::apply_fused_ema_adam
 
 #endif  // APPLY_FUSED_EMA_ADAM_TWIN_RUN_H

@@ -50,9 +50,11 @@
 #include "cpu_kernel.h"
 #include "native_runtime.h"
 
-namespace ascend_ema_adam::acl {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
 namespace {
+
+using namespace acl;  // the CPU ACL runtime (runtime/acl/)
 
 constexpr AclnnOp kOpV1{"ApplyFusedEmaAdamList", "aclnnApplyFusedEmaAdamListGetWorkspaceSize",
                         "aclnnApplyFusedEmaAdamList"};
@@ -436,10 +438,12 @@ aclnnStatus GetWorkspaceSize(const Call& call, uint64_t* workspaceSize, aclOpExe
 
 }  // namespace
 
-}  // namespace ascend_ema_adam::acl
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list
 
-namespace ascend_ema_adam::acl {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
 namespace {
+
+using namespace acl;  // the CPU ACL runtime (runtime/acl/)
 
 /** Both versions' phase 1: V1 passes a full ssRef and no lr/emaDecay tensors. */
 aclnnStatus ListPhase1(const AclnnOp& op, const aclTensorList* grads, aclTensorList* varsRef,
@@ -476,7 +480,7 @@ aclnnStatus ListPhase2(const AclnnOp& op, void* workspace, uint64_t workspaceSiz
 }
 
 }  // namespace
-}  // namespace ascend_ema_adam::acl
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list
 
 extern "C" {
 
@@ -488,8 +492,8 @@ aclnnStatus aclnnApplyFusedEmaAdamListGetWorkspaceSize(
     bool biasCorrection, double weightDecay, bool maximize, uint64_t* workspaceSize,
     aclOpExecutor** executor)
 {
-    namespace acl = ascend_ema_adam::acl;
-    return acl::ListPhase1(acl::kOpV1, grads, varsRef, msRef, vsRef, ssRef, maxVsRef,
+    namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list;
+    return list_op::ListPhase1(list_op::kOpV1, grads, varsRef, msRef, vsRef, ssRef, maxVsRef,
                            modelCopiesRef, step, gradScaleOptional, foundInfOptional,
                            nullptr, nullptr, lr, emaDecay, beta1, beta2, eps, mode,
                            biasCorrection, weightDecay, maximize, workspaceSize, executor);
@@ -498,8 +502,8 @@ aclnnStatus aclnnApplyFusedEmaAdamListGetWorkspaceSize(
 aclnnStatus aclnnApplyFusedEmaAdamList(void* workspace, uint64_t workspaceSize,
                                        aclOpExecutor* executor, aclrtStream stream)
 {
-    namespace acl = ascend_ema_adam::acl;
-    return acl::ListPhase2(acl::kOpV1, workspace, workspaceSize, executor, stream);
+    namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list;
+    return list_op::ListPhase2(list_op::kOpV1, workspace, workspaceSize, executor, stream);
 }
 
 aclnnStatus aclnnApplyFusedEmaAdamListV2GetWorkspaceSize(
@@ -510,8 +514,8 @@ aclnnStatus aclnnApplyFusedEmaAdamListV2GetWorkspaceSize(
     double emaDecay, double beta1, double beta2, double eps, int64_t mode, bool biasCorrection,
     double weightDecay, bool maximize, uint64_t* workspaceSize, aclOpExecutor** executor)
 {
-    namespace acl = ascend_ema_adam::acl;
-    return acl::ListPhase1(acl::kOpV2, grads, varsRef, msRef, vsRef, ssRef, maxVsRef,
+    namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list;
+    return list_op::ListPhase1(list_op::kOpV2, grads, varsRef, msRef, vsRef, ssRef, maxVsRef,
                            modelCopiesRef, step, gradScaleOptional, foundInfOptional,
                            lrTensorOptional, emaDecayTensorOptional, lr, emaDecay, beta1,
                            beta2, eps, mode, biasCorrection, weightDecay, maximize, workspaceSize,
@@ -521,8 +525,8 @@ aclnnStatus aclnnApplyFusedEmaAdamListV2GetWorkspaceSize(
 aclnnStatus aclnnApplyFusedEmaAdamListV2(void* workspace, uint64_t workspaceSize,
                                          aclOpExecutor* executor, aclrtStream stream)
 {
-    namespace acl = ascend_ema_adam::acl;
-    return acl::ListPhase2(acl::kOpV2, workspace, workspaceSize, executor, stream);
+    namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list;
+    return list_op::ListPhase2(list_op::kOpV2, workspace, workspaceSize, executor, stream);
 }
 
 }  // extern "C"

@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-namespace ascend_ema_adam {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
 /** Entry i of every list is numels[i] contiguous elements in its list's dtype. */
 struct ApplyFusedEmaAdamListBuffers {
@@ -29,6 +29,6 @@ struct ApplyFusedEmaAdamListBuffers {
     const float* emaDecay = nullptr;   // one element, or null: the emaDecay attribute
 };
 
-}  // namespace ascend_ema_adam
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list
 
 #endif  // ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM_LIST_BUFFERS_H

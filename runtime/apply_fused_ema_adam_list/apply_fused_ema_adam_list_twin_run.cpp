@@ -24,7 +24,7 @@ extern "C" void apply_fused_ema_adam_list_v2(GM_ADDR grads, GM_ADDR vars, GM_ADD
                                              GM_ADDR modelCopiesRef, GM_ADDR msRef, GM_ADDR vsRef,
                                              GM_ADDR workspace, GM_ADDR tiling);
 
-namespace ascend_ema_adam {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
 namespace {
 
@@ -137,4 +137,4 @@ twin::LaunchResult RunListOnTwin(const ListTilingResult& tiling, const Platform&
                         maxVsRef, copiesRef, msRef, vsRef, nullptr, Gm(&tilingData));
 }
 
-}  // namespace ascend_ema_adam
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list

@@ -14,7 +14,7 @@
 #include "apply_fused_ema_adam_list_tiling.h"
 #include "twin_launch.h"
 
-namespace ascend_ema_adam {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
 /** Launches apply_fused_ema_adam_list with the tiling's block dim and key on the twin, blocks
  *  spread over `threads` host threads (0: all), in the device's float-overflow mode
@@ -24,6 +24,6 @@ twin::LaunchResult RunListOnTwin(const ListTilingResult& tiling, const Platform&
                                  uint32_t threads = 0,
                                  twin::FloatOverflowMode overflowMode = twin::FloatOverflowMode::InfNan);
 
-}  // namespace ascend_ema_adam
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list
 
 #endif  // APPLY_FUSED_EMA_ADAM_LIST_TWIN_RUN_H

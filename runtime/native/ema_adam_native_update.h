@@ -1,9 +1,9 @@
 /**
  * @file ema_adam_native_update.h
  * @brief The EMA-Adam update of the native CPU kernels, written once over a vector backend `A`
- *        (native_simd.h) and a compile-time Kind (storage types and options): the operators'
- *        loops (runtime/<op>/native/*_impl.h; ApplyFusedEmaAdam runs ApplyFusedEmaAdamList's)
- *        instantiate VectorLoop from here.
+ *        (native_simd.h) and a compile-time Kind (storage types and options): the EMA-Adam
+ *        entries loops every operator runs (ema_adam_entries_impl.h) instantiate VectorLoop from
+ *        here.
  *        Compiled with -ffp-contract=off and without fast-math, one backend call per operation:
  *        the arithmetic is the AscendC kernels', operation for operation, and
  *        golden.emulate_entry's. Internal linkage only (see native_simd.h).
@@ -19,7 +19,7 @@
 namespace ascend_ema_adam::native {
 namespace {
 
-/** What happens to the widened gradient before the update (the list op's maximize/grad_scale). */
+/** What happens to the widened gradient before the update (maximize, a grad scale). */
 enum class Prologue : uint32_t {
     kNone,
     kDivide,  // maximize and/or a grad scale: g = g / divisor, divisor = maximize ? -scale : scale

@@ -25,24 +25,13 @@
 #include "acl/acl_base.h"
 #include "aclnn/acl_meta.h"
 #include "aclnn/opdev/op_errno.h"
+#include "ema_adam_bad_inputs.h"  // Hyper, Shared
 
 namespace aea_test {
 
 constexpr int kGrad = 0, kVar = 1, kM = 2, kV = 3, kS = 4, kStep = 5, kTensors = 6;
 inline const char* const kNames[kTensors] = {"grad", "varRef", "mRef", "vRef", "sRef", "step"};
 inline const std::vector<int64_t> kShape = {2, 4};
-
-/** The operator's attributes as a test passes them (defaults: a valid call). */
-struct Hyper {
-    double lr = 1e-3;
-    double emaDecay = 0.999;
-    double beta1 = 0.9;
-    double beta2 = 0.999;
-    double eps = 1e-8;
-    int64_t mode = 1;
-    bool biasCorrection = true;
-    double weightDecay = 0.01;
-};
 
 /** One call as data; the default is a valid fp32 [2,4] call at step 7. */
 struct CallSpec {
@@ -72,16 +61,6 @@ struct AclnnBreak {
     int a = -1;
     int b = -1;
     aclFormat format = ACL_FORMAT_ND;
-};
-
-/** The shared validation's verdict on a row's CallSpec. */
-enum class Shared {
-    kAlike,          // it refuses the call with the aclnn layer's message (always 161002)
-    kAclnnOnly,      // it accepts the description: the defect needs the tensors themselves
-    kStepValueOnly,  // only CheckStepValue refuses: where step's value is readable (CPU aclnn)
-    kOther,          // it refuses with `sharedMessage` (the aclnn layer found another defect first)
-    kOpbaseOnly,     // it accepts the description: on the NPU, CANN's opbase refuses the launch
-                     // before the tiling (a dynamic list of more than 256 tensors)
 };
 
 struct BadInput {

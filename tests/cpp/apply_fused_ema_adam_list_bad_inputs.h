@@ -12,7 +12,7 @@
  * see (nulls, destroyed handles, null data, formats, memory layout). Its verdicts are explicit: the
  * aclnn layer's status and a regular expression its message must match (ECMAScript, searched
  * after "aclnnApplyFusedEmaAdamListGetWorkspaceSize: "), and the shared validation's (Shared, from
- * the single op's table).
+ * ema_adam_bad_inputs.h).
  */
 #ifndef ASCEND_EMA_ADAM_TEST_APPLY_FUSED_EMA_ADAM_LIST_BAD_INPUTS_H
 #define ASCEND_EMA_ADAM_TEST_APPLY_FUSED_EMA_ADAM_LIST_BAD_INPUTS_H
@@ -23,7 +23,10 @@
 #include <string>
 #include <vector>
 
-#include "apply_fused_ema_adam_bad_inputs.h"  // Hyper, Shared
+#include "acl/acl_base.h"
+#include "aclnn/acl_meta.h"
+#include "aclnn/opdev/op_errno.h"
+#include "ema_adam_bad_inputs.h"  // Hyper, Shared
 
 namespace aea_test {
 

@@ -1,9 +1,19 @@
 """Cases and assertions shared by the kernel suites: the AscendC kernel on the twin
-(test_kernel.py) and the native CPU kernel (test_native_kernel.py) run the same sweep."""
+(test_apply_fused_ema_adam_kernel.py) and the native CPU kernel
+(test_apply_fused_ema_adam_native.py) run the same sweep; the native suites of every operator run
+on the instruction sets and CPUs below."""
 
-from ascend_ema_adam import golden
+import os
+
+from ascend_ema_adam import golden, twin
 from ascend_ema_adam._dtypes import FLOAT_DTYPES
 from ascend_ema_adam.apps.check import OUTPUTS
+
+BEST_ISA = twin.cpu_kernel()["isa"]
+_WIDEST_FIRST = ("avx512", "avx2", "generic")
+#: Every instruction set this CPU runs ("generic" runs everywhere).
+ISAS = list(_WIDEST_FIRST[_WIDEST_FIRST.index(BEST_ISA):])
+CPUS = len(os.sched_getaffinity(0))
 
 DTYPES = [d.numpy for d in FLOAT_DTYPES]
 DTYPE_IDS = [d.short for d in FLOAT_DTYPES]

@@ -605,8 +605,13 @@ def test_distributed_checkpoint_optimizer_side(spawned):
 
 def test_installed_megatron_core_is_the_pinned_one():
     """The tests run against the version of the ``megatron`` extra (what make test installs)."""
-    import tomllib
+    import sys
     from importlib.metadata import version
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # Python 3.10 (make compat's oldest row)
+        import tomli as tomllib
     from pathlib import Path
 
     pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"

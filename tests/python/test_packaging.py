@@ -6,11 +6,15 @@ import json
 import os
 import subprocess
 import sys
-import tomllib
 import venv
 from pathlib import Path
 
 import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10 (make compat's oldest row): the same parser from PyPI
+    import tomli as tomllib
 
 from ascend_ema_adam.apps import cli
 

@@ -34,7 +34,13 @@ if [[ ${#missing[@]} -gt 0 ]]; then
   for m in "${missing[@]}"; do echo "cann-host: missing: $m" >&2; done
   die "FAILED: install what is missing above (CANN's platform library needs protobuf, opbase nlohmann-json)"
 fi
-for f in "$op_build_out/aclnn_apply_fused_ema_adam_list_v2.cpp" "$op_build_out/aic-ascend910b-ops-info.ini"; do
+# op_build's ops-info, and its generated aclnn of every operator registration (each
+# op_host/<op>/cann/<name>_def.cpp is CANN op <name>: aclnn_<name>.cpp).
+needed=("$op_build_out/aic-ascend910b-ops-info.ini")
+for def in "$repo"/op_host/*/cann/*_def.cpp; do
+  needed+=("$op_build_out/aclnn_$(basename "$def" _def.cpp).cpp")
+done
+for f in "${needed[@]}"; do
   [[ -f "$f" ]] || die "FAILED: $f missing: tools/cann_op_build.sh runs first"
 done
 
@@ -62,7 +68,8 @@ fi
 mkdir -p "$work/ascend_home/share/info/opbase" "$work/ascend_home/opp/vendors"
 printf 'os=linux\narch=x86_64\n' > "$work/ascend_home/share/info/opbase/scene.info"
 
-# The operator package: the normal one, and two broken ones for the self-tests.
+# The operator package: the normal one, and two broken ones for the self-tests of run.sh (cases of
+# the list operator's table: its V1 fp32 launch).
 gen() {
   python3 "$host_dir/gen_opp.py" --ini-dir "$1" --opp "$2/aea" --kernel-dir "$staged/op_kernel" \
     --tiling-lib "$work/cmake/libcust_opmaster_rt2.0.so" --asc-tools "$ASC_TOOLS_DIR" \

@@ -9,10 +9,11 @@ builds it, for opbase to read at run time:
 CANN's steps (asc-tools customize/cmake/func.cmake, add_kernels_compile) and who runs them here:
   1. ascendc_bin_param_build.py <ops-info.ini> <dir> <soc>: one compile parameter set per dtype
      column of the OpDef (op_build's ops-info) -- CANN's script, run unchanged.
-  2. opc (the device compiler) compiles each set into <bin>.o + <bin>.json -- the one step stood
-     in for: the .json carries what opc writes for it (supportInfo = the parameter set, the
-     simplifiedKey computed by opc's own simplified_key_utils.generate_simplified_key with the
-     template's --simplified_key_mode=0, coreType, kernelList), and the .o is a "twin binary": a
+  2. opc (the device compiler) compiles each set, with the kernel entry the template's script names
+     (--main_func), into <bin>.o + <bin>.json -- the one step stood in for: the .json carries what
+     opc writes for it (supportInfo = the parameter set, the simplifiedKey computed by opc's own
+     simplified_key_utils.generate_simplified_key with the template's --simplified_key_mode=0,
+     coreType, kernelList), and the .o is a "twin binary": a
      JSON naming the kernel entry and the tiling keys the kernel source dispatches on
      (TILING_KEY_IS(...) in op_kernel/, resolved through the *_tiling_key.h #defines), which is
      the set of keys the device compiler compiles into every binary of that kernel.
@@ -33,14 +34,6 @@ import subprocess
 import sys
 import tempfile
 import types
-
-# The kernel entry of each OpDef (op_kernel/<file>.cpp defines it) -- our sources.
-KERNEL_ENTRIES = {
-    "AeaApplyFusedEmaAdam": "aea_apply_fused_ema_adam",
-    "ApplyFusedEmaAdamList": "apply_fused_ema_adam_list",
-    "ApplyFusedEmaAdamListV2": "apply_fused_ema_adam_list_v2",
-}
-
 
 def load_opc_simplified_key(devkit):
     """CANN's opc module simplified_key_utils, with its logger import satisfied by Python's
@@ -116,7 +109,9 @@ def main():
         script = open(glob.glob(os.path.join(params, f"{op_type}-*.sh"))[0]).read()
         impl_mode = re.search(r"--impl_mode=(\S+)", script).group(1)
         key_mode = int(re.search(r"--simplified_key_mode=(\d+)", script).group(1))
-        entry = KERNEL_ENTRIES[op_type]
+        # The kernel entry (CANN's rule: the op type in snake case), defined by <entry>.cpp of the
+        # flat op_kernel/.
+        entry = re.search(r"--main_func=(\w+)", script).group(1)
         keys = [k for k in tiling_keys(args.kernel_dir, entry) if k not in args.drop_key]
         out_dir = os.path.join(binary, op_type)  # the template's per-op directory
         os.makedirs(out_dir, exist_ok=True)

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "acl/acl_rt.h"
@@ -30,15 +31,22 @@
 
 extern "C" size_t CannHostDeviceRegions(const void** bases, size_t* sizes, size_t capacity);
 
-// Our kernel entries (op_kernel/*.cpp).
-extern "C" void aea_apply_fused_ema_adam(GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR,
-                                     GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR);
-extern "C" void apply_fused_ema_adam_list(GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR,
-                                          GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR,
-                                          GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR);
-extern "C" void apply_fused_ema_adam_list_v2(GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR,
-                                             GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR,
-                                             GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR);
+// Our kernel entries, found in op_kernel/<op>/*.cpp by tools/cann_host/CMakeLists.txt:
+// AEA_TWIN_KERNEL(entry, its number of GM_ADDR parameters), one line each.
+template <size_t>
+using GmArg = GM_ADDR;
+template <class Indices>
+struct EntryType;
+template <size_t... I>
+struct EntryType<std::index_sequence<I...>> {
+    using type = void(GmArg<I>...);
+};
+template <size_t N>
+using KernelEntry = typename EntryType<std::make_index_sequence<N>>::type;
+
+#define AEA_TWIN_KERNEL(entry, arity) extern "C" KernelEntry<arity> entry;
+#include "twin_kernel_entries.inc"
+#undef AEA_TWIN_KERNEL
 
 namespace {
 
@@ -53,32 +61,47 @@ struct Function {
     uint64_t tilingKey;
 };
 
+/** The kernel `entry` with its parameters a[0 .. sizeof...(I)) on the twin. */
+template <size_t... I>
+twin::LaunchResult LaunchEntry(void (*entry)(GmArg<I>...), const twin::LaunchConfig& cfg, GM_ADDR* a,
+                               std::index_sequence<I...>)
+{
+    return twin::Launch(entry, cfg, a[I]...);
+}
+
+struct Kernel {
+    const char* entry;
+    size_t arity;
+    twin::LaunchResult (*run)(const twin::LaunchConfig& cfg, GM_ADDR* a);
+};
+
+const Kernel kKernels[] = {
+#define AEA_TWIN_KERNEL(entry, arity)                                                           \
+    {#entry, arity, [](const twin::LaunchConfig& cfg, GM_ADDR* a) {                           \
+         return LaunchEntry(&entry, cfg, a, std::make_index_sequence<arity>{});                  \
+     }},
+#include "twin_kernel_entries.inc"
+#undef AEA_TWIN_KERNEL
+};
+
+const Kernel* FindKernel(const std::string& entry)
+{
+    for (const Kernel& k : kKernels) {
+        if (entry == k.entry) return &k;
+    }
+    return nullptr;
+}
+
+/** The number of parameters of kernel `entry`; 0 for an entry that is not one of ours. */
 size_t Arity(const std::string& entry)
 {
-    if (entry == "aea_apply_fused_ema_adam") {
-        return 12;
-    }
-    if (entry == "apply_fused_ema_adam_list") {
-        return 18;
-    }
-    if (entry == "apply_fused_ema_adam_list_v2") {
-        return 20;
-    }
-    return 0;
+    const Kernel* k = FindKernel(entry);
+    return k != nullptr ? k->arity : 0;
 }
 
 twin::LaunchResult Run(const std::string& entry, const twin::LaunchConfig& cfg, GM_ADDR* a)
 {
-    if (entry == "aea_apply_fused_ema_adam") {
-        return twin::Launch(&aea_apply_fused_ema_adam, cfg, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8],
-                            a[9], a[10], a[11]);
-    }
-    if (entry == "apply_fused_ema_adam_list") {
-        return twin::Launch(&apply_fused_ema_adam_list, cfg, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
-                            a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17]);
-    }
-    return twin::Launch(&apply_fused_ema_adam_list_v2, cfg, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
-                        a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19]);
+    return FindKernel(entry)->run(cfg, a);
 }
 
 }  // namespace

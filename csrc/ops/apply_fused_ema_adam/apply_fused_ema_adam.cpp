@@ -21,7 +21,9 @@
 
 #include "op_library.h"
 
-namespace ascend_ema_adam::ops {
+namespace ascend_ema_adam::apply_fused_ema_adam {
+
+using namespace ops;  // the torch ops' shared part (csrc/ops/common/)
 
 void ApplyFusedEmaAdamInplace(const at::Tensor& grad, const at::Tensor& var, const at::Tensor& m,
                               const at::Tensor& v, const at::Tensor& s, const at::Tensor& step,
@@ -53,7 +55,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> ApplyFusedEmaAdamFunc
 
 }  // namespace
 
-}  // namespace ascend_ema_adam::ops
+}  // namespace ascend_ema_adam::apply_fused_ema_adam
 
 TORCH_LIBRARY_FRAGMENT(ascend_ema_adam, m)
 {
@@ -65,5 +67,5 @@ TORCH_LIBRARY_FRAGMENT(ascend_ema_adam, m)
         "apply_fused_ema_adam(Tensor grad, Tensor var, Tensor m, Tensor v, Tensor s, "
         "Tensor step, float lr, float ema_decay, float beta1, float beta2, float eps, "
         "int adam_mode, bool bias_correction, float weight_decay) -> (Tensor, Tensor, Tensor, Tensor)",
-        &ascend_ema_adam::ops::ApplyFusedEmaAdamFunctional);
+        &ascend_ema_adam::apply_fused_ema_adam::ApplyFusedEmaAdamFunctional);
 }

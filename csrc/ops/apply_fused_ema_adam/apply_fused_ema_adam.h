@@ -9,7 +9,7 @@
 
 #include <ATen/core/Tensor.h>
 
-namespace ascend_ema_adam::ops {
+namespace ascend_ema_adam::apply_fused_ema_adam {
 
 /** apply_fused_ema_adam_(grad, var!, m!, v!, s!, step, lr, ema_decay, beta1, beta2, eps,
  *  adam_mode, bias_correction, weight_decay) through the dispatcher. */
@@ -18,6 +18,6 @@ void ApplyFusedEmaAdamInplace(const at::Tensor& grad, const at::Tensor& var, con
                               double lr, double emaDecay, double beta1, double beta2, double eps,
                               int64_t mode, bool biasCorrection, double weightDecay);
 
-}  // namespace ascend_ema_adam::ops
+}  // namespace ascend_ema_adam::apply_fused_ema_adam
 
 #endif  // ASCEND_EMA_ADAM_OPS_APPLY_FUSED_EMA_ADAM_H

@@ -14,7 +14,9 @@
 #include "aclnnop/aclnn_apply_fused_ema_adam.h"
 #include "cpu_op_api.h"
 
-namespace ascend_ema_adam::ops {
+namespace ascend_ema_adam::apply_fused_ema_adam {
+
+using namespace ops;  // the torch ops' shared part (csrc/ops/common/)
 
 namespace {
 
@@ -48,9 +50,9 @@ static_assert(std::is_same_v<decltype(ApplyFusedEmaAdamCpu), decltype(ApplyFused
 
 }  // namespace
 
-}  // namespace ascend_ema_adam::ops
+}  // namespace ascend_ema_adam::apply_fused_ema_adam
 
 TORCH_LIBRARY_IMPL(ascend_ema_adam, CPU, m)
 {
-    m.impl("apply_fused_ema_adam_", &ascend_ema_adam::ops::ApplyFusedEmaAdamCpu);
+    m.impl("apply_fused_ema_adam_", &ascend_ema_adam::apply_fused_ema_adam::ApplyFusedEmaAdamCpu);
 }

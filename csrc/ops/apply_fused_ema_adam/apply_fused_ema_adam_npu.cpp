@@ -25,7 +25,9 @@
 #include "memory_layout.h"
 #include "npu_op_api.h"
 
-namespace ascend_ema_adam::ops {
+namespace ascend_ema_adam::apply_fused_ema_adam {
+
+using namespace ops;  // the torch ops' shared part (csrc/ops/common/)
 
 namespace {
 
@@ -87,9 +89,9 @@ static_assert(std::is_same_v<decltype(ApplyFusedEmaAdamNpu), decltype(ApplyFused
 
 }  // namespace
 
-}  // namespace ascend_ema_adam::ops
+}  // namespace ascend_ema_adam::apply_fused_ema_adam
 
 TORCH_LIBRARY_IMPL(ascend_ema_adam, PrivateUse1, m)
 {
-    m.impl("apply_fused_ema_adam_", &ascend_ema_adam::ops::ApplyFusedEmaAdamNpu);
+    m.impl("apply_fused_ema_adam_", &ascend_ema_adam::apply_fused_ema_adam::ApplyFusedEmaAdamNpu);
 }

@@ -26,7 +26,9 @@
 
 #include "op_library.h"
 
-namespace ascend_ema_adam::ops {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
+
+using namespace ops;  // the torch ops' shared part (csrc/ops/common/)
 
 void ApplyFusedEmaAdamListInplace(at::TensorList grads, at::TensorList vars, at::TensorList ms,
                                   at::TensorList vs, at::TensorList ss, const at::Tensor& step,
@@ -82,7 +84,7 @@ std::tuple<Lists, Lists, Lists, Lists, Lists, Lists> ApplyFusedEmaAdamListFuncti
 
 }  // namespace
 
-}  // namespace ascend_ema_adam::ops
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list
 
 TORCH_LIBRARY_FRAGMENT(ascend_ema_adam, m)
 {
@@ -101,5 +103,5 @@ TORCH_LIBRARY_FRAGMENT(ascend_ema_adam, m)
         "Tensor? found_inf=None, bool maximize=False, Tensor? lr_tensor=None, "
         "Tensor? ema_decay_tensor=None) -> (Tensor[] vars, Tensor[] ms, "
         "Tensor[] vs, Tensor[] ss, Tensor[] max_vs, Tensor[] model_copies)",
-        &ascend_ema_adam::ops::ApplyFusedEmaAdamListFunctional);
+        &ascend_ema_adam::apply_fused_ema_adam_list::ApplyFusedEmaAdamListFunctional);
 }

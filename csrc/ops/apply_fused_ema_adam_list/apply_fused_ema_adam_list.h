@@ -11,7 +11,7 @@
 
 #include <optional>
 
-namespace ascend_ema_adam::ops {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
 /** apply_fused_ema_adam_list_(grads, vars!, ms!, vs!, ss!, step, lr, ema_decay, beta1, beta2, eps,
  *  adam_mode, bias_correction, weight_decay, *, max_vs!, model_copies!, grad_scale, found_inf,
@@ -29,6 +29,6 @@ void ApplyFusedEmaAdamListInplace(at::TensorList grads, at::TensorList vars, at:
                                   const std::optional<at::Tensor>& lrTensor,
                                   const std::optional<at::Tensor>& emaDecayTensor);
 
-}  // namespace ascend_ema_adam::ops
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list
 
 #endif  // ASCEND_EMA_ADAM_OPS_APPLY_FUSED_EMA_ADAM_LIST_H

@@ -14,7 +14,7 @@
 #include "aclnn/acl_meta.h"
 #include "aclnnop/aclnn_apply_fused_ema_adam_list_v2.h"
 
-namespace ascend_ema_adam::ops {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
 inline constexpr const char* kListPhase1 = "aclnnApplyFusedEmaAdamListV2GetWorkspaceSize";
 inline constexpr const char* kListPhase2 = "aclnnApplyFusedEmaAdamListV2";
@@ -54,6 +54,6 @@ inline std::string LaunchOfCall(std::pair<size_t, size_t> slice, size_t launches
            std::to_string(slice.first) + " + i of the call)";
 }
 
-}  // namespace ascend_ema_adam::ops
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list
 
 #endif  // ASCEND_EMA_ADAM_OPS_APPLY_FUSED_EMA_ADAM_LIST_API_H

@@ -18,7 +18,9 @@
 #include "apply_fused_ema_adam_list_prepared.h"
 #include "op_bindings.h"
 
-namespace ascend_ema_adam::ops {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
+
+using namespace ops;  // the torch ops' shared part (csrc/ops/common/)
 
 namespace {
 
@@ -131,4 +133,4 @@ void Bind(py::module_& mod)
 
 AEA_OP_BINDINGS(apply_fused_ema_adam_list, Bind);
 
-}  // namespace ascend_ema_adam::ops
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list

@@ -13,7 +13,9 @@
 #include "acl_dtype.h"
 #include "memory_layout.h"
 
-namespace ascend_ema_adam::ops {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
+
+using namespace ops;  // the torch ops' shared part (csrc/ops/common/)
 
 namespace {
 
@@ -158,4 +160,4 @@ std::vector<std::pair<size_t, size_t>> ListLaunches(size_t entries)
     return launches;
 }
 
-}  // namespace ascend_ema_adam::ops
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list

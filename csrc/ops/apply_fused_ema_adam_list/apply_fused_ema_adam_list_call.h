@@ -23,7 +23,7 @@
 #include "apply_fused_ema_adam_list.h"
 #include "apply_fused_ema_adam_list_check.h"
 
-namespace ascend_ema_adam::ops {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
 /** The torch argument names of the lists, in the shared validation's order. */
 inline constexpr const char* kListTorchNames[kApplyFusedEmaAdamLists] = {
@@ -137,6 +137,6 @@ inline at::TensorList LaunchSlice(at::TensorList list, std::pair<size_t, size_t>
     return list.empty() ? list : list.slice(launch.first, launch.second - launch.first);
 }
 
-}  // namespace ascend_ema_adam::ops
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list
 
 #endif  // ASCEND_EMA_ADAM_OPS_APPLY_FUSED_EMA_ADAM_LIST_CALL_H

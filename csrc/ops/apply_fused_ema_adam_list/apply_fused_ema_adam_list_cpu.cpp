@@ -17,7 +17,9 @@
 #include "apply_fused_ema_adam_list_call.h"
 #include "apply_fused_ema_adam_list_prepared.h"
 
-namespace ascend_ema_adam::ops {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
+
+using namespace ops;  // the torch ops' shared part (csrc/ops/common/)
 
 namespace {
 
@@ -31,10 +33,10 @@ void RunCpu(const ListCall& call)
 
 }  // namespace
 
-}  // namespace ascend_ema_adam::ops
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list
 
 TORCH_LIBRARY_IMPL(ascend_ema_adam, CPU, m)
 {
-    m.impl("apply_fused_ema_adam_list_",
-           &ascend_ema_adam::ops::ListKernel<ascend_ema_adam::ops::RunCpu>::Run);
+    namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list;
+    m.impl("apply_fused_ema_adam_list_", &list_op::ListKernel<list_op::RunCpu>::Run);
 }

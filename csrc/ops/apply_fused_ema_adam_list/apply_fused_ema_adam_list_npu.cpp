@@ -46,7 +46,9 @@
 #include "apply_fused_ema_adam_list_repeated.h"
 #include "npu_op_api.h"
 
-namespace ascend_ema_adam::ops {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
+
+using namespace ops;  // the torch ops' shared part (csrc/ops/common/)
 
 namespace {
 
@@ -279,10 +281,10 @@ std::unique_ptr<RepeatedListCall> PrepareNpuListCall(const ListCall& call)
     return std::make_unique<NpuPreparedListCall>(call, /*repeatable=*/true);
 }
 
-}  // namespace ascend_ema_adam::ops
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list
 
 TORCH_LIBRARY_IMPL(ascend_ema_adam, PrivateUse1, m)
 {
-    m.impl("apply_fused_ema_adam_list_",
-           &ascend_ema_adam::ops::ListKernel<ascend_ema_adam::ops::RunNpu>::Run);
+    namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list;
+    m.impl("apply_fused_ema_adam_list_", &list_op::ListKernel<list_op::RunNpu>::Run);
 }

@@ -15,7 +15,9 @@
 
 #include "apply_fused_ema_adam_list_api.h"
 
-namespace ascend_ema_adam::ops {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
+
+using namespace ops;  // the torch ops' shared part (csrc/ops/common/)
 
 namespace {
 
@@ -155,4 +157,4 @@ void PreparedListCall::Relaunch(const Moves& moves, const BorrowedTensors& grads
     Run();
 }
 
-}  // namespace ascend_ema_adam::ops
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list

@@ -18,7 +18,7 @@
 #include "apply_fused_ema_adam_list_repeated.h"
 #include "cpu_op_api.h"
 
-namespace ascend_ema_adam::ops {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
 /** The CPU device's prepared call: once (the op), or repeatable (a RepeatedListCall). */
 class PreparedListCall final : public RepeatedListCall {
@@ -38,7 +38,7 @@ private:
         void operator()(aclOpExecutor* executor) const;  // aclDestroyAclOpExecutor
     };
     struct Launch {
-        std::array<AclTensorListPtr, kApplyFusedEmaAdamLists> lists;
+        std::array<ops::AclTensorListPtr, kApplyFusedEmaAdamLists> lists;
         std::unique_ptr<aclOpExecutor, ExecutorDeleter> executor;  // null once phase 2 took it
         uint64_t workspaceSize = 0;
         size_t firstScalar = 0;  // the flat input index of its step (aclSetInputTensorAddr)
@@ -51,10 +51,10 @@ private:
     bool repeatable_;
     std::vector<Launch> launches_;
     at::Tensor workspace_;
-    std::array<AclTensorPtr, 1 + kCallScalars> scalars_;  // step, then ListCallScalar order
+    std::array<ops::AclTensorPtr, 1 + kCallScalars> scalars_;  // step, then ListCallScalar order
     int torchThreads_ = 0;  // torch.get_num_threads() when phase 1 ran
 };
 
-}  // namespace ascend_ema_adam::ops
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list
 
 #endif  // ASCEND_EMA_ADAM_OPS_APPLY_FUSED_EMA_ADAM_LIST_PREPARED_H

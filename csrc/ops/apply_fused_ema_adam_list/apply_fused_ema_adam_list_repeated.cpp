@@ -9,7 +9,9 @@
 
 #include <algorithm>
 
-namespace ascend_ema_adam::ops {
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
+
+using namespace ops;  // the torch ops' shared part (csrc/ops/common/)
 
 namespace {
 
@@ -25,29 +27,6 @@ MemorySpan SpanOf(const at::Tensor& t, bool updated)
 }
 
 }  // namespace
-
-// ---- SeenTensor ----------------------------------------------------------------------------
-
-SeenTensor::SeenTensor(const at::Tensor& t)
-    : data(t.data_ptr()),
-      dtype(t.scalar_type()),
-      device(t.device()),
-      sizes(t.sizes().begin(), t.sizes().end()),
-      strides(t.strides().begin(), t.strides().end()),
-      storageOffset(t.storage_offset())
-{
-}
-
-bool SeenTensor::SameDescription(const at::Tensor& t) const
-{
-    return t.layout() == at::kStrided && t.scalar_type() == dtype && t.device() == device &&
-           SameInts(t.sizes(), sizes) && SameInts(t.strides(), strides);
-}
-
-void* SeenTensor::StorageAddressOf(const at::Tensor& t) const
-{
-    return static_cast<char*>(t.data_ptr()) - storageOffset * static_cast<int64_t>(t.itemsize());
-}
 
 // ---- RepeatedListCall: what may be launched again --------------------------------------------
 
@@ -152,4 +131,4 @@ bool RepeatedListCall::RunAgain(const BorrowedTensors& grads, const at::Tensor& 
     return true;
 }
 
-}  // namespace ascend_ema_adam::ops
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list

@@ -37,57 +37,9 @@
 
 #include "apply_fused_ema_adam_list_call.h"
 #include "memory_layout.h"
+#include "tensor_identity.h"
 
-namespace ascend_ema_adam::ops {
-
-/** How many tensors ahead the per-step comparison loops fetch what they will read: they visit
- *  thousands of scattered objects, none of them in the caches after a training step's forward
- *  and backward (each tensor's TensorImpl kPrefetchAhead ahead, its StorageImpl half as far). */
-constexpr size_t kPrefetchAhead = 8;
-
-/** Fetches the lines of t's TensorImpl (its storage, sizes, strides, dtype) into the caches. */
-inline void PrefetchTensorImpl(const at::Tensor& t)
-{
-    const char* impl = reinterpret_cast<const char*>(t.unsafeGetTensorImpl());
-    for (size_t line = 0; line < sizeof(c10::TensorImpl); line += 64) {
-        __builtin_prefetch(impl + line);
-    }
-}
-
-/** Fetches t's StorageImpl (data_ptr() reads it); its TensorImpl should be in the caches. */
-inline void PrefetchStorageImpl(const at::Tensor& t)
-{
-    __builtin_prefetch(t.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl());
-}
-
-/** The prefetches of comparison loop position i of n: the TensorImpl of entry i + kPrefetchAhead
- *  and the StorageImpl of entry i + kPrefetchAhead / 2 (`at(j)`: entry j's tensor). */
-template <class At>
-inline void PrefetchAhead(size_t i, size_t n, const At& at)
-{
-    if (i + kPrefetchAhead < n) PrefetchTensorImpl(at(i + kPrefetchAhead));
-    if (i + kPrefetchAhead / 2 < n) PrefetchStorageImpl(at(i + kPrefetchAhead / 2));
-}
-
-/** a == b, inline (IntArrayRef::equals calls memcmp: a tenth of a 2048-tensor run() then). */
-inline bool SameInts(c10::IntArrayRef a, const c10::SmallVector<int64_t, 4>& b)
-{
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < b.size(); ++i) {
-        if (a[i] != b[i]) return false;
-    }
-    return true;
-}
-
-/** Whether `span` shares a byte with one of `disjoint` (sorted by start, pairwise disjoint, so
- *  sorted by end too: the first one ending after `span` starts is the only candidate that may
- *  begin before it ends). One binary search. */
-inline bool TouchesSortedSpans(const std::vector<MemorySpan>& disjoint, const MemorySpan& span)
-{
-    const auto it = std::partition_point(disjoint.begin(), disjoint.end(),
-                                         [&](const MemorySpan& u) { return u.end <= span.begin; });
-    return it != disjoint.end() && SpansOverlap(*it, span);
-}
+namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
 /** The gradients of a repeated launch, borrowed: the caller holds them for the call (no
  *  at::Tensor copies: copying a tensor that Python owns takes the GIL). */
@@ -97,27 +49,6 @@ using BorrowedTensors = std::vector<const at::Tensor*>;
 struct ScalarArg {
     double value = 0.0;
     std::optional<at::Tensor> tensor;
-};
-
-/** A tensor as phase 1 saw it (sizes and strides inline: a step compares thousands of them,
- *  with caches a training step has emptied). */
-struct SeenTensor {
-    const void* data = nullptr;
-    at::ScalarType dtype = at::ScalarType::Undefined;
-    at::Device device = at::kCPU;
-    c10::SmallVector<int64_t, 4> sizes;
-    c10::SmallVector<int64_t, 4> strides;
-    int64_t storageOffset = 0;
-
-    explicit SeenTensor(const at::Tensor& t);
-    /** Same dtype, device, sizes and strides (the address aside). */
-    bool SameDescription(const at::Tensor& t) const;
-    /** Same address (data_ptr(): a copy-on-write storage is copied first, so it has moved) and
-     *  description: a held tensor still as phase 1 saw it. */
-    bool Matches(const at::Tensor& t) const { return t.data_ptr() == data && SameDescription(t); }
-    /** The storage address that puts element 0 of the tensor phase 1 described at t's first
-     *  element (aclSet*TensorAddr set a storage address; the offset stays phase 1's). */
-    void* StorageAddressOf(const at::Tensor& t) const;
 };
 
 /** The one-element inputs after the lists, in the aclnn's order (-1 the step, then
@@ -184,8 +115,8 @@ private:
     bool OverlapsNoUpdated(const at::Tensor& t) const;
 
     std::array<std::vector<at::Tensor>, kApplyFusedEmaAdamLists> held_;  // gradients: not held
-    std::array<std::vector<SeenTensor>, kApplyFusedEmaAdamLists> seen_;
-    std::array<std::optional<SeenTensor>, 1 + kCallScalars> seenScalars_;  // step, ListCallScalar
+    std::array<std::vector<ops::SeenTensor>, kApplyFusedEmaAdamLists> seen_;
+    std::array<std::optional<ops::SeenTensor>, 1 + kCallScalars> seenScalars_;  // step, ListCallScalar
     std::vector<MemorySpan> updatedSpans_;  // sorted, disjoint (phase 1 checked)
 };
 
@@ -194,6 +125,6 @@ private:
  *  queued on the current stream by op-plugin's task queue. */
 std::unique_ptr<RepeatedListCall> PrepareNpuListCall(const ListCall& call);
 
-}  // namespace ascend_ema_adam::ops
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list
 
 #endif  // ASCEND_EMA_ADAM_OPS_APPLY_FUSED_EMA_ADAM_LIST_REPEATED_H

@@ -30,6 +30,7 @@
 namespace {
 
 namespace aea = ascend_ema_adam;
+namespace fused_op = ascend_ema_adam::apply_fused_ema_adam;  // this operator's names
 namespace cann = ascend_ema_adam::cann;
 
 constexpr const char* kOpType = "AeaApplyFusedEmaAdam";
@@ -43,7 +44,7 @@ bool ReadInput(const gert::TilingContext* context, const char* node, size_t inde
     const gert::CompileTimeTensorDesc* desc = context->GetInputDesc(index);
     const gert::StorageShape* shape = context->GetInputShape(index);
     if (desc == nullptr || shape == nullptr) {
-        OP_LOGE(node, "input %s has no %s", aea::kApplyFusedEmaAdamTensorNames[index],
+        OP_LOGE(node, "input %s has no %s", fused_op::kApplyFusedEmaAdamTensorNames[index],
                 desc == nullptr ? "tensor description" : "shape");
         return false;
     }
@@ -63,9 +64,9 @@ namespace optiling {
 static ge::graphStatus TilingApplyFusedEmaAdam(gert::TilingContext* context)
 {
     const char* node = cann::NodeName(context, kOpType);
-    int32_t dtypes[aea::kApplyFusedEmaAdamTensors] = {};
-    std::vector<int64_t> shapes[aea::kApplyFusedEmaAdamTensors];
-    for (size_t i = 0; i < aea::kApplyFusedEmaAdamTensors; ++i) {
+    int32_t dtypes[fused_op::kApplyFusedEmaAdamTensors] = {};
+    std::vector<int64_t> shapes[fused_op::kApplyFusedEmaAdamTensors];
+    for (size_t i = 0; i < fused_op::kApplyFusedEmaAdamTensors; ++i) {
         if (!ReadInput(context, node, i, &dtypes[i], &shapes[i])) {
             return ge::GRAPH_FAILED;
         }
@@ -78,24 +79,24 @@ static ge::graphStatus TilingApplyFusedEmaAdam(gert::TilingContext* context)
         !cann::ReadPlatform(context, node, &platform, &systemWorkspace)) {
         return ge::GRAPH_FAILED;
     }
-    return cann::TileAndWrite<aea::TilingResult>(
-        context, node, systemWorkspace, [&](aea::TilingResult* r) {
-            const char* const* names = aea::kApplyFusedEmaAdamTensorNames;
-            const aea::ApplyFusedEmaAdamTensorArgs args = {
-                {names[aea::kGrad], dtypes[aea::kGrad], shapes[aea::kGrad]},
-                {names[aea::kVar], dtypes[aea::kVar], shapes[aea::kVar]},
-                {names[aea::kM], dtypes[aea::kM], shapes[aea::kM]},
-                {names[aea::kV], dtypes[aea::kV], shapes[aea::kV]},
-                {names[aea::kS], dtypes[aea::kS], shapes[aea::kS]},
-                {names[aea::kStep], dtypes[aea::kStep], shapes[aea::kStep]}};
-            const aea::Refusal refusal = aea::CheckApplyFusedEmaAdam(args, attrs);
+    return cann::TileAndWrite<fused_op::ApplyFusedEmaAdamTilingResult>(
+        context, node, systemWorkspace, [&](fused_op::ApplyFusedEmaAdamTilingResult* r) {
+            const char* const* names = fused_op::kApplyFusedEmaAdamTensorNames;
+            const fused_op::ApplyFusedEmaAdamTensorArgs args = {
+                {names[fused_op::kGrad], dtypes[fused_op::kGrad], shapes[fused_op::kGrad]},
+                {names[fused_op::kVar], dtypes[fused_op::kVar], shapes[fused_op::kVar]},
+                {names[fused_op::kM], dtypes[fused_op::kM], shapes[fused_op::kM]},
+                {names[fused_op::kV], dtypes[fused_op::kV], shapes[fused_op::kV]},
+                {names[fused_op::kS], dtypes[fused_op::kS], shapes[fused_op::kS]},
+                {names[fused_op::kStep], dtypes[fused_op::kStep], shapes[fused_op::kStep]}};
+            const aea::Refusal refusal = fused_op::CheckApplyFusedEmaAdam(args, attrs);
             if (!refusal.empty()) {
                 return refusal;
             }
             // the check accepted the dtype
-            const aea::DataType dtype = aea::FindDataTypeByCode(dtypes[aea::kGrad])->type;
-            *r = aea::ComputeTiling(static_cast<uint64_t>(aea::Numel(shapes[aea::kGrad])), dtype,
-                                    attrs, platform);
+            const aea::DataType dtype = aea::FindDataTypeByCode(dtypes[fused_op::kGrad])->type;
+            const uint64_t numel = static_cast<uint64_t>(aea::Numel(shapes[fused_op::kGrad]));
+            *r = fused_op::ComputeApplyFusedEmaAdamTiling(numel, dtype, attrs, platform);
             return aea::Refusal();
         });
 }
@@ -107,7 +108,7 @@ namespace ge {
 static graphStatus InferShapeApplyFusedEmaAdam(gert::InferShapeContext* context)
 {
     for (size_t out = 0; out < kOutputNum; ++out) {  // var, m, v, s keep their input shapes
-        const gert::Shape* in = context->GetInputShape(aea::kVar + out);
+        const gert::Shape* in = context->GetInputShape(fused_op::kVar + out);
         gert::Shape* shape = context->GetOutputShape(out);
         if (in == nullptr || shape == nullptr) {
             return GRAPH_FAILED;
@@ -120,7 +121,7 @@ static graphStatus InferShapeApplyFusedEmaAdam(gert::InferShapeContext* context)
 static graphStatus InferDataTypeApplyFusedEmaAdam(gert::InferDataTypeContext* context)
 {
     for (size_t out = 0; out < kOutputNum; ++out) {
-        if (context->SetOutputDataType(out, context->GetInputDataType(aea::kVar + out)) !=
+        if (context->SetOutputDataType(out, context->GetInputDataType(fused_op::kVar + out)) !=
             GRAPH_SUCCESS) {
             return GRAPH_FAILED;
         }

@@ -11,7 +11,7 @@ namespace optiling {
 
 static ge::graphStatus TilingApplyFusedEmaAdamList(gert::TilingContext* context)
 {
-    namespace list_op = ascend_ema_adam::cann::list_op;
+    namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list::registration;
     return list_op::Tiling(context, "ApplyFusedEmaAdamList", list_op::Version::kV1);
 }
 
@@ -23,7 +23,7 @@ class ApplyFusedEmaAdamList : public OpDef {
 public:
     explicit ApplyFusedEmaAdamList(const char* name) : OpDef(name)
     {
-        namespace list_op = ascend_ema_adam::cann::list_op;
+        namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list::registration;
         list_op::Define(*this, list_op::Version::kV1, optiling::TilingApplyFusedEmaAdamList);
     }
 };

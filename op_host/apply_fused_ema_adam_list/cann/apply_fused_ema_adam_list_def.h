@@ -33,24 +33,23 @@
 #include "apply_fused_ema_adam_list_tiling.h"
 #include "cann_tiling_common.h"
 
-namespace ascend_ema_adam::cann::list_op {
-
-namespace aea = ascend_ema_adam;
-namespace cann = ascend_ema_adam::cann;
+// The CANN registrations' own helpers: nested, since only CANN's tiling library compiles them (its
+// ListCall is not the torch op's, csrc/ops/apply_fused_ema_adam_list/, in the same process).
+namespace ascend_ema_adam::apply_fused_ema_adam_list::registration {
 
 /** The two registrations of the one list kernel: V2 adds the optional lr_tensor and
  *  ema_decay_tensor inputs after found_inf, and its ss list may have no instance (no EMA). */
 enum class Version { kV1, kV2 };
 
-// OpDef input order: the seven lists (aea::kListGrads ... kListCopies), then these.
-constexpr size_t INPUT_STEP = aea::kApplyFusedEmaAdamLists;
+// OpDef input order: the seven lists (kListGrads ... kListCopies), then these.
+constexpr size_t INPUT_STEP = kApplyFusedEmaAdamLists;
 constexpr size_t INPUT_GRAD_SCALE = INPUT_STEP + 1;
 constexpr size_t INPUT_FOUND_INF = INPUT_STEP + 2;
 constexpr size_t INPUT_LR = INPUT_STEP + 3;         // V2 only
 constexpr size_t INPUT_EMA_DECAY = INPUT_STEP + 4;  // V2 only
 constexpr int kMaxScalars = 5;  // step, grad_scale, found_inf (, lr_tensor, ema_decay_tensor)
 // Outputs: the six updated lists, the refs of inputs 1..6 (vars ... model_copies).
-constexpr size_t kOutputLists = aea::kApplyFusedEmaAdamListOutputs;
+constexpr size_t kOutputLists = kApplyFusedEmaAdamListOutputs;
 // Attributes after the EMA-Adam ones (cann_tiling_common.h).
 constexpr size_t ATTR_MAXIMIZE = cann::EMA_ADAM_ATTR_COUNT;
 
@@ -66,11 +65,11 @@ inline std::vector<int64_t> DimsOf(const gert::Shape& shape)
 
 /** The call as the shared validation sees it; the shapes are the tensors' storage shapes. */
 struct ListCall {
-    std::vector<std::vector<int64_t>> shapes[aea::kApplyFusedEmaAdamLists];
-    std::vector<aea::ListEntryArg> entries[aea::kApplyFusedEmaAdamLists];
+    std::vector<std::vector<int64_t>> shapes[kApplyFusedEmaAdamLists];
+    std::vector<ListEntryArg> entries[kApplyFusedEmaAdamLists];
     std::vector<int64_t> scalarShapes[kMaxScalars];
-    std::vector<aea::TensorArg> scalars;  // step, then the optional ones that are given
-    aea::ApplyFusedEmaAdamListArgs args;
+    std::vector<TensorArg> scalars;  // step, then the optional ones that are given
+    ApplyFusedEmaAdamListArgs args;
 };
 
 /** Every instance of dynamic input `list`; false (logged) if CANN gives one without its shape or
@@ -81,7 +80,7 @@ inline bool ReadList(const gert::TilingContext* context, const char* node, int l
     const gert::AnchorInstanceInfo* instances =
         info != nullptr ? info->GetInputInstanceInfo(list) : nullptr;
     if (instances == nullptr) {
-        OP_LOGE(node, "input %s has no instance information", aea::kApplyFusedEmaAdamListNames[list]);
+        OP_LOGE(node, "input %s has no instance information", kApplyFusedEmaAdamListNames[list]);
         return false;
     }
     const size_t count = instances->GetInstanceNum();
@@ -91,7 +90,7 @@ inline bool ReadList(const gert::TilingContext* context, const char* node, int l
         const gert::CompileTimeTensorDesc* desc = context->GetDynamicInputDesc(list, i);
         const gert::StorageShape* shape = context->GetDynamicInputShape(list, i);
         if (desc == nullptr || shape == nullptr) {
-            OP_LOGE(node, "%s has no %s", aea::ListEntryName(list, i).c_str(),
+            OP_LOGE(node, "%s has no %s", ListEntryName(list, i).c_str(),
                     desc == nullptr ? "tensor description" : "shape");
             return false;
         }
@@ -112,14 +111,14 @@ inline bool ReadScalars(const gert::TilingContext* context, const char* node, Ve
         size_t index;
         const char* name;
         bool required;
-    } inputs[kMaxScalars] = {{INPUT_STEP, aea::kListStepName, true},
-                             {INPUT_GRAD_SCALE, aea::kListGradScaleName, false},
-                             {INPUT_FOUND_INF, aea::kListFoundInfName, false},
-                             {INPUT_LR, aea::kListLrName, false},
-                             {INPUT_EMA_DECAY, aea::kListEmaDecayName, false}};
+    } inputs[kMaxScalars] = {{INPUT_STEP, kListStepName, true},
+                             {INPUT_GRAD_SCALE, kListGradScaleName, false},
+                             {INPUT_FOUND_INF, kListFoundInfName, false},
+                             {INPUT_LR, kListLrName, false},
+                             {INPUT_EMA_DECAY, kListEmaDecayName, false}};
     const int count = version == Version::kV2 ? kMaxScalars : 3;
     call->scalars.reserve(kMaxScalars);  // stable addresses for args
-    const aea::TensorArg** slots[kMaxScalars] = {&call->args.step, &call->args.gradScale,
+    const TensorArg** slots[kMaxScalars] = {&call->args.step, &call->args.gradScale,
                                                  &call->args.foundInf, &call->args.lr,
                                                  &call->args.emaDecay};
     for (int s = 0; s < count; ++s) {
@@ -147,14 +146,14 @@ inline ge::graphStatus Tiling(gert::TilingContext* context, const char* opType, 
     const char* node = cann::NodeName(context, opType);
     ListCall call;
     call.args.emaOptional = version == Version::kV2;
-    for (int list = 0; list < aea::kApplyFusedEmaAdamLists; ++list) {
+    for (int list = 0; list < kApplyFusedEmaAdamLists; ++list) {
         if (!ReadList(context, node, list, &call)) {
             return ge::GRAPH_FAILED;
         }
     }
-    aea::Attrs attrs;
+    Attrs attrs;
     bool maximize = false;
-    aea::Platform platform;
+    Platform platform;
     size_t systemWorkspace = 0;
     const gert::RuntimeAttrs* runtimeAttrs = cann::ReadAttrs(context, node);
     if (!ReadScalars(context, node, version, &call) || runtimeAttrs == nullptr ||
@@ -163,30 +162,30 @@ inline ge::graphStatus Tiling(gert::TilingContext* context, const char* opType, 
         !cann::ReadPlatform(context, node, &platform, &systemWorkspace)) {
         return ge::GRAPH_FAILED;
     }
-    return cann::TileAndWrite<aea::ListTilingResult>(
-        context, node, systemWorkspace, [&](aea::ListTilingResult* r) {
-            aea::ListDtypes dtypes;
-            aea::ListOptions options;
-            aea::Refusal refusal =
-                aea::CheckApplyFusedEmaAdamList(call.args, attrs, maximize, &dtypes, &options);
+    return cann::TileAndWrite<ListTilingResult>(
+        context, node, systemWorkspace, [&](ListTilingResult* r) {
+            ListDtypes dtypes;
+            ListOptions options;
+            Refusal refusal =
+                CheckApplyFusedEmaAdamList(call.args, attrs, maximize, &dtypes, &options);
             if (refusal.empty()) {
-                refusal = aea::CheckApplyFusedEmaAdamListFlat(call.args);
+                refusal = CheckApplyFusedEmaAdamListFlat(call.args);
             }
             if (!refusal.empty()) {
                 return refusal;
             }
             std::vector<uint64_t> numels;
-            numels.reserve(call.shapes[aea::kListGrads].size());
-            for (const std::vector<int64_t>& shape : call.shapes[aea::kListGrads]) {
-                numels.push_back(static_cast<uint64_t>(aea::Numel(shape)));
+            numels.reserve(call.shapes[kListGrads].size());
+            for (const std::vector<int64_t>& shape : call.shapes[kListGrads]) {
+                numels.push_back(static_cast<uint64_t>(Numel(shape)));
             }
-            *r = aea::ComputeListTiling(numels, dtypes, attrs, options, platform);
-            return aea::Refusal();
+            *r = ComputeListTiling(numels, dtypes, attrs, options, platform);
+            return Refusal();
         });
 }
 
 /**
- * The OpDefs' outputs, as input lists (aea::kList*), in declaration order: varsRef first (opbase
+ * The OpDefs' outputs, as input lists (kList*), in declaration order: varsRef first (opbase
  * keys an empty output list by the first output's dtype, so the dtype columns do not depend on
  * the rest), and a list that is never empty last. CANN's opbase leaves the place holder of an
  * empty LAST output list unfilled, and the runtime then writes the argument buffer's address
@@ -194,7 +193,7 @@ inline ge::graphStatus Tiling(gert::TilingContext* context, const char* opType, 
  * this order; the generated aclnn signatures do not depend on it (the outputs are the inputs'
  * in-place twins).
  */
-static constexpr const int (&kOutputOrder)[kOutputLists] = aea::kApplyFusedEmaAdamListOutputOrder;
+static constexpr const int (&kOutputOrder)[kOutputLists] = kApplyFusedEmaAdamListOutputOrder;
 
 /** Calls copy(list, i, index) for instance i of every output (its input list kOutputOrder[o],
  *  output index `index`) until one returns false; false then, or if an output has no instance
@@ -251,21 +250,21 @@ inline ge::graphStatus InferDataType(gert::InferDataTypeContext* context)
  */
 inline void Define(ops::OpDef& def, Version version, gert::OpImplRegisterV2::TilingKernelFunc tiling)
 {
-    std::vector<ge::DataType> inputs[aea::kApplyFusedEmaAdamLists];
-    std::vector<ge::DataType> outputs[aea::kApplyFusedEmaAdamListOutputs];
-    for (const aea::ListOpDefColumn& c : aea::ListOpDefColumns()) {
-        for (int list = 0; list < aea::kApplyFusedEmaAdamLists; ++list) {
+    std::vector<ge::DataType> inputs[kApplyFusedEmaAdamLists];
+    std::vector<ge::DataType> outputs[kApplyFusedEmaAdamListOutputs];
+    for (const ListOpDefColumn& c : ListOpDefColumns()) {
+        for (int list = 0; list < kApplyFusedEmaAdamLists; ++list) {
             inputs[list].push_back(cann::GeDataType(c.inputs[list]));
         }
-        for (int out = 0; out < aea::kApplyFusedEmaAdamListOutputs; ++out) {
+        for (int out = 0; out < kApplyFusedEmaAdamListOutputs; ++out) {
             outputs[out].push_back(cann::GeDataType(c.outputs[out]));
         }
     }
     const size_t n = inputs[0].size();
     const std::vector<ge::Format> nd(n, ge::FORMAT_ND);
-    const char* names[aea::kApplyFusedEmaAdamLists] = {
+    const char* names[kApplyFusedEmaAdamLists] = {
         "grads", "vars", "ms", "vs", "ss", "max_vs", "model_copies"};
-    for (int list = 0; list < aea::kApplyFusedEmaAdamLists; ++list) {
+    for (int list = 0; list < kApplyFusedEmaAdamLists; ++list) {
         def.Input(names[list]).ParamType(ops::DYNAMIC).DataType(inputs[list]).Format(nd)
             .UnknownShapeFormat(nd).AutoContiguous();
     }
@@ -294,6 +293,6 @@ inline void Define(ops::OpDef& def, Version version, gert::OpImplRegisterV2::Til
     def.AICore().AddConfig("ascend910_93");
 }
 
-}  // namespace ascend_ema_adam::cann::list_op
+}  // namespace ascend_ema_adam::apply_fused_ema_adam_list::registration
 
 #endif  // ASCEND_EMA_ADAM_CANN_APPLY_FUSED_EMA_ADAM_LIST_DEF_H

@@ -11,7 +11,7 @@ namespace optiling {
 
 static ge::graphStatus TilingApplyFusedEmaAdamListV2(gert::TilingContext* context)
 {
-    namespace list_op = ascend_ema_adam::cann::list_op;
+    namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list::registration;
     return list_op::Tiling(context, "ApplyFusedEmaAdamListV2", list_op::Version::kV2);
 }
 
@@ -23,7 +23,7 @@ class ApplyFusedEmaAdamListV2 : public OpDef {
 public:
     explicit ApplyFusedEmaAdamListV2(const char* name) : OpDef(name)
     {
-        namespace list_op = ascend_ema_adam::cann::list_op;
+        namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list::registration;
         list_op::Define(*this, list_op::Version::kV2, optiling::TilingApplyFusedEmaAdamListV2);
     }
 };

@@ -1,40 +1,31 @@
 /**
  * @file apply_fused_ema_adam_native.cpp
- * @brief RunNative: ApplyFusedEmaAdam's launch as the list kernel's one-entry case (one dtype for
- *        param, state and grad, an EMA, no AMSGrad, maximize, grad scale or found_inf), so both
- *        operators run the same native loops (runtime/apply_fused_ema_adam_list/native/).
+ * @brief RunApplyFusedEmaAdamNative: ApplyFusedEmaAdam's launch as one entry of the shared
+ *        EMA-Adam entries loops (one dtype for param, state and grad, an EMA, no AMSGrad,
+ *        maximize, grad scale or found_inf), with the kernel's FoldScalars.
  */
 #include "apply_fused_ema_adam_native.h"
 
 #include <cstring>
-#include <vector>
 
-#include "apply_fused_ema_adam_list_native.h"
-#include "apply_fused_ema_adam_list_tiling.h"
-#include "platform.h"
+#include "ema_adam_entries.h"
+#include "kernel_scalar_host.h"
 
-namespace ascend_ema_adam {
+namespace ascend_ema_adam::apply_fused_ema_adam {
 
-uint32_t RunNative(const TilingResult& tiling, const ApplyFusedEmaAdamBuffers& b,
-                   const NativeOptions& options)
+static_assert(HasEmaAdamEntryLoops({DataType::kFloat32, DataType::kFloat32, DataType::kFloat32}) &&
+                  HasEmaAdamEntryLoops({DataType::kFloat16, DataType::kFloat16, DataType::kFloat16}) &&
+                  HasEmaAdamEntryLoops({DataType::kBFloat16, DataType::kBFloat16, DataType::kBFloat16}),
+              "every dtype of the kernel has its loops among the shared ones");
+
+uint32_t RunApplyFusedEmaAdamNative(const ApplyFusedEmaAdamTilingResult& tiling,
+                                    const ApplyFusedEmaAdamBuffers& b, const NativeOptions& options)
 {
     const uint64_t n = tiling.data.totalLength;
-    const DataType dtype = DataTypeOfTilingKey(tiling.tilingKey);
-    // The list tiling of the same launch: the attributes are the fp32 values the single tiling
-    // folded (fp32 -> double -> fp32 is exact), checked and folded the same way again.
+    const DataType dtype = ApplyFusedEmaAdamDtypeOfKey(tiling.tilingKey);
     const EmaAdamHyperParams& h = tiling.data.hyper;
-    Attrs attrs;
-    attrs.lr = h.lr;
-    attrs.emaDecay = h.emaDecay;
-    attrs.beta1 = h.beta1;
-    attrs.beta2 = h.beta2;
-    attrs.eps = h.eps;
-    attrs.mode = h.mode;
-    attrs.biasCorrection = h.biasCorrection != 0U;
-    attrs.weightDecay = h.weightDecay;
-    const std::vector<uint64_t> numels = {n};
-    const ListTilingResult list =
-        ComputeListTiling(numels, ListDtypes{dtype, dtype, dtype}, attrs, ListOptions{}, CpuPlatform());
+    // The kernel reads the step only for bias correction.
+    const UpdateScalars k = FoldScalars(h, h.biasCorrection != 0U ? *b.step : 0);
 
     // Out of place (each output overlaps no input): the inputs are copied to the outputs, which
     // are then updated in place.
@@ -51,16 +42,17 @@ uint32_t RunNative(const TilingResult& tiling, const ApplyFusedEmaAdamBuffers& b
     void* ms[] = {b.mOut};
     void* vs[] = {b.vOut};
     void* ss[] = {b.sOut};
-    ApplyFusedEmaAdamListBuffers lb;
-    lb.tensorNum = 1;
-    lb.numels = numels.data();
-    lb.grads = grads;
-    lb.vars = vars;
-    lb.ms = ms;
-    lb.vs = vs;
-    lb.ss = ss;
-    lb.step = b.step;
-    return RunNativeList(list, lb, options);
+    EmaAdamEntries e;
+    e.types = {dtype, dtype, dtype};
+    e.k = k;
+    e.count = 1;
+    e.numels = &n;
+    e.grads = grads;
+    e.vars = vars;
+    e.ms = ms;
+    e.vs = vs;
+    e.ss = ss;
+    return RunEmaAdamEntries(e, options);
 }
 
-}  // namespace ascend_ema_adam
+}  // namespace ascend_ema_adam::apply_fused_ema_adam

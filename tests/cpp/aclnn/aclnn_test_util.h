@@ -21,7 +21,7 @@
 #include "acl/acl.h"
 #include "aclnn/opdev/op_errno.h"
 #include "aclnnop/aclnn_apply_fused_ema_adam.h"
-#include "../apply_fused_ema_adam_bad_inputs.h"  // Hyper
+#include "../ema_adam_bad_inputs.h"  // Hyper
 #include "../test_harness.h"
 
 namespace aea_test {

@@ -12,7 +12,7 @@
 #include <regex>
 #include <thread>
 
-#include "aclnn_list_test_util.h"
+#include "aclnn_apply_fused_ema_adam_list_util.h"
 
 using namespace aea_test;
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "../apply_fused_ema_adam_bad_inputs.h"  // Hyper, Shared
+#include "../ema_adam_bad_inputs.h"  // Hyper, Shared
 #include "../test_harness.h"
 #include "ema_adam_attrs.h"
 #include "validation.h"

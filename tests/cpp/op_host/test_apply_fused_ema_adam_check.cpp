@@ -13,24 +13,25 @@
 
 using namespace aea_test;
 namespace aea = ascend_ema_adam;
+namespace fused_op = ascend_ema_adam::apply_fused_ema_adam;
 
 namespace {
 
 /** What the adapter checks of a call: CheckApplyFusedEmaAdam on its dtypes, shapes and attributes. */
 aea::Refusal CheckAsTheAdapterDoes(const CallSpec& c)
 {
-    const char* const* names = aea::kApplyFusedEmaAdamTensorNames;
-    const aea::ApplyFusedEmaAdamTensorArgs args = {
+    const char* const* names = fused_op::kApplyFusedEmaAdamTensorNames;
+    const fused_op::ApplyFusedEmaAdamTensorArgs args = {
         {names[kGrad], c.dtype[kGrad], c.shape[kGrad]}, {names[kVar], c.dtype[kVar], c.shape[kVar]},
         {names[kM], c.dtype[kM], c.shape[kM]},          {names[kV], c.dtype[kV], c.shape[kV]},
         {names[kS], c.dtype[kS], c.shape[kS]},          {names[kStep], c.dtype[kStep], c.shape[kStep]}};
-    return aea::CheckApplyFusedEmaAdam(args, AttrsOf(c.h));
+    return fused_op::CheckApplyFusedEmaAdam(args, AttrsOf(c.h));
 }
 
 AEA_CASE(tensor_names_are_the_aclnn_names)
 {
     for (int i = 0; i < kTensors; ++i) {
-        EXPECT(std::string(aea::kApplyFusedEmaAdamTensorNames[i]) == kNames[i]);
+        EXPECT(std::string(fused_op::kApplyFusedEmaAdamTensorNames[i]) == kNames[i]);
     }
 }
 

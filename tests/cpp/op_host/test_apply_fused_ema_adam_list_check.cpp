@@ -16,15 +16,16 @@
 
 using namespace aea_test;
 namespace aea = ascend_ema_adam;
+namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list;
 
 namespace {
 
 /** A spec as the shared check sees it (absent lists: empty, as CANN's tiling adapter passes them;
  *  absent scalars: null). */
 struct Described {
-    std::vector<aea::ListEntryArg> entries[kLists];
+    std::vector<list_op::ListEntryArg> entries[kLists];
     std::vector<aea::TensorArg> scalars;
-    aea::ApplyFusedEmaAdamListArgs args;
+    list_op::ApplyFusedEmaAdamListArgs args;
 
     explicit Described(const ListCallSpec& c)
     {
@@ -47,15 +48,15 @@ struct Described {
 
 struct Verdict {
     aea::Refusal refusal;
-    aea::ListDtypes dtypes{};
-    aea::ListOptions options;
+    list_op::ListDtypes dtypes{};
+    list_op::ListOptions options;
 };
 
 Verdict Check(const ListCallSpec& c)
 {
     const Described d(c);
     Verdict v;
-    v.refusal = aea::CheckApplyFusedEmaAdamList(d.args, AttrsOf(c.h), c.maximize, &v.dtypes,
+    v.refusal = list_op::CheckApplyFusedEmaAdamList(d.args, AttrsOf(c.h), c.maximize, &v.dtypes,
                                                 &v.options);
     return v;
 }
@@ -68,12 +69,12 @@ bool Matches(const std::string& text, const std::string& pattern)
 AEA_CASE(names_are_the_aclnn_names)
 {
     for (int l = 0; l < kLists; ++l) {
-        EXPECT(std::string(aea::kApplyFusedEmaAdamListNames[l]) == kListNames[l]);
+        EXPECT(std::string(list_op::kApplyFusedEmaAdamListNames[l]) == kListNames[l]);
     }
-    EXPECT(std::string(aea::kListStepName) == kScalarNames[kScalarStep]);
-    EXPECT(std::string(aea::kListGradScaleName) == kScalarNames[kScalarGradScale]);
-    EXPECT(std::string(aea::kListFoundInfName) == kScalarNames[kScalarFoundInf]);
-    EXPECT(aea::ListEntryName(aea::kListMs, 5) == "msRef[5]");
+    EXPECT(std::string(list_op::kListStepName) == kScalarNames[kScalarStep]);
+    EXPECT(std::string(list_op::kListGradScaleName) == kScalarNames[kScalarGradScale]);
+    EXPECT(std::string(list_op::kListFoundInfName) == kScalarNames[kScalarFoundInf]);
+    EXPECT(list_op::ListEntryName(list_op::kListMs, 5) == "msRef[5]");
 }
 
 AEA_CASE(base_call_is_valid_and_says_what_to_launch)
@@ -111,7 +112,7 @@ AEA_CASE(dtype_contract_is_the_key_table)
     const aea::DataType floats[3] = {aea::DataType::kFloat32, aea::DataType::kFloat16,
                                      aea::DataType::kBFloat16};
     const auto code = [](aea::DataType t) { return static_cast<aclDataType>(aea::CannCodeOf(t)); };
-    const std::vector<aea::ListDtypes> keys = aea::ListDtypeCombinations();
+    const std::vector<list_op::ListDtypes> keys = list_op::ListDtypeCombinations();
     int accepted = 0;
     for (bool amsgrad : {false, true}) {
         for (aea::DataType p : floats) {
@@ -127,7 +128,7 @@ AEA_CASE(dtype_contract_is_the_key_table)
                         }
                         const Verdict v = Check(c);
                         bool inTable = false;
-                        for (const aea::ListDtypes& k : keys) {
+                        for (const list_op::ListDtypes& k : keys) {
                             inTable = inTable || (k.param == p && k.state == s && k.grad == g &&
                                                   k.hasCopy == (ci >= 0) &&
                                                   (ci < 0 || k.copy == floats[ci]));
@@ -137,8 +138,8 @@ AEA_CASE(dtype_contract_is_the_key_table)
                                    ci, v.refusal.c_str());
                         if (inTable && v.refusal.empty()) {
                             ++accepted;
-                            EXPECT(aea::ListTilingKeyOf(v.dtypes) == aea::ListTilingKeyOf(
-                                       aea::ListDtypes{p, s, g, ci >= 0,
+                            EXPECT(list_op::ListTilingKeyOf(v.dtypes) == list_op::ListTilingKeyOf(
+                                       list_op::ListDtypes{p, s, g, ci >= 0,
                                                        ci >= 0 ? floats[ci] : aea::DataType::kFloat16}));
                             EXPECT(v.options.amsgrad == amsgrad);
                         }
@@ -169,7 +170,7 @@ AEA_CASE(empty_lists)
     }
     const Verdict none = Check(c);
     EXPECT_MSG(none.refusal.empty(), "%s", none.refusal.c_str());
-    EXPECT(aea::ListTilingKeyOf(none.dtypes) > 0);  // some kernel key, though nothing launches
+    EXPECT(list_op::ListTilingKeyOf(none.dtypes) > 0);  // some kernel key, though nothing launches
 }
 
 /** Placeholders (one zero-element tensor per entry, of the state's dtype for ss and max_vs, the
@@ -190,15 +191,15 @@ AEA_CASE(placeholders_are_absent_lists)
     Described d(c);
     Verdict v;
     d.args.emaOptional = true;
-    v.refusal = aea::CheckApplyFusedEmaAdamList(d.args, AttrsOf(c.h), false, &v.dtypes, &v.options);
+    v.refusal = list_op::CheckApplyFusedEmaAdamList(d.args, AttrsOf(c.h), false, &v.dtypes, &v.options);
     EXPECT_MSG(v.refusal.empty(), "%s", v.refusal.c_str());
     EXPECT(!v.options.amsgrad && !v.dtypes.hasCopy && v.options.ema);
     EXPECT(v.dtypes.param == aea::DataType::kBFloat16 && v.dtypes.state == aea::DataType::kFloat32);
-    EXPECT(aea::ListPresent(d.args, aea::kListSs) && !aea::ListPresent(d.args, aea::kListMaxVs));
+    EXPECT(list_op::ListPresent(d.args, list_op::kListSs) && !list_op::ListPresent(d.args, list_op::kListMaxVs));
     placeholders(kSs, ACL_FLOAT);  // V2: no EMA
     Described noEma(c);
     noEma.args.emaOptional = true;
-    v.refusal = aea::CheckApplyFusedEmaAdamList(noEma.args, AttrsOf(c.h), false, &v.dtypes,
+    v.refusal = list_op::CheckApplyFusedEmaAdamList(noEma.args, AttrsOf(c.h), false, &v.dtypes,
                                                 &v.options);
     EXPECT_MSG(v.refusal.empty() && !v.options.ema, "%s", v.refusal.c_str());
     // V1's ss is not optional: zero-element tensors there are values, of the wrong shape
@@ -209,7 +210,7 @@ AEA_CASE(placeholders_are_absent_lists)
     placeholders(kMaxVs, ACL_BF16);
     Described wrong(c);
     wrong.args.emaOptional = true;
-    v.refusal = aea::CheckApplyFusedEmaAdamList(wrong.args, AttrsOf(c.h), false, &v.dtypes,
+    v.refusal = list_op::CheckApplyFusedEmaAdamList(wrong.args, AttrsOf(c.h), false, &v.dtypes,
                                                 &v.options);
     EXPECT_MSG(Matches(v.refusal, "^maxVsRef\\[0\\] has dtype ACL_BF16"), "%s", v.refusal.c_str());
 }
@@ -222,14 +223,14 @@ AEA_CASE(v2_optional_ema_and_scalar_tensors)
     ListCallSpec c;
     Described d(c);
     const auto check = [&](Verdict* v) {
-        v->refusal = aea::CheckApplyFusedEmaAdamList(d.args, AttrsOf(c.h), c.maximize, &v->dtypes,
+        v->refusal = list_op::CheckApplyFusedEmaAdamList(d.args, AttrsOf(c.h), c.maximize, &v->dtypes,
                                                      &v->options);
     };
     Verdict v;
     check(&v);
     EXPECT(v.refusal.empty() && v.options.ema && !v.options.lrTensor && !v.options.emaDecayTensor);
-    const std::vector<aea::ListEntryArg> none;
-    d.args.lists[aea::kListSs] = &none;  // an empty ss: V1 refuses, V2 has no EMA
+    const std::vector<list_op::ListEntryArg> none;
+    d.args.lists[list_op::kListSs] = &none;  // an empty ss: V1 refuses, V2 has no EMA
     check(&v);
     EXPECT_MSG(Matches(v.refusal, "^ssRef has 0 tensors but grads has 3: every list holds one "
                                   "tensor per entry$"),
@@ -237,32 +238,32 @@ AEA_CASE(v2_optional_ema_and_scalar_tensors)
     d.args.emaOptional = true;
     check(&v);
     EXPECT_MSG(v.refusal.empty() && !v.options.ema, "%s", v.refusal.c_str());
-    d.args.lists[aea::kListSs] = nullptr;
+    d.args.lists[list_op::kListSs] = nullptr;
     check(&v);
     EXPECT(v.refusal.empty() && !v.options.ema);
-    const std::vector<aea::ListEntryArg> two(d.entries[aea::kListSs].begin(),
-                                             d.entries[aea::kListSs].begin() + 2);
-    d.args.lists[aea::kListSs] = &two;
+    const std::vector<list_op::ListEntryArg> two(d.entries[list_op::kListSs].begin(),
+                                             d.entries[list_op::kListSs].begin() + 2);
+    d.args.lists[list_op::kListSs] = &two;
     check(&v);
     EXPECT_MSG(Matches(v.refusal, "^ssRef has 2 tensors but grads has 3: .*\\(an absent optional "
                                   "list: none, or one zero-element placeholder per entry\\)$"),
                "%s", v.refusal.c_str());
-    d.args.lists[aea::kListSs] = &d.entries[aea::kListSs];
+    d.args.lists[list_op::kListSs] = &d.entries[list_op::kListSs];
 
     const std::vector<int64_t> one{1};
     const std::vector<int64_t> pair{2};
-    const aea::TensorArg lr{aea::kListLrName, ACL_FLOAT, one};
-    const aea::TensorArg decay{aea::kListEmaDecayName, ACL_FLOAT, one};
+    const aea::TensorArg lr{list_op::kListLrName, ACL_FLOAT, one};
+    const aea::TensorArg decay{list_op::kListEmaDecayName, ACL_FLOAT, one};
     d.args.lr = &lr;
     d.args.emaDecay = &decay;
     check(&v);
     EXPECT(v.refusal.empty() && v.options.ema && v.options.lrTensor && v.options.emaDecayTensor);
-    const aea::TensorArg halfLr{aea::kListLrName, ACL_FLOAT16, one};
+    const aea::TensorArg halfLr{list_op::kListLrName, ACL_FLOAT16, one};
     d.args.lr = &halfLr;
     check(&v);
     EXPECT_MSG(Matches(v.refusal, "^lrTensorOptional has dtype ACL_FLOAT16 \\(1\\), expected ACL_FLOAT"),
                "%s", v.refusal.c_str());
-    const aea::TensorArg twoDecays{aea::kListEmaDecayName, ACL_FLOAT, pair};
+    const aea::TensorArg twoDecays{list_op::kListEmaDecayName, ACL_FLOAT, pair};
     d.args.lr = &lr;
     d.args.emaDecay = &twoDecays;
     check(&v);
@@ -287,7 +288,7 @@ AEA_CASE(npu_needs_flat_lists)
 {
     ListCallSpec c;
     const Described mixed(c);
-    const aea::Refusal refusal = aea::CheckApplyFusedEmaAdamListFlat(mixed.args);
+    const aea::Refusal refusal = list_op::CheckApplyFusedEmaAdamListFlat(mixed.args);
     EXPECT_MSG(Matches(refusal, "^grads\\[0\\] has shape \\[3,4\\], expected a 1-D tensor: on the "
                                 "NPU every tensor of the lists is 1-D"),
                "%s", refusal.c_str());
@@ -297,10 +298,10 @@ AEA_CASE(npu_needs_flat_lists)
         c.SetEntryShape(i, {n});
     }
     const Described flat(c);
-    EXPECT(aea::CheckApplyFusedEmaAdamListFlat(flat.args).empty());
+    EXPECT(list_op::CheckApplyFusedEmaAdamListFlat(flat.args).empty());
     c.lists[kCopies].shape[2] = {};  // rank 0 is not 1-D either
     const Described scalarEntry(c);
-    EXPECT(Matches(aea::CheckApplyFusedEmaAdamListFlat(scalarEntry.args),
+    EXPECT(Matches(list_op::CheckApplyFusedEmaAdamListFlat(scalarEntry.args),
                    "^modelCopiesRef\\[2\\] has shape \\[\\], expected a 1-D tensor"));
 }
 

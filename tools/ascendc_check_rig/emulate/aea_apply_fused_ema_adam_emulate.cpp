@@ -22,6 +22,7 @@ namespace {
 
 using ascendc_emulate::Dt;
 namespace aea = ascend_ema_adam;
+namespace fused_op = ascend_ema_adam::apply_fused_ema_adam;
 
 struct Case {
     uint32_t cores;        // the platform's vector cores (a small number makes many chunks per core cheap)
@@ -61,10 +62,12 @@ int RunCase(const std::string& out, uint64_t seed, Dt dt, const Case& c, bool sa
     attrs.weightDecay = c.mode == 0 ? 0.05 : 0.01;
     uint64_t numel = c.numel;
     if (c.chunks != 0) {
-        const aea::TilingResult probe = aea::ComputeTiling(uint64_t{1} << 24, DataTypeOf(dt), attrs, platform);
+        const fused_op::ApplyFusedEmaAdamTilingResult probe =
+            fused_op::ComputeApplyFusedEmaAdamTiling(uint64_t{1} << 24, DataTypeOf(dt), attrs, platform);
         numel += uint64_t{c.cores} * probe.data.chunkLength * c.chunks;
     }
-    const aea::TilingResult t = aea::ComputeTiling(numel, DataTypeOf(dt), attrs, platform);
+    const fused_op::ApplyFusedEmaAdamTilingResult t =
+        fused_op::ComputeApplyFusedEmaAdamTiling(numel, DataTypeOf(dt), attrs, platform);
     const uint64_t bytes = numel * ascendc_emulate::DtBytes(dt);
     ascendc_emulate::SharedBytes grad(bytes), var(bytes), m(bytes), v(bytes), s(bytes), step(8), tiling(sizeof t.data);
     ascendc_emulate::Inputs in(seed * 1000 + static_cast<uint64_t>(index));

@@ -43,6 +43,7 @@ extern "C" void apply_fused_ema_adam_list(uint8_t* grads, uint8_t* vars, uint8_t
 namespace {
 
 namespace aea = ascend_ema_adam;
+namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list;
 using ascendc_emulate::Dt;
 
 constexpr bool kV2 = AEA_LIST_EMULATE_V2 != 0;
@@ -56,7 +57,7 @@ Dt DtOf(aea::DataType d)
 struct Case {
     uint32_t cores;
     std::vector<uint64_t> numels;  // elements; an entry c * 1000000 + e means c full chunks plus e
-    aea::ListOptions options;
+    list_op::ListOptions options;
     float foundInf = kNoValue;     // its value when given
     int64_t mode = 1;
     bool biasCorrection = true;
@@ -105,7 +106,7 @@ void Overflow(uint8_t* grad, uint64_t n, Dt gradDt, Dt stateDt)
     for (uint64_t i = 1; i < n && i <= 3; ++i) put(i, specials[i - 1]);
 }
 
-int RunCase(const std::string& out, uint64_t seed, const aea::ListDtypes& d, const Case& c, int index)
+int RunCase(const std::string& out, uint64_t seed, const list_op::ListDtypes& d, const Case& c, int index)
 {
     aea::Platform platform = aea::FindPlatform("Ascend910B2");
     platform.vectorCoreNum = c.cores;
@@ -115,12 +116,12 @@ int RunCase(const std::string& out, uint64_t seed, const aea::ListDtypes& d, con
     attrs.mode = c.mode;
     attrs.biasCorrection = c.biasCorrection;
     attrs.weightDecay = c.mode == 0 ? 0.05 : 0.01;
-    aea::ListOptions options = c.options;
+    list_op::ListOptions options = c.options;
     options.foundInf = c.foundInf != kNoValue;
-    const uint32_t chunk = aea::ComputeListTiling({uint64_t{1} << 26}, d, attrs, options, platform).data.chunkLength;
+    const uint32_t chunk = list_op::ComputeListTiling({uint64_t{1} << 26}, d, attrs, options, platform).data.chunkLength;
     std::vector<uint64_t> numels;
     for (uint64_t n : c.numels) numels.push_back(n / 1000000 * chunk + n % 1000000);
-    const aea::ListTilingResult t = aea::ComputeListTiling(numels, d, attrs, options, platform);
+    const list_op::ListTilingResult t = list_op::ComputeListTiling(numels, d, attrs, options, platform);
 
     const Dt p = DtOf(d.param), s = DtOf(d.state), g = DtOf(d.grad);
     std::map<std::string, List> lists;
@@ -245,15 +246,15 @@ int main(int argc, char** argv)
     ascendc_emulate::UseSourceRootsFromEnvironment();
     const std::string out = argv[1];
     const uint64_t seed = std::strtoull(argv[2], nullptr, 10);
-    aea::ListOptions small;  // grad scale, found_inf clear; V2: lr and decay tensors
+    list_op::ListOptions small;  // grad scale, found_inf clear; V2: lr and decay tensors
     small.gradScale = true;
     small.lrTensor = small.emaDecayTensor = kV2;
-    aea::ListOptions chunked;  // AMSGrad, maximize; V2: without the EMA
+    list_op::ListOptions chunked;  // AMSGrad, maximize; V2: without the EMA
     chunked.amsgrad = true;
     chunked.maximize = true;
     chunked.ema = !kV2;
     int failed = 0, index = 0;
-    for (const aea::ListDtypes& d : aea::ListDtypeCombinations()) {
+    for (const list_op::ListDtypes& d : list_op::ListDtypeCombinations()) {
         // 48 cores: entries of 1 element, shorter than a block, and a few hundred.
         failed += RunCase(out, seed, d, {48, {1, 37, 300, 17}, small, 0.0f, 1, true}, index++);
         // 4 cores: 2 + 3 + 1 chunks and tails spread over the cores (1-2 chunks each), then 6 chunks more.
@@ -270,7 +271,7 @@ int main(int argc, char** argv)
         }
     }
     // found_inf set: nothing is written (the first dtype row).
-    failed += RunCase(out, seed, aea::ListDtypeCombinations()[0], {4, {1000003, 40}, small, 1.0f, 1, true}, index++);
+    failed += RunCase(out, seed, list_op::ListDtypeCombinations()[0], {4, {1000003, 40}, small, 1.0f, 1, true}, index++);
     std::printf("emulate: %s: %d launches, %d failed block(s)\n", argv[0], index, failed);
     return failed == 0 ? 0 : 1;
 }

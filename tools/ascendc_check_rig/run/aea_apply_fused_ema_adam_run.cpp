@@ -1,7 +1,7 @@
 // tools/ascendc_check --run driver for op_kernel/apply_fused_ema_adam/aea_apply_fused_ema_adam.cpp: the kernel compiled against the
 // real AscendC headers (CPU-debug mode, do-nothing intrinsics) runs every block of a few launches per tiling
-// key, with the tilings the host computes (op_host ComputeTiling), so the class library's own runtime checks
-// see the kernel's real UB layout: the full 910B chunk (TPipe's InitBuffer accounting against the 192 KiB
+// key, with the tilings the host computes (op_host ComputeApplyFusedEmaAdamTiling), so the class library's own
+// runtime checks see the kernel's real UB layout: the full 910B chunk (TPipe's InitBuffer accounting against the 192 KiB
 // UB), partial tails, the last core's short range, both modes and bias correction on/off. The copies' GM
 // ranges are checked (gm_coverage.h): grad read, var/m/v/s read and written, each element exactly once, each
 // core exactly its CoreElementRange.
@@ -25,6 +25,8 @@ namespace {
 
 using ascend_ema_adam::Attrs;
 using ascend_ema_adam::DataType;
+using ascend_ema_adam::apply_fused_ema_adam::ApplyFusedEmaAdamTilingResult;
+using ascend_ema_adam::apply_fused_ema_adam::ComputeApplyFusedEmaAdamTiling;
 
 struct Case {
     const char* platform;
@@ -42,10 +44,10 @@ int RunCase(DataType dtype, const Case& c)
     attrs.weightDecay = 0.01;
     uint64_t numel = c.numel;
     if (numel == 0) {
-        const ascend_ema_adam::TilingResult probe = ComputeTiling(1u << 24, dtype, attrs, platform);
+        const ApplyFusedEmaAdamTilingResult probe = ComputeApplyFusedEmaAdamTiling(1u << 24, dtype, attrs, platform);
         numel = uint64_t{platform.vectorCoreNum} * probe.data.chunkLength * 2 + 1001;
     }
-    const ascend_ema_adam::TilingResult t = ComputeTiling(numel, dtype, attrs, platform);
+    const ApplyFusedEmaAdamTilingResult t = ComputeApplyFusedEmaAdamTiling(numel, dtype, attrs, platform);
     const size_t bytes = numel * ascend_ema_adam::DataTypeSize(dtype);
     std::vector<uint8_t> grad(bytes), var(bytes), m(bytes), v(bytes), s(bytes);
     std::vector<int64_t> step{1};

@@ -58,9 +58,9 @@ using ascend_ema_adam::Attrs;
 using ascend_ema_adam::DataType;
 using ascend_ema_adam::DataTypeName;
 using ascend_ema_adam::DataTypeSize;
-using ascend_ema_adam::ListDtypes;
-using ascend_ema_adam::ListOptions;
-using ascend_ema_adam::ListTilingResult;
+using ascend_ema_adam::apply_fused_ema_adam_list::ListDtypes;
+using ascend_ema_adam::apply_fused_ema_adam_list::ListOptions;
+using ascend_ema_adam::apply_fused_ema_adam_list::ListTilingResult;
 using ascend_ema_adam::Platform;
 using ascendc_check::GmTensor;
 
@@ -367,8 +367,8 @@ ascendc_check::GmExpectation Expectation(const Launch& l, const ListTilingResult
     for (uint32_t core = 0; core < tiling.data.usedCoreNum; ++core) {
         expected.shares.emplace_back();
         uint64_t chunks = 0;
-        for (const ascend_ema_adam::ListSegment& seg :
-             ascend_ema_adam::ListCoreSegments(tiling.data, l.numels, core)) {
+        for (const ascend_ema_adam::apply_fused_ema_adam_list::ListSegment& seg :
+             ascend_ema_adam::apply_fused_ema_adam_list::ListCoreSegments(tiling.data, l.numels, core)) {
             expected.shares.back().push_back({seg.tensor, seg.begin, seg.end});
             chunks += (seg.end - seg.begin + tiling.data.chunkLength - 1) / tiling.data.chunkLength;
         }
@@ -499,7 +499,7 @@ int RunAll()
     uint64_t launches = 0;
     uint64_t blocks = 0;
     uint64_t copies = 0;
-    const std::vector<ListDtypes> keys = ascend_ema_adam::ListDtypeCombinations();
+    const std::vector<ListDtypes> keys = ascend_ema_adam::apply_fused_ema_adam_list::ListDtypeCombinations();
     for (size_t k = 0; k < keys.size(); ++k) {
         for (const Layout& layout : layouts) {
             Outcome sum;
@@ -523,7 +523,7 @@ int RunAll()
                         l.attrs.biasCorrection = !(amsgrad != 0 && scale != 0);
                         l.attrs.weightDecay = 0.01;
                         l.foundInf = f;
-                        const uint32_t align = ascend_ema_adam::ComputeListTiling(
+                        const uint32_t align = ascend_ema_adam::apply_fused_ema_adam_list::ComputeListTiling(
                             {1}, l.dtypes, l.attrs, l.options, l.platform).data.alignElems;
                         l.numels = Numels(layout.name, FullChunk(l.dtypes, l.options, l.attrs, l.platform), align);
                         const Outcome o = RunLaunch(l);
@@ -541,7 +541,7 @@ int RunAll()
             std::printf("run: list key %llu (P %s, S %s, G %s%s%s) on %s (%u cores), %s layout: %llu launches, %u "
                         "blocks (up to %llu tensors and %llu chunks per block), %llu GM copies checked, chunk <= %u, "
                         "UB <= %u B\n",
-                        static_cast<unsigned long long>(ascend_ema_adam::ListTilingKeyOf(keys[k])),
+                        static_cast<unsigned long long>(ascend_ema_adam::apply_fused_ema_adam_list::ListTilingKeyOf(keys[k])),
                         DataTypeName(keys[k].param), DataTypeName(keys[k].state), DataTypeName(keys[k].grad),
                         keys[k].hasCopy ? ", C " : "", keys[k].hasCopy ? DataTypeName(keys[k].copy) : "",
                         layout.platform.name.c_str(), layout.platform.vectorCoreNum, layout.name,
@@ -571,7 +571,7 @@ int RunAll()
 int RunBroken(Break b)
 {
     Launch l;
-    l.dtypes = ascend_ema_adam::ListDtypeCombinations()[0];  // fp32 params, state and grads
+    l.dtypes = ascend_ema_adam::apply_fused_ema_adam_list::ListDtypeCombinations()[0];  // fp32 params, state and grads
     l.attrs.weightDecay = 0.01;
     l.broken = b;
     l.layout = "small";

@@ -112,4 +112,4 @@ def test_dtype_tables_agree():
     numpy_dtypes = {d.numpy for d in FLOAT_DTYPES}
     assert set(golden.MERE_THRESHOLD) == set(golden.SMALL_VALUE) == numpy_dtypes
     with pytest.raises(ValueError, match="dtype must be one of float32, float16, bfloat16"):
-        _twin.compute_tiling(10, "float64")
+        _twin.compute_apply_fused_ema_adam_tiling(10, "float64")

@@ -1,11 +1,11 @@
 /**
- * @file aclnn_list_test_util.h
+ * @file aclnn_apply_fused_ema_adam_list_util.h
  * @brief ApplyFusedEmaAdamList calls for the C API tests: a call built from a ListCallSpec (every
  *        entry in its own aclrtMalloc storage, the lists owning their tensors), what only the
  *        aclnn layer sees applied as ListBreaks, the whole memory snapshotted, and phase 1 invoked.
  */
-#ifndef ASCEND_EMA_ADAM_ACLNN_LIST_TEST_UTIL_H
-#define ASCEND_EMA_ADAM_ACLNN_LIST_TEST_UTIL_H
+#ifndef ASCEND_EMA_ADAM_ACLNN_APPLY_FUSED_EMA_ADAM_LIST_UTIL_H
+#define ASCEND_EMA_ADAM_ACLNN_APPLY_FUSED_EMA_ADAM_LIST_UTIL_H
 
 #include <memory>
 #include <vector>
@@ -268,4 +268,4 @@ struct ListCall {
 
 }  // namespace aea_test
 
-#endif  // ASCEND_EMA_ADAM_ACLNN_LIST_TEST_UTIL_H
+#endif  // ASCEND_EMA_ADAM_ACLNN_APPLY_FUSED_EMA_ADAM_LIST_UTIL_H

@@ -3,23 +3,15 @@ over the twin suite's sweep (dtypes x modes x bias x sizes, ranks, steps and dec
 trajectories, a property test), for every instruction set this CPU runs, 1 and 2 threads, in place
 and out of place; plus its bias correction, thread pool and kernel selection."""
 
-import os
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
-from kernel_cases import (DTYPE_IDS, DTYPES, SHAPES, SIZES, assert_bit_exact,
-                          assert_cann_precision)
+from kernel_cases import (BEST_ISA, CPUS, DTYPE_IDS, DTYPES, ISAS, SHAPES, SIZES,
+                          assert_bit_exact, assert_cann_precision)
 
 from ascend_ema_adam import golden, twin
 from ascend_ema_adam.apps.check import random_inputs
 from ascend_ema_adam.golden import Hyper
-
-BEST_ISA = twin.cpu_kernel()["isa"]
-_WIDEST_FIRST = ("avx512", "avx2", "generic")
-#: Every instruction set this CPU runs ("generic" runs everywhere).
-ISAS = list(_WIDEST_FIRST[_WIDEST_FIRST.index(BEST_ISA):])
-CPUS = len(os.sched_getaffinity(0))
 
 
 def run_native(inputs, step, hyper, *, out_of_place=False, **options):
