@@ -165,3 +165,31 @@ def grad_dtypes_of(param: FloatDtype, state: FloatDtype,
 #: The dtypes a model copy may have, and those of the masters (vars) beside model copies.
 COPY_DTYPES = tuple(dict.fromkeys(row.copy for row in LIST_DTYPES if row.copy is not None))
 MASTER_DTYPES = tuple(dict.fromkeys(row.param for row in LIST_DTYPES if row.copy is not None))
+
+
+# ---------------------------------------------------------------------------------------------
+# ApplyFusedEmaAdam8bitList's dtype contract (its state is uint8 codes, fp32 scales and an fp32
+# EMA whatever the parameter's dtype)
+
+
+@dataclass(frozen=True)
+class List8bitDtypes:
+    """One dtype combination of an 8-bit list launch."""
+
+    param: FloatDtype        # P: vars (the fp32 masters when there are model copies)
+    grad: FloatDtype         # G: grads, any float dtype
+    copy: FloatDtype | None  # C: model_copies (16-bit weights written from the fp32 masters)
+
+    @property
+    def names(self) -> tuple:
+        """(param, grad, copy or None) by name."""
+        return (self.param.name, self.grad.name, None if self.copy is None else self.copy.name)
+
+
+#: Every combination the 8-bit list operator accepts, in the order of its tiling keys: fp32,
+#: fp16 or bf16 parameters, or fp32 masters of fp16 / bf16 model copies, each with a gradient of
+#: any of the three float dtypes.
+LIST8BIT_DTYPES = tuple(List8bitDtypes(p, g, c)
+                        for p, c in ((_F32, None), (_F32, _F16), (_F32, _BF16), (_F16, None),
+                                     (_BF16, None))
+                        for g in FLOAT_DTYPES)
