@@ -116,15 +116,19 @@ def check_map(qmap, name: str = "qmap") -> np.ndarray:
 def encode_thresholds(qmap) -> np.ndarray:
     """fp32 [255]: T[k] = the smallest fp32 value >= (q[k] + q[k+1]) / 2, the exact midpoint.
     For an fp32 x, x >= T[k] exactly when x is at least as near to q[k+1] as to q[k], so the
-    number of thresholds <= x is the nearest code with ties to the larger one. The kernels derive
-    the same table from the map in fp32 (the exact sum's error by TwoSum, rounded up when it is
-    positive); float64 holds these sums exactly."""
+    number of thresholds <= x is the nearest code with ties to the larger one.
+
+    Computed as the kernels do (the codebook header of op_kernel/apply_fused_ema_adam8bit_list):
+    the sum q[k] + q[k+1] rounded up to fp32 (float64 holds the sum of two fp32 values of the
+    map's range exactly; the kernels get its error by TwoSum), then halved in fp32. Halving is
+    exact unless the midpoint is subnormal (below 2^-126), where this is the rounded half of the
+    rounded-up sum."""
     q = check_map(qmap).astype(np.float64)
-    mid = (q[:-1] + q[1:]) / 2.0
-    t = mid.astype(np.float32)
-    below = t.astype(np.float64) < mid
-    t[below] = np.nextafter(t[below], np.float32(np.inf))
-    return t
+    total = q[:-1] + q[1:]
+    up = total.astype(np.float32)
+    below = up.astype(np.float64) < total
+    up[below] = np.nextafter(up[below], np.float32(np.inf))
+    return up * np.float32(0.5)
 
 
 def encode(x, thresholds) -> np.ndarray:

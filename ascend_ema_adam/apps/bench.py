@@ -27,7 +27,9 @@ Then whole optimizer steps, as users run them, on all CPUs, interleaved in the s
 DeepSpeed CPUAdam, each + ``torch._foreach_lerp_`` EMA, on 2048 parameters of 2K fp32 elements
 and on GPT-2-small's 148 parameter shapes (124M fp32); the host cost of the list op and of
 ``step()`` per call; and the NPU model of the GPT-2 list (launches per step, per-core balance of
-the list tiling against whole tensors per core).
+the list tiling against whole tensors per core). Last, the 8-bit operator's step against ours in
+fp32 and against torchao's and bitsandbytes' AdamW8bit + lerp (:mod:`.bench_8bit`; ``--cases
+8bit`` runs it alone).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from .. import twin
 from .._dtypes import by_name
 from .bench_common import (BENCH_OUT, HYPER, NPU_PLATFORM, TARGET_NUMEL, Timing, _cpu_name,
                            _deepspeed, _fmt_time, measure, output_dir, use_isa)
+from .bench_8bit import adam8bit_step
 from .bench_steps import optimizer_steps
 
 @dataclass(frozen=True)
@@ -228,6 +231,8 @@ def run(quick: bool = False, out_dir: str = BENCH_OUT, threads: list[int] | None
               "op_overhead_us": overhead, "targets": _targets(results, overhead, cpus)}
     _print_summary(report, out)
     report["optimizer_steps"] = optimizer_steps(torch, deepspeed_cls, quick, seed, only, out)
+    if not only or any("8bit" in name for name in only):
+        report["adam8bit"] = adam8bit_step(torch, quick, seed, out)
     env["load_average_after_steps"] = os.getloadavg()
     print(f"load average after the optimizer steps {env['load_average_after_steps'][0]:.2f}",
           file=out)

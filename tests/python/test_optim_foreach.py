@@ -35,7 +35,7 @@ def seed_of(rng):
 
 def full_checks_only(opt):
     """The optimizer with its group cache disabled: every step runs every check."""
-    opt._remember = lambda *args, **kwargs: None
+    opt._launch_cache.remember = lambda *args, **kwargs: False
     return opt
 
 
@@ -161,7 +161,7 @@ def test_cache_follows_every_change(rng, change, scope):
     params, opts = twin_optimizers(seed, scope)
     for k in range(2):
         step_both(params, opts, seed + k)
-    assert 0 in opts[0]._group_caches and not opts[1]._group_caches
+    assert 0 in opts[0]._launch_cache.groups and not opts[1]._launch_cache.groups
     for ps, opt in zip(params, opts):
         CHANGES[change](opt, ps)
     for k in range(2, 5):
@@ -314,7 +314,7 @@ def test_a_bad_gradient_after_caching_raises_before_any_write(rng, breaker, erro
     params, opts = twin_optimizers(seed)
     step_both(params, opts, seed)
     ps, opt = params[0], opts[0]
-    assert 0 in opt._group_caches
+    assert 0 in opt._launch_cache.groups
     set_grads(ps, seed + 1)
     breaker(ps)
     before = [p.detach().clone() for p in ps]
@@ -336,7 +336,7 @@ def test_cached_steps_are_torch_like_host_tensors(rng):
         assert step.item() == 3
     saved = opts[0].state_dict()
     assert [float(s["step"]) for s in saved["state"].values()] == [3.0] * len(params[0])
-    np.testing.assert_equal(len(opts[0]._group_caches[0].params), len(params[0]))
+    np.testing.assert_equal(len(opts[0]._launch_cache.groups[0].params), len(params[0]))
 
 
 def test_a_saved_state_dict_keeps_its_steps(rng):

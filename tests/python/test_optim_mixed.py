@@ -14,6 +14,7 @@ import torch
 
 from test_optim import one_thread  # noqa: F401  (autouse: one thread for these tiny tensors)
 
+import ascend_ema_adam.optim._schedule as optim_schedule  # the EMA decay, both backends
 import ascend_ema_adam.optim.functional as optim_module  # where the launches happen (spied on)
 from ascend_ema_adam import golden
 from ascend_ema_adam._dtypes import to_numpy
@@ -472,8 +473,8 @@ def test_device_decay_equals_the_host_decay_bit_for_bit():
     device = torch.device("cpu")
     for group in groups:
         ns = list(range(0, 3000)) + [10**5, 10**6 + 7, 2**31 + 3]
-        host = np.array([optim_module._host_decay(group, n) for n in ns], dtype=np.float32)
-        dev = torch.cat([optim_module._device_decay(group, torch.tensor(n), device)
+        host = np.array([optim_schedule._host_decay(group, n) for n in ns], dtype=np.float32)
+        dev = torch.cat([optim_schedule._device_decay(group, torch.tensor(n), device)
                          for n in ns]).numpy()
         assert golden.bit_equal(dev, host), group
 

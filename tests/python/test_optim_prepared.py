@@ -200,7 +200,7 @@ class Pair:
         self.monkeypatch = monkeypatch
         self.params = [make_params(seed) for _ in range(2)]
         self.opts = [FusedEmaAdamW(ps, lr=0.05, ema_decay=0.9, **kwargs) for ps in self.params]
-        self.opts[1]._remember = lambda *args, **kw: None
+        self.opts[1]._launch_cache.remember = lambda *args, **kw: False
 
     def both(self, change):
         for ps, opt in zip(self.params, self.opts):
@@ -302,7 +302,7 @@ def test_changes_prepare_again_or_not(rng, monkeypatch, counting, change):
         pair.step(seed + 4)
     assert counting.take() == expected
     pair.step(seed + 5)
-    assert counting.take() == (0, len(pair.opts[0]._group_caches[0].buckets), 0)
+    assert counting.take() == (0, len(pair.opts[0]._launch_cache.groups[0].prepared.groups), 0)
 
 
 def test_a_lazily_cloned_parameter_keeps_its_clone(rng, monkeypatch, counting):
@@ -342,7 +342,7 @@ def test_missing_gradient_and_new_group(rng, monkeypatch, counting):
     assert counting.take() == (2, 2, 0)
     pair.step(seed + 6)
     assert counting.take() == (0, 2, 0)
-    kept = dict(pair.opts[0]._group_caches[0].launches)
+    kept = dict(pair.opts[0]._launch_cache.groups[0].prepared.launches)
     pair.both(add_group)
     for ps, opt in zip(pair.params, pair.opts):
         opt.param_groups[1]["params"][0].grad = torch.ones(4)
@@ -352,8 +352,9 @@ def test_missing_gradient_and_new_group(rng, monkeypatch, counting):
         pair.step(seed + k)
     made, ran, refused = counting.take()
     assert (made, refused) == (1, 0)  # the new group's: group 0's launches kept running
-    assert pair.opts[0]._group_caches[0].launches == kept  # (the same launch objects)
-    assert pair.opts[0]._group_caches[1].launches
+    # (the same launch objects)
+    assert pair.opts[0]._launch_cache.groups[0].prepared.launches == kept
+    assert pair.opts[0]._launch_cache.groups[1].prepared.launches
 
 
 def test_grad_scaler_skips_and_steps(rng, monkeypatch, counting):
@@ -442,7 +443,7 @@ def test_a_parameter_without_gradient_keeps_the_fast_path(rng, monkeypatch, coun
         pair.step(seed + k, skip=(4,))
         assert counting.take() == STEADY
     assert all(torch.equal(ps[4], f) for ps, f in zip(pair.params, frozen))
-    cache = pair.opts[0]._group_caches[0]
+    cache = pair.opts[0]._launch_cache.groups[0]
     assert 4 not in cache.indexes and len(cache.indexes) == len(pair.params[0]) - 1
     pair.step(seed + 7)
     assert counting.take() == (0, 0, 0)
@@ -461,4 +462,4 @@ def test_an_attribute_schedule_keeps_one_launch_per_bucket(rng, monkeypatch, cou
                                                                             0.999)))
         pair.step(seed + k)
         assert counting.take() == (1, 1, 0)
-        assert len(pair.opts[0]._group_caches[0].launches) == 1
+        assert len(pair.opts[0]._launch_cache.groups[0].prepared.launches) == 1

@@ -1,0 +1,147 @@
+"""The 8-bit operator's row of ``python -m ascend_ema_adam bench``: one step on 16.8M fp32
+parameters (one tensor), on all CPUs, interleaved (bench_common.measure: random order each
+round, an idle gap before each sample, warm-up first), medians:
+
+* ``ours_8bit``: ApplyFusedEmaAdam8bitList's native kernel (uint8 m, v with fp32 block scales, an
+  fp32 EMA: decode, update, new scales, encode and the EMA in one pass);
+* ``ours_fp32``: ApplyFusedEmaAdamList's native kernel on fp32 m, v and EMA (the same update);
+* ``torchao``: ``torchao.optim.AdamW8bit.step()`` (its compiled per-parameter step) +
+  ``torch._foreach_lerp_`` EMA;
+* ``bnb``: ``bitsandbytes.optim.AdamW8bit.step()`` (its CPU backend) + ``torch._foreach_lerp_`` EMA.
+
+Both of ours run their kernels on the tensors' memory through ``_twin`` (the torch op of the
+8-bit operator is not there yet), so the comparison of the two is kernel to kernel. The baselines
+need the ``bench`` extra; without one its row says so. The state's bytes per parameter are
+measured from the tensors each implementation keeps.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import warnings
+
+import numpy as np
+
+from .. import _twin, golden8bit as g8
+from .bench_common import HYPER, TARGET_NUMEL, _fmt_time, measure
+
+
+def _attrs():
+    attrs = _twin.Attrs()
+    for name in ("lr", "ema_decay", "beta1", "beta2", "eps", "mode", "bias_correction",
+                 "weight_decay"):
+        setattr(attrs, name, getattr(HYPER, name))
+    return attrs
+
+
+def _baselines(torch, params, ema):
+    """(name -> step function or the reason it is missing), and each optimizer for its state."""
+    h = HYPER
+    found, missing = {}, {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            from torchao.optim import AdamW8bit as TorchaoAdamW8bit
+            found["torchao"] = TorchaoAdamW8bit(params[0:1], lr=h.lr, betas=(h.beta1, h.beta2),
+                                                eps=h.eps, weight_decay=h.weight_decay,
+                                                block_size=g8.BLOCK)
+        except ImportError as e:
+            missing["torchao"] = f"not installed ({e.name}): pip install '.[bench]'"
+        try:
+            import bitsandbytes as bnb
+            found["bnb"] = bnb.optim.AdamW8bit(params[1:2], lr=h.lr, betas=(h.beta1, h.beta2),
+                                               eps=h.eps, weight_decay=h.weight_decay)
+        except ImportError as e:
+            missing["bnb"] = f"not installed ({e.name}): pip install '.[bench]'"
+
+    def with_lerp(optimizer, i):
+        def run():
+            optimizer.step()
+            torch._foreach_lerp_([ema[i]], [params[i].data], 1.0 - h.ema_decay)
+        return run
+    steps = {name: with_lerp(opt, 0 if name == "torchao" else 1) for name, opt in found.items()}
+    return steps, found, missing
+
+
+def _state_bytes(optimizer, param, torch) -> int:
+    total = 0
+    for value in optimizer.state[param].values():
+        if isinstance(value, torch.Tensor):
+            inner = getattr(value, "__tensor_flatten__", None)
+            if inner is not None:  # torchao's OptimState8bit: codes, scale, qmap
+                total += sum(getattr(value, n).numel() * getattr(value, n).element_size()
+                             for n in inner()[0])
+            elif value.numel() > 1:
+                total += value.numel() * value.element_size()
+    return total
+
+
+def adam8bit_step(torch, quick: bool = False, seed: int = 0, out=sys.stdout) -> dict:
+    """The row: timings, ratios and state bytes per parameter (see the module docstring)."""
+    n = TARGET_NUMEL
+    repeats = 3 if quick else 5
+    gen = torch.Generator().manual_seed(seed)
+    grad = torch.randn(n, generator=gen) * 1e-2
+    # four copies of the weights and EMAs: ours (8-bit, fp32) and the two baselines
+    weights = torch.randn(n, generator=gen) * 5e-2
+    params = [torch.nn.Parameter(weights.clone()) for _ in range(4)]
+    ema = [weights.clone() for _ in range(4)]
+    for p in params:
+        p.grad = grad
+    m32 = (torch.randn(n, generator=gen) * 3e-3)
+    v32 = (torch.randn(n, generator=gen) * 1e-2) ** 2
+    qmap_m, qmap_v = g8.dynamic_map(True), g8.dynamic_map(False)
+    m_codes, m_absmax = g8.quantize(m32.numpy(), qmap_m)
+    v_codes, v_absmax = g8.quantize(v32.numpy(), qmap_v)
+    step = np.array([10], np.int64)
+    attrs = _attrs()
+    g_np, m32_np, v32_np = grad.numpy(), m32.numpy(), v32.numpy()
+    p8, s8 = params[2].data.numpy(), ema[2].numpy()  # views: updated in place
+    p32, s32 = params[3].data.numpy(), ema[3].numpy()
+
+    def ours_8bit():
+        _twin.launch_native_adam8bit_list(
+            [g_np], [p8], [m_codes], [v_codes], [m_absmax], [v_absmax], [s8], None, [n],
+            qmap_m, qmap_v, step, None, None, "float32", "float32", "", attrs, False)
+
+    def ours_fp32():
+        _twin.launch_native_list([g_np], [p32], [m32_np], [v32_np], [s32], None, None, [n], step,
+                                 None, None, "float32", "float32", "float32", "", attrs, False)
+
+    fns = {"ours_8bit": ours_8bit, "ours_fp32": ours_fp32}
+    steps, optimizers, missing = _baselines(torch, params, ema)
+    fns.update(steps)
+    print(f"\n8-bit state: one {n / 1e6:.1f}M fp32 tensor, {os.cpu_count()} CPUs, medians of "
+          f"{repeats} interleaved rounds", file=out)
+    for name, why in missing.items():
+        print(f"  {name}: {why}", file=out)
+    with warnings.catch_warnings():  # torchao's tensor subclass under torch.compile says why
+        warnings.simplefilter("ignore")  # it cannot be cached; nothing to act on here
+        timings = measure(fns, repeats, 0.0, 0.05, random.Random(seed))
+    ours = timings["ours_8bit"].seconds
+    state = {"ours_8bit": (m_codes.nbytes + v_codes.nbytes + m_absmax.nbytes + v_absmax.nbytes
+                           + s8.nbytes) / n,
+             "ours_fp32": (m32_np.nbytes + v32_np.nbytes + s32.nbytes) / n}
+    for name, opt in optimizers.items():
+        p = params[0 if name == "torchao" else 1]
+        state[name] = (_state_bytes(opt, p, torch) + ema[0].numel() * 4) / n
+    row = {"numel": n, "timings": timings, "ours_8bit_over": {}, "state_bytes_per_param": state,
+           "missing": missing}
+    print(f"  {'impl':<11}{'time':>12}{'ours_8bit/impl':>16}{'state+EMA B/param':>19}", file=out)
+    for name, t in timings.items():
+        ratio = ours / t.seconds
+        row["ours_8bit_over"][name] = ratio
+        print(f"  {name:<11}{_fmt_time(t.seconds):>12}{ratio:>16.3f}{state[name]:>19.2f}",
+              file=out)
+    return row
+
+
+def main() -> None:
+    import torch
+    adam8bit_step(torch)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,186 @@
+/**
+ * @file apply_fused_ema_adam8bit_list_bindings.cpp
+ * @brief ApplyFusedEmaAdam8bitList's _twin bindings: its dtype contract, the encode thresholds the
+ *        kernels derive from a map, and the native kernel on lists of numpy buffers.
+ */
+#include <optional>
+#include <vector>
+
+#include "apply_fused_ema_adam8bit_list_native.h"
+#include "apply_fused_ema_adam8bit_list_tiling_key.h"
+#include "ema_adam_attrs.h"
+#include "twin_bindings.h"
+
+namespace {
+
+using namespace ascend_ema_adam::twin_bindings;
+namespace op8 = ascend_ema_adam::apply_fused_ema_adam8bit_list;
+
+using BufferList = std::vector<py::buffer>;
+using OptionalList = std::optional<BufferList>;
+
+/** Entry pointers of one list, entry i holding counts[i] elements of `elemBytes`. */
+std::vector<void*> Pointers(const BufferList& list, const char* name,
+                            const std::vector<uint64_t>& counts, uint32_t elemBytes)
+{
+    if (list.size() != counts.size()) {
+        throw py::value_error(std::string(name) + " has " + std::to_string(list.size()) +
+                              " entries, grads has " + std::to_string(counts.size()));
+    }
+    std::vector<void*> ptrs;
+    for (size_t i = 0; i < list.size(); ++i) {
+        const std::string entry = std::string(name) + "[" + std::to_string(i) + "]";
+        ptrs.push_back(BufferPtr(list[i], entry.c_str(), counts[i] * elemBytes, true));
+    }
+    return ptrs;
+}
+
+/** A one-element buffer of `bytes`, or null. */
+template <class T>
+const T* Scalar(const std::optional<py::buffer>& b, const char* name)
+{
+    return b ? static_cast<const T*>(BufferPtr(*b, name, sizeof(T), false)) : nullptr;
+}
+
+op8::Adam8bitDtypes ParseDtypes(const std::string& param, const std::string& grad,
+                                const std::string& copy)
+{
+    op8::Adam8bitDtypes d;
+    d.param = ParseDtype(param);
+    d.grad = ParseDtype(grad);
+    d.hasCopy = !copy.empty();
+    if (d.hasCopy) {
+        d.copy = ParseDtype(copy);
+    }
+    return d;
+}
+
+/** The native kernel in place on lists of contiguous buffers (ss, model_copies, grad_scale,
+ *  found_inf, lr, ema_decay: None when absent). */
+py::dict LaunchNative8bit(const BufferList& grads, const BufferList& vars, const BufferList& ms,
+                          const BufferList& vs, const BufferList& mAbsmaxes,
+                          const BufferList& vAbsmaxes, const OptionalList& ss,
+                          const OptionalList& copies, const std::vector<uint64_t>& numels,
+                          const py::buffer& qmapM, const py::buffer& qmapV, const py::buffer& step,
+                          const std::optional<py::buffer>& gradScale,
+                          const std::optional<py::buffer>& foundInf, const std::string& param,
+                          const std::string& grad, const std::string& copy,
+                          const aea::Attrs& attrs, bool maximize, uint32_t threads,
+                          const std::string& isa, uint64_t minElemsPerThread,
+                          const std::optional<py::buffer>& lr,
+                          const std::optional<py::buffer>& emaDecay)
+{
+    const op8::Adam8bitDtypes dtypes = ParseDtypes(param, grad, copy);
+    if (!aea::CheckAttrs(attrs).empty()) {
+        throw py::value_error(aea::CheckAttrs(attrs));
+    }
+    std::vector<uint64_t> blocks;
+    for (uint64_t n : numels) {
+        blocks.push_back((n + 255U) / 256U);
+    }
+    const auto g = Pointers(grads, "grads", numels, aea::DataTypeSize(dtypes.grad));
+    const auto p = Pointers(vars, "vars", numels, aea::DataTypeSize(dtypes.param));
+    const auto m = Pointers(ms, "ms", numels, 1);
+    const auto v = Pointers(vs, "vs", numels, 1);
+    const auto ma = Pointers(mAbsmaxes, "m_absmaxes", blocks, 4);
+    const auto va = Pointers(vAbsmaxes, "v_absmaxes", blocks, 4);
+    const auto s = ss ? Pointers(*ss, "ss", numels, 4) : std::vector<void*>{};
+    if (dtypes.hasCopy != copies.has_value()) {
+        throw py::value_error("model_copies must be given exactly when copy names a dtype");
+    }
+    const auto c = copies ? Pointers(*copies, "model_copies", numels,
+                                     aea::DataTypeSize(dtypes.copy))
+                          : std::vector<void*>{};
+    ApplyFusedEmaAdam8bitListTilingData t{};
+    t.hyper = aea::HyperParamsOf(attrs);
+    t.maximize = maximize ? 1U : 0U;
+    t.hasGradScale = gradScale ? 1U : 0U;
+    t.hasFoundInf = foundInf ? 1U : 0U;
+    t.tensorNum = static_cast<uint32_t>(numels.size());
+    t.hasEma = ss ? 1U : 0U;
+    t.hasLrTensor = lr ? 1U : 0U;
+    t.hasEmaDecayTensor = emaDecay ? 1U : 0U;
+    op8::ApplyFusedEmaAdam8bitListBuffers b;
+    b.tensorNum = t.tensorNum;
+    b.numels = numels.data();
+    b.grads = g.data();
+    b.vars = p.data();
+    b.ms = m.data();
+    b.vs = v.data();
+    b.mAbsmaxes = ma.data();
+    b.vAbsmaxes = va.data();
+    b.ss = ss ? s.data() : nullptr;
+    b.copies = copies ? c.data() : nullptr;
+    b.qmapM = static_cast<const float*>(BufferPtr(qmapM, "qmap_m", 256 * 4, false));
+    b.qmapV = static_cast<const float*>(BufferPtr(qmapV, "qmap_v", 256 * 4, false));
+    b.step = Scalar<int64_t>(step, "step");
+    b.gradScale = Scalar<float>(gradScale, "grad_scale");
+    b.foundInf = Scalar<float>(foundInf, "found_inf");
+    b.lr = Scalar<float>(lr, "lr");
+    b.emaDecay = Scalar<float>(emaDecay, "ema_decay");
+    aea::NativeOptions options = NativeOptionsOf(threads, isa, minElemsPerThread,
+                                                 aea::kNativeStreamingBytes);
+    uint32_t used = 0;
+    try {
+        py::gil_scoped_release release;
+        used = op8::RunNative8bitList(t, dtypes, b, options);
+    } catch (const std::invalid_argument& e) {
+        throw py::value_error(e.what());
+    }
+    py::dict out;
+    out["isa"] = isa.empty() ? std::string(aea::NativeIsa()) : isa;
+    out["threads"] = used;
+    return out;
+}
+
+}  // namespace
+
+AEA_TWIN_BINDINGS(apply_fused_ema_adam8bit_list)
+{
+    mod.def("adam8bit_dtype_contract", [] {
+        py::list out;
+#define AEA_ADAM8BIT_ROW(key, P, G, C)                                                           \
+    out.append(py::make_tuple(                                                                   \
+        aea::DataTypeName(op8::kAdam8bitDtype_##P), aea::DataTypeName(op8::kAdam8bitDtype_##G), \
+        op8::kAdam8bitHasCopy_##C ? py::object(py::str(aea::DataTypeName(op8::kAdam8bitDtype_##C))) \
+                                  : py::object(py::none()),                                      \
+        APPLY_FUSED_EMA_ADAM8BIT_LIST_KEY_##key));
+        APPLY_FUSED_EMA_ADAM8BIT_LIST_KEYS(AEA_ADAM8BIT_ROW)
+#undef AEA_ADAM8BIT_ROW
+        return out;
+    }, "ApplyFusedEmaAdam8bitList's dtype contract: (param, grad, copy or None, tiling key) rows.");
+
+    mod.def("adam8bit_encode_thresholds",
+            [](const py::buffer& map, const py::buffer& out) {
+                const auto* q = static_cast<const float*>(BufferPtr(map, "map", 256 * 4, false));
+                auto* t = static_cast<float*>(BufferPtr(out, "out", 255 * 4, true));
+                op8::Adam8bitEncodeThresholds(q, t);
+            },
+            py::arg("map"), py::arg("out"),
+            "The 255 encode thresholds the kernels derive from a 256-entry fp32 map, into out.");
+
+    mod.def("launch_native_adam8bit_list", &LaunchNative8bit, py::arg("grads"), py::arg("vars"),
+            py::arg("ms"), py::arg("vs"), py::arg("m_absmaxes"), py::arg("v_absmaxes"),
+            py::arg("ss"), py::arg("model_copies"), py::arg("numels"), py::arg("qmap_m"),
+            py::arg("qmap_v"), py::arg("step"), py::arg("grad_scale"), py::arg("found_inf"),
+            py::arg("param"), py::arg("grad"), py::arg("copy"), py::arg("attrs"),
+            py::arg("maximize"), py::arg("threads") = 0, py::arg("isa") = "",
+            py::arg("min_elems_per_thread") = aea::kNativeMinElemsPerThread,
+            py::arg("lr") = py::none(), py::arg("ema_decay") = py::none(),
+            "Run the native kernel of ApplyFusedEmaAdam8bitList in place on lists of contiguous "
+            "buffers (ss, model_copies, grad_scale, found_inf, lr, ema_decay: None when absent); "
+            "returns the instruction set and the threads used (0: nothing ran).");
+
+    mod.def("native_adam8bit_list_chunks",
+            [](const std::vector<uint64_t>& numels, uint32_t threads) {
+                py::list out;
+                for (const op8::Adam8bitChunk& c : op8::Native8bitListChunks(
+                         numels.data(), static_cast<uint32_t>(numels.size()), threads)) {
+                    out.append(py::make_tuple(c.entry, c.block, c.count));
+                }
+                return out;
+            },
+            py::arg("numels"), py::arg("threads"),
+            "The runs (tensor, first block, blocks) of 256-element quantization blocks the native "
+            "8-bit kernel hands out for these element counts on `threads` threads.");
+}

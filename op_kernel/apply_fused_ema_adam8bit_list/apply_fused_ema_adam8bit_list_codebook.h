@@ -1,0 +1,63 @@
+/**
+ * @file apply_fused_ema_adam8bit_list_codebook.h
+ * @brief The 8-bit state's fixed sizes and the encode thresholds every kernel of
+ *        ApplyFusedEmaAdam8bitList derives from a launch's map, written once: plain C++ on
+ *        __aicore__ inline functions (the AscendC kernel includes it directly, host code with
+ *        __aicore__ defined away). golden8bit.encode_thresholds mirrors it in numpy.
+ *
+ * T[k] is the smallest fp32 value >= (q[k] + q[k+1]) / 2: an fp32 x is at least as near to
+ * q[k+1] as to q[k] exactly when x >= T[k], so the count of thresholds <= x is the exactly
+ * nearest code, a tie going to the larger code (and a NaN, which compares false, to code 0).
+ */
+#ifndef APPLY_FUSED_EMA_ADAM8BIT_LIST_CODEBOOK_H
+#define APPLY_FUSED_EMA_ADAM8BIT_LIST_CODEBOOK_H
+
+#include <cstdint>
+
+namespace ascend_ema_adam {
+
+/** Elements per pair of scales (bitsandbytes since 0.44, torchao, CANN's ApplyAdamWQuant). */
+constexpr uint32_t kAdam8bitBlock = 256;
+/** Entries of a map (codes are uint8), and thresholds between them. */
+constexpr uint32_t kAdam8bitMapSize = 256;
+constexpr uint32_t kAdam8bitThresholds = kAdam8bitMapSize - 1;
+
+/** Quantization blocks of an n-element entry. */
+__aicore__ inline uint64_t Adam8bitBlocks(uint64_t n)
+{
+    return (n + kAdam8bitBlock - 1U) / kAdam8bitBlock;
+}
+
+/**
+ * The smallest fp32 value >= (lo + hi) / 2 for map values lo <= hi in [-1, 1]: the sum rounded up
+ * (TwoSum gives the exact error of the rounded sum s; a positive error moves s one ulp up), then
+ * halved (exact unless the midpoint is subnormal).
+ */
+__aicore__ inline float Adam8bitEncodeThreshold(float lo, float hi)
+{
+    union Bits {
+        float f;
+        uint32_t u;
+    };
+    const float s = lo + hi;
+    const float hiPart = s - lo;
+    const float err = (lo - (s - hiPart)) + (hi - hiPart);  // lo + hi = s + err exactly
+    Bits up;
+    up.f = s;
+    if (err > 0.0f) {  // s != 0 here: a zero s would mean lo + hi = err, representable, so err = 0
+        up.u = s > 0.0f ? up.u + 1U : up.u - 1U;
+    }
+    return up.f * 0.5f;
+}
+
+/** thresholds[k] = Adam8bitEncodeThreshold(map[k], map[k + 1]) for k < 255. */
+__aicore__ inline void BuildAdam8bitEncodeThresholds(const float* map, float* thresholds)
+{
+    for (uint32_t k = 0; k < kAdam8bitThresholds; ++k) {
+        thresholds[k] = Adam8bitEncodeThreshold(map[k], map[k + 1U]);
+    }
+}
+
+}  // namespace ascend_ema_adam
+
+#endif  // APPLY_FUSED_EMA_ADAM8BIT_LIST_CODEBOOK_H

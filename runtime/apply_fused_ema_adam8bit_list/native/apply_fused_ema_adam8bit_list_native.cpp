@@ -1,0 +1,175 @@
+/**
+ * @file apply_fused_ema_adam8bit_list_native.cpp
+ * @brief RunNative8bitList: reads found_inf, folds the launch scalars with the kernels'
+ *        LaunchPrologue, builds each map's encode tables (the codebook header's thresholds) and
+ *        hands the launch's quantization blocks to the loops of the chosen instruction set.
+ */
+#include "apply_fused_ema_adam8bit_list_native.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "kernel_scalar_host.h"  // defines __aicore__ away: first
+
+#include "apply_fused_ema_adam8bit_list_codebook.h"
+
+namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
+
+namespace {
+
+/** LaunchPrologue's reader (ema_adam_scalar.h): the one-element tensors in host memory. */
+struct HostScalarReader {
+    const ApplyFusedEmaAdam8bitListBuffers& b;
+
+    float FoundInf() const { return *b.foundInf; }
+    float GradScale() const { return *b.gradScale; }
+    int64_t Step() const { return *b.step; }
+    float Lr() const { return *b.lr; }
+    float EmaDecay() const { return *b.emaDecay; }
+};
+
+/** A map, its thresholds and their binary-search levels (native::Adam8bitSearchLevels). */
+native::Adam8bitCodebook CodebookOf(const float* map)
+{
+    native::Adam8bitCodebook book{};
+    std::copy(map, map + kAdam8bitMapSize, book.map);
+    BuildAdam8bitEncodeThresholds(book.map, book.thresholds);
+    native::Adam8bitSearchLevels& l = book.levels;
+    float* const levels[] = {l.l128, l.l64, l.l32, l.l16, l.l8, l.l4, l.l2, l.l1};
+    uint32_t s = 128;
+    for (float* level : levels) {
+        for (uint32_t j = 0; j < 128U / s; ++j) {
+            level[j] = book.thresholds[s - 1U + j * 2U * s];
+        }
+        s >>= 1U;
+    }
+    return book;
+}
+
+native::Adam8bitLoop LoopFor(Isa isa, const native::Adam8bitLoopShape& shape)
+{
+    using Pick = native::Adam8bitLoop (*)(const native::Adam8bitLoopShape&);
+    const Pick byIsa[kIsaCount] = {&native::Adam8bitLoopAvx512, &native::Adam8bitLoopAvx2,
+                                   &native::Adam8bitLoopGeneric};
+    const native::Adam8bitLoop loop = byIsa[static_cast<uint32_t>(isa)](shape);
+    if (loop == nullptr) {
+        throw std::invalid_argument(std::string("native 8-bit EMA-Adam kernel: no '") +
+                                    IsaName(isa) + "' loop for these storage types in this build");
+    }
+    return loop;
+}
+
+/** The blocks of all entries as one sequence, cut into runs of about `runBlocks` blocks (a run
+ *  ends early only at the end of the sequence). */
+class BlockRuns {
+public:
+    BlockRuns(const uint64_t* numels, uint32_t count, uint32_t threads) : prefix_(count + 1U)
+    {
+        prefix_[0] = 0;
+        for (uint32_t i = 0; i < count; ++i) {
+            prefix_[i + 1U] = prefix_[i] + Adam8bitBlocks(numels[i]);
+        }
+        const uint64_t total = prefix_.back();
+        const uint64_t target = total / (uint64_t{threads} * kNativeChunksPerThread);
+        runBlocks_ = threads > 1U ? std::max<uint64_t>(target, 1U) : std::max<uint64_t>(total, 1U);
+        runs_ = (total + runBlocks_ - 1U) / runBlocks_;
+    }
+
+    uint64_t Count() const { return runs_; }
+    uint64_t Blocks() const { return prefix_.back(); }
+
+    Adam8bitChunk Run(uint64_t i) const
+    {
+        const uint64_t begin = i * runBlocks_;
+        const uint64_t count = std::min(runBlocks_, Blocks() - begin);
+        // the non-empty entry holding block `begin`: the last entry starting at or before it
+        const auto entry = static_cast<uint32_t>(
+            std::upper_bound(prefix_.begin(), prefix_.end(), begin) - prefix_.begin() - 1);
+        return {entry, begin - prefix_[entry], count};
+    }
+
+private:
+    std::vector<uint64_t> prefix_;  // prefix_[i]: blocks of the entries before entry i
+    uint64_t runBlocks_ = 1;
+    uint64_t runs_ = 0;
+};
+
+}  // namespace
+
+void Adam8bitEncodeThresholds(const float* map, float* thresholds)
+{
+    BuildAdam8bitEncodeThresholds(map, thresholds);
+}
+
+std::vector<Adam8bitChunk> Native8bitListChunks(const uint64_t* numels, uint32_t count,
+                                                uint32_t threads)
+{
+    const BlockRuns runs(numels, count, threads);
+    std::vector<Adam8bitChunk> out;
+    for (uint64_t i = 0; i < runs.Count(); ++i) {
+        out.push_back(runs.Run(i));
+    }
+    return out;
+}
+
+uint32_t RunNative8bitList(const ApplyFusedEmaAdam8bitListTilingData& t,
+                           const Adam8bitDtypes& dtypes, const ApplyFusedEmaAdam8bitListBuffers& b,
+                           const NativeOptions& options)
+{
+    const bool entries = b.tensorNum > 0;  // an empty launch may come with null arrays
+    if ((t.hasLrTensor != 0U && b.lr == nullptr) ||
+        (t.hasEmaDecayTensor != 0U && b.emaDecay == nullptr) ||
+        (t.hasGradScale != 0U && b.gradScale == nullptr) ||
+        (t.hasFoundInf != 0U && b.foundInf == nullptr) || b.step == nullptr ||
+        b.qmapM == nullptr || b.qmapV == nullptr || t.tensorNum != b.tensorNum ||
+        (entries && (b.numels == nullptr || b.grads == nullptr || b.vars == nullptr ||
+                     b.ms == nullptr || b.vs == nullptr || b.mAbsmaxes == nullptr ||
+                     b.vAbsmaxes == nullptr || (t.hasEma != 0U && b.ss == nullptr) ||
+                     (dtypes.hasCopy && b.copies == nullptr)))) {
+        throw std::invalid_argument("native 8-bit list kernel: the buffers do not match the tiling");
+    }
+    native::Adam8bitLoopShape shape{};
+    shape.types = dtypes;
+    shape.mode = t.hyper.mode;
+    shape.prologue = t.hasGradScale != 0U || t.maximize != 0U ? 1U : 0U;
+    shape.ema = t.hasEma != 0U;
+    const native::Adam8bitLoop loop = LoopFor(ResolveIsa(options.isa), shape);
+
+    // The kernels' launch prologue: found_inf first (nonzero, NaN included: nothing more is read
+    // or written), step only when it is used, the lr and decay tensors replacing the attributes.
+    HostScalarReader read{b};
+    const LaunchScalars launch = LaunchPrologue(t, read);
+    uint64_t elements = 0;
+    for (uint32_t i = 0; i < b.tensorNum; ++i) {
+        elements += b.numels[i];
+    }
+    if (launch.skip || elements == 0) {
+        return 0;
+    }
+    const native::Adam8bitCodebook m = CodebookOf(b.qmapM);
+    const native::Adam8bitCodebook v = CodebookOf(b.qmapV);
+    native::Adam8bitJob job{};
+    job.k = launch.k;
+    job.gradDivisor = launch.gradDivisor;
+    job.m = &m;
+    job.v = &v;
+    job.numels = b.numels;
+    job.grads = b.grads;
+    job.vars = b.vars;
+    job.ms = b.ms;
+    job.vs = b.vs;
+    job.mAbsmaxes = b.mAbsmaxes;
+    job.vAbsmaxes = b.vAbsmaxes;
+    job.ss = t.hasEma != 0U ? b.ss : nullptr;
+    job.copies = b.copies;
+    const uint32_t threads = NativeThreadsFor(elements, options.threads, options.minElemsPerThread);
+    const BlockRuns runs(b.numels, b.tensorNum, threads);
+    return ParallelChunks(runs.Count(), threads, NativeWakes(elements, options.minElemsPerThread),
+                          [&](uint64_t i) {
+        const Adam8bitChunk c = runs.Run(i);
+        loop(job, c.entry, c.block, c.count);
+    });
+}
+
+}  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list

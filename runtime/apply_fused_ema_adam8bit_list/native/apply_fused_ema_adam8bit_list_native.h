@@ -1,0 +1,54 @@
+/**
+ * @file apply_fused_ema_adam8bit_list_native.h
+ * @brief The native CPU kernel of ApplyFusedEmaAdam8bitList: a whole parameter group in ONE pool
+ *        launch over the quantization blocks of all its entries, after the kernels' launch
+ *        prologue (ema_adam_scalar.h). Per block: decode, the fp32 update in the AscendC kernels'
+ *        op order, the new scales, the exact-nearest encode; bit-identical to
+ *        golden8bit.emulate_entry8 on every instruction set and thread count.
+ */
+#ifndef APPLY_FUSED_EMA_ADAM8BIT_LIST_NATIVE_H
+#define APPLY_FUSED_EMA_ADAM8BIT_LIST_NATIVE_H
+
+#include <cstdint>
+#include <vector>
+
+#include "apply_fused_ema_adam8bit_list_buffers.h"
+#include "apply_fused_ema_adam8bit_list_native_loops.h"
+#include "apply_fused_ema_adam8bit_list_tiling_data.h"
+#include "native_runtime.h"
+
+namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
+
+/**
+ * Runs the update of every entry of `buffers` (storage types `dtypes`, a row of the contract;
+ * scalars and flags from `tiling`, whose core table is not used) on the calling thread and the
+ * pool. Reads found_inf first: nonzero writes nothing. Returns the threads used (0 when nothing
+ * ran). Throws std::invalid_argument for dtypes outside the contract, buffers that do not match
+ * the flags, or an unsupported isa.
+ */
+uint32_t RunNative8bitList(const ApplyFusedEmaAdam8bitListTilingData& tiling,
+                           const Adam8bitDtypes& dtypes,
+                           const ApplyFusedEmaAdam8bitListBuffers& buffers,
+                           const NativeOptions& options = {});
+
+/** A run of quantization blocks: `count` blocks from block `block` of entry `entry` on,
+ *  continuing into the next entries. */
+struct Adam8bitChunk {
+    uint32_t entry;
+    uint64_t block;
+    uint64_t count;
+};
+
+/** The chunks RunNative8bitList hands out for entries of numels[0..count) elements on `threads`
+ *  threads, in order: the blocks of all entries cut into about 16 runs per thread (whole blocks,
+ *  so a block's scale and codes are one thread's). */
+std::vector<Adam8bitChunk> Native8bitListChunks(const uint64_t* numels, uint32_t count,
+                                                uint32_t threads);
+
+/** thresholds[k] (k < 255) of a 256-entry map, as the kernels compute them (the codebook header's
+ *  BuildAdam8bitEncodeThresholds). */
+void Adam8bitEncodeThresholds(const float* map, float* thresholds);
+
+}  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list
+
+#endif  // APPLY_FUSED_EMA_ADAM8BIT_LIST_NATIVE_H

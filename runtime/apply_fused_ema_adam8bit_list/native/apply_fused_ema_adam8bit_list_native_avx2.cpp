@@ -1,0 +1,20 @@
+/**
+ * @file apply_fused_ema_adam8bit_list_native_avx2.cpp
+ * @brief ApplyFusedEmaAdam8bitList's native loops with AVX2 and F16C: 8 lanes, codes looked up by gathers. Called only when the CPU reports those extensions.
+ */
+#include "native_simd_avx2.h"
+
+#include "apply_fused_ema_adam8bit_list_native_impl.h"
+
+namespace ascend_ema_adam::apply_fused_ema_adam8bit_list::native {
+
+#ifdef AEA_NATIVE_HAVE_AVX2
+Adam8bitLoop Adam8bitLoopAvx2(const Adam8bitLoopShape& shape)
+{
+    return PickAdam8bitLoop<Avx2>(shape);
+}
+#else
+Adam8bitLoop Adam8bitLoopAvx2(const Adam8bitLoopShape&) { return nullptr; }
+#endif
+
+}  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list::native

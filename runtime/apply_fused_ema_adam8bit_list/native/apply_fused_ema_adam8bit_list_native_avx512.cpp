@@ -1,0 +1,20 @@
+/**
+ * @file apply_fused_ema_adam8bit_list_native_avx512.cpp
+ * @brief ApplyFusedEmaAdam8bitList's native loops with AVX-512 (F, BW, VL) and F16C: 16 lanes, codes looked up by in-register permutes. Called only when the CPU reports those extensions.
+ */
+#include "native_simd_avx512.h"
+
+#include "apply_fused_ema_adam8bit_list_native_impl.h"
+
+namespace ascend_ema_adam::apply_fused_ema_adam8bit_list::native {
+
+#ifdef AEA_NATIVE_HAVE_AVX512
+Adam8bitLoop Adam8bitLoopAvx512(const Adam8bitLoopShape& shape)
+{
+    return PickAdam8bitLoop<Avx512>(shape);
+}
+#else
+Adam8bitLoop Adam8bitLoopAvx512(const Adam8bitLoopShape&) { return nullptr; }
+#endif
+
+}  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list::native

@@ -1,0 +1,239 @@
+"""The native CPU kernel of ApplyFusedEmaAdam8bitList (runtime/apply_fused_ema_adam8bit_list/native),
+through _twin on numpy buffers: bit-identical to golden8bit.emulate_entry8 on every dtype row,
+every instruction set this CPU runs and every thread count, for every option; its dtype contract
+and thresholds equal to the golden's."""
+
+import dataclasses
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from ascend_ema_adam import _twin, golden, golden8bit as g8
+from ascend_ema_adam._dtypes import LIST8BIT_DTYPES, by_name
+from ascend_ema_adam.golden import Extras, Hyper
+from kernel_cases import CPUS, ISAS
+
+BLOCK = g8.BLOCK
+ROW_IDS = ["-".join(by_name(n).short if n else "none" for n in row.names)
+           for row in LIST8BIT_DTYPES]
+SIZES = [0, 1, 17, BLOCK, BLOCK + 1, 1000, 4 * BLOCK + 33]
+QMAP_M, QMAP_V = g8.dynamic_map(True), g8.dynamic_map(False)
+
+
+def attrs_of(h: Hyper):
+    attrs = _twin.Attrs()
+    for field in dataclasses.fields(Hyper):
+        setattr(attrs, field.name, getattr(h, field.name))
+    return attrs
+
+
+def make_entries(rng, sizes, row, ema=True):
+    """Entries in a state an optimizer could reach (golden8bit's test draws them the same way)."""
+    p, gd = row.param.numpy, row.grad.numpy
+    out = []
+    for n in sizes:
+        sigma = float(np.exp(rng.uniform(np.log(1e-3), np.log(1e-1))))
+        var = (rng.standard_normal(n) * 0.05).astype(p)
+        m, m_absmax = g8.quantize((rng.standard_normal(n) * sigma).astype(np.float32), QMAP_M)
+        v, v_absmax = g8.quantize((rng.standard_normal(n) * sigma).astype(np.float32) ** 2,
+                                  QMAP_V)
+        out.append(dict(
+            grad=(rng.standard_normal(n) * sigma).astype(gd), var=var, m=m, v=v,
+            m_absmax=m_absmax, v_absmax=v_absmax,
+            s=(var.astype(np.float32) + rng.standard_normal(n).astype(np.float32) * 1e-3)
+            if ema else None,
+            copy=None if row.copy is None else np.zeros(n, row.copy.numpy)))
+    return out
+
+
+def copied(entries):
+    return [{k: None if x is None else x.copy() for k, x in e.items()} for e in entries]
+
+
+def f32(x):
+    return None if x is None else np.array([x], np.float32)
+
+
+def buffer_of(x):
+    """A buffer the bindings take: bf16 (which numpy cannot export) through its bits, in place."""
+    return x.view(np.uint16) if x is not None and x.dtype == ml_dtypes.bfloat16 else x
+
+
+def run_native(entries, row, step, h=Hyper(), extras=Extras(), *, lr=None, ema_decay=None,
+               **options):
+    """One native launch in place on `entries` (lr / ema_decay: one-element tensors replacing
+    h's); returns its result dict."""
+    names = row.names
+    lists = {k: [buffer_of(e[k]) for e in entries] for k in entries[0]} if entries else {}
+    col = (lambda k: lists.get(k, []))
+    ema = bool(entries) and entries[0]["s"] is not None
+    return _twin.launch_native_adam8bit_list(
+        col("grad"), col("var"), col("m"), col("v"), col("m_absmax"), col("v_absmax"),
+        col("s") if ema else None, col("copy") if names[2] else None,
+        [e["var"].size for e in entries], QMAP_M, QMAP_V, np.array([step], np.int64),
+        f32(extras.grad_scale), f32(extras.found_inf), names[0], names[1], names[2] or "",
+        attrs_of(h), extras.maximize, lr=f32(lr), ema_decay=f32(ema_decay), **options)
+
+
+def expected(entries, step, h=Hyper(), extras=Extras()):
+    return [g8.emulate_entry8(e["grad"], e["var"], e["m"], e["v"], e["m_absmax"], e["v_absmax"],
+                              e["s"], np.array([step]), QMAP_M, QMAP_V, h, extras,
+                              copy=e["copy"]) for e in entries]
+
+
+def same(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    if np.asarray(a).dtype == np.uint8:
+        return np.array_equal(a, b) and np.asarray(b).dtype == np.uint8
+    return golden.bit_equal(a, b)
+
+
+def assert_entries_equal(actual, want):
+    for i, (a, w) in enumerate(zip(actual, want)):
+        for name in ("var", "m", "v", "m_absmax", "v_absmax", "s", "copy"):
+            assert same(a[name], getattr(w, name)), f"entry {i} ({a['var'].size}): {name}"
+
+
+def test_contract_is_the_goldens():
+    rows = _twin.adam8bit_dtype_contract()
+    assert [r[:3] for r in rows] == [row.names for row in LIST8BIT_DTYPES]
+    assert len({r[3] for r in rows}) == len(rows)  # one tiling key per row
+
+
+@pytest.mark.parametrize("which", ["signed", "unsigned", "random"])
+def test_thresholds_are_the_goldens(rng, which):
+    q = {"signed": QMAP_M, "unsigned": QMAP_V}.get(which)
+    if q is None:
+        q = np.sort(rng.uniform(-1, 1, 256).astype(np.float32))
+        q[100:110] = q[100]  # repeated values
+    out = np.empty(255, np.float32)
+    _twin.adam8bit_encode_thresholds(q, out)
+    assert np.array_equal(out.view(np.uint32), g8.encode_thresholds(q).view(np.uint32))
+
+
+@pytest.mark.parametrize("row", LIST8BIT_DTYPES, ids=ROW_IDS)
+@pytest.mark.parametrize("isa", ISAS)
+def test_every_row_and_isa_is_bit_exact(rng, row, isa):
+    entries = make_entries(rng, SIZES, row)
+    h = Hyper(lr=3e-3, mode=int(rng.integers(0, 2)), weight_decay=0.02)
+    want = expected(entries, 9, h)
+    result = run_native(entries, row, 9, h, isa=isa, threads=2, min_elems_per_thread=1)
+    assert result["isa"] == isa and 1 <= result["threads"] <= min(2, CPUS)
+    assert_entries_equal(entries, want)
+
+
+OPTIONS = {
+    "l2": (Hyper(mode=0, weight_decay=0.1), Extras(), {}),
+    "no-bias-correction": (Hyper(bias_correction=False, weight_decay=0.01), Extras(), {}),
+    "maximize": (Hyper(), Extras(maximize=True), {}),
+    "grad-scale": (Hyper(), Extras(grad_scale=1024.0), {}),
+    "maximize-grad-scale-found-inf-0": (Hyper(mode=0, weight_decay=0.05),
+                                        Extras(maximize=True, grad_scale=0.25, found_inf=0.0),
+                                        {}),
+    "lr-and-decay-tensors": (Hyper(lr=5.0, ema_decay=0.0), Extras(),
+                             dict(lr=2e-3, ema_decay=0.995)),
+}
+
+
+@pytest.mark.parametrize("option", OPTIONS)
+@pytest.mark.parametrize("ema", [True, False], ids=["ema", "no-ema"])
+@pytest.mark.parametrize("isa", ISAS)
+def test_options_are_bit_exact(rng, option, ema, isa):
+    h, extras, tensors = OPTIONS[option]
+    row = LIST8BIT_DTYPES[int(rng.integers(0, len(LIST8BIT_DTYPES)))]
+    entries = make_entries(rng, SIZES, row, ema=ema)
+    golden_h = dataclasses.replace(h, **tensors)  # a tensor's fp32 value is the attribute's
+    want = expected(entries, 4, golden_h, extras)
+    run_native(entries, row, 4, h, extras, isa=isa, threads=2, min_elems_per_thread=1, **tensors)
+    assert_entries_equal(entries, want)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 5])
+def test_thread_counts_give_the_same_bits(rng, threads):
+    row = LIST8BIT_DTYPES[5]
+    entries = make_entries(rng, [70_000, 3, 40_000, 0, 9_999], row)
+    want = expected(entries, 2)
+    result = run_native(entries, row, 2, threads=threads, min_elems_per_thread=1)
+    assert result["threads"] == min(threads, CPUS) or result["threads"] <= threads
+    assert_entries_equal(entries, want)
+
+
+@pytest.mark.parametrize("found_inf", [1.0, float("nan"), -2.0])
+def test_nonzero_found_inf_writes_nothing(rng, found_inf):
+    row = LIST8BIT_DTYPES[3]
+    entries = make_entries(rng, SIZES, row)
+    before = copied(entries)
+    result = run_native(entries, row, 3, extras=Extras(found_inf=found_inf, grad_scale=2.0))
+    assert result["threads"] == 0
+    for e, b in zip(entries, before):
+        for k, x in e.items():
+            assert x is None or np.array_equal(x.view(np.uint8), b[k].view(np.uint8))
+
+
+@pytest.mark.parametrize("special", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("isa", ISAS)
+def test_non_finite_gradients_follow_the_golden(rng, special, isa):
+    row = LIST8BIT_DTYPES[0]
+    entries = make_entries(rng, [3 * BLOCK + 5, 40], row)
+    entries[0]["grad"][[3, BLOCK + 200, 3 * BLOCK + 4]] = special
+    entries[1]["grad"][0] = special
+    want = expected(entries, 6)
+    run_native(entries, row, 6, isa=isa, threads=2, min_elems_per_thread=1)
+    assert_entries_equal(entries, want)
+    assert np.isnan(entries[0]["var"][3]) and not np.isfinite(entries[0]["m_absmax"][0])
+
+
+def test_trajectory_of_twenty_steps(rng):
+    """The state a launch writes is what the next reads: 20 steps with model copies and a grad
+    scale stay bit-identical to the golden stepped the same way."""
+    row = LIST8BIT_DTYPES[7]  # fp32 masters, fp16 gradients, bf16 copies
+    entries = make_entries(rng, [BLOCK * 3 + 7, 300], row)
+    state = copied(entries)
+    h = Hyper(lr=1e-2, weight_decay=0.01)
+    for step in range(1, 21):
+        extras = Extras(grad_scale=float(2 ** int(rng.integers(0, 8))))
+        grads = [(rng.standard_normal(e["var"].size) * 1e-2).astype(e["grad"].dtype)
+                 for e in entries]
+        for e, st, g in zip(entries, state, grads):
+            e["grad"], st["grad"] = g, g.copy()
+        run_native(entries, row, step, h, extras, threads=2, min_elems_per_thread=1)
+        for st, out in zip(state, expected(state, step, h, extras)):
+            st.update(var=out.var, m=out.m, v=out.v, m_absmax=out.m_absmax,
+                      v_absmax=out.v_absmax, s=out.s, copy=out.copy)
+    for e, st in zip(entries, state):
+        for k in ("var", "m", "v", "m_absmax", "v_absmax", "s", "copy"):
+            assert same(e[k], st[k]), k
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 8])
+def test_chunks_cover_every_block_once_in_order(threads):
+    numels = [0, 5, 3 * BLOCK, 0, 100_000, BLOCK + 1, 0]
+    chunks = _twin.native_adam8bit_list_chunks(numels, threads)
+    blocks = [(e, b) for e, n in enumerate(numels) for b in range(g8.blocks(n))]
+    walked = []
+    for entry, block, count in chunks:
+        assert count > 0
+        while count:
+            if block >= g8.blocks(numels[entry]):
+                entry, block = entry + 1, 0
+                continue
+            walked.append((entry, block))
+            block, count = block + 1, count - 1
+    assert walked == blocks
+    if threads == 1:
+        assert len(chunks) == 1
+
+
+def test_bad_input_is_refused(rng):
+    row = LIST8BIT_DTYPES[0]
+    entries = make_entries(rng, [300], row)
+    entries[0]["m_absmax"] = np.zeros(1, np.float32)  # 300 elements have 2 blocks
+    with pytest.raises(ValueError, match=r"m_absmaxes\[0\]: expected 8 bytes"):
+        run_native(entries, row, 1)
+    copies = LIST8BIT_DTYPES[3]  # fp32 masters of fp16 copies
+    bad = dataclasses.replace(copies, param=by_name("float16"))  # fp16 "masters": no such row
+    entries = make_entries(rng, [300], copies)
+    with pytest.raises(ValueError, match="no '.*' loop for these storage types"):
+        run_native([{**e, "var": e["var"].astype(np.float16)} for e in entries], bad, 1)
