@@ -28,7 +28,7 @@ from torch import Tensor
 
 from .optim import FusedEmaAdamW
 from .optim._common import _dtensor_type
-from .optim._ema import _checked_stash_device, _weights_swapped
+from .optim._ema import _checked_stash_device, _weights_swapped, params_with_ema, require_ema
 
 __all__ = ["gather_full_ema_state_dict", "swap_ema", "local_optimizer", "set_clip_process_group"]
 
@@ -68,7 +68,7 @@ def _zero_ema_owners(zero) -> list[tuple[Tensor, int | None]]:
     inner = local_optimizer(zero)
     params = list(chain.from_iterable(g["params"] for g in zero.param_groups))
     index = {p: i for i, p in enumerate(params)}
-    mine = [index[p] for p, _ in inner._params_with_ema()]
+    mine = [index[p] for p, _ in params_with_ema(inner.param_groups, inner.state)]
     everyone: list[Any] = [None] * dist.get_world_size(zero.process_group)
     dist.all_gather_object(everyone, mine, group=zero.process_group)
     owner: list[int | None] = [None] * len(params)
@@ -124,7 +124,7 @@ def gather_full_ema_state_dict(model: torch.nn.Module, optimizer, *, cpu_offload
     dtensor = _dtensor_type()
     if _is_zero(optimizer):
         # (ZeRO keeps the groups' ema_decay equal on every rank: all raise alike)
-        local_optimizer(optimizer)._require_ema("gather_full_ema_state_dict()")
+        require_ema(local_optimizer(optimizer).param_groups, "gather_full_ema_state_dict()")
         emas = _zero_ema_tensors(optimizer)
         source = model.state_dict(keep_vars=True)
         items = [(k, emas.get(v, v) if isinstance(v, Tensor) else v) for k, v in source.items()]
@@ -157,7 +157,7 @@ def swap_ema(optimizer, stash_device: str | torch.device = "cpu"):
             yield inner
         return
     _checked_stash_device(stash_device)  # before the collective: every rank fails alike
-    local_optimizer(optimizer)._require_ema("swap_ema()")
+    require_ema(local_optimizer(optimizer).param_groups, "swap_ema()")
     emas = _zero_ema_tensors(optimizer)
     # popped one by one: each broadcast copy is freed once it is in its parameter
     with _weights_swapped((emas.popitem() for _ in range(len(emas))), stash_device):

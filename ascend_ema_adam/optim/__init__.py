@@ -33,16 +33,19 @@ kernel updates an fp32 master and writes the 16-bit parameter as its rounding. A
 ``torch.amp.GradScaler`` (no unscale pass, no host sync), EMA schedules and tensor (capturable)
 ``lr``/``ema_decay`` are options; ``docs/OPTIMIZER.md`` lists them.
 
-The package: the class (``_optimizer``) is thin over a functional step
-(:func:`ascend_ema_adam.optim.functional.launch_buckets`, which launches one group's buckets);
-beside it the checks (``_validation``, and ``_memory`` for the op's memory rules over a step), the
-EMA schedule written once (``_schedule``), step bookkeeping (``_steps``), GradScaler's tensors
-(``_scaler``), buckets and the per-group cache (``_buckets``), checkpoints (``_checkpoint``) and
-the EMA helpers (``_ema``).
+The package, in torch's shape: the class (``_optimizer``) checks every group, gathers its tensors
+and this step's hyper-parameters and calls the functional core
+:func:`ascend_ema_adam.optim.functional.ema_adamw` once per group, as ``torch.optim.AdamW`` calls
+``adamw()``; every update goes through it, and MindSpeed's :func:`fused_ema_adamw` is a thin
+wrapper over it. The class composes the step counters (``_steps``) and the launch cache
+(``_launch_cache``: group caches, prepared launches, updated storages), and calls the gather
+(``_gather``), the checks (``_validation``; ``_memory``, the op's memory rules over a step),
+clipping (``_clip``), the EMA schedule (``_schedule``), GradScaler's tensors (``_scaler``),
+checkpoints (``_checkpoint``) and the EMA helpers (``_ema``).
 """
 
 from ._optimizer import FusedEmaAdamW
-from .functional import fused_ema_adamw
+from .functional import ema_adamw, fused_ema_adamw
 
 # What the single module ascend_ema_adam/optim.py also held, for code that imported it from there.
 from ..ops import apply_fused_ema_adam_list, npu_apply_fused_ema_adamw  # noqa: F401
@@ -50,7 +53,7 @@ from ._common import _dtensor_type, _local  # noqa: F401
 from ._ema import _checked_stash_device, _weights_swapped  # noqa: F401
 from ._schedule import _device_decay, _host_decay  # noqa: F401
 
-__all__ = ["FusedEmaAdamW", "fused_ema_adamw"]
+__all__ = ["FusedEmaAdamW", "ema_adamw", "fused_ema_adamw"]
 
 # Pickles (torch.save of the optimizer object) name the class by its module: the package's, as
 # when the optimizer was the single module ascend_ema_adam/optim.py, so old and new pickles load.

@@ -23,6 +23,7 @@ import torch.distributed as dist
 from torch import Tensor
 from torch.utils._foreach_utils import _group_tensors_by_device_and_dtype, _has_foreach_support
 
+from ._common import counter_device
 from ._scaler import _Scaler
 
 
@@ -139,52 +140,38 @@ def check_max_norm(max_norm, name: str = "max_grad_norm") -> str | None:
     return None
 
 
-class _ClipMixin:
-    """:meth:`clip_grad_norm_` and the clipping part of ``step()`` for :class:`FusedEmaAdamW`
-    (``_clip_request``, ``last_grad_norm`` and ``clip_process_group`` are set by
-    ``_reset_caches`` and the constructor)."""
+def requested_norm(grads: list[Tensor], max_norm, norm_type: float, error_if_nonfinite: bool,
+                   process_group, dtensor, device: torch.device) -> Tensor:
+    """``FusedEmaAdamW.clip_grad_norm_``'s norm: the threshold checked, the total norm of
+    ``grads`` computed on the device (``error_if_nonfinite``: read on the host, a sync, and a
+    non-finite one raises as torch's)."""
+    error = check_max_norm(max_norm, "max_norm")
+    if error is not None:
+        raise ValueError(error)
+    norm = total_norm(grads, norm_type, process_group, dtensor, device)
+    if error_if_nonfinite and torch.logical_not(torch.isfinite(norm)):  # a host sync
+        raise RuntimeError(
+            f"The total norm of order {float(norm_type)} for gradients from `parameters` is "
+            f"non-finite, so it cannot be clipped. To disable this error and scale the "
+            f"gradients by the non-finite norm anyway, set `error_if_nonfinite=False`")
+    return norm
 
-    def clip_grad_norm_(self, max_norm: float, norm_type: float = 2.0,
-                        error_if_nonfinite: bool = False) -> Tensor:
-        """``torch.nn.utils.clip_grad_norm_`` for every parameter of this optimizer, fused into
-        the next ``step()``: returns the total norm of the gradients as they are now (computed
-        on the device; under a GradScaler the scaled gradients' norm, ``last_grad_norm`` has the
-        unscaled one after the step), and the next ``step()`` clips by it, with the coefficient
-        in the kernel's gradient divisor: the gradients are not written. It replaces the groups'
-        ``max_grad_norm`` for that step. A non-finite norm skips the step (nothing changes);
-        ``error_if_nonfinite=True`` raises instead, which reads the norm on the host (a sync)."""
-        from ._common import _dtensor_type
 
-        error = check_max_norm(max_norm, "max_norm")
-        if error is not None:
-            raise ValueError(error)
-        grads = [p.grad for group in self.param_groups for p in group["params"]
-                 if p.grad is not None]
-        norm = total_norm(grads, norm_type, self.clip_process_group, _dtensor_type(),
-                          self._counter_device(_Scaler(None, None)))
-        if error_if_nonfinite and torch.logical_not(torch.isfinite(norm)):  # a host sync
-            raise RuntimeError(
-                f"The total norm of order {float(norm_type)} for gradients from `parameters` is "
-                f"non-finite, so it cannot be clipped. To disable this error and scale the "
-                f"gradients by the non-finite norm anyway, set `error_if_nonfinite=False`")
-        self._clip_request = (norm, float(max_norm))
-        return norm
-
-    def _clipping_scalers(self, plan, scaler: _Scaler, dtensor):
-        """For a step that clips (a ``clip_grad_norm_`` request, or a group's
-        ``max_grad_norm``): the scaler of the counters and one per group (None: no clipping)."""
-        request, self._clip_request = self._clip_request, None
-        if request is not None:
-            norm, max_norm = request
-            max_norms = [max_norm] * len(plan)
-        else:
-            max_norms = [group.get("max_grad_norm") for _, group, *_ in plan]
-            if all(m is None for m in max_norms):
-                return scaler, None
-            grads = [g for (_, _, items, cache, grads), max_norm in zip(plan, max_norms)
-                     if max_norm is not None
-                     for g in (grads if cache is not None else [item.grad for item in items])]
-            norm = total_norm(grads, 2.0, self.clip_process_group, dtensor,
-                              self._counter_device(scaler))
-        counters, per_group, self.last_grad_norm = clip_scalers(norm, max_norms, scaler)
-        return counters, per_group
+def step_clipping(request, plan, scaler: _Scaler, process_group, dtensor, groups: list[dict]):
+    """For a step that clips (``request``: ``clip_grad_norm_``'s (norm, max_norm) for this step,
+    or a group's ``max_grad_norm``; ``plan``: per group of ``groups`` ``(i, group, items,
+    cached, grads)``): the scaler of the counters, one per group (None: no clipping at all) and
+    the unscaled total norm (None without clipping)."""
+    if request is not None:
+        norm, max_norm = request
+        max_norms = [max_norm] * len(plan)
+    else:
+        max_norms = [group.get("max_grad_norm") for _, group, *_ in plan]
+        if all(m is None for m in max_norms):
+            return scaler, None, None
+        grads = [g for (_, _, items, cached, grads), max_norm in zip(plan, max_norms)
+                 if max_norm is not None
+                 for g in (grads if cached is not None else [item.grad for item in items])]
+        norm = total_norm(grads, 2.0, process_group, dtensor,
+                          counter_device(groups, scaler.found_inf))
+    return clip_scalers(norm, max_norms, scaler)

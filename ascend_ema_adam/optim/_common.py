@@ -70,3 +70,13 @@ def _layout_error(param: Tensor, other: Tensor, what: str, dtensor) -> str | Non
         return f"{what} has placements {other.placements}, the parameter {param.placements}"
     return None
 
+
+def counter_device(groups: list[dict], found_inf: Tensor | None) -> torch.device:
+    """Where a device-side counter or norm lives: GradScaler's ``found_inf``'s device, else the
+    first parameter's."""
+    if found_inf is not None:
+        return found_inf.device
+    for group in groups:
+        for p in group["params"]:
+            return _local(p).device
+    return torch.device("cpu")

@@ -1,6 +1,7 @@
-"""The EMA helpers: MindSpeed's ``copy_to``/``store``/``restore``, :meth:`swap_ema` (weights
-swapped in and out, restored on any failure) and :meth:`ema_state_dict` (tied weights under all
-their names)."""
+"""The EMA helpers of :class:`FusedEmaAdamW`, as functions of its groups and state: MindSpeed's
+``copy_to``/``store``/``restore``, ``swap_ema`` (weights swapped in and out, restored on any
+failure) and ``ema_state_dict`` (tied weights under all their names); also what
+``ascend_ema_adam.distributed`` and the engine glue use."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import torch
 from torch import Tensor
 
 from ._common import _MASTER, _has_ema, _local
-
 
 
 def _checked_stash_device(stash_device) -> torch.device:
@@ -56,153 +56,121 @@ def _copy_back(stash: list[tuple[Tensor, Tensor]]) -> None:
         raise error
 
 
+def require_ema(groups: list[dict], what: str) -> None:
+    """The EMA helpers need a group with an EMA: an optimizer whose every group has
+    ``ema_decay=None`` has no EMA weights (a RuntimeError naming the groups). With some groups
+    without one, the helpers act on the others: their parameters keep their own weights, as
+    parameters without EMA state (never stepped) do."""
+    if any(map(_has_ema, groups)) or not groups:
+        return
+    names = ", ".join(f"param_groups[{i}]" for i in range(len(groups)))
+    raise RuntimeError(
+        f"FusedEmaAdamW.{what}: no param group has an EMA (ema_decay=None in {names}), so "
+        f"there are no EMA weights; give the optimizer an ema_decay (optimizer.ema_decay = "
+        f"0.999 sets every group's: a new EMA starts from the weights at the next step())")
 
-class _EmaMixin:
-    """EMA access for :class:`FusedEmaAdamW` (MindSpeed's methods and additions)."""
 
-    def _require_ema(self, what: str) -> None:
-        """The EMA helpers need a group with an EMA: an optimizer whose every group has
-        ``ema_decay=None`` has no EMA weights (a RuntimeError naming the groups). With some
-        groups without one, the helpers act on the others: their parameters keep their own
-        weights, as parameters without EMA state (never stepped) do."""
-        if any(map(_has_ema, self.param_groups)) or not self.param_groups:
-            return
-        names = ", ".join(f"param_groups[{i}]" for i in range(len(self.param_groups)))
-        raise RuntimeError(
-            f"FusedEmaAdamW.{what}: no param group has an EMA (ema_decay=None in {names}), so "
-            f"there are no EMA weights; give the optimizer an ema_decay (optimizer.ema_decay = "
-            f"0.999 sets every group's: a new EMA starts from the weights at the next step())")
+def params_with_ema(groups: list[dict], state_map) -> Iterator[tuple[Tensor, Tensor]]:
+    """(parameter, EMA) of every parameter with EMA state in a group with an EMA."""
+    for group in groups:
+        if not _has_ema(group):  # (its EMA, if any is left, is dropped at the next step)
+            continue
+        for p in group["params"]:
+            state = state_map.get(p)
+            if state and "ema_params" in state:
+                yield p, state["ema_params"]
 
-    def _params_with_ema(self) -> Iterator[tuple[Tensor, Tensor]]:
-        for group in self.param_groups:
-            if not _has_ema(group):  # (its EMA, if any is left, is dropped at the next step)
-                continue
-            for p in group["params"]:
-                state = self.state.get(p)
-                if state and "ema_params" in state:
-                    yield p, state["ema_params"]
 
-    def _weights_with_ema(self) -> Iterator[tuple[Tensor, Tensor]]:
-        """(parameter, EMA) pairs, and (master, EMA) for parameters with an fp32 master: what
-        the user sees and what training continues from both take the EMA (a 16-bit parameter
-        its rounding to nearest even)."""
-        for p, ema in self._params_with_ema():
-            yield p, ema
-            master = self.state[p].get(_MASTER)
-            if master is not None:
-                yield master, ema
+def weights_with_ema(groups: list[dict], state_map) -> Iterator[tuple[Tensor, Tensor]]:
+    """(parameter, EMA) pairs, and (master, EMA) for parameters with an fp32 master: what the
+    user sees and what training continues from both take the EMA (a 16-bit parameter its
+    rounding to nearest even)."""
+    for p, ema in params_with_ema(groups, state_map):
+        yield p, ema
+        master = state_map[p].get(_MASTER)
+        if master is not None:
+            yield master, ema
 
-    @torch.no_grad()
-    def copy_to(self) -> None:
-        """Write the EMA weights into the parameters (params without EMA state, or in a group
-        without an EMA, are skipped); with master weights, into the masters too (training
-        continues from the EMA). RuntimeError when no group has an EMA."""
-        self._require_ema("copy_to()")
-        for p, ema in self._weights_with_ema():
-            _local(p).copy_(_local(ema))
 
-    def _group_params(self, parameters) -> list[list[Tensor]]:
-        """Each group's parameters, each followed by its fp32 master when it has one."""
-        out = []
-        for g in parameters:
-            params = list(g["params"]) if isinstance(g, dict) else [g]
-            with_masters = []
-            for p in params:
-                with_masters.append(p)
-                state = self.state.get(p) if isinstance(p, Tensor) else None
-                if state and _MASTER in state:
-                    with_masters.append(state[_MASTER])
-            out.append(with_masters)
-        return out
+@torch.no_grad()
+def copy_ema_to_weights(groups: list[dict], state_map) -> None:
+    require_ema(groups, "copy_to()")
+    for p, ema in weights_with_ema(groups, state_map):
+        _local(p).copy_(_local(ema))
 
-    @torch.no_grad()
-    def store(self, parameters=None) -> None:
-        """Stash the current weights of ``parameters`` (param groups, default this optimizer's;
-        their fp32 masters too) on the host, for :meth:`restore`."""
-        if parameters is None:
-            parameters = self.param_groups
-        self.collected_params_group = [[_local(p).detach().cpu().clone() for p in params]
-                                       for params in self._group_params(parameters)]
 
-    @torch.no_grad()
-    def restore(self, parameters=None) -> None:
-        """Copy the weights (and masters) stashed by :meth:`store` back and drop the stash."""
-        stash = getattr(self, "collected_params_group", None)
-        if stash is None:
-            raise RuntimeError("FusedEmaAdamW.restore() without a preceding store(): no weights "
-                               "are stashed (each store() is restored once)")
-        if parameters is None:
-            parameters = self.param_groups
-        for saved_group, params in zip(stash, self._group_params(parameters), strict=True):
-            for saved, p in zip(saved_group, params, strict=True):
-                _local(p).copy_(saved)
-        del self.collected_params_group
+def _with_masters(parameters, state_map) -> list[list[Tensor]]:
+    """Each group's parameters, each followed by its fp32 master when it has one."""
+    out = []
+    for g in parameters:
+        params = list(g["params"]) if isinstance(g, dict) else [g]
+        with_masters = []
+        for p in params:
+            with_masters.append(p)
+            state = state_map.get(p) if isinstance(p, Tensor) else None
+            if state and _MASTER in state:
+                with_masters.append(state[_MASTER])
+        out.append(with_masters)
+    return out
 
-    @contextlib.contextmanager
-    def swap_ema(self, stash_device: str | torch.device = "cpu"):
-        """Context manager: the parameters hold their EMA weights inside (16-bit parameters its
-        rounding; their fp32 masters the EMA itself), their own weights again on exit, also
-        when the body raises or the swap fails half-way. The EMA state is not modified.
 
-        ``stash_device``: where the training weights wait meanwhile (host memory by default,
-        as :meth:`store` does; the parameters' own device is faster and costs device memory).
-        It is checked before anything is swapped (``"meta"`` cannot hold them).
+@torch.no_grad()
+def stashed_weights(parameters, state_map) -> list[list[Tensor]]:
+    """MindSpeed's ``store``: host copies of the weights of ``parameters`` (param groups) and
+    their masters."""
+    return [[_local(p).detach().cpu().clone() for p in params]
+            for params in _with_masters(parameters, state_map)]
 
-        Parameters of a group without an EMA (``ema_decay=None``) keep their weights; when no
-        group has an EMA, entering raises RuntimeError.
 
-        Example::
+@torch.no_grad()
+def restore_weights(stash: list[list[Tensor]] | None, parameters, state_map) -> None:
+    """MindSpeed's ``restore``: the weights (and masters) ``stash`` holds copied back."""
+    if stash is None:
+        raise RuntimeError("FusedEmaAdamW.restore() without a preceding store(): no weights "
+                           "are stashed (each store() is restored once)")
+    for saved_group, params in zip(stash, _with_masters(parameters, state_map), strict=True):
+        for saved, p in zip(saved_group, params, strict=True):
+            _local(p).copy_(saved)
 
-            with optimizer.swap_ema():
-                evaluate(model)
-        """
-        self._require_ema("swap_ema()")
-        with _weights_swapped(self._weights_with_ema(), stash_device):
-            yield self
 
-    def ema_state_dict(self, model: torch.nn.Module | None = None) -> dict[str, Tensor]:
-        """The model's state dict with the EMA in place of each parameter that has one.
+def ema_swapped(groups: list[dict], state_map, stash_device):
+    """``swap_ema``'s context: the EMA in the weights (and masters) inside."""
+    require_ema(groups, "swap_ema()")
+    return _weights_swapped(weights_with_ema(groups, state_map), stash_device)
 
-        With ``model`` the keys are ``model.state_dict()``'s (buffers included, parameters
-        without EMA state keep their own value), so ``model.load_state_dict(...)`` loads the EMA
-        weights. Without it, the optimizer must have been built from ``named_parameters()``
-        and the dict holds parameters only; tied weights keep all their names only when the
-        optimizer was built from ``named_parameters(remove_duplicate=False)``. Values are
-        detached references, like ``Module.state_dict()``: save or clone them before training
-        on (a tied weight is one tensor under all its names). An fp32 EMA of a 16-bit parameter
-        is returned in the parameter's dtype (rounded to nearest even: a new tensor). DTensor
-        parameters give sharded DTensor values (see ``ascend_ema_adam.distributed.gather_full_ema_state_dict``).
-        Parameters of a group without an EMA (``ema_decay=None``) keep their own value; when
-        no group has an EMA, RuntimeError.
-        """
-        self._require_ema("ema_state_dict()")
-        if model is not None:
-            source = model.state_dict(keep_vars=True)
-            out = OrderedDict()
-            metadata = getattr(source, "_metadata", None)
-            if metadata is not None:
-                out._metadata = metadata
-            items = source.items()
-        else:
-            if not all("param_names" in g for g in self.param_groups):
-                raise TypeError(
-                    "ema_state_dict() needs the model (ema_state_dict(model)) unless the "
-                    "optimizer was built from model.named_parameters() (with tied weights: "
-                    "named_parameters(remove_duplicate=False), or pass the model)")
-            out = OrderedDict()
-            items = _named_params_with_aliases(self.param_groups)
-        emas = {id(p): ema for p, ema in self._params_with_ema()}
-        exported: dict[int, Tensor] = {}
-        for name, value in items:
-            if isinstance(value, Tensor):
-                if id(value) not in exported:
-                    source_value = emas.get(id(value), value).detach()
-                    if source_value.dtype != value.dtype:  # an fp32 EMA of a 16-bit weight
-                        source_value = source_value.to(value.dtype)
-                    exported[id(value)] = source_value
-                value = exported[id(value)]
-            out[name] = value
-        return out
+
+def ema_state_dict_of(groups: list[dict], state_map,
+                      model: torch.nn.Module | None) -> dict[str, Tensor]:
+    """``FusedEmaAdamW.ema_state_dict``'s dict (see there)."""
+    require_ema(groups, "ema_state_dict()")
+    if model is not None:
+        source = model.state_dict(keep_vars=True)
+        out = OrderedDict()
+        metadata = getattr(source, "_metadata", None)
+        if metadata is not None:
+            out._metadata = metadata
+        items = source.items()
+    else:
+        if not all("param_names" in g for g in groups):
+            raise TypeError(
+                "ema_state_dict() needs the model (ema_state_dict(model)) unless the "
+                "optimizer was built from model.named_parameters() (with tied weights: "
+                "named_parameters(remove_duplicate=False), or pass the model)")
+        out = OrderedDict()
+        items = _named_params_with_aliases(groups)
+    emas = {id(p): ema for p, ema in params_with_ema(groups, state_map)}
+    exported: dict[int, Tensor] = {}
+    for name, value in items:
+        if isinstance(value, Tensor):
+            if id(value) not in exported:
+                source_value = emas.get(id(value), value).detach()
+                if source_value.dtype != value.dtype:  # an fp32 EMA of a 16-bit weight
+                    source_value = source_value.to(value.dtype)
+                exported[id(value)] = source_value
+            value = exported[id(value)]
+        out[name] = value
+    return out
+
 
 def _merge_tied_names(param_group: dict[str, Any]) -> None:
     """Named parameters listed twice (tied weights): the first name keeps the parameter, the

@@ -19,9 +19,8 @@ from operator import methodcaller
 
 from torch import Tensor
 
-from .. import _C
-from ._buckets import _state_keys
 from ._common import _MASTER, _MAX_V, _STATE_KEYS, _dtensor_type, _local
+from ._gather import state_keys
 from ._validation import _layout
 
 # Unbound methods: map() calls them without a Python frame (twice as fast as methodcaller).
@@ -178,9 +177,9 @@ def check_plan_memory(plan, groups, scaler, ranges) -> None:
     group, items, cache, grads)``, a full check's items or a cached group's gradients). When
     every group is cached and ``ranges`` (a ``_C.UpdatedStorages``: the updated storages when
     the caches were made) holds, only the gradients and scalar tensors are new: each cached
-    group read its gradients against ``ranges`` already (_GroupCache.grads_if_unchanged), so the
-    scalar tensors are checked here, and the full check runs only if one of them lies in an
-    updated storage."""
+    group read its gradients against ``ranges`` already (``GroupCache.gradients_if_unchanged``),
+    so the scalar tensors are checked here, and the full check runs only if one of them lies in
+    an updated storage."""
     scalars = _scalar_tensors(groups, scaler)
     if ranges is not None and all(cache is not None for _, _, _, cache, _ in plan):
         if not ranges.touches_any([_local(t) for t, _ in scalars]):
@@ -196,24 +195,13 @@ def check_plan_memory(plan, groups, scaler, ranges) -> None:
                         step.add(t, True, (i, j, _STATE_NAMES[key]))
             step.add_many(grads, False, [(i, j, "the gradient") for j in where])
             continue
-        keys = _state_keys(group)
+        keys = state_keys(group)
         dtensor = _dtensor_type()
         for item in items or ():
             _add_item(step, i, item, group, keys, dtensor)
     for t, name in scalars:
         step.add(_local(t), False, name)
     check_step_memory(step)
-
-
-def updated_ranges(caches):
-    """The storages every cached group updates (a ``_C.UpdatedStorages``, for the cached
-    groups' gradient reads and :func:`check_plan_memory`'s fast path)."""
-    updated = []
-    for cache in caches:
-        updated += cache.params
-        for column in cache.columns.values():
-            updated += [t for t in column if t is not None]
-    return _C.UpdatedStorages(updated)
 
 
 def check_new_params(groups, params: list, index: int) -> None:

@@ -1,53 +1,52 @@
-"""The :class:`FusedEmaAdamW` class: construction, the group options, ``step()`` (check every
-group, then complete the state, count and launch) and ``zero_grad``. The parts live beside it:
-``_validation`` (the checks), ``_memory`` (the op's memory rules over a step), ``_steps``
-(counters, cached groups), ``_buckets`` (launch lists and the per-group cache), ``functional``
-(the launches), ``_schedule`` (the EMA decay), ``_scaler`` (GradScaler), ``_ema`` (EMA helpers)
-and ``_checkpoint`` (state dicts, pickling)."""
+"""The :class:`FusedEmaAdamW` class. ``step()`` reads top to bottom: check every group (read
+only: a cached group re-reads its gradients, the others are checked in full), the memory rules
+and clipping; then complete the state, count, and per group gather the tensors and call the
+functional core :func:`~ascend_ema_adam.optim.functional.ema_adamw`, as torch's ``AdamW.step()``
+calls ``adamw()``. The class composes two parts that keep state between steps, the step counters
+(``_steps.StepCounters``) and the launch cache (``_launch_cache.LaunchCache``: the group caches,
+their prepared launches, the updated storages), and calls functions for the rest: the gather
+(``_gather``), the checks (``_validation``, ``_memory``), clipping (``_clip``), the EMA schedule
+(``_schedule``), checkpoints (``_checkpoint``) and the EMA helpers (``_ema``)."""
 
 from __future__ import annotations
 
+import contextlib
 import warnings
-import weakref
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch import Tensor
 from torch.optim.optimizer import Optimizer
 
-from .. import _C
-from ._buckets import _GroupCache, _Item, _state_keys
-from ._checkpoint import _CheckpointMixin
-from ._clip import _ClipMixin
-from ._common import (_MASTER, _MAX_V, _STEP_SCOPES, _VALID_DTYPES, _WIDE_KEYS, _dtensor_type,
-                      _has_ema, _local)
-from ._ema import _EmaMixin, _merge_tied_names
-from ._memory import check_new_params, check_plan_memory, updated_ranges
+from ._checkpoint import (convert_loaded_state, fill_defaults, normalize_loaded_group,
+                          saved_state_tensors, warn_on_weight_decay_mode, with_ema_settings)
+from ._clip import requested_norm, step_clipping
+from ._common import _SETTINGS, _STEP_SCOPES, _dtensor_type, _has_ema, counter_device
+from ._ema import (_merge_tied_names, copy_ema_to_weights, ema_state_dict_of, ema_swapped,
+                   restore_weights, stashed_weights)
+from ._gather import Item, TensorLists, check_group, complete_state, hyper_parameters
+from ._launch_cache import GroupCache, LaunchCache
+from ._memory import check_new_params, check_plan_memory
 from ._scaler import _Scaler
-from ._steps import _StepsMixin
-from ._validation import (_check_capturable, _check_hyperparameters, _check_implementation,
-                          _check_ema_decay, _check_tensor_hypers, _check_types, _grad_dtypes,
-                          _hyperparameter_error, _layout, _option_error, _state_dtypes,
-                          _tensor_error)
-from .functional import launch_buckets
+from ._steps import StepCounters, warn_zero3_parts
+from ._validation import (_check_capturable, _check_ema_decay, _check_hyperparameters,
+                          _check_implementation, _check_tensor_hypers, _check_types,
+                          _hyperparameter_error, _option_error)
+from .functional import ema_adamw
 
 
-def _warn_zero3_parts(plan) -> None:
-    """DeepSpeed ZeRO-3 steps its client optimizer once per sub-group, its fp32 partitions
-    (they carry ``ds_id``) as the params: outside a partial_steps() block the counters would
-    advance once per sub-group. Warned (once per call site, Python's default) rather than
-    refused: with one sub-group the count is right."""
-    if any(items and hasattr(items[0].param, "ds_id") for _, _, items, _, _ in plan):
-        warnings.warn(
-            "FusedEmaAdamW.step() on DeepSpeed ZeRO-3 partitions outside partial_steps(): "
-            "DeepSpeed calls step() once per sub-group, so num_updates (the EMA warm-up) and "
-            "group steps advance once per sub-group, not per engine step; attach the engine "
-            "(ascend_ema_adam.integrations.deepspeed.attach(engine), or create it with that "
-            "module's initialize())", RuntimeWarning,
-            stacklevel=6)  # this, _update, no_grad, step, torch's step hooks: the caller
+class _GroupPlan(NamedTuple):
+    """A group's part of a step after its check: a full check's ``items``, or the group's cache
+    (``cached``) and the gradients it re-read."""
+
+    index: int
+    group: dict
+    items: list[Item] | None
+    cached: GroupCache | None
+    grads: list[Tensor] | None
 
 
-class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimizer):
+class FusedEmaAdamW(Optimizer):
     r"""Adam/AdamW with an exponential moving average of the weights, one fused multi-tensor
     kernel launch per device and dtype of a parameter group (a drop-in for MindSpeed's
     ``FusedEmaAdamW``).
@@ -167,30 +166,21 @@ class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimi
         # ZeroRedundancyOptimizer: the ranks' local norms are all-reduced over this group
         # (distributed.set_clip_process_group); DTensor gradients reduce over their mesh.
         self.clip_process_group = None
-        self._partial = None  # the open partial_steps() block
-        self._reset_caches()
+        self._reset_parts()
         defaults = dict(lr=lr, bias_correction=bias_correction, betas=betas, eps=eps,
                         weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
                         ema_decay=ema_decay, foreach=foreach, **options)
         super().__init__(params, defaults)
 
-    def _reset_caches(self) -> None:
-        # Host values of the group steps this optimizer wrote (group index -> (tensor, value)),
-        # and the int64 device steps of the last update ((device, value) -> tensor): neither is
-        # ever read back from the device.
-        self._known_group_steps: dict[int, tuple[Tensor, int]] = {}
-        self._device_steps: dict[tuple[torch.device, int], Tensor] = {}
-        # Per group index: what its last full check established (_GroupCache), and the state
-        # map's dicts after the last step.
-        self._group_caches: dict[int, _GroupCache] = {}
-        self._state_values: list = []
-        # The per-parameter step tensors that GradScaler steps made, shared by the parameters
-        # of one launch (id -> tensor): their values live on the device, the host never reads
-        # them.
-        self._shared_steps: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-        # The storages the cached groups update (_memory.updated_ranges), while every group is
-        # cached: a step then checks only its gradients against them (None: check in full).
-        self._updated_ranges = None
+    def _reset_parts(self) -> None:
+        """The composed parts, made (construction, unpickling) or emptied (a loaded checkpoint;
+        an open ``partial_steps()`` block stays open)."""
+        if "_steps" in self.__dict__:
+            self._steps.reset()
+            self._launch_cache.clear()
+        else:
+            self._steps = StepCounters()  # what is known of the counters; partial_steps()
+            self._launch_cache = LaunchCache()  # what a step may skip (cached groups)
         # clip_grad_norm_'s (norm, max_norm) for the next step; the unscaled total norm of the
         # last step that clipped (a device tensor: the step reads nothing back).
         self._clip_request = None
@@ -231,8 +221,7 @@ class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimi
             for group in self.param_groups:
                 for p in group["params"]:
                     self.state.get(p, {}).pop("ema_params", None)
-            self._group_caches.clear()
-            self._updated_ranges = None
+            self._launch_cache.clear()
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group (torch semantics); its own hyper-parameters are validated like the
@@ -287,6 +276,23 @@ class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimi
                         p.grad.requires_grad_(False)
                     p.grad.zero_()
 
+    def clip_grad_norm_(self, max_norm: float, norm_type: float = 2.0,
+                        error_if_nonfinite: bool = False) -> Tensor:
+        """``torch.nn.utils.clip_grad_norm_`` for every parameter of this optimizer, fused into
+        the next ``step()``: returns the total norm of the gradients as they are now (computed
+        on the device; under a GradScaler the scaled gradients' norm, ``last_grad_norm`` has the
+        unscaled one after the step), and the next ``step()`` clips by it, with the coefficient
+        in the kernel's gradient divisor: the gradients are not written. It replaces the groups'
+        ``max_grad_norm`` for that step. A non-finite norm skips the step (nothing changes);
+        ``error_if_nonfinite=True`` raises instead, which reads the norm on the host (a sync)."""
+        grads = [p.grad for group in self.param_groups for p in group["params"]
+                 if p.grad is not None]
+        norm = requested_norm(grads, max_norm, norm_type, error_if_nonfinite,
+                              self.clip_process_group, _dtensor_type(),
+                              counter_device(self.param_groups, None))
+        self._clip_request = (norm, float(max_norm))
+        return norm
+
     # -- the step: check everything, then write
 
     # torch.amp.GradScaler: step() reads self.grad_scale / self.found_inf (set by the scaler)
@@ -309,74 +315,46 @@ class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimi
 
     @torch.no_grad()
     def _update(self) -> None:
-        """Check every group (read only), then create missing state, count, and launch. A group
-        whose last full check still holds (its _GroupCache) re-checks only what may change."""
+        """Check every group (read only), then complete the state, count, and call ema_adamw
+        once per group with a gradient. A group whose last full check still holds (the launch
+        cache's) re-checks only what may change and runs its prepared launches."""
         dtensor = _dtensor_type()
         compiling = torch.compiler.is_compiling()
-        cacheable = not compiling
         scaler = _Scaler(getattr(self, "grad_scale", None), getattr(self, "found_inf", None))
-        # The state map as after the last step (same state dicts, same order; no hashing)?
-        state_unchanged = cacheable and _C.same_dict_values(self.state, self._state_values)
-        # Every tensor the cached groups update still has the memory and description the caches
-        # saw (their prepared launches then need not compare them again)? If one has new memory
-        # (p.data = ..., set_()), what the caches established about memory no longer holds:
-        # every group is checked in full, before anything is written, and cached again.
-        held_checked = cacheable and self._updated_ranges is not None
-        if held_checked and not self._updated_ranges.in_place():
-            self._group_caches.clear()
-            self._updated_ranges = None
-            held_checked = False
-        plan = []
-        for i, group in enumerate(self.param_groups):
-            cache = self._group_caches.get(i) if cacheable else None
-            grads = None
-            if cache is not None and not (self.step_scope == "param" and "step" in group):
-                grads = cache.grads_if_unchanged(group, self.state, state_unchanged,
-                                                 self._updated_ranges)
-            if grads is not None:
-                _check_hyperparameters(group, f"param_groups[{i}]: ")
-                for (device, *_), indexes in cache.buckets.items():
-                    _check_tensor_hypers(i, group, indexes[0], device)
-                if self.step_scope == "group":
-                    self._group_step_before(i, group)
-                plan.append((i, group, None, cache, grads))
-            else:
-                plan.append((i, group, self._checked_group(i, group, dtensor), None, None))
-        if not compiling:  # (traced tensors have no addresses; the op checks at run time)
-            check_plan_memory(plan, self.param_groups, scaler, self._updated_ranges)
-        if self._partial is not None:  # one step in parts (DeepSpeed): see partial_steps()
-            self._check_partial(plan)
+        cache = None if compiling else self._launch_cache
+        state_unchanged = cache is not None and cache.begin(self.state)
+        plan = [self._check(i, group, cache, state_unchanged, dtensor)
+                for i, group in enumerate(self.param_groups)]
+        if cache is not None:  # (traced tensors have no addresses; the op checks at run time)
+            check_plan_memory(plan, self.param_groups, scaler, cache.updated)
+        if self._steps.partial is not None:  # one step in parts (DeepSpeed): partial_steps()
+            clipping = self._clip_request is not None or any(
+                group.get("max_grad_norm") is not None for group in self.param_groups)
+            if clipping:
+                self._clip_request = None  # (dropped with the refusal)
+            self._steps.check_partial(plan, clipping)
         elif not compiling:
-            _warn_zero3_parts(plan)
-        # clipping: the counters skip on a non-finite norm too; each group its divisor
-        scaler, group_scalers = self._clipping_scalers(plan, scaler, dtensor)
+            warn_zero3_parts(plan)
+        # clipping: a non-finite norm skips the counters too; each group its divisor
+        request, self._clip_request = self._clip_request, None
+        scaler, group_scalers, norm = step_clipping(request, plan, scaler,
+                                                    self.clip_process_group, dtensor,
+                                                    self.param_groups)
+        if norm is not None:
+            self.last_grad_norm = norm
 
+        # every check has passed: from here on the step writes
         for _, group, items, _, _ in plan:
             for item in items or ():
-                self._complete_state(item, group)
-        n = self._advance_num_updates(scaler)
-        device_steps: dict[tuple[torch.device, int], Tensor] = {}
-        for i, group, items, cache, grads in plan:
-            if cache is not None:
-                buckets = self._advance_cached(i, group, cache, grads, device_steps, scaler)
-            elif self.step_scope == "group":
-                buckets = self._advance_group_step(i, group, items, dtensor, scaler)
-            else:
-                buckets = self._advance_param_steps(i, group, items, device_steps, dtensor,
-                                                    scaler)
-            launch_buckets(group, buckets, n, scaler if group_scalers is None
-                           else group_scalers[i], self.adam_w_mode,
-                           None if cache is None else cache.launches, held_checked)
-            if cacheable and cache is None:
-                self._remember(i, group, items)
-        if cacheable:
-            self._device_steps = device_steps
-            rechecked = any(cache is None for *_, cache, _ in plan)
-            if rechecked or not state_unchanged:  # (a cached step adds no state)
-                self._state_values = list(self.state.values())
-            if rechecked:  # a group was (re)checked in full
-                caches = [self._group_caches.get(i) for i in range(len(self.param_groups))]
-                self._updated_ranges = (updated_ranges(caches) if all(caches) else None)
+                complete_state(item, group, self.state)
+        n = self._steps.advance_num_updates(self.param_groups, scaler, self.use_num_updates)
+        for entry in plan:
+            self._launch(entry, n, scaler if group_scalers is None
+                         else group_scalers[entry.index], cache, dtensor)
+        if cache is not None:
+            self._steps.finish_step()
+            cache.finish(self.state, len(self.param_groups),
+                         any(entry.cached is None for entry in plan), state_unchanged)
 
     # Under torch.compile every float the op receives is a constant of the graph, so the warm-up
     # counter and decay are tensors there (computed on the device). ema_every's EMA-or-not is a
@@ -394,60 +372,218 @@ class FusedEmaAdamW(_ClipMixin, _StepsMixin, _EmaMixin, _CheckpointMixin, Optimi
         EMA-or-not is decided on the host.)"""
         return any(group["ema_every"] > 1 and _has_ema(group) for group in self.param_groups)
 
-    def _checked_group(self, i: int, group: dict[str, Any], dtensor) -> list[_Item]:
-        """Check group ``i`` and its parameters with a gradient; read only."""
-        _check_hyperparameters(group, f"param_groups[{i}]: ")
-        compiling = torch.compiler.is_compiling()
-        per_param = self.step_scope == "param" and not compiling
-        keys = _state_keys(group)
-        items = []
-        for j, p in enumerate(group["params"]):
-            grad = p.grad
-            if grad is None:
-                continue
-            where = f"param_groups[{i}]['params'][{j}]: "
-            # MindSpeed's two checks and texts first, naming the parameter
-            if p.dtype not in _VALID_DTYPES:
-                raise RuntimeError(where + 'ema_adamw only support fp32, fp16, bf16. '
-                                   f'(this parameter is {p.dtype})')
-            if grad.is_sparse:
-                raise RuntimeError(where + 'AdamW does not support sparse gradients')
-            error = _tensor_error(p, grad, "the gradient", dtensor,
-                                  _grad_dtypes(group, p.dtype))
-            state = self.state[p] if p in self.state else {}
-            for key in keys:
-                if error is None and state.get(key) is not None:
-                    error = _tensor_error(p, state[key], f"state '{key}'", dtensor,
-                                          _state_dtypes(p.dtype, key))
-            if error is not None:
-                raise RuntimeError(where + error)
-            _check_tensor_hypers(i, group, j, _local(p).device)
-            step = self._param_step_before(i, group, state, where) if per_param else None
-            items.append(_Item(p, grad, state, step, j))
-        if self.step_scope == "group" and not compiling:
-            self._group_step_before(i, group)
-        return items
+    def _check(self, i: int, group: dict[str, Any], cache: LaunchCache | None,
+               state_unchanged: bool, dtensor) -> _GroupPlan:
+        """Group ``i``'s check, read only: a cached group re-reads its gradients and re-checks
+        what may have changed; any other group (or a cache that no longer holds) is checked in
+        full (``check_group``), which raises the error if there is one."""
+        steps, per_param = self._steps, self.step_scope == "param"
+        cached = (cache.group(i) if cache is not None and not (per_param and "step" in group)
+                  else None)
+        held = steps.held_steps(i) if cached is not None and per_param else None
+        if cached is not None and (held is not None or not per_param):
+            grads = cached.gradients_if_unchanged(group, self.state, state_unchanged,
+                                                  cache.updated, held)
+            if grads is not None:
+                _check_hyperparameters(group, f"param_groups[{i}]: ")
+                for device, j in cached.first_on_device:
+                    _check_tensor_hypers(i, group, j, device)
+                if not per_param:
+                    steps.group_step_before(i, group, self.state)
+                return _GroupPlan(i, group, None, cached, grads)
+        eager = not torch.compiler.is_compiling()
+        items = check_group(i, group, self.state, dtensor,
+                            steps.param_step_before if per_param and eager else None)
+        if not per_param and eager:
+            steps.group_step_before(i, group, self.state)
+        return _GroupPlan(i, group, items, None, None)
 
-    def _complete_state(self, item: _Item, group: dict[str, Any]) -> None:
-        """Create the missing state, key by key (a partially loaded state, e.g. a ZeRO load of
-        a torch AdamW checkpoint, is completed rather than rejected), and bring it to the
-        group's layout: the master created (or dropped), the state dtype converted."""
-        p, state = item.param, item.state
-        if not state:
-            state = item.state = self.state[p]
-        state_dtype, master = _layout(group, p.dtype)
-        if master and _MASTER not in state:
-            state[_MASTER] = p.detach().to(torch.float32, copy=True)
-        elif not master:
-            state.pop(_MASTER, None)
-        for key in ("exp_avg", "exp_avg_sq") + ((_MAX_V,) if group["amsgrad"] else ()):
-            if key not in state:
-                state[key] = torch.zeros_like(p, dtype=state_dtype,
-                                              memory_format=torch.preserve_format)
-        if not _has_ema(group):  # (a group whose EMA was switched off: its memory is freed)
-            state.pop("ema_params", None)
-        elif "ema_params" not in state:  # the EMA starts at the weights (the master's, if any)
-            state["ema_params"] = state.get(_MASTER, p).detach().to(state_dtype, copy=True)
-        for key in _WIDE_KEYS:
-            if key in state and state[key].dtype != state_dtype:
-                state[key] = state[key].to(state_dtype)
+    def _launch(self, entry: _GroupPlan, n, scaler: _Scaler, cache: LaunchCache | None,
+                dtensor) -> None:
+        """One group's update: its counters advanced (every group counts, with or without
+        gradients), its tensors gathered, one call of :func:`ema_adamw` with this step's
+        hyper-parameters; then the launch cache follows the group."""
+        i, group, items, cached, grads = entry
+        steps, per_param = self._steps, self.step_scope == "param"
+        keep = True
+        if cached is not None:
+            if per_param:
+                step, keep = steps.advance_cached(i, group, self.state, cached, grads, scaler)
+            else:
+                step = steps.next_group_step(i, group, self.state, scaler)
+            lists, prepared = cached.lists(grads), cached.prepared
+        else:
+            step = (steps.advance_param_steps(i, group, items, self.state, dtensor, scaler)
+                    if per_param else steps.next_group_step(i, group, self.state, scaler))
+            lists, prepared = TensorLists.of_items(items, group, dtensor), None
+        if lists.params:
+            ema_on, hypers = hyper_parameters(group, n, self.adam_w_mode, lists.params[0].device)
+            ema_adamw(lists.params, lists.grads, lists.exp_avgs, lists.exp_avg_sqs,
+                      lists.max_exp_avg_sqs, lists.ema_params if ema_on else None, step,
+                      master_params=lists.master_params, foreach=group.get("foreach"),
+                      grad_scale=scaler.grad_scale, found_inf=scaler.found_inf, **hypers,
+                      prepared=prepared,
+                      prepared_checked=cache is not None and cache.held_checked)
+        if cache is None:
+            return
+        if cached is None:
+            if (cache.remember(i, group, self.state, items) and per_param
+                    and not steps.follow(i, items)):
+                cache.forget(i)
+        elif not keep:
+            cache.forget(i)  # the next step checks it in full and caches it again
+
+    @contextlib.contextmanager
+    def partial_steps(self):
+        """Context manager: the ``step()`` calls inside make one optimizer step together, each
+        updating a part of the parameters.
+
+        DeepSpeed steps its client optimizer in parts: ZeRO-3 calls ``step()`` once per
+        sub-group (``sub_group_size``) with the group's ``params`` set to that sub-group's flat
+        fp32 partition, ZeRO-1/2 once per param group with ``param_groups`` narrowed to it.
+        Counted per call, the warm-up counter ``num_updates`` (and with
+        ``step_scope="group"`` each group's step) would advance once per part, not once per
+        training step. Inside the block they advance once: ``num_updates`` and each group's
+        ``ema_every`` clock at the first call, each group's step at the first call that holds
+        the group (empty or not, as outside); later calls use the same values.
+        Per-parameter steps (``step_scope="param"``) count each parameter's updates as always.
+        A parameter updated twice in one block, and fused clipping (one norm needs all the
+        parameters at once), raise ``RuntimeError`` before anything changes.
+        ``ascend_ema_adam.integrations.deepspeed.attach`` runs each engine step in a block.
+        Re-entrant: an inner block belongs to the outer one."""
+        with self._steps.partial_block():
+            yield self
+
+    # -- the EMA helpers (MindSpeed's methods and additions)
+
+    def copy_to(self) -> None:
+        """Write the EMA weights into the parameters (params without EMA state, or in a group
+        without an EMA, are skipped); with master weights, into the masters too (training
+        continues from the EMA). RuntimeError when no group has an EMA."""
+        copy_ema_to_weights(self.param_groups, self.state)
+
+    def store(self, parameters=None) -> None:
+        """Stash the current weights of ``parameters`` (param groups, default this optimizer's;
+        their fp32 masters too) on the host, for :meth:`restore`."""
+        self.collected_params_group = stashed_weights(
+            self.param_groups if parameters is None else parameters, self.state)
+
+    def restore(self, parameters=None) -> None:
+        """Copy the weights (and masters) stashed by :meth:`store` back and drop the stash."""
+        restore_weights(getattr(self, "collected_params_group", None),
+                             self.param_groups if parameters is None else parameters,
+                             self.state)
+        del self.collected_params_group
+
+    @contextlib.contextmanager
+    def swap_ema(self, stash_device: str | torch.device = "cpu"):
+        """Context manager: the parameters hold their EMA weights inside (16-bit parameters its
+        rounding; their fp32 masters the EMA itself), their own weights again on exit, also
+        when the body raises or the swap fails half-way. The EMA state is not modified.
+
+        ``stash_device``: where the training weights wait meanwhile (host memory by default,
+        as :meth:`store` does; the parameters' own device is faster and costs device memory).
+        It is checked before anything is swapped (``"meta"`` cannot hold them).
+
+        Parameters of a group without an EMA (``ema_decay=None``) keep their weights; when no
+        group has an EMA, entering raises RuntimeError.
+
+        Example::
+
+            with optimizer.swap_ema():
+                evaluate(model)
+        """
+        with ema_swapped(self.param_groups, self.state, stash_device):
+            yield self
+
+    def ema_state_dict(self, model: torch.nn.Module | None = None) -> dict[str, Tensor]:
+        """The model's state dict with the EMA in place of each parameter that has one.
+
+        With ``model`` the keys are ``model.state_dict()``'s (buffers included, parameters
+        without EMA state keep their own value), so ``model.load_state_dict(...)`` loads the EMA
+        weights. Without it, the optimizer must have been built from ``named_parameters()``
+        and the dict holds parameters only; tied weights keep all their names only when the
+        optimizer was built from ``named_parameters(remove_duplicate=False)``. Values are
+        detached references, like ``Module.state_dict()``: save or clone them before training
+        on (a tied weight is one tensor under all its names). An fp32 EMA of a 16-bit parameter
+        is returned in the parameter's dtype (rounded to nearest even: a new tensor). DTensor
+        parameters give sharded DTensor values (see
+        ``ascend_ema_adam.distributed.gather_full_ema_state_dict``). Parameters of a group without an EMA (``ema_decay=None``) keep their own value; when
+        no group has an EMA, RuntimeError.
+        """
+        return ema_state_dict_of(self.param_groups, self.state, model)
+
+    # -- checkpoints (torch's layout; _checkpoint has the conversions)
+
+    def state_dict(self) -> dict[str, Any]:
+        """torch's layout: per-parameter ``step`` in ``state`` (``step_scope="param"``), so the
+        dict loads into ``torch.optim.AdamW``/``Adam``; the groups carry the warm-up counter, the
+        EMA decay and ``decoupled_weight_decay`` (this optimizer's ``adam_w_mode``)."""
+        for group in self.param_groups:
+            group["decoupled_weight_decay"] = bool(self.adam_w_mode)
+        self._steps.hand_out()  # its step tensors now have another holder
+        return super().state_dict()
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a checkpoint of this optimizer (either step scope), of MindSpeed's, or of
+        ``torch.optim.AdamW``/``Adam``.
+
+        The checkpoint gives the state, the counters (steps, ``num_updates``) and the groups'
+        hyper-parameters; this optimizer's construction gives its settings (``adam_w_mode``,
+        ``use_num_updates``, ``step_scope``, ``foreach``). Per-parameter steps are kept per
+        parameter (``step_scope="param"``) or merged into the group's (``"group"``: the largest,
+        with a warning when they differ); a missing ``ema_params`` starts as a clone of the
+        parameter; missing group keys take their defaults. A checkpoint of the other weight
+        decay mode (torch ``Adam``: ``decoupled_weight_decay=False``) warns. State tensors take
+        the parameter's device and this optimizer's layout (``state_dtype``, ``master_weights``
+        are settings): either layout converts, from the checkpoint's own values (torch's loader
+        alone would round fp32 state to a 16-bit parameter's dtype first); a missing master is
+        made from the parameter, an unwanted one dropped.
+
+        Whether a group has an EMA is a setting too (its ``ema_decay`` is None or not; the
+        checkpoint gives the decay's value only): a group without an EMA drops the
+        checkpoint's ``ema_params`` (with a UserWarning), and a group with one loading a
+        checkpoint without (``ema_decay=None``, or torch's) keeps its decay and starts the EMA
+        from the weights."""
+        state_dict = with_ema_settings(self.param_groups, state_dict)
+        warn_on_weight_decay_mode(self.adam_w_mode, state_dict["param_groups"])
+        settings = [{key: g[key] for key in _SETTINGS} for g in self.param_groups]
+        saved_ids, originals = saved_state_tensors(state_dict)
+        self._load_warnings = []  # (__setstate__ collects them; warned here, to the caller)
+        super().load_state_dict(state_dict)
+        for group, kept in zip(self.param_groups, settings):
+            group.update(kept)
+        params = [(p, g) for g in self.param_groups for p in g["params"]]
+        with torch.no_grad():
+            for saved_id, (p, group) in zip(saved_ids, params):
+                convert_loaded_state(self.state, p, group, originals.get(saved_id, {}))
+        for message in self._load_warnings:
+            warnings.warn(message, stacklevel=2)
+        del self._load_warnings
+
+    def __getstate__(self) -> dict[str, Any]:
+        """torch pickles only defaults, state and groups; the constructor's switches too."""
+        state = super().__getstate__()
+        state.update(adam_w_mode=self.adam_w_mode, set_grad_none=self.set_grad_none,
+                     use_num_updates=self.use_num_updates, step_scope=self.step_scope)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickling, and torch's ``load_state_dict`` (which ends here with the loaded state
+        and groups): missing keys take their defaults, the steps take this optimizer's layout,
+        the warm-up counter follows ``use_num_updates``."""
+        super().__setstate__(state)
+        for key, value in (("use_num_updates", True), ("adam_w_mode", 1),
+                           ("set_grad_none", True),
+                           ("step_scope", "group"),  # pickled before per-parameter steps
+                           ("clip_process_group", None)):  # (a process group never pickles)
+            self.__dict__.setdefault(key, value)
+        self._reset_parts()
+        fill_defaults(self.defaults, self.param_groups, self.use_num_updates, self.adam_w_mode)
+        # load_state_dict warns its caller; unpickling has nobody to warn
+        warnings_out = self.__dict__.get("_load_warnings", [])
+        for i, group in enumerate(self.param_groups):
+            normalize_loaded_group(i, group, self.state, self.step_scope, self._steps,
+                                   warnings_out)
+        n = self.num_updates
+        self.num_updates = -1 if not self.use_num_updates else max(n, 0)

@@ -11,33 +11,20 @@ from torch import Tensor
 
 class _Scaler:
     """``torch.amp.GradScaler``'s ``grad_scale`` and ``found_inf`` of this step (both None
-    without a scaler), moved to each device once."""
+    without a scaler; under clipping ``grad_scale`` is a group's divisor), and what the counters
+    add on each device (``found_inf == 0``), made once per device and dtype."""
 
-    __slots__ = ("grad_scale", "found_inf", "_on")
+    __slots__ = ("grad_scale", "found_inf", "_not_inf")
 
     def __init__(self, grad_scale: Tensor | None, found_inf: Tensor | None):
         self.grad_scale, self.found_inf = grad_scale, found_inf
-        self._on: dict = {}
-
-    def _get(self, what: str, t: Tensor | None, device: torch.device, dtype=None):
-        if t is None:
-            return None
-        key = (what, device, dtype)
-        out = self._on.get(key)
-        if out is None:
-            out = t.to(device, non_blocking=True)
-            if dtype is not None:
-                out = (out == 0).to(dtype)
-            self._on[key] = out
-        return out
-
-    def scale_on(self, device: torch.device) -> Tensor | None:
-        return self._get("scale", self.grad_scale, device)
-
-    def found_on(self, device: torch.device) -> Tensor | None:
-        return self._get("found", self.found_inf, device)
+        self._not_inf: dict = {}
 
     def not_inf(self, device: torch.device, dtype: torch.dtype) -> Tensor:
         """``found_inf == 0`` as ``dtype`` on ``device``: what a step counter adds."""
-        return self._get("ok", self.found_inf, device, dtype)
-
+        key = (device, dtype)
+        out = self._not_inf.get(key)
+        if out is None:
+            out = self._not_inf[key] = (self.found_inf.to(device, non_blocking=True) == 0).to(
+                dtype)
+        return out

@@ -1,152 +1,257 @@
-"""The functional step under :class:`FusedEmaAdamW`, as torch's ``AdamW`` sits over its
-functional ``adamw()``: the class checks, keeps the state and counters, and buckets the
-parameters; :func:`launch_buckets` turns one group's buckets into launches of the list op. Also
-MindSpeed's functional form :func:`fused_ema_adamw`."""
+"""The functional core of :class:`~ascend_ema_adam.optim.FusedEmaAdamW`, in torch's shape.
+
+As ``torch.optim.AdamW.step()`` gathers each group's tensors and calls the functional ``adamw()``,
+``FusedEmaAdamW.step()`` gathers each group's tensors, state and this step's hyper-parameters and
+calls :func:`ema_adamw`, which picks an implementation per launch (one device, dtype pair and
+step): a prepared launch that runs phase 2 only (lists the optimizer hands in again and again,
+``prepared=``), one launch of the list op, or with ``foreach=False`` one launch per parameter. Every
+update the optimizer makes goes through :func:`ema_adamw`. MindSpeed's functional form
+:func:`fused_ema_adamw` is a thin wrapper over it."""
 
 from __future__ import annotations
 
-from typing import Any
+from operator import itemgetter
+from typing import Sequence
 
 import torch
 from torch import Tensor
-from torch.utils._foreach_utils import _group_tensors_by_device_and_dtype
 
 from .. import _C
 from ..ops import apply_fused_ema_adam_list, npu_apply_fused_ema_adamw
-from ._buckets import _Bucket
-from ._scaler import _Scaler
-from ._schedule import _device_decay, _host_decay
 
-__all__ = ["fused_ema_adamw", "launch_buckets"]
+__all__ = ["ema_adamw", "fused_ema_adamw", "PreparedLaunches"]
 
-# FusedEmaAdamW's cached groups launch through prepared launches (phase 2 only, _launch_prepared)
-# on these devices; PREPARED_LAUNCHES = False launches through the op every step (the same bits).
+# Calls with ``prepared`` run their launches through prepared launches (phase 2 only) on these
+# devices; PREPARED_LAUNCHES = False launches through the op every time (the same bits).
 PREPARED_LAUNCHES = True
 _PREPARED_DEVICES = frozenset({"cpu"} | ({"npu"} if _C.build_info()["npu_kernel"] else set()))
 
+
+def ema_adamw(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
+              exp_avg_sqs: list[Tensor], max_exp_avg_sqs: list[Tensor],
+              ema_params: list[Tensor] | None, steps: Tensor | Sequence[Tensor], *,
+              master_params: list[Tensor | None] | None = None, foreach: bool | None = None,
+              grad_scale: Tensor | None = None, found_inf: Tensor | None = None,
+              amsgrad: bool, beta1: float, beta2: float, lr: float | Tensor,
+              weight_decay: float, eps: float, maximize: bool, ema_decay: float | Tensor | None,
+              bias_correction: bool = True, decoupled_weight_decay: bool = True,
+              prepared: PreparedLaunches | None = None, prepared_checked: bool = False) -> None:
+    r"""One Adam/AdamW update with an EMA of the weights, in place, of every parameter given:
+    torch's functional ``adamw(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
+    state_steps, *, amsgrad, beta1, beta2, lr, weight_decay, eps, maximize, ...)`` plus the EMA.
+
+    The lists hold plain (local) tensors, one entry per parameter: ``params`` (the op's vars, or
+    with ``master_params`` its 16-bit model copies), their gradients, ``exp_avgs`` and
+    ``exp_avg_sqs``, ``max_exp_avg_sqs`` (with ``amsgrad``; else empty), ``ema_params`` (None:
+    this update leaves the EMA alone, as a group without one or ``ema_every``'s other steps) and
+    ``master_params`` (fp32 masters of 16-bit parameters, None entries for the others: the kernel
+    updates the master and writes the parameter as its rounding).
+
+    ``steps`` is the step of this update (:math:`t`, counted from 1; torch's ``state_steps``
+    hold the step before it, which its functional increments): an int64 one-element tensor for
+    every parameter, or one per parameter (parameters with the same tensor share a launch). The
+    counters stay with the caller, which knows their values without reading the device.
+
+    Hyper-parameters as torch's; ``lr`` and ``ema_decay`` may be float32 one-element tensors (a
+    tensor ``ema_decay`` is copied to each other device), ``grad_scale``/``found_inf`` are
+    GradScaler's (the kernel divides the gradients by ``grad_scale`` and writes nothing when
+    ``found_inf`` is nonzero). ``decoupled_weight_decay``: AdamW (the kernel's mode 1); False:
+    Adam with L2 decay added to the gradient (mode 0).
+
+    The parameters are launched in groups of one device, one parameter dtype, one gradient dtype
+    and one step tensor (:func:`ascend_ema_adam.ops.apply_fused_ema_adam_list` each; with
+    ``foreach=False`` one launch per parameter: the single op where it can serve, the same bits).
+    ``prepared``: launches kept for lists handed in again (:class:`PreparedLaunches`); then each
+    group runs phase 2 only where the device allows (CPU; NPU with a torch_npu build).
+    ``prepared_checked``: the caller has compared every tensor those launches hold with the
+    tensors they were made from (FusedEmaAdamW: ``_C.UpdatedStorages.in_place``).
+    """
+    count = len(params)
+    for name, values in (("gradients", grads), ("exp_avgs", exp_avgs),
+                         ("exp_avg_sqs", exp_avg_sqs), ("ema_params", ema_params),
+                         ("max_exp_avg_sqs", max_exp_avg_sqs if amsgrad else None),
+                         ("master_params", master_params)):
+        if values is not None and len(values) != count:
+            raise ValueError(f"ema_adamw: {count} parameters but {len(values)} {name}: one of "
+                             f"each per parameter")
+    if ema_params is not None and ema_decay is None:
+        raise ValueError("ema_adamw: ema_params without an ema_decay")
+    if not count:
+        return
+    groups = prepared.groups if prepared is not None else _launch_groups(params, grads)
+    launches = _split_by_step(groups, steps, count)
+    rest = (float(beta1), float(beta2), float(eps), 1 if decoupled_weight_decay else 0,
+            bool(bias_correction), float(weight_decay))
+    maximize = bool(maximize)
+    on_device: dict = {}
+    for k, (device, indexes, step) in enumerate(launches):
+        pick = _picker(indexes)
+        grads_k, params_k = pick(grads), pick(params)
+        masters = ([] if master_params is None
+                   else [m for m in pick(master_params) if m is not None])
+        vars = masters or params_k
+        ms, vs = pick(exp_avgs), pick(exp_avg_sqs)
+        ss = None if ema_params is None else pick(ema_params)
+        max_vs = pick(max_exp_avg_sqs) if amsgrad else []
+        decay = (1.0 if ss is None  # (no EMA list: the decay is unused)
+                 else _on(ema_decay, device, on_device) if isinstance(ema_decay, Tensor)
+                 else ema_decay)
+        scale, found = _on(grad_scale, device, on_device), _on(found_inf, device, on_device)
+        step = _on(step, device, on_device)
+        if (prepared is not None and PREPARED_LAUNCHES and foreach is not False
+                and device.type in _PREPARED_DEVICES):
+            _launch_prepared(prepared.launches, (k, ss is not None), grads_k, vars, ms, vs, ss,
+                             max_vs, params_k if masters else [], step, lr, decay, rest,
+                             maximize, scale, found, prepared_checked)
+            continue
+        # only what is used: the op's defaults stay implicit
+        extras = {key: value for key, value in (
+            ("max_vs", max_vs or None), ("model_copies", params_k if masters else None),
+            ("grad_scale", scale), ("found_inf", found), ("maximize", maximize or None))
+            if value is not None}
+        if foreach is not False:  # the group is one device and dtype already: no regrouping
+            apply_fused_ema_adam_list(grads_k, vars, ms, vs, ss, step, lr, decay, *rest,
+                                      **extras)
+        elif (not extras and ss is not None and not isinstance(lr, Tensor)
+              and not isinstance(decay, Tensor) and ms[0].dtype == vars[0].dtype
+              and grads_k[0].dtype == vars[0].dtype):
+            # what the single op can do: one call of it per parameter
+            for update in zip(grads_k, vars, ms, vs, ss):
+                npu_apply_fused_ema_adamw(*update, step, float(lr), float(decay), *rest)
+        else:  # one launch of the list op per parameter
+            for j in range(len(vars)):
+                one = dict(extras)
+                if max_vs:
+                    one["max_vs"] = [max_vs[j]]
+                if masters:
+                    one["model_copies"] = [params_k[j]]
+                apply_fused_ema_adam_list([grads_k[j]], [vars[j]], [ms[j]], [vs[j]],
+                                          None if ss is None else [ss[j]], step, lr, decay,
+                                          *rest, **one)
 
 
 def fused_ema_adamw(grad: list[Tensor], var: list[Tensor], m: list[Tensor], v: list[Tensor],
                     s: list[Tensor], step: Tensor, lr: float, ema_decay: float, beta1: float,
                     beta2: float, eps: float, mode: int, bias_correction: bool,
                     weight_decay: float) -> None:
-    """MindSpeed's functional form (same signature), in place, with one fused launch
-    (:func:`ascend_ema_adam.ops.apply_fused_ema_adam_list`) per (device, dtype) group of the
-    parameters.
-
-    The tensors are plain (local) tensors; ``step`` is the int64 one-element step, copied once
-    per other device when the tensors live on several devices.
-    """
+    """MindSpeed's functional form (same signature): :func:`ema_adamw` over plain lists, in
+    place, one fused launch per device and dtype of the parameters. ``step`` is the int64
+    one-element step, copied once to each other device; ``mode`` 1 is AdamW, 0 Adam."""
+    if mode not in (0, 1):
+        raise ValueError(f"fused_ema_adamw: mode is {mode!r}, expected 0 (Adam, L2 weight "
+                         f"decay) or 1 (AdamW, decoupled decay)")
     if not len(grad) == len(var) == len(m) == len(v) == len(s):
         raise ValueError(f"fused_ema_adamw: {len(grad)} gradients, {len(var)} parameters, "
                          f"{len(m)}, {len(v)} and {len(s)} state tensors: one of each per "
                          f"parameter")
-    groups = _group_tensors_by_device_and_dtype([var, grad, m, v, s])
-    steps = {step.device: step}
-    for (device, _), ((params, grads, exp_avgs, exp_avg_sqs, emas), _) in groups.items():
-        step_here = steps.get(device)
-        if step_here is None:
-            step_here = steps[device] = step.to(device)
-        apply_fused_ema_adam_list(grads, params, exp_avgs, exp_avg_sqs, emas, step_here, lr,
-                                  ema_decay, beta1, beta2, eps, mode, bias_correction,
-                                  weight_decay)
+    ema_adamw(var, grad, m, v, [], s, step, amsgrad=False, beta1=beta1, beta2=beta2, lr=lr,
+              weight_decay=weight_decay, eps=eps, maximize=False, ema_decay=ema_decay,
+              bias_correction=bias_correction, decoupled_weight_decay=bool(mode))
 
 
-def launch_buckets(group: dict[str, Any], buckets: list[_Bucket], n, scaler: _Scaler,
-                   mode: int, launches: dict | None = None, held_checked: bool = False) -> None:
-    """One group's update: its hyper-parameters and this step's EMA decay (from the
-    optimizer-wide warm-up counter ``n``: on the host, or on the device when the counter or the
-    decay is a tensor), then per bucket one multi-tensor launch (what ``fused_ema_adamw`` does
-    for one device and dtype), or with ``foreach=False`` one launch per parameter (the same
-    bits). ``mode``: 1 AdamW, 0 Adam with L2 decay.
+class PreparedLaunches:
+    """What :func:`ema_adamw` keeps for lists handed in again and again (FusedEmaAdamW's cached
+    groups): their grouping into launches, made once, and per launch its prepared phase 2
+    (``_C.ListLaunch``: CANN's repeatable executors), made at its first run. Valid while the lists
+    hold the same tensors in the same order (the caller's promise); the gradients and steps may
+    be new tensors of the same kind: a launch that finds anything its phase 1 checked changed is
+    prepared again."""
 
-    ``launches``: the prepared launches of a group whose last full check still holds (its
-    _GroupCache's): a CPU bucket (an NPU one with a torch_npu build) then runs phase 2 only
-    (_launch_prepared). ``held_checked``: the step has compared every tensor those launches
-    hold with what the caches saw (``_C.UpdatedStorages.in_place``)."""
-    if not buckets:
-        return
-    # No EMA on this launch: a group without one (ema_decay=None), or ema_every's other steps.
-    # (The single op always updates an EMA: such a group's foreach=False launches go through the
-    # list op, one parameter each, below.)
-    ema_on = group["ema_decay"] is not None and (
-        group["ema_every"] == 1 or group.get("ema_calls", 0) % group["ema_every"] == 0)
-    device_decay = isinstance(n, Tensor) or isinstance(group["ema_decay"], Tensor)
-    host_decay = None if device_decay or not ema_on else _host_decay(group, n)
-    beta1, beta2 = group["betas"]
-    lr = group["lr"]
-    rest = (float(beta1), float(beta2), float(group["eps"]), mode,
-            bool(group["bias_correction"]), float(group["weight_decay"]))
-    maximize = bool(group["maximize"])
-    per_param = group.get("foreach") is False
-    decays: dict[torch.device, Tensor] = {}
-    for k, b in enumerate(buckets):
-        device = b.params[0].device
-        if ema_on and device_decay:
-            if device not in decays:
-                decays[device] = _device_decay(group, n, device)
-            decay = decays[device]
+    __slots__ = ("groups", "launches")
+
+    def __init__(self, params: list[Tensor], grads: list[Tensor]):
+        self.groups = _launch_groups(params, grads)
+        # (launch index, whether it has the EMA: ema_every alternates the two) -> (what decides
+        # the launch besides its tensors, the launch)
+        self.launches: dict[tuple[int, bool], tuple] = {}
+
+
+def _launch_groups(params: list[Tensor], grads: list[Tensor]) -> list[tuple]:
+    """``(device, indexes)`` per device, parameter dtype and gradient dtype, in order of first
+    appearance; ``indexes`` None: every parameter (the usual case, nothing to pick)."""
+    groups: dict[tuple, list[int]] = {}
+    for k, (p, g) in enumerate(zip(params, grads)):
+        key = (p.device, p.dtype, g.dtype)
+        indexes = groups.get(key)
+        if indexes is None:
+            groups[key] = indexes = []
+        indexes.append(k)
+    if len(groups) == 1:
+        return [(next(iter(groups))[0], None)]
+    return [(key[0], indexes) for key, indexes in groups.items()]
+
+
+def _split_by_step(groups: list[tuple], steps, count: int) -> list[tuple]:
+    """``(device, indexes, step)`` per launch: each group split by step tensor (parameters
+    sharing one share a launch), in order of first appearance."""
+    if isinstance(steps, Tensor):
+        return [(device, indexes, steps) for device, indexes in groups]
+    if len(steps) != count:
+        raise ValueError(f"ema_adamw: {count} parameters but {len(steps)} steps: one step "
+                         f"tensor for all, or one per parameter")
+    out = []
+    for device, indexes in groups:
+        by_step: dict[int, tuple[Tensor, list[int]]] = {}
+        for k in range(count) if indexes is None else indexes:
+            step = steps[k]
+            entry = by_step.get(id(step))
+            if entry is None:
+                by_step[id(step)] = entry = (step, [])
+            entry[1].append(k)
+        if len(by_step) == 1:
+            out.append((device, indexes, next(iter(by_step.values()))[0]))
         else:
-            decay = host_decay if ema_on else 1.0  # (no EMA list: the decay is unused)
-        extras = {key: value for key, value in (
-            ("max_vs", b.max_vs), ("model_copies", b.params if b.masters else None),
-            ("grad_scale", scaler.scale_on(device)), ("found_inf", scaler.found_on(device)),
-            ("maximize", maximize)) if value is not None and value is not False
-            and value != []}  # only what is used: the op's defaults stay implicit
-        ss = b.ema_params if ema_on else None  # None: the launch does not touch the EMA
-        vars = b.masters or b.params
-        step = b.step if b.step.device == device else b.step.to(device)
-        if (launches is not None and PREPARED_LAUNCHES and not per_param
-                and device.type in _PREPARED_DEVICES):
-            _launch_prepared(launches, (k, ss is not None), b, vars, ss, step, lr, decay, rest,
-                             extras, held_checked)
-        elif not per_param:  # the bucket is one device and dtype already: no regrouping
-            apply_fused_ema_adam_list(b.grads, vars, b.exp_avgs, b.exp_avg_sqs, ss, step,
-                                      lr, decay, *rest, **extras)
-        elif (not b.masters and not b.max_vs and not maximize and scaler.found_inf is None
-              and scaler.grad_scale is None and ema_on and not isinstance(lr, Tensor)
-              and not isinstance(decay, Tensor) and b.exp_avgs[0].dtype == vars[0].dtype
-              and b.grads[0].dtype == vars[0].dtype):
-            # what the single op can do: one call of it per parameter
-            for update in zip(b.grads, vars, b.exp_avgs, b.exp_avg_sqs, b.ema_params):
-                npu_apply_fused_ema_adamw(*update, step, float(lr), float(decay), *rest)
-        else:  # one launch of the list op per parameter
-            for k in range(len(vars)):
-                one = dict(extras)
-                if b.max_vs:
-                    one["max_vs"] = [b.max_vs[k]]
-                if b.masters:
-                    one["model_copies"] = [b.params[k]]
-                apply_fused_ema_adam_list([b.grads[k]], [vars[k]], [b.exp_avgs[k]],
-                                          [b.exp_avg_sqs[k]], None if ss is None else
-                                          [ss[k]], step, lr, decay, *rest, **one)
+            out += [(device, ks, step) for step, ks in by_step.values()]
+    return out
 
 
-def _launch_prepared(launches: dict, slot: tuple, b: _Bucket, vars: list[Tensor],
-                     ss: list[Tensor] | None, step: Tensor, lr, decay, rest: tuple,
-                     extras: dict, held_checked: bool = False) -> None:
-    """A bucket's update through its prepared launch (phase 2 only: CANN's repeatable
-    executors), prepared again when anything its phase 1 checked has changed. ``slot``: the
-    bucket and whether the launch has the EMA (ema_every alternates the two); each slot keeps
-    one launch, with what decides it besides the tensors (the attributes, which one-element
-    tensors are given): a change of those replaces it."""
-    scale, found = extras.get("grad_scale"), extras.get("found_inf")
+def _same(xs):
+    return xs
+
+
+def _picker(indexes: list[int] | None):
+    if indexes is None:
+        return _same
+    if len(indexes) == 1:
+        k = indexes[0]
+        return lambda xs: [xs[k]]
+    get = itemgetter(*indexes)
+    return lambda xs: list(get(xs))
+
+
+def _on(t: Tensor | None, device: torch.device, moved: dict) -> Tensor | None:
+    """``t`` on ``device``, copied there once per call of ema_adamw."""
+    if t is None or t.device == device:
+        return t
+    key = (id(t), device)
+    out = moved.get(key)
+    if out is None:
+        out = moved[key] = t.to(device, non_blocking=True)
+    return out
+
+
+def _launch_prepared(launches: dict, slot: tuple, grads: list[Tensor], vars: list[Tensor],
+                     ms: list[Tensor], vs: list[Tensor], ss: list[Tensor] | None,
+                     max_vs: list[Tensor], copies: list[Tensor], step: Tensor, lr, decay,
+                     rest: tuple, maximize: bool, scale: Tensor | None, found: Tensor | None,
+                     checked: bool) -> None:
+    """A launch through its prepared phase 2, prepared again when anything its phase 1 checked
+    has changed. Each slot keeps one launch, with what decides it besides the tensors (the
+    attributes, which one-element tensors are given): a change of those replaces it."""
     # lr and the decay: numbers, or one-element tensors (a capturable lr, the decay a GradScaler
     # or torch.compile keeps on the device)
     lr = lr if isinstance(lr, Tensor) else float(lr)
     decay = decay if isinstance(decay, Tensor) else float(decay)
-    maximize = extras.get("maximize", False)
     kind = (rest, maximize, scale is not None, found is not None, isinstance(lr, Tensor),
             isinstance(decay, Tensor))
     kept = launches.get(slot)
-    if kept is not None and kept[0] == kind and kept[1].run(b.grads, step, lr, decay, scale,
-                                                            found, held_checked):
+    if kept is not None and kept[0] == kind and kept[1].run(grads, step, lr, decay, scale,
+                                                            found, checked):
         return
     launches.pop(slot, None)  # (its executors go before the new ones are made)
-    launch = _C.ListLaunch(b.grads, vars, b.exp_avgs, b.exp_avg_sqs, ss or [], b.max_vs,
-                           b.params if b.masters else [], step, scale, found, lr, decay, *rest,
-                           maximize)
+    launch = _C.ListLaunch(grads, vars, ms, vs, ss or [], max_vs, copies, step, scale, found,
+                           lr, decay, *rest, maximize)
     launches[slot] = (kind, launch)
-    if not launch.run(b.grads, step, lr, decay, scale, found):
+    if not launch.run(grads, step, lr, decay, scale, found):
         raise RuntimeError("FusedEmaAdamW: a launch prepared from this step's tensors refused "
                            "them")  # cannot happen: nothing changed since it was prepared
