@@ -40,7 +40,7 @@ class GroupCache:
 
     __slots__ = ("config", "group_params", "indexes", "gradients", "params", "state_map",
                  "states", "columns", "column_keys", "column_values", "devices",
-                 "first_on_device", "prepared")
+                 "first_on_device", "prepared", "_lists")
 
     def __init__(self, state_map, items: list[Item], group: dict[str, Any]):
         self.config = _group_config(group)
@@ -65,6 +65,10 @@ class GroupCache:
             first.setdefault(device, j)
         self.first_on_device = list(first.items())
         self.prepared = PreparedLaunches(self.params, grads)
+        columns = self.columns
+        self._lists = TensorLists(self.params, grads, columns["exp_avg"], columns["exp_avg_sq"],
+                                  columns.get(_MAX_V, []), columns.get("ema_params"),
+                                  columns.get(_MASTER))
 
     def gradients_if_unchanged(self, group: dict[str, Any], state_map, state_unchanged: bool,
                                updated, steps: list[Tensor] | None = None) -> list[Tensor] | None:
@@ -93,10 +97,8 @@ class GroupCache:
 
     def lists(self, grads: list[Tensor]) -> TensorLists:
         """This step's lists for ema_adamw: the cached tensors and the new gradients."""
-        columns = self.columns
-        return TensorLists(self.params, grads, columns["exp_avg"], columns["exp_avg_sq"],
-                           columns.get(_MAX_V, []), columns.get("ema_params"),
-                           columns.get(_MASTER))
+        self._lists.grads = grads
+        return self._lists
 
     def updated_tensors(self) -> list[Tensor]:
         out = list(self.params)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -24,8 +24,8 @@ from ._clip import requested_norm, step_clipping
 from ._common import _SETTINGS, _STEP_SCOPES, _dtensor_type, _has_ema, counter_device
 from ._ema import (_merge_tied_names, copy_ema_to_weights, ema_state_dict_of, ema_swapped,
                    restore_weights, stashed_weights)
-from ._gather import Item, TensorLists, check_group, complete_state, hyper_parameters
-from ._launch_cache import GroupCache, LaunchCache
+from ._gather import TensorLists, check_group, complete_state, hyper_parameters
+from ._launch_cache import LaunchCache
 from ._memory import check_new_params, check_plan_memory
 from ._scaler import _Scaler
 from ._steps import StepCounters, warn_zero3_parts
@@ -33,17 +33,6 @@ from ._validation import (_check_capturable, _check_ema_decay, _check_hyperparam
                           _check_implementation, _check_tensor_hypers, _check_types,
                           _hyperparameter_error, _option_error)
 from .functional import ema_adamw
-
-
-class _GroupPlan(NamedTuple):
-    """A group's part of a step after its check: a full check's ``items``, or the group's cache
-    (``cached``) and the gradients it re-read."""
-
-    index: int
-    group: dict
-    items: list[Item] | None
-    cached: GroupCache | None
-    grads: list[Tensor] | None
 
 
 class FusedEmaAdamW(Optimizer):
@@ -336,7 +325,9 @@ class FusedEmaAdamW(Optimizer):
         elif not compiling:
             warn_zero3_parts(plan)
         # clipping: a non-finite norm skips the counters too; each group its divisor
-        request, self._clip_request = self._clip_request, None
+        request = self._clip_request
+        if request is not None:  # (only then: dynamo of torch 2.7 cannot trace this setattr)
+            self._clip_request = None
         scaler, group_scalers, norm = step_clipping(request, plan, scaler,
                                                     self.clip_process_group, dtensor,
                                                     self.param_groups)
@@ -350,11 +341,11 @@ class FusedEmaAdamW(Optimizer):
         n = self._steps.advance_num_updates(self.param_groups, scaler, self.use_num_updates)
         for entry in plan:
             self._launch(entry, n, scaler if group_scalers is None
-                         else group_scalers[entry.index], cache, dtensor)
+                         else group_scalers[entry[0]], cache, dtensor)
         if cache is not None:
             self._steps.finish_step()
             cache.finish(self.state, len(self.param_groups),
-                         any(entry.cached is None for entry in plan), state_unchanged)
+                         any(cached is None for _, _, _, cached, _ in plan), state_unchanged)
 
     # Under torch.compile every float the op receives is a constant of the graph, so the warm-up
     # counter and decay are tensors there (computed on the device). ema_every's EMA-or-not is a
@@ -373,10 +364,12 @@ class FusedEmaAdamW(Optimizer):
         return any(group["ema_every"] > 1 and _has_ema(group) for group in self.param_groups)
 
     def _check(self, i: int, group: dict[str, Any], cache: LaunchCache | None,
-               state_unchanged: bool, dtensor) -> _GroupPlan:
+               state_unchanged: bool, dtensor) -> tuple:
         """Group ``i``'s check, read only: a cached group re-reads its gradients and re-checks
         what may have changed; any other group (or a cache that no longer holds) is checked in
-        full (``check_group``), which raises the error if there is one."""
+        full (``check_group``), which raises the error if there is one. Returns the group's part
+        of the step's plan: ``(i, group, items, cached, grads)``, a full check's items or the
+        group's cache and the gradients it re-read."""
         steps, per_param = self._steps, self.step_scope == "param"
         cached = (cache.group(i) if cache is not None and not (per_param and "step" in group)
                   else None)
@@ -390,15 +383,15 @@ class FusedEmaAdamW(Optimizer):
                     _check_tensor_hypers(i, group, j, device)
                 if not per_param:
                     steps.group_step_before(i, group, self.state)
-                return _GroupPlan(i, group, None, cached, grads)
+                return i, group, None, cached, grads
         eager = not torch.compiler.is_compiling()
         items = check_group(i, group, self.state, dtensor,
                             steps.param_step_before if per_param and eager else None)
         if not per_param and eager:
             steps.group_step_before(i, group, self.state)
-        return _GroupPlan(i, group, items, None, None)
+        return i, group, items, None, None
 
-    def _launch(self, entry: _GroupPlan, n, scaler: _Scaler, cache: LaunchCache | None,
+    def _launch(self, entry: tuple, n, scaler: _Scaler, cache: LaunchCache | None,
                 dtensor) -> None:
         """One group's update: its counters advanced (every group counts, with or without
         gradients), its tensors gathered, one call of :func:`ema_adamw` with this step's

@@ -67,13 +67,12 @@ def ema_adamw(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
     tensors they were made from (FusedEmaAdamW: ``_C.UpdatedStorages.in_place``).
     """
     count = len(params)
-    for name, values in (("gradients", grads), ("exp_avgs", exp_avgs),
-                         ("exp_avg_sqs", exp_avg_sqs), ("ema_params", ema_params),
-                         ("max_exp_avg_sqs", max_exp_avg_sqs if amsgrad else None),
-                         ("master_params", master_params)):
-        if values is not None and len(values) != count:
-            raise ValueError(f"ema_adamw: {count} parameters but {len(values)} {name}: one of "
-                             f"each per parameter")
+    if not (len(grads) == len(exp_avgs) == len(exp_avg_sqs) == count
+            and (ema_params is None or len(ema_params) == count)
+            and (not amsgrad or len(max_exp_avg_sqs) == count)
+            and (master_params is None or len(master_params) == count)):
+        _raise_length_error(count, grads, exp_avgs, exp_avg_sqs, ema_params,
+                            max_exp_avg_sqs if amsgrad else None, master_params)
     if ema_params is not None and ema_decay is None:
         raise ValueError("ema_adamw: ema_params without an ema_decay")
     if not count:
@@ -83,21 +82,26 @@ def ema_adamw(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
     rest = (float(beta1), float(beta2), float(eps), 1 if decoupled_weight_decay else 0,
             bool(bias_correction), float(weight_decay))
     maximize = bool(maximize)
-    on_device: dict = {}
+    moved: dict = {}  # (tensor id, device) -> the tensor there: copied once per call
     for k, (device, indexes, step) in enumerate(launches):
-        pick = _picker(indexes)
-        grads_k, params_k = pick(grads), pick(params)
-        masters = ([] if master_params is None
-                   else [m for m in pick(master_params) if m is not None])
+        lists = (grads, params, exp_avgs, exp_avg_sqs, ema_params,
+                 max_exp_avg_sqs if amsgrad else None, master_params)
+        if indexes is not None:  # (None, the usual case: every parameter in this launch)
+            pick = _picker(indexes)
+            lists = tuple(None if xs is None else pick(xs) for xs in lists)
+        grads_k, params_k, ms, vs, ss, max_vs, masters = lists
+        max_vs = max_vs or []
+        masters = [] if masters is None else [m for m in masters if m is not None]
         vars = masters or params_k
-        ms, vs = pick(exp_avgs), pick(exp_avg_sqs)
-        ss = None if ema_params is None else pick(ema_params)
-        max_vs = pick(max_exp_avg_sqs) if amsgrad else []
         decay = (1.0 if ss is None  # (no EMA list: the decay is unused)
-                 else _on(ema_decay, device, on_device) if isinstance(ema_decay, Tensor)
+                 else _on(ema_decay, device, moved) if isinstance(ema_decay, Tensor)
                  else ema_decay)
-        scale, found = _on(grad_scale, device, on_device), _on(found_inf, device, on_device)
-        step = _on(step, device, on_device)
+        scale = grad_scale if grad_scale is None or grad_scale.device == device else _on(
+            grad_scale, device, moved)
+        found = found_inf if found_inf is None or found_inf.device == device else _on(
+            found_inf, device, moved)
+        if step.device != device:
+            step = _on(step, device, moved)
         if (prepared is not None and PREPARED_LAUNCHES and foreach is not False
                 and device.type in _PREPARED_DEVICES):
             _launch_prepared(prepared.launches, (k, ss is not None), grads_k, vars, ms, vs, ss,
@@ -205,13 +209,15 @@ def _split_by_step(groups: list[tuple], steps, count: int) -> list[tuple]:
     return out
 
 
-def _same(xs):
-    return xs
+def _raise_length_error(count: int, *lists) -> None:
+    for name, values in zip(("gradients", "exp_avgs", "exp_avg_sqs", "ema_params",
+                             "max_exp_avg_sqs", "master_params"), lists):
+        if values is not None and len(values) != count:
+            raise ValueError(f"ema_adamw: {count} parameters but {len(values)} {name}: one of "
+                             f"each per parameter")
 
 
-def _picker(indexes: list[int] | None):
-    if indexes is None:
-        return _same
+def _picker(indexes: list[int]):
     if len(indexes) == 1:
         k = indexes[0]
         return lambda xs: [xs[k]]
@@ -219,9 +225,9 @@ def _picker(indexes: list[int] | None):
     return lambda xs: list(get(xs))
 
 
-def _on(t: Tensor | None, device: torch.device, moved: dict) -> Tensor | None:
+def _on(t: Tensor, device: torch.device, moved: dict) -> Tensor:
     """``t`` on ``device``, copied there once per call of ema_adamw."""
-    if t is None or t.device == device:
+    if t.device == device:
         return t
     key = (id(t), device)
     out = moved.get(key)
