@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "apply_fused_ema_adam8bit_list_check.h"
 #include "apply_fused_ema_adam8bit_list_native.h"
 #include "apply_fused_ema_adam8bit_list_tiling_key.h"
 #include "ema_adam_attrs.h"
@@ -34,6 +35,40 @@ std::vector<void*> Pointers(const BufferList& list, const char* name,
     }
     return ptrs;
 }
+
+/** aclDataType of a buffer from its format; a 16-bit integer view stands for `declared` (bf16,
+ *  which numpy cannot export, arrives as uint16). */
+int32_t CodeOf(const py::buffer_info& info, aea::DataType declared)
+{
+    const std::string f = info.format;
+    if (f == "f") return aea::CannCodeOf(aea::DataType::kFloat32);
+    if (f == "e") return aea::CannCodeOf(aea::DataType::kFloat16);
+    if (f == "B") return op8::kAdam8bitCodeDtype;
+    if (f == "q" || f == "l") return aea::CannCodeOf(aea::DataType::kInt64);
+    if (f == "i") return 3;  // ACL_INT32: refused wherever it comes, named in the message
+    if ((f == "H" || f == "h") && aea::DataTypeSize(declared) == 2) return aea::CannCodeOf(declared);
+    return -1;
+}
+
+/** One list as the check sees it: each buffer 1-D, its dtype from its format. */
+struct DescribedList {
+    std::vector<std::vector<int64_t>> shapes;
+    std::vector<op8::Adam8bitEntryArg> entries;
+
+    DescribedList(const BufferList* list, aea::DataType declared)
+    {
+        if (list == nullptr) return;
+        std::vector<int32_t> codes;
+        for (const py::buffer& b : *list) {
+            const py::buffer_info info = b.request();
+            shapes.push_back({static_cast<int64_t>(info.size)});
+            codes.push_back(CodeOf(info, declared));
+        }
+        for (size_t i = 0; i < shapes.size(); ++i) {
+            entries.push_back({codes[i], &shapes[i]});
+        }
+    }
+};
 
 /** A one-element buffer of `bytes`, or null. */
 template <class T>
@@ -70,26 +105,71 @@ py::dict LaunchNative8bit(const BufferList& grads, const BufferList& vars, const
                           const std::optional<py::buffer>& lr,
                           const std::optional<py::buffer>& emaDecay)
 {
-    const op8::Adam8bitDtypes dtypes = ParseDtypes(param, grad, copy);
-    if (!aea::CheckAttrs(attrs).empty()) {
-        throw py::value_error(aea::CheckAttrs(attrs));
+    const op8::Adam8bitDtypes declared = ParseDtypes(param, grad, copy);
+    if (declared.hasCopy != copies.has_value()) {
+        throw py::value_error("model_copies must be given exactly when copy names a dtype");
+    }
+    // The operator's check first, on what the buffers are: nothing is touched on a refusal.
+    const DescribedList lists[op8::kAdam8bitLists] = {
+        {&grads, declared.grad},     {&vars, declared.param},   {&ms, declared.param},
+        {&vs, declared.param},       {&mAbsmaxes, declared.param}, {&vAbsmaxes, declared.param},
+        {ss ? &*ss : nullptr, declared.param}, {copies ? &*copies : nullptr, declared.copy}};
+    op8::Adam8bitListArgs args;
+    for (int i = 0; i < op8::kAdam8bitLists; ++i) {
+        args.lists[i] = &lists[i].entries;
+    }
+    struct Described {
+        std::vector<int64_t> shape;
+        aea::TensorArg arg;
+        Described(const char* name, const py::buffer& b, aea::DataType declaredType)
+            : shape{static_cast<int64_t>(b.request().size)},
+              arg{name, CodeOf(b.request(), declaredType), shape}
+        {
+        }
+    };
+    const Described mapM("qmapM", qmapM, aea::DataType::kFloat32);
+    const Described mapV("qmapV", qmapV, aea::DataType::kFloat32);
+    const Described stepArg("step", step, aea::DataType::kInt64);
+    std::optional<Described> scale, found, lrArg, decay;
+    if (gradScale) scale.emplace("gradScaleOptional", *gradScale, aea::DataType::kFloat32);
+    if (foundInf) found.emplace("foundInfOptional", *foundInf, aea::DataType::kFloat32);
+    if (lr) lrArg.emplace("lrTensorOptional", *lr, aea::DataType::kFloat32);
+    if (emaDecay) decay.emplace("emaDecayTensorOptional", *emaDecay, aea::DataType::kFloat32);
+    args.qmapM = &mapM.arg;
+    args.qmapV = &mapV.arg;
+    args.step = &stepArg.arg;
+    args.gradScale = scale ? &scale->arg : nullptr;
+    args.foundInf = found ? &found->arg : nullptr;
+    args.lr = lrArg ? &lrArg->arg : nullptr;
+    args.emaDecay = decay ? &decay->arg : nullptr;
+    op8::Adam8bitDtypes dtypes{aea::DataType::kFloat32, aea::DataType::kFloat32};
+    op8::Adam8bitOptions flags;
+    aea::Refusal refusal =
+        op8::CheckApplyFusedEmaAdam8bitList(args, attrs, maximize, &dtypes, &flags);
+    const auto* qm = static_cast<const float*>(BufferPtr(qmapM, "qmap_m", 256 * 4, false));
+    const auto* qv = static_cast<const float*>(BufferPtr(qmapV, "qmap_v", 256 * 4, false));
+    if (refusal.empty()) refusal = op8::CheckAdam8bitMap(qm, "qmapM");
+    if (refusal.empty()) refusal = op8::CheckAdam8bitMap(qv, "qmapV");
+    if (!refusal.empty()) {
+        throw py::value_error(refusal);
+    }
+    if (!numels.empty() && (dtypes.param != declared.param || dtypes.grad != declared.grad ||
+                            (dtypes.hasCopy && dtypes.copy != declared.copy))) {
+        throw py::value_error("the buffers' dtypes are not the declared param, grad and copy");
     }
     std::vector<uint64_t> blocks;
     for (uint64_t n : numels) {
         blocks.push_back((n + 255U) / 256U);
     }
-    const auto g = Pointers(grads, "grads", numels, aea::DataTypeSize(dtypes.grad));
-    const auto p = Pointers(vars, "vars", numels, aea::DataTypeSize(dtypes.param));
+    const auto g = Pointers(grads, "grads", numels, aea::DataTypeSize(declared.grad));
+    const auto p = Pointers(vars, "vars", numels, aea::DataTypeSize(declared.param));
     const auto m = Pointers(ms, "ms", numels, 1);
     const auto v = Pointers(vs, "vs", numels, 1);
     const auto ma = Pointers(mAbsmaxes, "m_absmaxes", blocks, 4);
     const auto va = Pointers(vAbsmaxes, "v_absmaxes", blocks, 4);
     const auto s = ss ? Pointers(*ss, "ss", numels, 4) : std::vector<void*>{};
-    if (dtypes.hasCopy != copies.has_value()) {
-        throw py::value_error("model_copies must be given exactly when copy names a dtype");
-    }
     const auto c = copies ? Pointers(*copies, "model_copies", numels,
-                                     aea::DataTypeSize(dtypes.copy))
+                                     aea::DataTypeSize(declared.copy))
                           : std::vector<void*>{};
     ApplyFusedEmaAdam8bitListTilingData t{};
     t.hyper = aea::HyperParamsOf(attrs);
@@ -111,8 +191,8 @@ py::dict LaunchNative8bit(const BufferList& grads, const BufferList& vars, const
     b.vAbsmaxes = va.data();
     b.ss = ss ? s.data() : nullptr;
     b.copies = copies ? c.data() : nullptr;
-    b.qmapM = static_cast<const float*>(BufferPtr(qmapM, "qmap_m", 256 * 4, false));
-    b.qmapV = static_cast<const float*>(BufferPtr(qmapV, "qmap_v", 256 * 4, false));
+    b.qmapM = qm;
+    b.qmapV = qv;
     b.step = Scalar<int64_t>(step, "step");
     b.gradScale = Scalar<float>(gradScale, "grad_scale");
     b.foundInf = Scalar<float>(foundInf, "found_inf");
@@ -123,7 +203,7 @@ py::dict LaunchNative8bit(const BufferList& grads, const BufferList& vars, const
     uint32_t used = 0;
     try {
         py::gil_scoped_release release;
-        used = op8::RunNative8bitList(t, dtypes, b, options);
+        used = op8::RunNative8bitList(t, declared, b, options);
     } catch (const std::invalid_argument& e) {
         throw py::value_error(e.what());
     }
@@ -144,7 +224,12 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam8bit_list)
         aea::DataTypeName(op8::kAdam8bitDtype_##P), aea::DataTypeName(op8::kAdam8bitDtype_##G), \
         op8::kAdam8bitHasCopy_##C ? py::object(py::str(aea::DataTypeName(op8::kAdam8bitDtype_##C))) \
                                   : py::object(py::none()),                                      \
-        APPLY_FUSED_EMA_ADAM8BIT_LIST_KEY_##key));
+        APPLY_FUSED_EMA_ADAM8BIT_LIST_KEY_##key));                                          \
+    if (op8::Adam8bitTilingKeyOf({op8::kAdam8bitDtype_##P, op8::kAdam8bitDtype_##G,            \
+                                  op8::kAdam8bitHasCopy_##C, op8::kAdam8bitDtype_##C}) !=        \
+        APPLY_FUSED_EMA_ADAM8BIT_LIST_KEY_##key) {                                               \
+        throw std::logic_error("Adam8bitTilingKeyOf disagrees with the table");               \
+    }
         APPLY_FUSED_EMA_ADAM8BIT_LIST_KEYS(AEA_ADAM8BIT_ROW)
 #undef AEA_ADAM8BIT_ROW
         return out;

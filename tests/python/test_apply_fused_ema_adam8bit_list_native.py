@@ -226,14 +226,80 @@ def test_chunks_cover_every_block_once_in_order(threads):
         assert len(chunks) == 1
 
 
-def test_bad_input_is_refused(rng):
+def refused(rng, message, row=LIST8BIT_DTYPES[0], change=None, **launch):
+    """A launch of changed entries is refused with `message` and touches nothing."""
+    entries = make_entries(rng, [300, 40], row)
+    if change is not None:
+        change(entries)
+    before = copied(entries)
+    with pytest.raises(ValueError, match=message):
+        run_native(entries, row, launch.pop("step", 1), **launch)
+    for e, b in zip(entries, before):
+        for k, x in e.items():
+            assert x is None or np.array_equal(x.view(np.uint8), b[k].view(np.uint8))
+
+
+def test_wrong_sizes_and_dtypes_are_refused(rng):
+    def scale_short(e):
+        e[0]["m_absmax"] = np.zeros(1, np.float32)  # 300 elements have 2 blocks
+    refused(rng, r"mAbsmaxesRef\[0\] has shape \[1\], expected \[2\]", change=scale_short)
+
+    def float_codes(e):
+        e[1]["v"] = e[1]["v"].astype(np.float32)
+    refused(rng, r"vsRef\[1\] has dtype ACL_FLOAT \(0\) but vsRef\[0\] has ACL_UINT8",
+            change=float_codes)
+
+    def fp16_ema(e):
+        for x in e:
+            x["s"] = x["s"].astype(np.float16)
+    refused(rng, r"ssRef\[0\] has dtype ACL_FLOAT16 \(1\), expected ACL_FLOAT \(0\): the EMA "
+                 "is kept in fp32", change=fp16_ema)
+
+    def short_var(e):
+        e[1]["var"] = e[1]["var"][:39]
+    refused(rng, r"varsRef\[1\] has shape \[39\] but grads\[1\] has shape \[40\]",
+            change=short_var)
+
+    copies = LIST8BIT_DTYPES[3]  # fp32 masters of fp16 copies; fp16 "masters" have no row
+
+    def fp16_masters(e):
+        for x in e:
+            x["var"] = x["var"].astype(np.float16)
+    refused(rng, "modelCopiesRef needs fp32 varsRef", row=copies, change=fp16_masters)
+
+
+@pytest.mark.parametrize("case, message", [
+    ("step", r"step has dtype ACL_INT32 \(3\), expected ACL_INT64"),
+    ("grad_scale", r"gradScaleOptional has shape \[2\] \(2 elements\), expected exactly one"),
+    ("map_unsorted", r"qmapM\[4\] is .*below qmapM\[3\]"),
+    ("map_nan", r"qmapV\[7\] is nan, expected a finite value within \[-1, 1\]"),
+    ("beta1", "beta1 is 1"),
+])
+def test_bad_scalars_maps_and_attributes_are_refused(rng, case, message):
     row = LIST8BIT_DTYPES[0]
     entries = make_entries(rng, [300], row)
-    entries[0]["m_absmax"] = np.zeros(1, np.float32)  # 300 elements have 2 blocks
-    with pytest.raises(ValueError, match=r"m_absmaxes\[0\]: expected 8 bytes"):
-        run_native(entries, row, 1)
-    copies = LIST8BIT_DTYPES[3]  # fp32 masters of fp16 copies
-    bad = dataclasses.replace(copies, param=by_name("float16"))  # fp16 "masters": no such row
-    entries = make_entries(rng, [300], copies)
-    with pytest.raises(ValueError, match="no '.*' loop for these storage types"):
-        run_native([{**e, "var": e["var"].astype(np.float16)} for e in entries], bad, 1)
+    before = copied(entries)
+    args = dict(step=np.array([1], np.int64), grad_scale=None, qmap_m=QMAP_M, qmap_v=QMAP_V,
+                h=Hyper())
+    if case == "step":
+        args["step"] = np.array([1], np.int32)
+    elif case == "grad_scale":
+        args["grad_scale"] = np.ones(2, np.float32)
+    elif case == "map_unsorted":
+        args["qmap_m"] = QMAP_M.copy()
+        args["qmap_m"][4] = args["qmap_m"][2]
+    elif case == "map_nan":
+        args["qmap_v"] = QMAP_V.copy()
+        args["qmap_v"][7] = np.nan
+    else:
+        args["h"] = Hyper(beta1=1.0)
+    lists = {k: [buffer_of(e[k]) for e in entries] for k in entries[0]}
+    with pytest.raises(ValueError, match=message):
+        _twin.launch_native_adam8bit_list(
+            lists["grad"], lists["var"], lists["m"], lists["v"], lists["m_absmax"],
+            lists["v_absmax"], lists["s"], None, [300], args["qmap_m"], args["qmap_v"],
+            args["step"], args["grad_scale"], None, "float32", "float32", "",
+            attrs_of(args["h"]), False)
+    for e, b in zip(entries, before):
+        for k, x in e.items():
+            assert x is None or np.array_equal(x.view(np.uint8), b[k].view(np.uint8))

@@ -1,0 +1,242 @@
+/**
+ * @file apply_fused_ema_adam8bit_list_check.cpp
+ * @brief CheckApplyFusedEmaAdam8bitList and CheckAdam8bitMap (see the header). Entry names are
+ *        built only for a refusal.
+ */
+#include "apply_fused_ema_adam8bit_list_check.h"
+
+#include <cmath>
+#include <string>
+
+#include "apply_fused_ema_adam8bit_list_tiling_key.h"
+
+namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
+
+namespace {
+
+constexpr const char* const* kNames = kAdam8bitListNames;
+constexpr int64_t kBlock = 256;
+constexpr int64_t kMapSize = 256;
+const int32_t kFp32Code = CannCodeOf(DataType::kFloat32);
+
+/** An entry with its name ("msRef[5]"), for the shared checks and their messages. */
+struct NamedEntry {
+    std::string name;
+    TensorArg arg;
+
+    NamedEntry(int list, size_t index, const Adam8bitEntryArg& e)
+        : name(Adam8bitEntryName(list, index)), arg{name.c_str(), e.dtype, *e.shape}
+    {
+    }
+    NamedEntry(const NamedEntry&) = delete;
+    NamedEntry& operator=(const NamedEntry&) = delete;
+};
+
+const std::vector<Adam8bitEntryArg>& List(const Adam8bitListArgs& args, int list)
+{
+    static const std::vector<Adam8bitEntryArg> kEmpty;
+    return args.lists[list] != nullptr ? *args.lists[list] : kEmpty;
+}
+
+bool IsOptional(int list) { return list == kAdam8bitSs || list == kAdam8bitCopies; }
+
+Refusal CheckLengths(const Adam8bitListArgs& args)
+{
+    const size_t n = List(args, kAdam8bitGrads).size();
+    for (int list = kAdam8bitGrads; list < kAdam8bitLists; ++list) {
+        const size_t size = List(args, list).size();
+        if (size > kAdam8bitMaxTensors) {
+            return std::string(kNames[list]) + " has " + std::to_string(size) +
+                   " tensors, expected at most " + std::to_string(kAdam8bitMaxTensors) +
+                   " (CANN's limit per list: launch once per slice)";
+        }
+        if (size != n && !(IsOptional(list) && size == 0)) {
+            return std::string(kNames[list]) + " has " + std::to_string(size) +
+                   " tensors but grads has " + std::to_string(n) +
+                   ": every list holds one tensor per entry" +
+                   (IsOptional(list) ? " (or none: an absent optional list)" : "");
+        }
+    }
+    return {};
+}
+
+Refusal CheckOneDtypePerList(const Adam8bitListArgs& args)
+{
+    for (int list = kAdam8bitGrads; list < kAdam8bitLists; ++list) {
+        const std::vector<Adam8bitEntryArg>& entries = List(args, list);
+        for (size_t i = 1; i < entries.size(); ++i) {
+            if (entries[i].dtype != entries[0].dtype) {
+                const NamedEntry t(list, i, entries[i]);
+                const NamedEntry first(list, 0, entries[0]);
+                const std::string group = std::string("the tensors of ") + kNames[list];
+                return CheckSameDtype(t.arg, first.arg, group.c_str());
+            }
+        }
+    }
+    return {};
+}
+
+Refusal ExpectCode(const TensorArg& t, int32_t code, const char* why)
+{
+    if (t.dtype == code) {
+        return {};
+    }
+    return std::string(t.name) + " has dtype " + DescribeDtype(t.dtype) + ", expected " +
+           DescribeDtype(code) + ": " + why;
+}
+
+/** The contract on the entries 0 (each list has one dtype, checked before). */
+Refusal CheckDtypeContract(const Adam8bitListArgs& args, Adam8bitDtypes* out)
+{
+    if (List(args, kAdam8bitGrads).empty()) {
+        return {};  // nothing to update: any dtypes (the launch does nothing)
+    }
+    const auto entry0 = [&](int list) { return NamedEntry(list, 0, List(args, list)[0]); };
+    const NamedEntry var = entry0(kAdam8bitVars);
+    if (Refusal r = CheckFloatDtype(var.arg); !r.empty()) return r;
+    const NamedEntry grad = entry0(kAdam8bitGrads);
+    if (Refusal r = CheckFloatDtype(grad.arg); !r.empty()) return r;
+    for (int list : {kAdam8bitMs, kAdam8bitVs}) {
+        if (Refusal r = ExpectCode(entry0(list).arg, kAdam8bitCodeDtype,
+                                   "the moments are stored as 8-bit codes");
+            !r.empty()) {
+            return r;
+        }
+    }
+    for (int list : {kAdam8bitMAbsmaxes, kAdam8bitVAbsmaxes, kAdam8bitSs}) {
+        if (List(args, list).empty()) continue;
+        if (Refusal r = ExpectCode(entry0(list).arg, kFp32Code,
+                                   list == kAdam8bitSs ? "the EMA is kept in fp32"
+                                                       : "the block scales are fp32");
+            !r.empty()) {
+            return r;
+        }
+    }
+    out->param = FindDataTypeByCode(var.arg.dtype)->type;
+    out->grad = FindDataTypeByCode(grad.arg.dtype)->type;
+    out->hasCopy = !List(args, kAdam8bitCopies).empty();
+    if (out->hasCopy) {
+        const NamedEntry copy = entry0(kAdam8bitCopies);
+        const DataTypeInfo* info = FindDataTypeByCode(copy.arg.dtype);
+        if (info == nullptr || !info->isFloat || info->type == DataType::kFloat32) {
+            return copy.name + " has dtype " + DescribeDtype(copy.arg.dtype) +
+                   ", expected ACL_FLOAT16 or ACL_BF16: model copies are the 16-bit weights";
+        }
+        if (out->param != DataType::kFloat32) {
+            return std::string("modelCopiesRef needs fp32 varsRef (the master weights), varsRef "
+                               "has dtype ") +
+                   DescribeDtype(var.arg.dtype);
+        }
+        out->copy = info->type;
+    }
+    return {};
+}
+
+Refusal CheckScalarTensors(const Adam8bitListArgs& args)
+{
+    if (args.step == nullptr || args.qmapM == nullptr || args.qmapV == nullptr) {
+        return "step, qmapM and qmapV are required";
+    }
+    for (const TensorArg* map : {args.qmapM, args.qmapV}) {
+        if (Refusal r = CheckDtypeIs(*map, DataType::kFloat32); !r.empty()) return r;
+        if (map->shape.size() != 1 || map->shape[0] != kMapSize) {
+            return std::string(map->name) + " has shape " + ShapeToString(map->shape) +
+                   ", expected [256]: one value per 8-bit code";
+        }
+    }
+    if (Refusal r = CheckStepDtype(*args.step); !r.empty()) return r;
+    if (Refusal r = CheckStepShape(*args.step); !r.empty()) return r;
+    for (const TensorArg* t : {args.gradScale, args.foundInf, args.lr, args.emaDecay}) {
+        if (t == nullptr) continue;
+        if (Refusal r = CheckDtypeIs(*t, DataType::kFloat32); !r.empty()) return r;
+        if (Refusal r = CheckOneElement(*t); !r.empty()) return r;
+    }
+    return {};
+}
+
+Refusal CheckShapes(const Adam8bitListArgs& args)
+{
+    const std::vector<Adam8bitEntryArg>& grads = List(args, kAdam8bitGrads);
+    for (size_t i = 0; i < grads.size(); ++i) {
+        const NamedEntry grad(kAdam8bitGrads, i, grads[i]);
+        if (grad.arg.shape.size() > kAdam8bitMaxRank) {
+            return grad.name + " has " + std::to_string(grad.arg.shape.size()) +
+                   " dimensions, expected at most " + std::to_string(kAdam8bitMaxRank);
+        }
+        for (int list : {kAdam8bitVars, kAdam8bitMs, kAdam8bitVs, kAdam8bitSs, kAdam8bitCopies}) {
+            if (List(args, list).empty()) continue;
+            const NamedEntry t(list, i, List(args, list)[i]);
+            const std::string group = std::string("entry ") + std::to_string(i) + " of every list";
+            if (Refusal r = CheckSameShape(t.arg, grad.arg, group.c_str()); !r.empty()) return r;
+        }
+        const int64_t blocks = (Numel(grad.arg.shape) + kBlock - 1) / kBlock;
+        for (int list : {kAdam8bitMAbsmaxes, kAdam8bitVAbsmaxes}) {
+            const NamedEntry t(list, i, List(args, list)[i]);
+            if (t.arg.shape.size() != 1 || t.arg.shape[0] != blocks) {
+                return t.name + " has shape " + ShapeToString(t.arg.shape) + ", expected [" +
+                       std::to_string(blocks) + "]: one scale per block of 256 elements of " +
+                       grad.name + " (" + ShapeToString(grad.arg.shape) + ")";
+            }
+        }
+    }
+    return {};
+}
+
+}  // namespace
+
+std::string Adam8bitEntryName(int list, size_t index)
+{
+    return std::string(kNames[list]) + "[" + std::to_string(index) + "]";
+}
+
+Refusal CheckApplyFusedEmaAdam8bitList(const Adam8bitListArgs& args, const Attrs& attrs,
+                                       bool maximize, Adam8bitDtypes* dtypes,
+                                       Adam8bitOptions* options)
+{
+    Adam8bitDtypes d{DataType::kFloat32, DataType::kFloat32};
+    if (Refusal r = CheckLengths(args); !r.empty()) return r;
+    if (Refusal r = CheckOneDtypePerList(args); !r.empty()) return r;
+    if (Refusal r = CheckDtypeContract(args, &d); !r.empty()) return r;
+    if (Refusal r = CheckScalarTensors(args); !r.empty()) return r;
+    if (Refusal r = CheckShapes(args); !r.empty()) return r;
+    if (Refusal r = CheckAttrs(attrs); !r.empty()) return r;
+    *dtypes = d;
+    options->maximize = maximize;
+    options->gradScale = args.gradScale != nullptr;
+    options->foundInf = args.foundInf != nullptr;
+    options->ema = !List(args, kAdam8bitSs).empty() || List(args, kAdam8bitGrads).empty();
+    options->lrTensor = args.lr != nullptr;
+    options->emaDecayTensor = args.emaDecay != nullptr;
+    return {};
+}
+
+Refusal CheckAdam8bitMap(const float* map, const char* name)
+{
+    for (int64_t k = 0; k < kMapSize; ++k) {
+        if (!std::isfinite(map[k]) || std::fabs(map[k]) > 1.0f) {
+            return std::string(name) + "[" + std::to_string(k) + "] is " + FormatNumber(map[k], true) +
+                   ", expected a finite value within [-1, 1] (the encoded values m' / absmax' "
+                   "lie there)";
+        }
+        if (k > 0 && map[k] < map[k - 1]) {
+            return std::string(name) + "[" + std::to_string(k) + "] is " +
+                   FormatNumber(map[k], true) + ", below " + name + "[" + std::to_string(k - 1) +
+                   "]: a map is sorted (non-decreasing), the encode searches it";
+        }
+    }
+    return {};
+}
+
+uint32_t Adam8bitTilingKeyOf(const Adam8bitDtypes& t)
+{
+#define AEA_ADAM8BIT_KEY_ROW(key, P, G, C)                                                      \
+    if (t.param == kAdam8bitDtype_##P && t.grad == kAdam8bitDtype_##G &&                        \
+        t.hasCopy == kAdam8bitHasCopy_##C && (!t.hasCopy || t.copy == kAdam8bitDtype_##C)) {    \
+        return APPLY_FUSED_EMA_ADAM8BIT_LIST_KEY_##key;                                         \
+    }
+    APPLY_FUSED_EMA_ADAM8BIT_LIST_KEYS(AEA_ADAM8BIT_KEY_ROW)
+#undef AEA_ADAM8BIT_KEY_ROW
+    return 0;
+}
+
+}  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list

@@ -1,0 +1,107 @@
+/**
+ * @file apply_fused_ema_adam8bit_list_check.h
+ * @brief The validation of an ApplyFusedEmaAdam8bitList call that needs no tensor memory (list
+ *        lengths, the dtype contract, shapes, the maps' and scalar tensors' shapes, the
+ *        attributes), and of a map's values where its memory is readable (CheckAdam8bitMap).
+ *        One function for every path that checks a call before it touches a tensor; on success it
+ *        says what a launch needs: its dtypes and options.
+ */
+#ifndef ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM8BIT_LIST_CHECK_H
+#define ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM8BIT_LIST_CHECK_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "apply_fused_ema_adam8bit_list_dtypes.h"
+#include "ema_adam_attrs.h"
+#include "validation.h"
+
+namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
+
+/** The list arguments in signature order; the last two are optional. */
+enum Adam8bitListArg : int {
+    kAdam8bitGrads,
+    kAdam8bitVars,
+    kAdam8bitMs,
+    kAdam8bitVs,
+    kAdam8bitMAbsmaxes,
+    kAdam8bitVAbsmaxes,
+    kAdam8bitSs,
+    kAdam8bitCopies,
+    kAdam8bitLists
+};
+/** Their names in the C API (messages name an entry as "msRef[5]"). */
+constexpr const char* kAdam8bitListNames[kAdam8bitLists] = {
+    "grads", "varsRef", "msRef", "vsRef", "mAbsmaxesRef", "vAbsmaxesRef", "ssRef",
+    "modelCopiesRef"};
+
+/** Most tensors one list of a launch may hold (CANN opbase's dynamic-list limit). */
+constexpr size_t kAdam8bitMaxTensors = 256;
+/** Most dimensions a tensor of the lists may have. */
+constexpr size_t kAdam8bitMaxRank = 8;
+/** aclDataType of the codes (ACL_UINT8). */
+constexpr int32_t kAdam8bitCodeDtype = 4;
+
+/** One tensor of a list as the checks see it. */
+struct Adam8bitEntryArg {
+    int32_t dtype;                      // aclDataType / ge::DataType value
+    const std::vector<int64_t>* shape;  // view shape (aclnn), storage shape (CANN tiling)
+};
+
+/** A call as the checks see it. An optional list (ssRef: no EMA on this launch; modelCopiesRef)
+ *  is absent when empty; null means empty. */
+struct Adam8bitListArgs {
+    const std::vector<Adam8bitEntryArg>* lists[kAdam8bitLists] = {};
+    const TensorArg* qmapM = nullptr;      // required: fp32 [256]
+    const TensorArg* qmapV = nullptr;      // required: fp32 [256]
+    const TensorArg* step = nullptr;       // required: int64, one element
+    const TensorArg* gradScale = nullptr;  // null: absent
+    const TensorArg* foundInf = nullptr;   // null: absent
+    const TensorArg* lr = nullptr;         // null: absent (the lr attribute is used)
+    const TensorArg* emaDecay = nullptr;   // null: absent (the emaDecay attribute is used)
+};
+
+/** What a launch does besides the update (the tiling's flags). */
+struct Adam8bitOptions {
+    bool maximize = false;
+    bool gradScale = false;
+    bool foundInf = false;
+    bool ema = true;
+    bool lrTensor = false;
+    bool emaDecayTensor = false;
+};
+
+/** "msRef[5]": how the messages name entry `index` of list `list`. */
+std::string Adam8bitEntryName(int list, size_t index);
+
+/**
+ * In this order, the first failure wins:
+ *   lengths:    at most 256 tensors per list; every list but an absent optional one holds grads'
+ *               number of tensors;
+ *   dtypes:     every tensor of a list has the list's dtype (its entry 0's); varsRef fp32, fp16
+ *               or bf16; grads fp32, fp16 or bf16; msRef and vsRef uint8; mAbsmaxesRef,
+ *               vAbsmaxesRef and ssRef fp32; modelCopiesRef fp16 or bf16, only with fp32
+ *               varsRef; qmapM, qmapV fp32; step int64; the optional scalar tensors fp32;
+ *   shapes:     grads[i] at most 8 dims; varsRef[i], msRef[i], vsRef[i], ssRef[i] and
+ *               modelCopiesRef[i] grads[i]'s shape; mAbsmaxesRef[i] and vAbsmaxesRef[i]
+ *               [ceil(numel / 256)]; qmapM and qmapV [256]; step and the optional scalar tensors
+ *               exactly one element;
+ *   attributes: CheckAttrs.
+ * On success fills *dtypes (a row of APPLY_FUSED_EMA_ADAM8BIT_LIST_KEYS) and *options.
+ */
+Refusal CheckApplyFusedEmaAdam8bitList(const Adam8bitListArgs& args, const Attrs& attrs,
+                                       bool maximize, Adam8bitDtypes* dtypes,
+                                       Adam8bitOptions* options);
+
+/** A map's values (where the caller can read them): 256 finite values within [-1, 1], sorted
+ *  (non-decreasing). `name` is the argument's ("qmapM"). */
+Refusal CheckAdam8bitMap(const float* map, const char* name);
+
+/** The tiling key of a row of the contract (APPLY_FUSED_EMA_ADAM8BIT_LIST_KEY_*), 0 outside it. */
+uint32_t Adam8bitTilingKeyOf(const Adam8bitDtypes& dtypes);
+
+}  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list
+
+#endif  // ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM8BIT_LIST_CHECK_H
