@@ -13,7 +13,8 @@ JOBS ?= $(shell nproc)
 # test edit recompiles that test and does not reinstall the package.
 NATIVE_SOURCES := $(shell find CMakeLists.txt cmake pyproject.toml twin op_kernel op_host runtime csrc include \
                     -type f \( -name '*.cpp' -o -name '*.h' -o -name 'CMakeLists.txt' -o -name '*.toml' \
-                    -o -name '*.c' -o -name '*.map' -o -name '*.cmake' \) 2>/dev/null)
+                    -o -name '*.c' -o -name '*.map' -o -name '*.cmake' -o -name '*_signature.json' \
+                    -o -name 'gen_op_signature.py' \) 2>/dev/null)
 TEST_SOURCES := $(shell find tests/cpp -type f 2>/dev/null)
 # The package's Python files by name (not content): the editable install maps each file, so adding
 # or removing a module reinstalls the package; editing one needs nothing.
@@ -60,7 +61,8 @@ npu-check: build/npu-check.stamp ascendc-check $(TORCH_NPU_STAMP)
 	@tools/cann_host/run.sh
 	@tools/torch_npu_run/run.sh
 build/npu-check.stamp: $(TORCH_NPU_STAMP) $(VENV)/.python.stamp tools/npu_check.sh tools/npu_abi_check.py \
-                       $(wildcard csrc/ops/*/*.cpp csrc/ops/*/*.h op_host/*/*.h tools/npu_abi_selftest/*)
+                       $(wildcard csrc/ops/*/*.cpp csrc/ops/*/*.h op_host/*/*.h op_host/*/*_signature.json \
+                                  tools/npu_abi_selftest/*)
 	tools/npu_check.sh $(TORCH_NPU) $(PY) $(BUILD)
 	mkdir -p build && touch $@
 

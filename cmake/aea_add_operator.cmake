@@ -12,6 +12,10 @@
 #                                     would be compiled for AEA_NATIVE_ISAS)  -> aea_native
 #   csrc/ops/<op>/*.cpp               its torch op (schema, CPU kernel; *_npu.cpp with torch_npu) -> _C
 #   csrc/twin/<op>_bindings.cpp       its numpy-level bindings      -> _twin
+#   op_host/<op>/<op>_signature.json  its signature, declared once (docs/ARCHITECTURE.md, "One
+#                                     signature per operator"): cmake/gen_op_signature.py turns it
+#                                     into <build>/generated/<op>/<op>_signature.h when CMake
+#                                     configures, for its runtime, torch-op and binding sources
 # Headers are found by name, and privately: each of the operator's sources gets its own operator's
 # folders (aea_operator_includes: its layer's and the layers below) as source include directories;
 # the shared targets carry only the layers' common folders, so shared code sees no operator and an
@@ -19,6 +23,10 @@
 # themselves). aea_operator_<op>, an INTERFACE target with all of the operator's folders, is for
 # the operator's C++ tests.
 include(${CMAKE_CURRENT_LIST_DIR}/aea_options.cmake)
+if(NOT Python_EXECUTABLE)
+  find_package(Python REQUIRED COMPONENTS Interpreter)  # runs cmake/gen_op_signature.py
+endif()
+set(AEA_GENERATED_DIR ${CMAKE_BINARY_DIR}/generated)
 
 # The folders of operator `op` that a source of `layer` may include: its own layer's and those it
 # builds on (kernel < host < runtime, torch_op; the _twin bindings are runtime).
@@ -31,13 +39,31 @@ function(aea_operator_includes op layer out)
   elseif(layer STREQUAL "host")
     set(dirs ${host})
   elseif(layer STREQUAL "runtime")
-    set(dirs ${root}/runtime/${op} ${root}/runtime/${op}/native ${host})
+    set(dirs ${root}/runtime/${op} ${root}/runtime/${op}/native ${AEA_GENERATED_DIR}/${op} ${host})
   elseif(layer STREQUAL "torch_op")
-    set(dirs ${root}/csrc/ops/${op} ${host})
+    set(dirs ${root}/csrc/ops/${op} ${AEA_GENERATED_DIR}/${op} ${host})
   else()
     message(FATAL_ERROR "aea_operator_includes: unknown layer '${layer}'")
   endif()
   set(${out} ${dirs} PARENT_SCOPE)
+endfunction()
+
+# <build>/generated/<op>/<op>_signature.h from op_host/<op>/<op>_signature.json, written when
+# CMake configures and only when its text changes; a change to the spec or the generator makes
+# the build configure again. An operator without a spec gets none (test_op_signature.py wants one).
+function(aea_generate_signature op)
+  set(spec ${AEA_SOURCE_DIR}/op_host/${op}/${op}_signature.json)
+  if(NOT EXISTS ${spec})
+    return()
+  endif()
+  set(generator ${AEA_SOURCE_DIR}/cmake/gen_op_signature.py)
+  execute_process(COMMAND ${Python_EXECUTABLE} ${generator} ${spec}
+                          ${AEA_GENERATED_DIR}/${op}/${op}_signature.h
+                  RESULT_VARIABLE result ERROR_VARIABLE error)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "aea_add_operator(${op}): ${error}")
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${spec} ${generator})
 endfunction()
 
 # Adds `sources` of operator `op` to `target`, each with the operator's folders of `layer`.
@@ -54,6 +80,8 @@ function(aea_add_operator op)
       message(FATAL_ERROR "aea_add_operator(${op}): ${dir}/ is missing (see docs/ARCHITECTURE.md)")
     endif()
   endforeach()
+
+  aea_generate_signature(${op})
 
   # Every folder of the operator, for its tests (tests/cpp).
   add_library(aea_operator_${op} INTERFACE)

@@ -383,14 +383,16 @@ say "ops-info .ini for ${#socs[@]} SoCs: ${socs[*]}" \
 
 # ---------------------------------------------------------------------------------------------
 # Step 4: what CANN's build takes from op_build's ops-info: the SoCs (one per AddConfig) must be
-# those op_host/common/cann/build.sh builds, and the list ops' dtype columns (one kernel binary each)
-# those of their op JSONs, which tests/python/test_cann_op_json.py holds to ListOpDefColumns and
-# op_host.test_apply_fused_ema_adam_list_opdef to CANN's kernel selection.
+# those op_host/common/cann/build.sh builds, and every OpDef's inputs, outputs and attributes those
+# of its op JSON: names, parameter types, dtype columns (one kernel binary each), attribute types
+# and defaults. tests/python/test_op_signature.py holds the JSONs to the operators' signatures,
+# test_cann_op_json.py the list ops' columns to ListOpDefColumns, and
+# op_host.test_apply_fused_ema_adam_list_opdef those to CANN's kernel selection.
 read -r -a build_units <<< "$(sed -n 's/^compute_units=(\([^)]*\)).*/\1/p' op_host/common/cann/build.sh)"
 [[ "$(printf '%s\n' "${socs[@]}" | sort)" == "$(printf '%s\n' "${build_units[@]}" | sort)" ]] ||
   die "FAILED: the OpDefs advertise ${socs[*]}, op_host/common/cann/build.sh builds ${build_units[*]}"
 say "SoCs: op_host/common/cann/build.sh builds every SoC the OpDefs advertise (${build_units[*]})"
-python3 - "$out" op_host <<'PY' || die "FAILED: ops-info dtype columns differ from op_host/*/cann/*.json"
+python3 - "$out" op_host <<'PY' || die "FAILED: the ops-info differs from op_host/*/cann/*.json"
 import configparser, json, pathlib, sys
 out, op_host = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 JSON_NAME = {"float32": "float", "float16": "float16", "bfloat16": "bfloat16", "int64": "int64"}
@@ -404,10 +406,31 @@ for ini in sorted(out.glob("aic-*-ops-info.ini")):
         for side in ("input", "output"):
             for k, param in enumerate(desc[f"{side}_desc"]):
                 got = [JSON_NAME[d] for d in section[f"{side}{k}.dtype"].split(",")]
-                if section[f"{side}{k}.name"] != param["name"] or got != param["type"]:
+                name, kind = section[f"{side}{k}.name"], section[f"{side}{k}.paramType"]
+                if (name, kind, got) != (param["name"], param["param_type"], param["type"]):
                     ok = False
-                    print(f"cann-op-build: {ini.name} [{desc['op']}] {side}{k} "
-                          f"{section[f'{side}{k}.name']}: {got} != {path.name}'s {param['type']}")
+                    print(f"cann-op-build: {ini.name} [{desc['op']}] {side}{k}: {name} {kind} "
+                          f"{got} != {path.name}'s {param['name']} {param['param_type']} "
+                          f"{param['type']}")
+            if f"{side}{len(desc[f'{side}_desc'])}.name" in section:
+                ok = False
+                print(f"cann-op-build: {ini.name} [{desc['op']}] has more {side}s than {path.name}")
+        names = section.get("attr.list", "")
+        if names.split(",") != [a["name"] for a in desc["attr"]]:
+            ok = False
+            print(f"cann-op-build: {ini.name} [{desc['op']}] attributes {names} != {path.name}'s")
+        for attr in desc["attr"]:
+            key = f"attr_{attr['name']}"
+            got = (section.get(f"{key}.type"), section.get(f"{key}.paramType"),
+                   section.get(f"{key}.defaultValue"))
+            want = (attr["type"], attr["param_type"], attr["default_value"])
+            same_default = got[2] is not None and (
+                float(got[2]) == float(want[2]) if attr["type"] in ("float", "int") else
+                got[2].lower() == want[2].lower())
+            if got[:2] != want[:2] or not same_default:
+                ok = False
+                print(f"cann-op-build: {ini.name} [{desc['op']}] attribute {attr['name']}: "
+                      f"{got} != {path.name}'s {want}")
         if ini.name.startswith("aic-ascend910b-"):
             columns = len(desc["input_desc"][0]["type"])
             print(f"cann-op-build: {desc['op']}: {columns} dtype columns (kernel binaries), "

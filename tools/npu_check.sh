@@ -20,8 +20,9 @@ py_inc="$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["include"]
 # The _C target's include order with torch_npu: ops/common, CANN's ACL headers (the wheel's; ours
 # in include/acl/ are the same declarations, aclnn.acl_headers_match_cann), our C API headers (for
 # aclnn/ and aclnnop/), the shared host folders, the source's own operator's folders (as
-# cmake/aea_add_operator.cmake gives them: csrc/ops/<op>, op_host/<op>, op_kernel/<op>; none for a
-# shared source), then torch and torch_npu.
+# cmake/aea_add_operator.cmake gives them: csrc/ops/<op>, its generated signature header's folder in
+# the package build, op_host/<op>, op_kernel/<op>; none for a shared source), then torch and
+# torch_npu.
 flags=(-std=c++20 -O2 -fPIC -Wall -Werror=return-type -D_GLIBCXX_USE_CXX11_ABI=1
        -DCURRENT_VERSION=V2R13 -DAEA_WITH_NPU=1 -I csrc/ops/common
        -I "$npu_inc/third_party/acl/inc" -I include -I op_host/common -I op_kernel/common)
@@ -32,7 +33,7 @@ operator_flags() {  # source: its operator's folders, if it is an operator's
   local op
   if [[ "$1" =~ ^csrc/ops/([^/]+)/ && "${BASH_REMATCH[1]}" != common ]]; then
     op="${BASH_REMATCH[1]}"
-    printf -- '-I\n%s\n' "csrc/ops/$op" "op_host/$op" "op_kernel/$op"
+    printf -- '-I\n%s\n' "csrc/ops/$op" "$package_build/generated/$op" "op_host/$op" "op_kernel/$op"
   fi
 }
 

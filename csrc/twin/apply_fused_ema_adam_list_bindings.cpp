@@ -292,8 +292,8 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam_list)
                         args.step = &step;
                         list_op::ListDtypes dtypes{};
                         list_op::ListOptions options;
-                        if (list_op::CheckApplyFusedEmaAdamList(args, aea::Attrs(), false, &dtypes,
-                                                            &options).empty()) {
+                        if (list_op::CheckApplyFusedEmaAdamList(args, list_op::ListAttrs(),
+                                                                &dtypes, &options).empty()) {
                             out.append(py::make_tuple(
                                 p.name, s.name, g.name,
                                 c < 0 ? py::object(py::none())

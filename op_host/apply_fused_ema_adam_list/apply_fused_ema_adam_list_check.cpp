@@ -227,8 +227,8 @@ bool ListPresent(const ApplyFusedEmaAdamListArgs& args, int list)
     return ListGiven(args, list) && !IsPlaceholderList(args, list);
 }
 
-Refusal CheckApplyFusedEmaAdamList(const ApplyFusedEmaAdamListArgs& args, const Attrs& attrs,
-                                   bool maximize, ListDtypes* dtypes, ListOptions* options)
+Refusal CheckApplyFusedEmaAdamList(const ApplyFusedEmaAdamListArgs& args, const ListAttrs& attrs,
+                                   ListDtypes* dtypes, ListOptions* options)
 {
     ListDtypes d{DataType::kFloat32, DataType::kFloat32, DataType::kFloat32};  // empty lists
     Refusal refusal = CheckLengths(args);
@@ -237,7 +237,7 @@ Refusal CheckApplyFusedEmaAdamList(const ApplyFusedEmaAdamListArgs& args, const 
     if (refusal.empty()) refusal = CheckAttrs(attrs);
     if (refusal.empty()) {
         *dtypes = d;
-        options->maximize = maximize;
+        options->maximize = attrs.maximize;
         options->amsgrad = ListPresent(args, kListMaxVs);
         options->gradScale = args.gradScale != nullptr;
         options->foundInf = args.foundInf != nullptr;

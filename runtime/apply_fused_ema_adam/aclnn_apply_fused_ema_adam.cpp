@@ -24,6 +24,7 @@
 #include "aclnn_common.h"
 #include "apply_fused_ema_adam_check.h"
 #include "apply_fused_ema_adam_native.h"
+#include "apply_fused_ema_adam_signature.h"
 #include "apply_fused_ema_adam_tiling.h"
 #include "apply_fused_ema_adam_twin_run.h"
 #include "cpu_kernel.h"
@@ -196,18 +197,12 @@ namespace {
 
 using namespace acl;  // the CPU ACL runtime (runtime/acl/)
 
-aclnnStatus Phase1(const AclnnOp& op, const aclTensor* grad, aclTensor* varRef, aclTensor* mRef,
-                   aclTensor* vRef, aclTensor* sRef, const aclTensor* step, double lr,
-                   double emaDecay, double beta1, double beta2, double eps, int64_t mode,
-                   bool biasCorrection, double weightDecay, uint64_t* workspaceSize,
-                   aclOpExecutor** executor)
+/** Both names' phase 1: the tensors (grad ... step) in CANN's order, the attributes. */
+aclnnStatus Phase1(const AclnnOp& op, Tensors tensors, const Attrs& attrs,
+                   uint64_t* workspaceSize, aclOpExecutor** executor)
 {
-    return Guarded(op.phase1, [&] {
-        const aclTensor* const tensors[kTensorArgs] = {grad, varRef, mRef, vRef, sRef, step};
-        const Attrs attrs = AttrsInCannOrder(lr, emaDecay, beta1, beta2, eps, mode,
-                                             biasCorrection, weightDecay);
-        return GetWorkspaceSize(op, tensors, attrs, workspaceSize, executor);
-    });
+    return Guarded(op.phase1,
+                   [&] { return GetWorkspaceSize(op, tensors, attrs, workspaceSize, executor); });
 }
 
 aclnnStatus Phase2(const AclnnOp& op, void* workspace, uint64_t workspaceSize,
@@ -220,17 +215,19 @@ aclnnStatus Phase2(const AclnnOp& op, void* workspace, uint64_t workspaceSize,
 }  // namespace
 }  // namespace ascend_ema_adam::apply_fused_ema_adam
 
+// The parameters are the spec's (apply_fused_ema_adam_signature.h); include/aclnnop/ declares the
+// same functions, which the compiler holds these definitions to.
 extern "C" {
 
-aclnnStatus aclnnApplyFusedEmaAdamGetWorkspaceSize(
-    const aclTensor* grad, aclTensor* varRef, aclTensor* mRef, aclTensor* vRef, aclTensor* sRef,
-    const aclTensor* step, double lr, double emaDecay, double beta1, double beta2, double eps,
-    int64_t mode, bool biasCorrection, double weightDecay, uint64_t* workspaceSize,
-    aclOpExecutor** executor)
+aclnnStatus aclnnApplyFusedEmaAdamGetWorkspaceSize(ACLNN_APPLY_FUSED_EMA_ADAM_PARAMS,
+                                                   uint64_t* workspaceSize,
+                                                   aclOpExecutor** executor)
 {
     namespace fused_op = ascend_ema_adam::apply_fused_ema_adam;
-    return fused_op::Phase1(fused_op::kOp, grad, varRef, mRef, vRef, sRef, step, lr, emaDecay, beta1, beta2,
-                       eps, mode, biasCorrection, weightDecay, workspaceSize, executor);
+    ascend_ema_adam::Attrs attrs;
+    APPLY_FUSED_EMA_ADAM_SET_ATTRS(attrs);
+    return fused_op::Phase1(fused_op::kOp, {ACLNN_APPLY_FUSED_EMA_ADAM_TENSORS}, attrs,
+                            workspaceSize, executor);
 }
 
 aclnnStatus aclnnApplyFusedEmaAdam(void* workspace, uint64_t workspaceSize,
@@ -240,15 +237,15 @@ aclnnStatus aclnnApplyFusedEmaAdam(void* workspace, uint64_t workspaceSize,
     return fused_op::Phase2(fused_op::kOp, workspace, workspaceSize, executor, stream);
 }
 
-aclnnStatus aclnnAeaApplyFusedEmaAdamGetWorkspaceSize(
-    const aclTensor* grad, aclTensor* varRef, aclTensor* mRef, aclTensor* vRef, aclTensor* sRef,
-    const aclTensor* step, double lr, double emaDecay, double beta1, double beta2, double eps,
-    int64_t mode, bool biasCorrection, double weightDecay, uint64_t* workspaceSize,
-    aclOpExecutor** executor)
+aclnnStatus aclnnAeaApplyFusedEmaAdamGetWorkspaceSize(ACLNN_AEA_APPLY_FUSED_EMA_ADAM_PARAMS,
+                                                      uint64_t* workspaceSize,
+                                                      aclOpExecutor** executor)
 {
     namespace fused_op = ascend_ema_adam::apply_fused_ema_adam;
-    return fused_op::Phase1(fused_op::kOpAea, grad, varRef, mRef, vRef, sRef, step, lr, emaDecay, beta1,
-                       beta2, eps, mode, biasCorrection, weightDecay, workspaceSize, executor);
+    ascend_ema_adam::Attrs attrs;
+    APPLY_FUSED_EMA_ADAM_SET_ATTRS(attrs);
+    return fused_op::Phase1(fused_op::kOpAea, {ACLNN_AEA_APPLY_FUSED_EMA_ADAM_TENSORS}, attrs,
+                            workspaceSize, executor);
 }
 
 aclnnStatus aclnnAeaApplyFusedEmaAdam(void* workspace, uint64_t workspaceSize,

@@ -45,6 +45,7 @@
 #include "apply_fused_ema_adam_list_check.h"
 #include "apply_fused_ema_adam_list_native.h"
 #include "apply_fused_ema_adam_list_opdef.h"
+#include "apply_fused_ema_adam_list_signature.h"
 #include "apply_fused_ema_adam_list_tiling.h"
 #include "apply_fused_ema_adam_list_twin_run.h"
 #include "cpu_kernel.h"
@@ -75,8 +76,7 @@ struct Call {
     const AclnnOp* op = &kOpV1;  // V2: ssRef may be empty, lr/emaDecay tensors
     const aclTensorList* lists[kLists] = {};
     const aclTensor* scalars[kScalars] = {};
-    Attrs attrs;
-    bool maximize = false;
+    ListAttrs attrs;
 
     bool V2() const { return op == &kOpV2; }
     const char* Phase1() const { return op->phase1; }
@@ -215,7 +215,7 @@ aclnnStatus CheckDescription(const Call& call, ListDtypes* dtypes, ListOptions* 
     args.emaDecay = scalars[kEmaDecay] ? &*scalars[kEmaDecay] : nullptr;
     args.emaOptional = call.V2();
     return RejectIf(call.Phase1(),
-                    CheckApplyFusedEmaAdamList(args, call.attrs, call.maximize, dtypes, options));
+                    CheckApplyFusedEmaAdamList(args, call.attrs, dtypes, options));
 }
 
 /** Every list entry, then the one-element tensors, for the shared format and memory checks
@@ -445,29 +445,18 @@ namespace {
 
 using namespace acl;  // the CPU ACL runtime (runtime/acl/)
 
-/** Both versions' phase 1: V1 passes a full ssRef and no lr/emaDecay tensors. */
-aclnnStatus ListPhase1(const AclnnOp& op, const aclTensorList* grads, aclTensorList* varsRef,
-                       aclTensorList* msRef, aclTensorList* vsRef, aclTensorList* ssRef,
-                       aclTensorList* maxVsRef, aclTensorList* modelCopiesRef,
-                       const aclTensor* step, const aclTensor* gradScale,
-                       const aclTensor* foundInf, const aclTensor* lrTensor,
-                       const aclTensor* emaDecayTensor, double lr, double emaDecay, double beta1,
-                       double beta2, double eps, int64_t mode, bool biasCorrection,
-                       double weightDecay, bool maximize, uint64_t* workspaceSize,
-                       aclOpExecutor** executor)
+/** Both versions' phase 1: the lists and the tensors (kStep ... kEmaDecay) in CANN's order; V1
+ *  passes a full ssRef and no lr/emaDecay tensors (null). */
+aclnnStatus ListPhase1(const AclnnOp& op, const std::array<const aclTensorList*, kLists>& lists,
+                       const std::array<const aclTensor*, kScalars>& scalars,
+                       const ListAttrs& attrs, uint64_t* workspaceSize, aclOpExecutor** executor)
 {
     return Guarded(op.phase1, [&] {
         Call call;
         call.op = &op;
-        const aclTensorList* lists[kLists] = {grads, varsRef, msRef, vsRef, ssRef, maxVsRef,
-                                              modelCopiesRef};
-        std::copy(lists, lists + kLists, call.lists);
-        const aclTensor* scalars[kScalars] = {step, gradScale, foundInf, lrTensor,
-                                              emaDecayTensor};
-        std::copy(scalars, scalars + kScalars, call.scalars);
-        call.attrs = AttrsInCannOrder(lr, emaDecay, beta1, beta2, eps, mode, biasCorrection,
-                                      weightDecay);
-        call.maximize = maximize;
+        std::copy(lists.begin(), lists.end(), call.lists);
+        std::copy(scalars.begin(), scalars.end(), call.scalars);
+        call.attrs = attrs;
         return GetWorkspaceSize(call, workspaceSize, executor);
     });
 }
@@ -482,21 +471,20 @@ aclnnStatus ListPhase2(const AclnnOp& op, void* workspace, uint64_t workspaceSiz
 }  // namespace
 }  // namespace ascend_ema_adam::apply_fused_ema_adam_list
 
+// The parameters are the spec's (apply_fused_ema_adam_list_signature.h); include/aclnnop/ declares
+// the same functions, which the compiler holds these definitions to.
 extern "C" {
 
-aclnnStatus aclnnApplyFusedEmaAdamListGetWorkspaceSize(
-    const aclTensorList* grads, aclTensorList* varsRef, aclTensorList* msRef, aclTensorList* vsRef,
-    aclTensorList* ssRef, aclTensorList* maxVsRef, aclTensorList* modelCopiesRef,
-    const aclTensor* step, const aclTensor* gradScaleOptional, const aclTensor* foundInfOptional,
-    double lr, double emaDecay, double beta1, double beta2, double eps, int64_t mode,
-    bool biasCorrection, double weightDecay, bool maximize, uint64_t* workspaceSize,
-    aclOpExecutor** executor)
+aclnnStatus aclnnApplyFusedEmaAdamListGetWorkspaceSize(ACLNN_APPLY_FUSED_EMA_ADAM_LIST_PARAMS,
+                                                       uint64_t* workspaceSize,
+                                                       aclOpExecutor** executor)
 {
     namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list;
-    return list_op::ListPhase1(list_op::kOpV1, grads, varsRef, msRef, vsRef, ssRef, maxVsRef,
-                           modelCopiesRef, step, gradScaleOptional, foundInfOptional,
-                           nullptr, nullptr, lr, emaDecay, beta1, beta2, eps, mode,
-                           biasCorrection, weightDecay, maximize, workspaceSize, executor);
+    list_op::ListAttrs attrs;
+    APPLY_FUSED_EMA_ADAM_LIST_SET_ATTRS(attrs);
+    return list_op::ListPhase1(list_op::kOpV1, {ACLNN_APPLY_FUSED_EMA_ADAM_LIST_LISTS},
+                               {ACLNN_APPLY_FUSED_EMA_ADAM_LIST_TENSORS}, attrs, workspaceSize,
+                               executor);
 }
 
 aclnnStatus aclnnApplyFusedEmaAdamList(void* workspace, uint64_t workspaceSize,
@@ -506,20 +494,16 @@ aclnnStatus aclnnApplyFusedEmaAdamList(void* workspace, uint64_t workspaceSize,
     return list_op::ListPhase2(list_op::kOpV1, workspace, workspaceSize, executor, stream);
 }
 
-aclnnStatus aclnnApplyFusedEmaAdamListV2GetWorkspaceSize(
-    const aclTensorList* grads, aclTensorList* varsRef, aclTensorList* msRef, aclTensorList* vsRef,
-    aclTensorList* ssRef, aclTensorList* maxVsRef, aclTensorList* modelCopiesRef,
-    const aclTensor* step, const aclTensor* gradScaleOptional, const aclTensor* foundInfOptional,
-    const aclTensor* lrTensorOptional, const aclTensor* emaDecayTensorOptional, double lr,
-    double emaDecay, double beta1, double beta2, double eps, int64_t mode, bool biasCorrection,
-    double weightDecay, bool maximize, uint64_t* workspaceSize, aclOpExecutor** executor)
+aclnnStatus aclnnApplyFusedEmaAdamListV2GetWorkspaceSize(ACLNN_APPLY_FUSED_EMA_ADAM_LIST_V2_PARAMS,
+                                                         uint64_t* workspaceSize,
+                                                         aclOpExecutor** executor)
 {
     namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list;
-    return list_op::ListPhase1(list_op::kOpV2, grads, varsRef, msRef, vsRef, ssRef, maxVsRef,
-                           modelCopiesRef, step, gradScaleOptional, foundInfOptional,
-                           lrTensorOptional, emaDecayTensorOptional, lr, emaDecay, beta1,
-                           beta2, eps, mode, biasCorrection, weightDecay, maximize, workspaceSize,
-                           executor);
+    list_op::ListAttrs attrs;
+    APPLY_FUSED_EMA_ADAM_LIST_SET_ATTRS(attrs);
+    return list_op::ListPhase1(list_op::kOpV2, {ACLNN_APPLY_FUSED_EMA_ADAM_LIST_V2_LISTS},
+                               {ACLNN_APPLY_FUSED_EMA_ADAM_LIST_V2_TENSORS}, attrs, workspaceSize,
+                               executor);
 }
 
 aclnnStatus aclnnApplyFusedEmaAdamListV2(void* workspace, uint64_t workspaceSize,

@@ -1,5 +1,5 @@
 /**
- * @file apply_fused_ema_adam_kernel.cpp
+ * @file apply_fused_ema_adam_cpu.cpp
  * @brief CPU kernel of ascend_ema_adam::apply_fused_ema_adam_: the tensors go through our aclnn
  *        two phases (the same host layer NPU users reach), with their real sizes, strides and
  *        storage offsets, and a workspace from the torch allocator. The arguments are validated
@@ -8,10 +8,8 @@
  */
 #include <torch/library.h>
 
-#include <type_traits>
-
-#include "apply_fused_ema_adam.h"
 #include "aclnnop/aclnn_apply_fused_ema_adam.h"
+#include "apply_fused_ema_adam_signature.h"
 #include "cpu_op_api.h"
 
 namespace ascend_ema_adam::apply_fused_ema_adam {
@@ -20,10 +18,9 @@ using namespace ops;  // the torch ops' shared part (csrc/ops/common/)
 
 namespace {
 
-void ApplyFusedEmaAdamCpu(const at::Tensor& grad, const at::Tensor& var, const at::Tensor& m,
-                          const at::Tensor& v, const at::Tensor& s, const at::Tensor& step,
-                          double lr, double emaDecay, double beta1, double beta2, double eps,
-                          int64_t mode, bool biasCorrection, double weightDecay)
+/** The op's parameters (APPLY_FUSED_EMA_ADAM_PARAMS, the spec's): grad, var, m, v, s, step and
+ *  the attributes. */
+void ApplyFusedEmaAdamCpu(APPLY_FUSED_EMA_ADAM_PARAMS)
 {
     CheckAllOnCpu("apply_fused_ema_adam_", {{"grad", &grad}, {"var", &var}, {"m", &m},
                                             {"v", &v}, {"s", &s}, {"step", &step}});
@@ -40,13 +37,10 @@ void ApplyFusedEmaAdamCpu(const at::Tensor& grad, const at::Tensor& var, const a
     const AclTensorPtr aclStep = ToAclTensor(step, false);
     RunAclnn("aclnnApplyFusedEmaAdam", run, [&](uint64_t* workspaceSize, aclOpExecutor** executor) {
         return getWorkspaceSize(aclGrad.get(), aclVar.get(), aclM.get(), aclV.get(), aclS.get(),
-                                aclStep.get(), lr, emaDecay, beta1, beta2, eps, mode,
-                                biasCorrection, weightDecay, workspaceSize, executor);
+                                aclStep.get(), APPLY_FUSED_EMA_ADAM_ATTRS, workspaceSize,
+                                executor);
     });
 }
-
-static_assert(std::is_same_v<decltype(ApplyFusedEmaAdamCpu), decltype(ApplyFusedEmaAdamInplace)>,
-              "the CPU kernel must have the op's signature");
 
 }  // namespace
 

@@ -17,11 +17,10 @@
 #include <array>
 #include <memory>
 #include <vector>
-#include <type_traits>
 
-#include "apply_fused_ema_adam.h"
 #include "aclnnop/aclnn_aea_apply_fused_ema_adam.h"
 #include "apply_fused_ema_adam_check.h"
+#include "apply_fused_ema_adam_signature.h"
 #include "memory_layout.h"
 #include "npu_op_api.h"
 
@@ -54,10 +53,9 @@ void CheckCallMemory(const std::array<const at::Tensor*, kApplyFusedEmaAdamTenso
                 OverlapRefusal(kNames[first], kNames[second]));
 }
 
-void ApplyFusedEmaAdamNpu(const at::Tensor& grad, const at::Tensor& var, const at::Tensor& m,
-                          const at::Tensor& v, const at::Tensor& s, const at::Tensor& step,
-                          double lr, double emaDecay, double beta1, double beta2, double eps,
-                          int64_t mode, bool biasCorrection, double weightDecay)
+/** The op's parameters (APPLY_FUSED_EMA_ADAM_PARAMS, the spec's): grad, var, m, v, s, step and
+ *  the attributes. */
+void ApplyFusedEmaAdamNpu(APPLY_FUSED_EMA_ADAM_PARAMS)
 {
     CheckAllOnOneNpu(kOpName, {{"var", &var}, {"grad", &grad}, {"m", &m}, {"v", &v}, {"s", &s},
                                 {"step", &step}});
@@ -77,15 +75,11 @@ void ApplyFusedEmaAdamNpu(const at::Tensor& grad, const at::Tensor& var, const a
     RunNpuAclnn(
         "aclnnAeaApplyFusedEmaAdam", run,
         [&](uint64_t* workspaceSize, aclOpExecutor** executor) {
-            return getWorkspaceSize(aclGrad, aclVar, aclM, aclV, aclS, aclStep, lr, emaDecay,
-                                    beta1, beta2, eps, mode, biasCorrection, weightDecay,
-                                    workspaceSize, executor);
+            return getWorkspaceSize(aclGrad, aclVar, aclM, aclV, aclS, aclStep,
+                                    APPLY_FUSED_EMA_ADAM_ATTRS, workspaceSize, executor);
         },
         args, var.options());
 }
-
-static_assert(std::is_same_v<decltype(ApplyFusedEmaAdamNpu), decltype(ApplyFusedEmaAdamInplace)>,
-              "the NPU kernel must have the op's signature");
 
 }  // namespace
 

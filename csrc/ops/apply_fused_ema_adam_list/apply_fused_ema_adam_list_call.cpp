@@ -60,7 +60,7 @@ void CheckListCallDevice(const char* op, const ListCall& call, const at::Device&
                 ", expected ", device, ": all tensors must be on one device");
     for (int s = 0; s < kCallScalars; ++s) {
         const std::optional<at::Tensor>& t = *call.scalars[s];
-        TORCH_CHECK(!t.has_value() || t->device() == device, op, ": ", kListTorchScalarNames[s],
+        TORCH_CHECK(!t.has_value() || t->device() == device, op, ": ", kListTorchTensorNames[1 + s],
                     " is on ", t->device(), ", expected ", device,
                     ": all tensors must be on one device");
     }
@@ -101,7 +101,7 @@ void CheckListCallDescription(const char* op, const ListCall& call)
     ListDtypes dtypes;
     ListOptions options;
     const Refusal refusal =
-        CheckApplyFusedEmaAdamList(args, call.attrs, call.maximize, &dtypes, &options);
+        CheckApplyFusedEmaAdamList(args, call.attrs, &dtypes, &options);
     TORCH_CHECK(refusal.empty(), op, ": ", refusal);
 }
 

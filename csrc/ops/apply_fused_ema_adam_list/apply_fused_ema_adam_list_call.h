@@ -1,7 +1,8 @@
 /**
  * @file apply_fused_ema_adam_list_call.h
  * @brief What the CPU and NPU kernels of apply_fused_ema_adam_list_ do alike before they launch:
- *        the call seen as the shared validation sees it, that validation on the tensors' real
+ *        the call from the op's arguments (ListKernel, ListCallOf: the parameters its spec
+ *        generates), seen as the shared validation sees it, that validation on the tensors' real
  *        shapes, the memory rules over the whole call, and the split into launches of at most
  *        kListMaxTensors (256) entries, CANN's limit per dynamic list (opbase refuses more).
  *
@@ -16,23 +17,25 @@
 
 #include <array>
 #include <cstddef>
+#include <iterator>
 #include <optional>
 #include <utility>
 #include <vector>
 
-#include "apply_fused_ema_adam_list.h"
 #include "apply_fused_ema_adam_list_check.h"
+#include "apply_fused_ema_adam_list_signature.h"
 
 namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
-/** The torch argument names of the lists, in the shared validation's order. */
-inline constexpr const char* kListTorchNames[kApplyFusedEmaAdamLists] = {
-    "grads", "vars", "ms", "vs", "ss", "max_vs", "model_copies"};
+/** The schema names of the lists, in the shared validation's order (CANN's, the spec's). */
+inline constexpr const char* kListTorchNames[] = {APPLY_FUSED_EMA_ADAM_LIST_LIST_NAMES};
+static_assert(std::size(kListTorchNames) == kApplyFusedEmaAdamLists);
 
-/** The optional one-element tensors, in signature order. */
+/** The optional one-element tensors, in CANN's order (after the step). */
 enum ListCallScalar : int { kCallGradScale, kCallFoundInf, kCallLr, kCallEmaDecay, kCallScalars };
-inline constexpr const char* kListTorchScalarNames[kCallScalars] = {
-    "grad_scale", "found_inf", "lr_tensor", "ema_decay_tensor"};
+/** The schema names of the step and the ListCallScalar tensors. */
+inline constexpr const char* kListTorchTensorNames[] = {APPLY_FUSED_EMA_ADAM_LIST_TENSOR_NAMES};
+static_assert(std::size(kListTorchTensorNames) == 1 + kCallScalars);
 
 /** One call of the op: every list (an absent optional one is empty; an empty ss with non-empty
  *  vars is a launch without the EMA), step, the optional scalars, the attributes. */
@@ -40,8 +43,7 @@ struct ListCall {
     std::array<at::TensorList, kApplyFusedEmaAdamLists> lists;
     const at::Tensor* step = nullptr;
     std::array<const std::optional<at::Tensor>*, kCallScalars> scalars = {};
-    Attrs attrs;
-    bool maximize = false;
+    ListAttrs attrs;
 
     size_t Entries() const { return lists[kListGrads].size(); }
     /** The flat input index of the step in a launch of `entries` entries, as opbase numbers the
@@ -75,42 +77,57 @@ inline size_t ListScalarPosition(int scalar)
     return static_cast<size_t>(scalar + 1);
 }
 
-/** The op's arguments, in its signature's order, as a ListCall: views of them (valid while they
- *  are); an absent optional list is empty. */
-inline ListCall ListCallOf(at::TensorList grads, at::TensorList vars, at::TensorList ms,
-                           at::TensorList vs, at::TensorList ss, const at::Tensor& step,
-                           double lr, double emaDecay, double beta1, double beta2, double eps,
-                           int64_t mode, bool biasCorrection, double weightDecay,
-                           std::optional<at::TensorList> maxVs,
-                           std::optional<at::TensorList> modelCopies,
-                           const std::optional<at::Tensor>& gradScale,
-                           const std::optional<at::Tensor>& foundInf, bool maximize,
-                           const std::optional<at::Tensor>& lrTensor,
-                           const std::optional<at::Tensor>& emaDecayTensor)
+namespace detail {
+
+inline at::TensorList ListOrEmpty(at::TensorList list)
+{
+    return list;
+}
+
+inline at::TensorList ListOrEmpty(const std::optional<at::TensorList>& list)
+{
+    return list.value_or(at::TensorList());
+}
+
+/** Every list of the call, in CANN's order. */
+template <class... Lists>
+std::array<at::TensorList, sizeof...(Lists)> ListsOf(const Lists&... lists)
+{
+    return {ListOrEmpty(lists)...};
+}
+
+/** The step, then the optional tensors, in CANN's order. */
+template <class... Optional>
+void SetTensors(ListCall* call, const at::Tensor& step, const Optional&... optional)
+{
+    static_assert(sizeof...(Optional) == kCallScalars, "the spec's tensors are ListCallScalar's");
+    call->step = &step;
+    call->scalars = {&optional...};
+}
+
+}  // namespace detail
+
+/** The op's arguments (APPLY_FUSED_EMA_ADAM_LIST_PARAMS, its spec's in the schema's order) as a
+ *  ListCall: views of them (valid while they are); an absent optional list is empty. */
+inline ListCall ListCallOf(APPLY_FUSED_EMA_ADAM_LIST_PARAMS)
 {
     ListCall call;
-    call.lists = {grads, vars, ms, vs, ss, maxVs.value_or(at::TensorList()),
-                  modelCopies.value_or(at::TensorList())};
-    call.step = &step;
-    call.scalars = {&gradScale, &foundInf, &lrTensor, &emaDecayTensor};
-    call.attrs = AttrsInCannOrder(lr, emaDecay, beta1, beta2, eps, mode, biasCorrection,
-                                  weightDecay);
-    call.maximize = maximize;
+    call.lists = detail::ListsOf(APPLY_FUSED_EMA_ADAM_LIST_LISTS);
+    detail::SetTensors(&call, APPLY_FUSED_EMA_ADAM_LIST_TENSORS);
+    APPLY_FUSED_EMA_ADAM_LIST_SET_ATTRS(call.attrs);
     return call;
 }
 
 /**
- * A device kernel of the op from `kRun`, what the device does with the call: ListKernel<kRun>::Run
- * has the op's signature (derived from ApplyFusedEmaAdamListInplace, the one declaration of it)
- * and runs kRun(ListCallOf(its arguments)). The CPU and NPU kernels register it.
+ * A device kernel of the op from `kRun`, what the device does with the call: the op's signature
+ * (APPLY_FUSED_EMA_ADAM_LIST_PARAMS), running kRun(ListCallOf(its arguments)). The CPU and NPU
+ * kernels register it.
  */
-template <void (*kRun)(const ListCall&), class Signature = decltype(ApplyFusedEmaAdamListInplace)>
-struct ListKernel;
-
-template <void (*kRun)(const ListCall&), class... Args>
-struct ListKernel<kRun, void(Args...)> {
-    static void Run(Args... args) { kRun(ListCallOf(args...)); }
-};
+template <void (*kRun)(const ListCall&)>
+void ListKernel(APPLY_FUSED_EMA_ADAM_LIST_PARAMS)
+{
+    kRun(ListCallOf(APPLY_FUSED_EMA_ADAM_LIST_ARGS));
+}
 
 /** The shared validation (op_host's CheckApplyFusedEmaAdamList) on the call's real shapes and
  *  dtypes, with the aclnn layer's messages ("msRef[300] has dtype ..."); raises

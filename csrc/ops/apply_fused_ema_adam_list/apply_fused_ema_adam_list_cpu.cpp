@@ -38,5 +38,5 @@ void RunCpu(const ListCall& call)
 TORCH_LIBRARY_IMPL(ascend_ema_adam, CPU, m)
 {
     namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list;
-    m.impl("apply_fused_ema_adam_list_", &list_op::ListKernel<list_op::RunCpu>::Run);
+    m.impl("apply_fused_ema_adam_list_", &list_op::ListKernel<list_op::RunCpu>);
 }

@@ -40,7 +40,6 @@
 #include <utility>
 #include <vector>
 
-#include "apply_fused_ema_adam_list.h"
 #include "apply_fused_ema_adam_list_api.h"
 #include "apply_fused_ema_adam_list_call.h"
 #include "apply_fused_ema_adam_list_repeated.h"
@@ -155,7 +154,6 @@ public:
                                                          ? LaunchSlice(flat[l], slice)
                                                          : at::TensorList(placeholders));
             }
-            const Attrs& a = call.attrs;
             const auto& sc = state.scalars;
             const auto list = [&](int l) { return launch.lists[l].get(); };
             aclOpExecutor* executor = nullptr;
@@ -163,8 +161,8 @@ public:
                 list(kListGrads), list(kListVars), list(kListMs), list(kListVs), list(kListSs),
                 list(kListMaxVs), list(kListCopies), sc[0].get(), sc[1 + kCallGradScale].get(),
                 sc[1 + kCallFoundInf].get(), sc[1 + kCallLr].get(), sc[1 + kCallEmaDecay].get(),
-                a.lr, a.emaDecay, a.beta1, a.beta2, a.eps, a.mode, a.biasCorrection,
-                a.weightDecay, call.maximize, &launch.workspaceSize, &executor);
+                APPLY_FUSED_EMA_ADAM_LIST_ATTR_VALUES(call.attrs), &launch.workspaceSize,
+                &executor);
             launch.executor.reset(executor);
             // raises; the launches prepared so far are destroyed with the state
             CheckNpuAclnnStatus(kListPhase1, status, LaunchOfCall(slice, slices.size()));
@@ -286,5 +284,5 @@ std::unique_ptr<RepeatedListCall> PrepareNpuListCall(const ListCall& call)
 TORCH_LIBRARY_IMPL(ascend_ema_adam, PrivateUse1, m)
 {
     namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list;
-    m.impl("apply_fused_ema_adam_list_", &list_op::ListKernel<list_op::RunNpu>::Run);
+    m.impl("apply_fused_ema_adam_list_", &list_op::ListKernel<list_op::RunNpu>);
 }

@@ -71,16 +71,14 @@ PreparedListCall::PreparedListCall(const ListCall& given, bool repeatable)
                                                                : whole;
             launch.lists[l] = ToAclTensorList(given, kApplyFusedEmaAdamListUpdated[l]);
         }
-        const Attrs& a = call.attrs;
         aclOpExecutor* executor = nullptr;
         const aclnnStatus status = api.phase1(
             launch.lists[kListGrads].get(), launch.lists[kListVars].get(),
             launch.lists[kListMs].get(), launch.lists[kListVs].get(), launch.lists[kListSs].get(),
             launch.lists[kListMaxVs].get(), launch.lists[kListCopies].get(), scalars_[0].get(),
             scalars_[1 + kCallGradScale].get(), scalars_[1 + kCallFoundInf].get(),
-            scalars_[1 + kCallLr].get(), scalars_[1 + kCallEmaDecay].get(), a.lr, a.emaDecay,
-            a.beta1, a.beta2, a.eps, a.mode, a.biasCorrection, a.weightDecay, call.maximize,
-            &launch.workspaceSize, &executor);
+            scalars_[1 + kCallLr].get(), scalars_[1 + kCallEmaDecay].get(),
+            APPLY_FUSED_EMA_ADAM_LIST_ATTR_VALUES(call.attrs), &launch.workspaceSize, &executor);
         launch.executor.reset(executor);
         if (status != ACLNN_SUCCESS) {  // raises; launches_ destroys the others
             CheckAclnnStatus(kListPhase1, status, LaunchOfCall(slice, slices.size()));

@@ -91,6 +91,37 @@ void InplaceUpdateAutograd(const c10::OperatorHandle& op, c10::DispatchKeySet ke
     }
 }
 
+void FunctionalOfInplaceUpdate(const c10::OperatorHandle& op, torch::jit::Stack* stack)
+{
+    const c10::FunctionSchema& schema = op.schema();
+    const c10::OperatorHandle inplace = c10::Dispatcher::singleton().findSchemaOrThrow(
+        (schema.name() + "_").c_str(), schema.overload_name().c_str());
+    const std::vector<c10::Argument>& args = inplace.schema().arguments();
+    const size_t first = stack->size() - args.size();
+    std::vector<c10::IValue> results;
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i].alias_info() == nullptr || !args[i].alias_info()->isWrite()) {
+            continue;
+        }
+        c10::IValue& value = (*stack)[first + i];
+        if (value.isTensor()) {
+            value = value.toTensor().clone();
+        } else if (value.isTensorList()) {
+            c10::List<at::Tensor> clones;
+            clones.reserve(value.toListRef().size());
+            for (const c10::IValue& element : value.toListRef()) {
+                clones.push_back(element.toTensor().clone());
+            }
+            value = std::move(clones);
+        }
+        results.push_back(value.isNone() ? c10::IValue(c10::List<at::Tensor>()) : value);
+    }
+    inplace.callBoxed(stack);  // consumes the arguments; the in-place op returns nothing
+    for (c10::IValue& result : results) {
+        torch::jit::push(stack, std::move(result));
+    }
+}
+
 }  // namespace ascend_ema_adam::ops
 
 // The namespace claim: one TORCH_LIBRARY per namespace; the ops are TORCH_LIBRARY_FRAGMENTs.

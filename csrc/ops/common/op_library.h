@@ -35,16 +35,24 @@ void InplaceUpdateAutograd(const c10::OperatorHandle& op, c10::DispatchKeySet ke
                            torch::jit::Stack* stack);
 
 /**
+ * CompositeExplicitAutograd kernel of the functional variant "name(...)" of any in-place update
+ * "name_(...)" of the same arguments (register with makeFromBoxedFunction): clones every argument
+ * the in-place op's schema marks as written, runs the in-place op on the clones and returns them
+ * in argument order (a tensor, or a list; an absent optional list gives an empty one).
+ */
+void FunctionalOfInplaceUpdate(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+
+/**
  * Defines an in-place update op and its functional variant in one fragment, with their
  * device-independent kernels: torch's rules for in-place updates on the in-place op (Autograd:
  * InplaceUpdateAutograd; ADInplaceOrView, reached when autograd is already below, e.g. inside
- * another op's kernel: version bumps) and `functional` (clones, then the in-place op) as the
- * functional op's CompositeExplicitAutograd kernel. The schemas name the ops ("name_(...)",
- * "name(...)"); the fake kernels are kFakeKernelModule's.
+ * another op's kernel: version bumps) and FunctionalOfInplaceUpdate as the functional op's
+ * CompositeExplicitAutograd kernel. The schemas (an operator's generated <op>_SCHEMA and
+ * <op>_FUNCTIONAL_SCHEMA) name the ops ("name_(...)", "name(...)"); the fake kernels are
+ * kFakeKernelModule's.
  */
-template <class Functional>
-void DefineInplaceUpdate(torch::Library& m, const char* inplaceSchema, const char* functionalSchema,
-                         Functional* functional)
+inline void DefineInplaceUpdate(torch::Library& m, const char* inplaceSchema,
+                                const char* functionalSchema)
 {
     const auto nameOf = [](const char* schema) {
         const std::string s(schema);
@@ -61,7 +69,8 @@ void DefineInplaceUpdate(torch::Library& m, const char* inplaceSchema, const cha
            torch::dispatch(c10::DispatchKey::ADInplaceOrView,
                            torch::autograd::autogradNotImplementedInplaceOrViewFallback()));
     m.impl(nameOf(functionalSchema).c_str(),
-           torch::dispatch(c10::DispatchKey::CompositeExplicitAutograd, functional));
+           torch::dispatch(c10::DispatchKey::CompositeExplicitAutograd,
+                           torch::CppFunction::makeFromBoxedFunction<&FunctionalOfInplaceUpdate>()));
 }
 
 }  // namespace ascend_ema_adam::ops

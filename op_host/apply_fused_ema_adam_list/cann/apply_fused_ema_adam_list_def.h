@@ -151,14 +151,13 @@ inline ge::graphStatus Tiling(gert::TilingContext* context, const char* opType, 
             return ge::GRAPH_FAILED;
         }
     }
-    Attrs attrs;
-    bool maximize = false;
+    ListAttrs attrs;
     Platform platform;
     size_t systemWorkspace = 0;
     const gert::RuntimeAttrs* runtimeAttrs = cann::ReadAttrs(context, node);
     if (!ReadScalars(context, node, version, &call) || runtimeAttrs == nullptr ||
         !cann::ReadEmaAdamAttrs(node, runtimeAttrs, &attrs) ||
-        !cann::ReadAttr(node, runtimeAttrs, ATTR_MAXIMIZE, "maximize", &maximize) ||
+        !cann::ReadAttr(node, runtimeAttrs, ATTR_MAXIMIZE, "maximize", &attrs.maximize) ||
         !cann::ReadPlatform(context, node, &platform, &systemWorkspace)) {
         return ge::GRAPH_FAILED;
     }
@@ -167,7 +166,7 @@ inline ge::graphStatus Tiling(gert::TilingContext* context, const char* opType, 
             ListDtypes dtypes;
             ListOptions options;
             Refusal refusal =
-                CheckApplyFusedEmaAdamList(call.args, attrs, maximize, &dtypes, &options);
+                CheckApplyFusedEmaAdamList(call.args, attrs, &dtypes, &options);
             if (refusal.empty()) {
                 refusal = CheckApplyFusedEmaAdamListFlat(call.args);
             }

@@ -52,12 +52,20 @@ struct Verdict {
     list_op::ListOptions options;
 };
 
+/** The attributes of a table row: the EMA-Adam ones and maximize. */
+list_op::ListAttrs ListAttrsOf(const ListCallSpec& c)
+{
+    list_op::ListAttrs attrs;
+    static_cast<aea::Attrs&>(attrs) = AttrsOf(c.h);
+    attrs.maximize = c.maximize;
+    return attrs;
+}
+
 Verdict Check(const ListCallSpec& c)
 {
     const Described d(c);
     Verdict v;
-    v.refusal = list_op::CheckApplyFusedEmaAdamList(d.args, AttrsOf(c.h), c.maximize, &v.dtypes,
-                                                &v.options);
+    v.refusal = list_op::CheckApplyFusedEmaAdamList(d.args, ListAttrsOf(c), &v.dtypes, &v.options);
     return v;
 }
 
@@ -191,7 +199,7 @@ AEA_CASE(placeholders_are_absent_lists)
     Described d(c);
     Verdict v;
     d.args.emaOptional = true;
-    v.refusal = list_op::CheckApplyFusedEmaAdamList(d.args, AttrsOf(c.h), false, &v.dtypes, &v.options);
+    v.refusal = list_op::CheckApplyFusedEmaAdamList(d.args, ListAttrsOf(c), &v.dtypes, &v.options);
     EXPECT_MSG(v.refusal.empty(), "%s", v.refusal.c_str());
     EXPECT(!v.options.amsgrad && !v.dtypes.hasCopy && v.options.ema);
     EXPECT(v.dtypes.param == aea::DataType::kBFloat16 && v.dtypes.state == aea::DataType::kFloat32);
@@ -199,8 +207,7 @@ AEA_CASE(placeholders_are_absent_lists)
     placeholders(kSs, ACL_FLOAT);  // V2: no EMA
     Described noEma(c);
     noEma.args.emaOptional = true;
-    v.refusal = list_op::CheckApplyFusedEmaAdamList(noEma.args, AttrsOf(c.h), false, &v.dtypes,
-                                                &v.options);
+    v.refusal = list_op::CheckApplyFusedEmaAdamList(noEma.args, ListAttrsOf(c), &v.dtypes, &v.options);
     EXPECT_MSG(v.refusal.empty() && !v.options.ema, "%s", v.refusal.c_str());
     // V1's ss is not optional: zero-element tensors there are values, of the wrong shape
     EXPECT(Matches(Check(c).refusal, "^ssRef\\[0\\] has shape \\[0\\]"));
@@ -210,8 +217,7 @@ AEA_CASE(placeholders_are_absent_lists)
     placeholders(kMaxVs, ACL_BF16);
     Described wrong(c);
     wrong.args.emaOptional = true;
-    v.refusal = list_op::CheckApplyFusedEmaAdamList(wrong.args, AttrsOf(c.h), false, &v.dtypes,
-                                                &v.options);
+    v.refusal = list_op::CheckApplyFusedEmaAdamList(wrong.args, ListAttrsOf(c), &v.dtypes, &v.options);
     EXPECT_MSG(Matches(v.refusal, "^maxVsRef\\[0\\] has dtype ACL_BF16"), "%s", v.refusal.c_str());
 }
 
@@ -223,8 +229,7 @@ AEA_CASE(v2_optional_ema_and_scalar_tensors)
     ListCallSpec c;
     Described d(c);
     const auto check = [&](Verdict* v) {
-        v->refusal = list_op::CheckApplyFusedEmaAdamList(d.args, AttrsOf(c.h), c.maximize, &v->dtypes,
-                                                     &v->options);
+        v->refusal = list_op::CheckApplyFusedEmaAdamList(d.args, ListAttrsOf(c), &v->dtypes, &v->options);
     };
     Verdict v;
     check(&v);
