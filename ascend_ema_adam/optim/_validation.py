@@ -31,6 +31,10 @@ def _check_types(lr, eps, betas, weight_decay, ema_decay) -> None:
     """Each hyper-parameter has the kind of value its check compares (a number, or a pair for
     ``betas``). The usual mistake is torch's positional order (``lr, betas, eps``): the message
     names the argument and gives the order, instead of a failed comparison."""
+    if (type(lr) is float and type(eps) is float and type(weight_decay) is float
+            and (ema_decay is None or type(ema_decay) is float) and type(betas) is tuple
+            and len(betas) == 2 and type(betas[0]) is float and type(betas[1]) is float):
+        return  # the usual case, checked at every step: plain floats (nothing else to see)
     for name, value in (("lr", lr), ("eps", eps), ("weight_decay", weight_decay),
                         ("ema_decay", ema_decay)):
         if isinstance(value, Tensor) and name in ("lr", "ema_decay"):
