@@ -16,6 +16,7 @@ from ._common import (_MASTER, _OPTION_DEFAULTS, _TORCH_ONLY_KEYS, _WIDE_KEYS, _
                       _local)
 from ._steps import StepCounters, _host_step, _step_number
 from ._validation import _layout
+from .functional import SWITCHES
 
 
 def with_ema_settings(groups: list[dict], state_dict: dict[str, Any]) -> dict[str, Any]:
@@ -94,8 +95,8 @@ def fill_defaults(defaults: dict[str, Any], groups: list[dict[str, Any]], use_nu
         defaults.setdefault(key, value)
     for group in groups:
         group.setdefault("bias_correction", True)
-        group.setdefault("amsgrad", False)
-        group.setdefault("maximize", False)
+        for key, value in SWITCHES.items():
+            group.setdefault(key, value)
         group.setdefault("ema_decay", defaults["ema_decay"])
         group.setdefault("foreach", defaults["foreach"])
         group.setdefault("num_updates", 0 if use_num_updates else -1)

@@ -13,6 +13,7 @@ from torch import Tensor
 
 from ._common import _MASTER, _MAX_V, _STATE_KEYS, _VALID_DTYPES, _WIDE_KEYS, _has_ema, _local
 from ._schedule import _device_decay, _host_decay
+from .functional import SWITCHES
 from ._validation import (_check_hyperparameters, _check_tensor_hypers, _grad_dtypes, _layout,
                           _state_dtypes, _tensor_error)
 
@@ -156,8 +157,8 @@ def hyper_parameters(group: dict[str, Any], n, adam_w_mode: int,
     else:
         decay = _host_decay(group, n)
     beta1, beta2 = group["betas"]
-    return ema_on, dict(amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
-                        weight_decay=group["weight_decay"], eps=group["eps"],
-                        maximize=group["maximize"], ema_decay=decay,
+    return ema_on, dict(beta1=beta1, beta2=beta2, lr=group["lr"],
+                        weight_decay=group["weight_decay"], eps=group["eps"], ema_decay=decay,
                         bias_correction=group["bias_correction"],
-                        decoupled_weight_decay=bool(adam_w_mode))
+                        decoupled_weight_decay=bool(adam_w_mode),
+                        **{key: group[key] for key in SWITCHES})

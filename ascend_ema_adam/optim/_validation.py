@@ -14,6 +14,7 @@ from .._dtypes import (FLOAT_DTYPES, MASTER_DTYPES, by_name, by_torch, grad_dtyp
                        state_dtypes_of)
 from ._common import _EMA_WARMUPS, _MASTER, _layout_error
 from ._clip import check_max_norm
+from .functional import SWITCHES
 
 # The kernel narrows every scalar to fp32: what overflows there, and the betas that become 1.
 _FP32 = by_name("float32")
@@ -151,7 +152,7 @@ def _option_error(group: dict[str, Any]) -> str | None:
     if group["state_dtype"] not in (torch.float32, None):
         return (f"Invalid state_dtype: {group['state_dtype']!r} (torch.float32: fp32 moments and "
                 f"EMA for 16-bit parameters; None: the parameter's dtype)")
-    for key in ("master_weights", "amsgrad", "maximize"):
+    for key in ("master_weights", *SWITCHES):
         if not isinstance(group[key], bool):
             return f"Invalid {key}: {group[key]!r} (True or False)"
     if group["master_weights"] and group["state_dtype"] is None:

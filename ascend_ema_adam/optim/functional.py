@@ -21,6 +21,10 @@ from ..ops import apply_fused_ema_adam_list, npu_apply_fused_ema_adamw
 
 __all__ = ["ema_adamw", "fused_ema_adamw", "PreparedLaunches"]
 
+# The core's on/off options and their defaults: a param group carries each under its name
+# (FusedEmaAdamW's constructor, its checkpoints and its group checks take them from here).
+SWITCHES = {"amsgrad": False, "maximize": False}
+
 # Calls with ``prepared`` run their launches through prepared launches (phase 2 only) on these
 # devices; PREPARED_LAUNCHES = False launches through the op every time (the same bits).
 PREPARED_LAUNCHES = True
