@@ -79,5 +79,13 @@ foreach(lib c10 torch torch_cpu torch_python)
   list(APPEND _aea_torch_libs "${_aea_lib}")
 endforeach()
 target_link_libraries(aea_torch INTERFACE ${_aea_torch_libs})
+# libstdc++ is the first library a module linked to torch needs (DT_NEEDED): the dynamic linker
+# looks a symbol up in the module's libraries in that order, and torch's libraries export copies
+# of libstdc++'s own functions (from the toolchain torch is built with: std::ostringstream's
+# constructor, exception_ptr's reference counting, ...; 16 to 161 of them per library, torch 2.7.1
+# to 2.13). Listed after torch, the module's calls of those bind to torch's copies; first, to
+# libstdc++'s (issue 35; tests/python/test_error_paths.py checks every binding).
+target_link_options(aea_torch INTERFACE
+                    "SHELL:-Wl,--push-state,--no-as-needed -lstdc++ -Wl,--pop-state")
 message(STATUS "ascend_ema_adam: torch ${AEA_TORCH_VERSION} in ${AEA_TORCH_LIB_DIR} "
                "(C++11 ABI ${_aea_torch_cxx11_abi}${_aea_torch_pybind11_abi})")

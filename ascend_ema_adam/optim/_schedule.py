@@ -46,10 +46,25 @@ class _Host:
     def counting(n) -> bool:
         return n >= 0
 
-    decay = counter = staticmethod(float)
-    minimum = staticmethod(min)
-    maximum = staticmethod(max)
-    pow = staticmethod(math.pow)
+    # Calls of the builtins, not staticmethod(float) and the like: dynamo of torch 2.7 traces a
+    # builtin only where it is called by name.
+    @staticmethod
+    def decay(x) -> float:
+        return float(x)
+
+    counter = decay
+
+    @staticmethod
+    def minimum(a: float, b: float) -> float:
+        return min(a, b)
+
+    @staticmethod
+    def maximum(a: float, b: float) -> float:
+        return max(a, b)
+
+    @staticmethod
+    def pow(base: float, exponent: float) -> float:
+        return math.pow(base, exponent)
 
     @staticmethod
     def if_positive(m: float, compute) -> float:

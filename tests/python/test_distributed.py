@@ -17,6 +17,7 @@ import torch
 import torch.distributed as dist
 from ranks import one_thread, recording_errors, save_results, spawn_job, tanh_mlp
 from test_optim import backward, make_batches, make_model
+from torch_features import gloo_averages
 
 from ascend_ema_adam.distributed import gather_full_ema_state_dict, set_clip_process_group, swap_ema
 from ascend_ema_adam.optim import FusedEmaAdamW
@@ -56,11 +57,18 @@ def fsdp_batches(seed, steps):
             for _ in range(steps)]
 
 
-def fsdp_backward(model, batch):
+def fsdp_backward(model, batch, scale=1.0):
+    """``scale``: of the loss, 1/WORLD on the ranks where gloo sums what FSDP2 asks it to average
+    (torch_features.gloo_averages; exact, a power of two): their mean is the same gradient."""
     for p in model.parameters():
         p.grad = None
     x, y = batch
-    torch.nn.functional.mse_loss(model(x), y).backward()
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    (loss if scale == 1.0 else loss * scale).backward()
+
+
+def fsdp_loss_scale():
+    return 1.0 if gloo_averages() else 1.0 / WORLD
 
 
 def clone_tree(x):
@@ -153,16 +161,17 @@ def fsdp_scenario(rank, seed, out_dir, scope):
         return model
 
     res = {}
+    scale = fsdp_loss_scale()
     batches = fsdp_batches(seed, K + M)
     model = shard(fsdp_model(seed))
     opt = FusedEmaAdamW(model.parameters(), **FSDP_KWARGS, step_scope=scope)
     for batch in batches[:K]:
-        fsdp_backward(model, batch)
+        fsdp_backward(model, batch, scale)
         opt.step()
     checkpoint = clone_tree(opt.state_dict())   # sharded: DTensor values
     params_k = full_params(model)
     for batch in batches[K:]:
-        fsdp_backward(model, batch)
+        fsdp_backward(model, batch, scale)
         opt.step()
 
     layout = []
@@ -192,7 +201,7 @@ def fsdp_scenario(rank, seed, out_dir, scope):
     opt2 = FusedEmaAdamW(resumed.parameters(), **FSDP_KWARGS, step_scope=scope)
     opt2.load_state_dict(checkpoint)
     for batch in batches[K:]:
-        fsdp_backward(resumed, batch)
+        fsdp_backward(resumed, batch, scale)
         opt2.step()
     res["resumed_params"] = full_params(resumed)
     res["resumed_ema"] = gather_full_ema_state_dict(resumed, opt2)
@@ -229,9 +238,9 @@ def fsdp_clip_scenario(rank, seed):
             fully_shard(layer, mesh=mesh)
     fully_shard(model, mesh=mesh)
     opt = FusedEmaAdamW(model.parameters(), **FSDP_KWARGS)
-    norms = []
+    norms, scale = [], fsdp_loss_scale()
     for batch in fsdp_batches(seed, K + M):
-        fsdp_backward(model, batch)
+        fsdp_backward(model, batch, scale)
         norms.append(opt.clip_grad_norm_(CLIP).clone())
         opt.step()
     return dict(params=full_params(model), ema=gather_full_ema_state_dict(model, opt),

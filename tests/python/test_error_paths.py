@@ -12,6 +12,7 @@ export their init function alone (csrc/module_exports.map), so nothing they defi
 be interposed by another copy in the process."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -136,3 +137,46 @@ def test_modules_export_their_init_alone(module):
     assert defined == [f"PyInit_{module}"], (
         f"{mod.__file__} exports {len(defined)} symbols, e.g. {defined[:8]}: every symbol it "
         "defines must bind inside it (csrc/module_exports.map)")
+
+
+BINDINGS_CHILD = textwrap.dedent(r'''
+    import torch
+    from ascend_ema_adam import _C, _twin  # noqa: F401
+    from ascend_ema_adam.ops import npu_apply_fused_ema_adamw
+    try:  # the path that crashed: the op formats its error (std::ostringstream)
+        npu_apply_fused_ema_adamw(*[torch.randn(8) for _ in range(5)], torch.tensor([0]))
+    except RuntimeError:
+        pass
+    print(next(line.split()[-1] for line in open("/proc/self/maps") if "/libstdc++.so" in line))
+''')
+
+
+@pytest.mark.skipif(shutil.which("nm") is None or not sys.platform.startswith("linux"),
+                    reason="needs binutils' nm and glibc's dynamic linker (LD_DEBUG)")
+def test_cpp_runtime_calls_bind_to_libstdcxx(tmp_path):
+    """Every call our modules make into the C++ runtime binds to libstdc++ itself, never to one of
+    the copies of libstdc++'s functions that torch's libraries export (16 to 161 per library,
+    from the toolchain torch is built with; a copy from another libstdc++ than the process runs
+    is how an error message's formatting crashed on torch 2.11): libstdc++ is _C's first library
+    (cmake/aea_torch.cmake). The dynamic linker's own record of each binding (LD_DEBUG)."""
+    env = dict(os.environ, LD_DEBUG="bindings", LD_DEBUG_OUTPUT=str(tmp_path / "ld"))
+    env.pop("ASCEND_EMA_ADAM_NUM_THREADS", None)
+    res = subprocess.run([sys.executable, "-c", BINDINGS_CHILD], capture_output=True, text=True,
+                         env=env, cwd=tmp_path, timeout=300)
+    assert res.returncode == 0, res.stderr
+    libstdcxx = res.stdout.split()[-1]
+    runtime = {line.split()[0].split("@")[0] for line in subprocess.run(
+        ["nm", "-D", "--defined-only", "--format=posix", libstdcxx], capture_output=True,
+        text=True, check=True).stdout.splitlines() if line}
+    binding = re.compile(r"binding file (\S+) \[\d+\] to (\S+) \[\d+\]: \S+ symbol `([^']+)'")
+    ours, elsewhere = 0, []
+    for log in tmp_path.glob("ld.*"):
+        for m in binding.finditer(log.read_text(errors="replace")):
+            source, target, symbol = m.groups()
+            if "/ascend_ema_adam/" not in source or symbol.split("@")[0] not in runtime:
+                continue
+            ours += 1
+            if Path(target).resolve() != Path(libstdcxx).resolve():
+                elsewhere.append(f"{Path(source).name} -> {target}: {symbol}")
+    assert ours > 20, f"only {ours} of our modules' libstdc++ calls seen: the check sees nothing"
+    assert not elsewhere, "\n".join(elsewhere[:20])

@@ -8,6 +8,8 @@ import pytest
 import torch
 
 import ascend_ema_adam.optim.functional as optim_module  # where the launches happen (spied on)
+from torch_features import set_grad
+
 from ascend_ema_adam import _C
 from ascend_ema_adam.optim import FusedEmaAdamW, fused_ema_adamw
 
@@ -176,9 +178,8 @@ def cached_gradients(seed):
     gen = torch.Generator().manual_seed(seed)
     params = [torch.nn.Parameter(torch.randn(s, generator=gen)) for s in ((3, 2), (4,), (5,))]
     params[2] = torch.nn.Parameter(params[2].detach().bfloat16())
-    params[2].grad_dtype = None  # (an fp32 gradient for a bf16 parameter, as mixed precision)
     params[0].grad = torch.randn(3, 2, generator=gen)
-    params[2].grad = torch.randn(5, generator=gen)
+    set_grad(params[2], torch.randn(5, generator=gen))  # fp32 for bf16, as mixed precision
     return params, _C.CachedGradients(params, [params[0].grad, params[2].grad], [1])
 
 

@@ -11,6 +11,7 @@ import re
 import pytest
 import torch
 from test_optim import backward, make_batches, make_model, torch_seed
+from torch_features import set_grad
 
 import ascend_ema_adam.optim._ema as optim_module  # where swap_ema reads the shards
 from ascend_ema_adam.optim import FusedEmaAdamW
@@ -200,8 +201,7 @@ def test_bf16_param_with_an_fp16_grad_is_refused_before_any_write(rng, scope):
     is fine, ``grad_dtype``, see test_optim_memory_rules); the error says so in optimizer terms (not
     "varRef has dtype ACL_BF16")."""
     opt, params = three_groups(torch_seed(rng), scope, dtype=torch.bfloat16)
-    params[3].grad_dtype = None  # (torch: any gradient dtype may be assigned)
-    params[3].grad = params[3].grad.half()
+    set_grad(params[3], params[3].grad.half())
     before = snapshot(opt)
     with pytest.raises(RuntimeError) as info:
         opt.step()
