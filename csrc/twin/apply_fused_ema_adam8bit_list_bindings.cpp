@@ -8,6 +8,8 @@
 
 #include "apply_fused_ema_adam8bit_list_check.h"
 #include "apply_fused_ema_adam8bit_list_native.h"
+#include "apply_fused_ema_adam8bit_list_tiling.h"
+#include "apply_fused_ema_adam8bit_list_twin_run.h"
 #include "apply_fused_ema_adam8bit_list_tiling_key.h"
 #include "ema_adam_attrs.h"
 #include "twin_bindings.h"
@@ -90,20 +92,20 @@ op8::Adam8bitDtypes ParseDtypes(const std::string& param, const std::string& gra
     return d;
 }
 
-/** The native kernel in place on lists of contiguous buffers (ss, model_copies, grad_scale,
- *  found_inf, lr, ema_decay: None when absent). */
-py::dict LaunchNative8bit(const BufferList& grads, const BufferList& vars, const BufferList& ms,
-                          const BufferList& vs, const BufferList& mAbsmaxes,
-                          const BufferList& vAbsmaxes, const OptionalList& ss,
-                          const OptionalList& copies, const std::vector<uint64_t>& numels,
-                          const py::buffer& qmapM, const py::buffer& qmapV, const py::buffer& step,
-                          const std::optional<py::buffer>& gradScale,
-                          const std::optional<py::buffer>& foundInf, const std::string& param,
-                          const std::string& grad, const std::string& copy,
-                          const aea::Attrs& attrs, bool maximize, uint32_t threads,
-                          const std::string& isa, uint64_t minElemsPerThread,
-                          const std::optional<py::buffer>& lr,
-                          const std::optional<py::buffer>& emaDecay)
+/** A launch on lists of contiguous buffers (ss, model_copies, grad_scale, found_inf, lr,
+ *  ema_decay: None when absent): the operator's checks on the buffers first (nothing is touched on
+ *  a refusal), then run(tiling flags, dtypes, options, buffers, numels), which launches a kernel. */
+template <class Run>
+py::dict Launch8bit(const BufferList& grads, const BufferList& vars, const BufferList& ms,
+                    const BufferList& vs, const BufferList& mAbsmaxes, const BufferList& vAbsmaxes,
+                    const OptionalList& ss, const OptionalList& copies,
+                    const std::vector<uint64_t>& numels, const py::buffer& qmapM,
+                    const py::buffer& qmapV, const py::buffer& step,
+                    const std::optional<py::buffer>& gradScale,
+                    const std::optional<py::buffer>& foundInf, const std::string& param,
+                    const std::string& grad, const std::string& copy, const aea::Attrs& attrs,
+                    bool maximize, const std::optional<py::buffer>& lr,
+                    const std::optional<py::buffer>& emaDecay, const Run& run)
 {
     const op8::Adam8bitDtypes declared = ParseDtypes(param, grad, copy);
     if (declared.hasCopy != copies.has_value()) {
@@ -198,19 +200,94 @@ py::dict LaunchNative8bit(const BufferList& grads, const BufferList& vars, const
     b.foundInf = Scalar<float>(foundInf, "found_inf");
     b.lr = Scalar<float>(lr, "lr");
     b.emaDecay = Scalar<float>(emaDecay, "ema_decay");
-    aea::NativeOptions options = NativeOptionsOf(threads, isa, minElemsPerThread,
-                                                 aea::kNativeStreamingBytes);
-    uint32_t used = 0;
-    try {
-        py::gil_scoped_release release;
-        used = op8::RunNative8bitList(t, declared, b, options);
-    } catch (const std::invalid_argument& e) {
-        throw py::value_error(e.what());
+    return run(t, declared, flags, b, numels);
+}
+
+/** The native kernel (Launch8bit's buffers). */
+py::dict LaunchNative8bit(const BufferList& grads, const BufferList& vars, const BufferList& ms,
+                          const BufferList& vs, const BufferList& mAbsmaxes,
+                          const BufferList& vAbsmaxes, const OptionalList& ss,
+                          const OptionalList& copies, const std::vector<uint64_t>& numels,
+                          const py::buffer& qmapM, const py::buffer& qmapV, const py::buffer& step,
+                          const std::optional<py::buffer>& gradScale,
+                          const std::optional<py::buffer>& foundInf, const std::string& param,
+                          const std::string& grad, const std::string& copy,
+                          const aea::Attrs& attrs, bool maximize, uint32_t threads,
+                          const std::string& isa, uint64_t minElemsPerThread,
+                          const std::optional<py::buffer>& lr,
+                          const std::optional<py::buffer>& emaDecay)
+{
+    const auto run = [&](const ApplyFusedEmaAdam8bitListTilingData& t,
+                         const op8::Adam8bitDtypes& dtypes, const op8::Adam8bitOptions&,
+                         const op8::ApplyFusedEmaAdam8bitListBuffers& b,
+                         const std::vector<uint64_t>&) {
+        const aea::NativeOptions options =
+            NativeOptionsOf(threads, isa, minElemsPerThread, aea::kNativeStreamingBytes);
+        uint32_t used = 0;
+        try {
+            py::gil_scoped_release release;
+            used = op8::RunNative8bitList(t, dtypes, b, options);
+        } catch (const std::invalid_argument& e) {
+            throw py::value_error(e.what());
+        }
+        py::dict out;
+        out["isa"] = isa.empty() ? std::string(aea::NativeIsa()) : isa;
+        out["threads"] = used;
+        return out;
+    };
+    return Launch8bit(grads, vars, ms, vs, mAbsmaxes, vAbsmaxes, ss, copies, numels, qmapM, qmapV,
+                      step, gradScale, foundInf, param, grad, copy, attrs, maximize, lr, emaDecay,
+                      run);
+}
+
+py::dict TilingToDict(const op8::Adam8bitTilingResult& r)
+{
+    const ApplyFusedEmaAdam8bitListTilingData& t = r.data;
+    py::dict d = LaunchToDict(r);
+    d["chunk_blocks"] = t.chunkBlocks;
+    d["used_core_num"] = t.usedCoreNum;
+    d["tensor_num"] = t.tensorNum;
+    d["has_ema"] = t.hasEma;
+    py::list starts;
+    for (uint32_t core = 0; core <= t.usedCoreNum; ++core) {
+        starts.append(py::make_tuple(t.coreStart[core].tensor, t.coreStart[core].block));
     }
-    py::dict out;
-    out["isa"] = isa.empty() ? std::string(aea::NativeIsa()) : isa;
-    out["threads"] = used;
-    return out;
+    d["core_starts"] = starts;
+    return d;
+}
+
+/** The AscendC kernel on the twin (Launch8bit's buffers): its tiling and per-block counters. */
+py::dict LaunchTwin8bit(const BufferList& grads, const BufferList& vars, const BufferList& ms,
+                        const BufferList& vs, const BufferList& mAbsmaxes,
+                        const BufferList& vAbsmaxes, const OptionalList& ss,
+                        const OptionalList& copies, const std::vector<uint64_t>& numels,
+                        const py::buffer& qmapM, const py::buffer& qmapV, const py::buffer& step,
+                        const std::optional<py::buffer>& gradScale,
+                        const std::optional<py::buffer>& foundInf, const std::string& param,
+                        const std::string& grad, const std::string& copy,
+                        const aea::Attrs& attrs, bool maximize, const std::string& platform,
+                        uint32_t threads, const std::optional<py::buffer>& lr,
+                        const std::optional<py::buffer>& emaDecay,
+                        const std::string& overflowMode)
+{
+    const aea::Platform target = aea::FindPlatform(platform);
+    const twin::FloatOverflowMode overflow = ParseOverflowMode(overflowMode);
+    const auto run = [&](const ApplyFusedEmaAdam8bitListTilingData&,
+                         const op8::Adam8bitDtypes& dtypes, const op8::Adam8bitOptions& flags,
+                         const op8::ApplyFusedEmaAdam8bitListBuffers& b,
+                         const std::vector<uint64_t>& counts) {
+        const op8::Adam8bitTilingResult tiling =
+            op8::ComputeAdam8bitListTiling(counts, dtypes, attrs, flags, target);
+        twin::LaunchResult result;
+        {
+            py::gil_scoped_release release;
+            result = op8::RunAdam8bitListOnTwin(tiling, target, b, threads, overflow);
+        }
+        return TwinLaunchToDict(TilingToDict(tiling), result);
+    };
+    return Launch8bit(grads, vars, ms, vs, mAbsmaxes, vAbsmaxes, ss, copies, numels, qmapM, qmapV,
+                      step, gradScale, foundInf, param, grad, copy, attrs, maximize, lr, emaDecay,
+                      run);
 }
 
 }  // namespace
@@ -255,6 +332,18 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam8bit_list)
             "Run the native kernel of ApplyFusedEmaAdam8bitList in place on lists of contiguous "
             "buffers (ss, model_copies, grad_scale, found_inf, lr, ema_decay: None when absent); "
             "returns the instruction set and the threads used (0: nothing ran).");
+
+    mod.def("launch_adam8bit_list", &LaunchTwin8bit, py::arg("grads"), py::arg("vars"),
+            py::arg("ms"), py::arg("vs"), py::arg("m_absmaxes"), py::arg("v_absmaxes"),
+            py::arg("ss"), py::arg("model_copies"), py::arg("numels"), py::arg("qmap_m"),
+            py::arg("qmap_v"), py::arg("step"), py::arg("grad_scale"), py::arg("found_inf"),
+            py::arg("param"), py::arg("grad"), py::arg("copy"), py::arg("attrs"),
+            py::arg("maximize"), py::arg("platform") = "cpu", py::arg("threads") = 0,
+            py::arg("lr") = py::none(), py::arg("ema_decay") = py::none(),
+            py::arg("overflow_mode") = "inf_nan",
+            "Run ApplyFusedEmaAdam8bitList's AscendC kernel on the twin in place on lists of "
+            "contiguous buffers (as launch_native_adam8bit_list); returns the tiling and per-block "
+            "counters.");
 
     mod.def("native_adam8bit_list_chunks",
             [](const std::vector<uint64_t>& numels, uint32_t threads) {

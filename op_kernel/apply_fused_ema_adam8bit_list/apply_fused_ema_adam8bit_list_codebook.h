@@ -22,6 +22,45 @@ constexpr uint32_t kAdam8bitBlock = 256;
 constexpr uint32_t kAdam8bitMapSize = 256;
 constexpr uint32_t kAdam8bitThresholds = kAdam8bitMapSize - 1;
 
+/** Chunks hold at most this many quantization blocks (and at least one). */
+constexpr uint32_t kAdam8bitMaxChunkBlocks = 16;
+/** UB the 8-bit kernel may use: Compare and Select may take the library's scratch above 184 KiB. */
+constexpr uint32_t kAdam8bitUbLimit = 184U * 1024U;
+
+/** Bytes of the per-block scale slot of a chunk of `blocks` blocks (whole 32-byte blocks). */
+__aicore__ inline uint32_t Adam8bitScaleSlotBytes(uint32_t blocks)
+{
+    return (blocks * 4U + 31U) / 32U * 32U;
+}
+
+/** The kernel's fp32 work slots of a chunk: decode (m, v), the update's outputs (m', v'), the
+ *  encode (x, index, candidate, threshold, offsets), plus the widened gradient, the widened var
+ *  and var' for 16-bit dtypes, and the broadcast grad scale. */
+__aicore__ inline uint32_t Adam8bitWorkSlots(uint32_t gradBytes, uint32_t paramBytes, bool gradScale)
+{
+    return 9U + (gradBytes == 4U ? 0U : 1U) + (paramBytes == 4U ? 0U : 2U) + (gradScale ? 1U : 0U);
+}
+
+/**
+ * UB of one core of the 8-bit kernel with chunks of `blocks` blocks: the one source of this number
+ * (the kernel allocates exactly this, the tiling sizes chunks with it). Per chunk element: the
+ * input buffer (grad, var, two codes, the EMA), the output buffer (var, two codes, the EMA, the
+ * copy), the fp32 work slots, a half slot (code conversions) and a compare-mask bit; plus the two
+ * scale slots of the output buffer and 8 KiB of tables (two maps, two threshold tables, the lane
+ * index, the divisor, zeros: 256 fp32 each, one spare).
+ */
+__aicore__ inline uint32_t Adam8bitUbBytes(uint32_t blocks, uint32_t gradBytes, uint32_t paramBytes,
+                                           uint32_t copyBytes, bool ema, bool gradScale)
+{
+    const uint32_t elems = blocks * kAdam8bitBlock;
+    const uint32_t emaBytes = ema ? 4U : 0U;
+    const uint32_t in = gradBytes + paramBytes + 2U + emaBytes;
+    const uint32_t out = paramBytes + 2U + emaBytes + copyBytes;
+    const uint32_t work = 4U * Adam8bitWorkSlots(gradBytes, paramBytes, gradScale) + 2U;
+    return elems * (in + out + work) + elems / 8U + 2U * Adam8bitScaleSlotBytes(blocks) +
+           8U * kAdam8bitMapSize * 4U;
+}
+
 /** Quantization blocks of an n-element entry. */
 __aicore__ inline uint64_t Adam8bitBlocks(uint64_t n)
 {

@@ -1617,6 +1617,117 @@ TWIN_CASE(bench_launch_and_vector_throughput) {
     return 0;
 }
 
+// ---- Gather, Compare, Select and the code conversions (the 8-bit operator's kernel) -----------------------
+
+// 64 fp32 lanes: table t[i] = 10 * i; offsets o = 4 * (62 - i) with base 4; x, y from GM. Writes to GM: the gather,
+// the GE mask bytes (8), the selection x >= y ? x : y, and the conversions u8 -> half -> int32, half -> u8.
+extern "C" __global__ __aicore__ void k_gather_compare_select(GM_ADDR xs, GM_ADDR ys, GM_ADDR out) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 64 * 4 * 6 + 64 * 2 + 64 + 32);
+    LocalTensor<uint8_t> ub = buf.Get<uint8_t>();
+    LocalTensor<float> table = ub[0].ReinterpretCast<float>();
+    LocalTensor<uint32_t> offsets = ub[256].ReinterpretCast<uint32_t>();
+    LocalTensor<float> x = ub[512].ReinterpretCast<float>();
+    LocalTensor<float> y = ub[768].ReinterpretCast<float>();
+    LocalTensor<float> picked = ub[1024].ReinterpretCast<float>();
+    LocalTensor<int32_t> ints = ub[1280].ReinterpretCast<int32_t>();
+    LocalTensor<half> halves = ub[1536].ReinterpretCast<half>();
+    LocalTensor<uint8_t> codes = ub[1664];
+    LocalTensor<uint8_t> mask = ub[1728];
+    GlobalTensor<float> gx, gy, g;
+    gx.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(xs), 64);
+    gy.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(ys), 64);
+    g.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(out), 64 * 5);
+    for (uint32_t i = 0; i < 64; ++i) {
+        table.SetValue(i, 10.0f * static_cast<float>(i));
+        offsets.SetValue(i, i < 63 ? 4U * (62U - i) : 0U);
+        x.SetValue(i, gx.GetValue(i));
+        y.SetValue(i, gy.GetValue(i));
+        codes.SetValue(i, static_cast<uint8_t>(4 * i));
+    }
+    Gather(picked, table, offsets, 4U, 63);  // the base moves every lane one entry on
+    for (uint32_t i = 0; i < 63; ++i) g.SetValue(i, picked.GetValue(i));
+    Compare(mask, x, y, CMPMODE::GE, 64);
+    for (uint32_t i = 0; i < 8; ++i) g.SetValue(64 + i, static_cast<float>(mask.GetValue(i)));
+    Select(picked, mask, x, y, SELMODE::VSEL_TENSOR_TENSOR_MODE, 64);
+    for (uint32_t i = 0; i < 64; ++i) g.SetValue(128 + i, picked.GetValue(i));
+    Cast(halves, codes, RoundMode::CAST_NONE, 64);
+    Cast(ints, halves, RoundMode::CAST_RINT, 64);
+    for (uint32_t i = 0; i < 64; ++i) g.SetValue(192 + i, static_cast<float>(ints.GetValue(i)));
+    Cast(halves, x, RoundMode::CAST_RINT, 64);
+    Cast(codes, halves, RoundMode::CAST_RINT, 64);
+    for (uint32_t i = 0; i < 64; ++i) g.SetValue(256 + i, static_cast<float>(codes.GetValue(i)));
+}
+
+TWIN_CASE(ok_gather_compare_select_and_code_casts) {
+    std::vector<float> x(64), y(64), out(64 * 5, -1.0f);
+    for (int i = 0; i < 64; ++i) {
+        x[i] = static_cast<float>(i % 7) - 1.5f + (i == 9 ? 0.5f : 0.0f);  // i == 9: a tie with y
+        y[i] = static_cast<float>(i % 5) - 1.0f;
+    }
+    x[20] = std::nanf("");
+    x[21] = 300.0f;  // saturates to the code 255
+    x[22] = 2.5f;    // RINT: a tie goes to the even 2
+    twin::Launch(k_gather_compare_select, Config(1, {Region(x), Region(y), Region(out)}), Gm(x), Gm(y),
+                 Gm(out));
+    for (int i = 0; i < 63; ++i) Expect(out[i] == 10.0f * static_cast<float>(63 - i), "gather lane %d: %g", i, out[i]);
+    Expect(out[63] == -1.0f, "gather wrote past its count");
+    for (int b = 0; b < 8; ++b) {
+        uint32_t want = 0;
+        for (int k = 0; k < 8; ++k) want |= (x[b * 8 + k] >= y[b * 8 + k] ? 1U : 0U) << k;  // NaN: false
+        Expect(static_cast<uint32_t>(out[64 + b]) == want, "mask byte %d: %g, want %u", b, out[64 + b], want);
+    }
+    for (int i = 0; i < 64; ++i) {
+        const float want = x[i] >= y[i] ? x[i] : y[i];
+        Expect(SameFloat(out[128 + i], want), "select lane %d: %g, want %g", i, out[128 + i], want);
+        Expect(out[192 + i] == static_cast<float>((4 * i) & 0xff), "u8 -> half -> int32 lane %d: %g", i, out[192 + i]);
+    }
+    Expect(out[256 + 20] == 0.0f && out[256 + 21] == 255.0f && out[256 + 22] == 2.0f,
+           "half -> u8: NaN %g, 300 %g, 2.5 %g", out[256 + 20], out[256 + 21], out[256 + 22]);
+    Expect(out[256 + 0] == 0.0f, "half -> u8 of a negative: %g", out[256 + 0]);  // -1.5 saturates to 0
+    return Verdict();
+}
+
+extern "C" __global__ __aicore__ void k_gather_past_src() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 1024);
+    LocalTensor<float> table = buf.Get<float>(64);
+    LocalTensor<uint32_t> offsets = buf.Get<float>()[64].ReinterpretCast<uint32_t>();
+    Duplicate(offsets.ReinterpretCast<int32_t>(), 256, 64);  // byte 256: past the 64-entry table
+    Gather(buf.Get<float>()[128], table, offsets, 0U, 64);
+}
+
+extern "C" __global__ __aicore__ void k_compare_partial_block() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 2048);
+    LocalTensor<float> x = buf.Get<float>();
+    Compare(buf.Get<uint8_t>()[1024], x, x[128], CMPMODE::GE, 32);  // 128 bytes: half a 256-byte block
+}
+
+extern "C" __global__ __aicore__ void k_select_scalar_mode() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 2048);
+    LocalTensor<float> x = buf.Get<float>();
+    Select(x, buf.Get<uint8_t>()[1024], x, x[128], SELMODE::VSEL_CMPMASK_SPR, 64);
+}
+
+TWIN_CASE(abort_UB_RANGE_gather_offset_past_src) {
+    twin::Launch(k_gather_past_src, Config(1));
+    return ExpectedAbort();
+}
+TWIN_CASE(abort_UB_ALIGN_compare_partial_block) {
+    twin::Launch(k_compare_partial_block, Config(1));
+    return ExpectedAbort();
+}
+TWIN_CASE(abort_SEL_MODE_select_other_modes) {
+    twin::Launch(k_select_scalar_mode, Config(1));
+    return ExpectedAbort();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) { return RunCases(argc, argv); }

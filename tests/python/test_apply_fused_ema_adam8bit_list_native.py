@@ -4,97 +4,21 @@ every instruction set this CPU runs and every thread count, for every option; it
 and thresholds equal to the golden's."""
 
 import dataclasses
+import functools
 
-import ml_dtypes
 import numpy as np
 import pytest
 
-from ascend_ema_adam import _twin, golden, golden8bit as g8
+from adam8bit_cases import (OPTIONS, QMAP_M, QMAP_V, ROW_IDS, SIZES, TIE_HYPER,
+                            assert_entries_equal, attrs_of, buffer_of, copied, expected,
+                            make_entries, run, same, tie_entries)
+from ascend_ema_adam import _twin, golden8bit as g8
 from ascend_ema_adam._dtypes import LIST8BIT_DTYPES, by_name
 from ascend_ema_adam.golden import Extras, Hyper
 from kernel_cases import CPUS, ISAS
 
 BLOCK = g8.BLOCK
-ROW_IDS = ["-".join(by_name(n).short if n else "none" for n in row.names)
-           for row in LIST8BIT_DTYPES]
-SIZES = [0, 1, 17, BLOCK, BLOCK + 1, 1000, 4 * BLOCK + 33]
-QMAP_M, QMAP_V = g8.dynamic_map(True), g8.dynamic_map(False)
-
-
-def attrs_of(h: Hyper):
-    attrs = _twin.Attrs()
-    for field in dataclasses.fields(Hyper):
-        setattr(attrs, field.name, getattr(h, field.name))
-    return attrs
-
-
-def make_entries(rng, sizes, row, ema=True):
-    """Entries in a state an optimizer could reach (golden8bit's test draws them the same way)."""
-    p, gd = row.param.numpy, row.grad.numpy
-    out = []
-    for n in sizes:
-        sigma = float(np.exp(rng.uniform(np.log(1e-3), np.log(1e-1))))
-        var = (rng.standard_normal(n) * 0.05).astype(p)
-        m, m_absmax = g8.quantize((rng.standard_normal(n) * sigma).astype(np.float32), QMAP_M)
-        v, v_absmax = g8.quantize((rng.standard_normal(n) * sigma).astype(np.float32) ** 2,
-                                  QMAP_V)
-        out.append(dict(
-            grad=(rng.standard_normal(n) * sigma).astype(gd), var=var, m=m, v=v,
-            m_absmax=m_absmax, v_absmax=v_absmax,
-            s=(var.astype(np.float32) + rng.standard_normal(n).astype(np.float32) * 1e-3)
-            if ema else None,
-            copy=None if row.copy is None else np.zeros(n, row.copy.numpy)))
-    return out
-
-
-def copied(entries):
-    return [{k: None if x is None else x.copy() for k, x in e.items()} for e in entries]
-
-
-def f32(x):
-    return None if x is None else np.array([x], np.float32)
-
-
-def buffer_of(x):
-    """A buffer the bindings take: bf16 (which numpy cannot export) through its bits, in place."""
-    return x.view(np.uint16) if x is not None and x.dtype == ml_dtypes.bfloat16 else x
-
-
-def run_native(entries, row, step, h=Hyper(), extras=Extras(), *, lr=None, ema_decay=None,
-               **options):
-    """One native launch in place on `entries` (lr / ema_decay: one-element tensors replacing
-    h's); returns its result dict."""
-    names = row.names
-    lists = {k: [buffer_of(e[k]) for e in entries] for k in entries[0]} if entries else {}
-    col = (lambda k: lists.get(k, []))
-    ema = bool(entries) and entries[0]["s"] is not None
-    return _twin.launch_native_adam8bit_list(
-        col("grad"), col("var"), col("m"), col("v"), col("m_absmax"), col("v_absmax"),
-        col("s") if ema else None, col("copy") if names[2] else None,
-        [e["var"].size for e in entries], QMAP_M, QMAP_V, np.array([step], np.int64),
-        f32(extras.grad_scale), f32(extras.found_inf), names[0], names[1], names[2] or "",
-        attrs_of(h), extras.maximize, lr=f32(lr), ema_decay=f32(ema_decay), **options)
-
-
-def expected(entries, step, h=Hyper(), extras=Extras()):
-    return [g8.emulate_entry8(e["grad"], e["var"], e["m"], e["v"], e["m_absmax"], e["v_absmax"],
-                              e["s"], np.array([step]), QMAP_M, QMAP_V, h, extras,
-                              copy=e["copy"]) for e in entries]
-
-
-def same(a, b) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    if np.asarray(a).dtype == np.uint8:
-        return np.array_equal(a, b) and np.asarray(b).dtype == np.uint8
-    return golden.bit_equal(a, b)
-
-
-def assert_entries_equal(actual, want):
-    for i, (a, w) in enumerate(zip(actual, want)):
-        for name in ("var", "m", "v", "m_absmax", "v_absmax", "s", "copy"):
-            assert same(a[name], getattr(w, name)), f"entry {i} ({a['var'].size}): {name}"
-
+run_native = functools.partial(run, _twin.launch_native_adam8bit_list)
 
 def test_contract_is_the_goldens():
     rows = _twin.adam8bit_dtype_contract()
@@ -122,19 +46,6 @@ def test_every_row_and_isa_is_bit_exact(rng, row, isa):
     result = run_native(entries, row, 9, h, isa=isa, threads=2, min_elems_per_thread=1)
     assert result["isa"] == isa and 1 <= result["threads"] <= min(2, CPUS)
     assert_entries_equal(entries, want)
-
-
-OPTIONS = {
-    "l2": (Hyper(mode=0, weight_decay=0.1), Extras(), {}),
-    "no-bias-correction": (Hyper(bias_correction=False, weight_decay=0.01), Extras(), {}),
-    "maximize": (Hyper(), Extras(maximize=True), {}),
-    "grad-scale": (Hyper(), Extras(grad_scale=1024.0), {}),
-    "maximize-grad-scale-found-inf-0": (Hyper(mode=0, weight_decay=0.05),
-                                        Extras(maximize=True, grad_scale=0.25, found_inf=0.0),
-                                        {}),
-    "lr-and-decay-tensors": (Hyper(lr=5.0, ema_decay=0.0), Extras(),
-                             dict(lr=2e-3, ema_decay=0.995)),
-}
 
 
 @pytest.mark.parametrize("option", OPTIONS)
@@ -303,3 +214,14 @@ def test_bad_scalars_maps_and_attributes_are_refused(rng, case, message):
     for e, b in zip(entries, before):
         for k, x in e.items():
             assert x is None or np.array_equal(x.view(np.uint8), b[k].view(np.uint8))
+
+
+def test_exact_ties_encode_to_the_larger_code(rng):
+    """m' on the thresholds themselves (adam8bit_cases.tie_entries): the kernel's search takes a
+    tie to the larger code, as the golden does."""
+    row = LIST8BIT_DTYPES[0]
+    entries = [tie_entries(rng, row, QMAP_M, g8.encode_thresholds(QMAP_M))]
+    want = expected(entries, 1, TIE_HYPER)
+    run_native(entries, row, 1, TIE_HYPER)
+    assert_entries_equal(entries, want)
+    assert np.array_equal(entries[0]["m"], g8.encode(entries[0]["grad"], g8.encode_thresholds(QMAP_M)))

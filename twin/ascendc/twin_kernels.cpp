@@ -248,6 +248,87 @@ void Cast(int32_t* d, const float* s, size_t n, AscendC::RoundMode mode) {
     }
 }
 
+void Cast(half* d, const uint8_t* s, size_t n) {
+    Each(n, [&](size_t i) { d[i].bits = FloatToHalfRne(static_cast<float>(s[i])); });  // exact: < 2^11
+}
+
+namespace {
+
+// An integer rounding of a (widened) half in `mode`, as Cast(int32_t*, const float*) rounds.
+inline float RoundIn(float x, AscendC::RoundMode mode) {
+    switch (mode) {
+        case AscendC::RoundMode::CAST_FLOOR: return std::floor(x);
+        case AscendC::RoundMode::CAST_CEIL: return std::ceil(x);
+        case AscendC::RoundMode::CAST_ROUND: return std::round(x);
+        case AscendC::RoundMode::CAST_TRUNC: return std::trunc(x);
+        default: return std::nearbyint(x);  // CAST_RINT (and CAST_NONE where allowed)
+    }
+}
+
+}  // namespace
+
+void Cast(int32_t* d, const half* s, size_t n, AscendC::RoundMode mode) {
+    Each(n, [&](size_t i) { d[i] = SaturateToInt(RoundIn(HalfToFloat(s[i].bits), mode)); });
+}
+
+void Cast(uint8_t* d, const half* s, size_t n, AscendC::RoundMode mode) {
+    Each(n, [&](size_t i) {  // saturating to [0, 255]; NaN gives 0
+        const float r = RoundIn(HalfToFloat(s[i].bits), mode);
+        d[i] = r >= 255.0f ? uint8_t{255} : r > 0.0f ? static_cast<uint8_t>(r) : uint8_t{0};
+    });
+}
+
+void Gather(uint32_t* d, const uint32_t* src, const uint32_t* offsets, uint32_t base, size_t n) {
+    for (size_t i = 0; i < n; ++i) d[i] = src[(base + offsets[i]) / sizeof(uint32_t)];
+}
+void Gather(uint16_t* d, const uint16_t* src, const uint32_t* offsets, uint32_t base, size_t n) {
+    for (size_t i = 0; i < n; ++i) d[i] = src[(base + offsets[i]) / sizeof(uint16_t)];
+}
+
+namespace {
+
+template <class T>
+bool Compares(T a, T b, AscendC::CMPMODE mode) {
+    switch (mode) {
+        case AscendC::CMPMODE::LT: return a < b;
+        case AscendC::CMPMODE::GT: return a > b;
+        case AscendC::CMPMODE::EQ: return a == b;
+        case AscendC::CMPMODE::LE: return a <= b;
+        case AscendC::CMPMODE::GE: return a >= b;
+        case AscendC::CMPMODE::NE: return a != b;
+    }
+    return false;
+}
+
+template <class Get>
+void CompareBits(uint8_t* d, size_t n, const Get& bit) {
+    for (size_t byte = 0; byte < (n + 7) / 8; ++byte) {
+        uint8_t v = 0;
+        for (size_t k = 0; k < 8 && byte * 8 + k < n; ++k) v |= static_cast<uint8_t>(bit(byte * 8 + k) ? 1U << k : 0U);
+        d[byte] = v;
+    }
+}
+
+template <class T>
+void SelectBits(T* d, const uint8_t* mask, const T* a, const T* b, size_t n) {
+    for (size_t i = 0; i < n; ++i) d[i] = ((mask[i / 8] >> (i % 8)) & 1U) != 0 ? a[i] : b[i];
+}
+
+}  // namespace
+
+void Compare(uint8_t* d, const float* a, const float* b, AscendC::CMPMODE mode, size_t n) {
+    CompareBits(d, n, [&](size_t i) { return Compares(a[i], b[i], mode); });
+}
+void Compare(uint8_t* d, const half* a, const half* b, AscendC::CMPMODE mode, size_t n) {
+    CompareBits(d, n, [&](size_t i) { return Compares(HalfToFloat(a[i].bits), HalfToFloat(b[i].bits), mode); });
+}
+void Select(uint32_t* d, const uint8_t* mask, const uint32_t* a, const uint32_t* b, size_t n) {
+    SelectBits(d, mask, a, b, n);
+}
+void Select(uint16_t* d, const uint8_t* mask, const uint16_t* a, const uint16_t* b, size_t n) {
+    SelectBits(d, mask, a, b, n);
+}
+
 namespace {
 
 // A 16-bit float with `expMask` its exponent field: inf -> sign | maxBits, NaN -> +0.

@@ -49,6 +49,19 @@ void Cast(half* d, const float* s, size_t n, AscendC::RoundMode mode);
 void Cast(bfloat16_t* d, const float* s, size_t n, AscendC::RoundMode mode);
 void Cast(float* d, const int32_t* s, size_t n);
 void Cast(int32_t* d, const float* s, size_t n, AscendC::RoundMode mode);
+void Cast(half* d, const uint8_t* s, size_t n);
+void Cast(int32_t* d, const half* s, size_t n, AscendC::RoundMode mode);
+void Cast(uint8_t* d, const half* s, size_t n, AscendC::RoundMode mode);
+
+// dst[i] = src[(base + offset[i]) / sizeof(T)] (byte offsets), 4-byte elements.
+void Gather(uint32_t* d, const uint32_t* src, const uint32_t* offsets, uint32_t base, size_t n);
+void Gather(uint16_t* d, const uint16_t* src, const uint32_t* offsets, uint32_t base, size_t n);
+// Bit i of d (LSB first per byte) = a[i] <mode> b[i]; a NaN operand compares false (NE: true).
+void Compare(uint8_t* d, const float* a, const float* b, AscendC::CMPMODE mode, size_t n);
+void Compare(uint8_t* d, const half* a, const half* b, AscendC::CMPMODE mode, size_t n);
+// d[i] = bit i of mask ? a[i] : b[i].
+void Select(uint32_t* d, const uint8_t* mask, const uint32_t* a, const uint32_t* b, size_t n);
+void Select(uint16_t* d, const uint8_t* mask, const uint16_t* a, const uint16_t* b, size_t n);
 
 // Saturation mode's result rule for 16-bit floats: +-inf -> +-MAX, NaN -> +0, everything else kept.
 void Saturate(half* d, size_t n);

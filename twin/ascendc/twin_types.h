@@ -75,6 +75,10 @@ enum class RoundMode : uint8_t {
     UNKNOWN = 0xFF,
 };
 
+// Compare's and Select's modes, as upstream (impl/basic_api/utils/kernel_utils_mode.h).
+enum class CMPMODE : uint8_t { LT = 0, GT, EQ, LE, GE, NE };
+enum class SELMODE : uint8_t { VSEL_CMPMASK_SPR = 0, VSEL_TENSOR_SCALAR_MODE, VSEL_TENSOR_TENSOR_MODE };
+
 // Names read SRC_DST; order as upstream so the values match.
 enum class HardEvent : uint8_t {
     MTE2_MTE1,

@@ -265,6 +265,8 @@ void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const U& scalarV
 //   int32_t -> float: CAST_NONE or CAST_RINT (nearest even; exact below 2^24). The device also has FLOOR, CEIL,
 //                     ROUND, TRUNC here; the twin does not model them and rejects them.
 //   float -> int32_t: RINT, FLOOR, CEIL, ROUND, TRUNC (saturating; NaN gives 0)
+//   uint8_t -> half: CAST_NONE (exact)
+//   half -> int32_t, half -> uint8_t: RINT, FLOOR, CEIL, ROUND, TRUNC (saturating; NaN gives 0)
 // Any other mode (UNKNOWN, out-of-range values) aborts, as the library's default branches do. A launch in
 // saturation mode (LaunchConfig::overflowMode) saturates the half/bf16 results, as every half arithmetic.
 template <class T, class U>
@@ -277,7 +279,11 @@ void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode&
     constexpr bool kToBf16 = std::is_same_v<T, bfloat16_t> && std::is_same_v<U, float>;
     constexpr bool kFromInt = std::is_same_v<T, float> && std::is_same_v<U, int32_t>;
     constexpr bool kToInt = std::is_same_v<T, int32_t> && std::is_same_v<U, float>;
-    if constexpr (!(kWiden16 || kToHalf || kToBf16 || kFromInt || kToInt)) {
+    constexpr bool kU8ToHalf = std::is_same_v<T, half> && std::is_same_v<U, uint8_t>;
+    constexpr bool kHalfToInt = std::is_same_v<T, int32_t> && std::is_same_v<U, half>;
+    constexpr bool kHalfToU8 = std::is_same_v<T, uint8_t> && std::is_same_v<U, half>;
+    if constexpr (!(kWiden16 || kToHalf || kToBf16 || kFromInt || kToInt || kU8ToHalf || kHalfToInt ||
+                    kHalfToU8)) {
         Fail("DTYPE", call, "%s -> %s is not a supported conversion", TypeName<U>(), TypeName<T>());
     } else {
         // Each conversion accepts exactly the modes its dav-c220 switch lists; anything else (CAST_ODD where it
@@ -287,7 +293,7 @@ void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode&
                               roundMode == RoundMode::CAST_TRUNC;
         bool modeOk = false;
         const char* allowed = "";
-        if constexpr (kWiden16) {
+        if constexpr (kWiden16 || kU8ToHalf) {
             modeOk = roundMode == RoundMode::CAST_NONE;
             allowed = "CAST_NONE";
         } else if constexpr (kToHalf) {
@@ -309,12 +315,109 @@ void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode&
         CheckOperand(ctx, call, "src", src, n, Use::VecRead);
         CheckOverlap(ctx, call, "src", dst, src, n);
         CountVector(ctx, n);
-        if constexpr (kWiden16 || kFromInt) {
+        if constexpr (kWiden16 || kFromInt || kU8ToHalf) {
             kern::Cast(TensorAccess::Addr(dst), TensorAccess::Addr(src), n);
         } else {
             kern::Cast(TensorAccess::Addr(dst), TensorAccess::Addr(src), n, roundMode);
         }
         SaturateResult(ctx, TensorAccess::Addr(dst), n);
+    }
+}
+
+// dst[i] = src[(srcBaseOffset + srcOffset[i]) / sizeof(T)]: byte offsets, each a multiple of sizeof(T)
+// and inside src (the device's behaviour outside is undefined: UB_RANGE), srcBaseOffset likewise
+// (the library asserts it). T: half, float, int16_t, uint16_t, int32_t, uint32_t.
+template <class T>
+void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint32_t>& srcOffset,
+            const uint32_t srcBaseOffset, const uint32_t count) {
+    using namespace twin::detail;
+    const char* call = "Gather";
+    BlockContext& ctx = Block(call);
+    if constexpr (!kOneOf<T, half, float, int16_t, uint16_t, int32_t, uint32_t>) {
+        Fail("DTYPE", call, "%s is not supported on 910B (allowed: half, float, int16_t, uint16_t, int32_t, "
+             "uint32_t)", TypeName<T>());
+    } else {
+        const uint64_t n = count;
+        CheckOperand(ctx, call, "dst", dst, n, Use::VecWrite);
+        CheckOperand(ctx, call, "srcOffset", srcOffset, n, Use::VecRead);
+        CheckOperand(ctx, call, "src", src, 1, Use::VecRead);
+        CheckOverlap(ctx, call, "srcOffset", dst, srcOffset.template ReinterpretCast<T>(), n);
+        const uint32_t* offsets = TensorAccess::Addr(srcOffset);
+        const uint64_t srcBytes = static_cast<uint64_t>(src.GetSize()) * sizeof(T);
+        if (srcBaseOffset % sizeof(T) != 0) {
+            Fail("UB_ALIGN", call, "srcBaseOffset %u is not a multiple of sizeof(T) = %zu", srcBaseOffset, sizeof(T));
+        }
+        for (uint64_t i = 0; i < n; ++i) {
+            const uint64_t at = uint64_t{srcBaseOffset} + offsets[i];
+            if (at % sizeof(T) != 0 || at + sizeof(T) > srcBytes) {
+                Fail("UB_RANGE", call, "element %llu reads byte %llu of src, which holds %llu bytes (aligned to %zu)",
+                     static_cast<unsigned long long>(i), static_cast<unsigned long long>(at),
+                     static_cast<unsigned long long>(srcBytes), sizeof(T));
+            }
+        }
+        CountVector(ctx, n);
+        using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint16_t>;
+        kern::Gather(reinterpret_cast<Bits*>(TensorAccess::Addr(dst)),
+                     reinterpret_cast<const Bits*>(TensorAccess::Addr(src)), offsets, srcBaseOffset, n);
+    }
+}
+
+// Bit i of dst (uint8_t, LSB first per byte) = src0[i] <cmpMode> src1[i]; a NaN compares false (NE: true).
+// count elements must fill whole 256-byte blocks: the instruction leaves the others out (UB_ALIGN here).
+template <class T, class U>
+void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE cmpMode,
+             uint32_t count) {
+    using namespace twin::detail;
+    const char* call = "Compare";
+    BlockContext& ctx = Block(call);
+    if constexpr (!(kFloatType<T> && std::is_same_v<U, uint8_t>)) {
+        Fail("DTYPE", call, "(dst %s, src %s) is not supported (allowed: a uint8_t mask of half or float)",
+             TypeName<U>(), TypeName<T>());
+    } else {
+        const uint64_t n = count;
+        if ((n * sizeof(T)) % 256 != 0) {
+            Fail("UB_ALIGN", call, "count %llu of %s does not fill whole 256-byte blocks",
+                 static_cast<unsigned long long>(n), TypeName<T>());
+        }
+        CheckOperand(ctx, call, "dst", dst, n / 8, Use::VecWrite);
+        CheckOperand(ctx, call, "src0", src0, n, Use::VecRead);
+        CheckOperand(ctx, call, "src1", src1, n, Use::VecRead);
+        CountVector(ctx, n);
+        kern::Compare(TensorAccess::Addr(dst), TensorAccess::Addr(src0), TensorAccess::Addr(src1), cmpMode, n);
+    }
+}
+
+// VSEL_TENSOR_TENSOR_MODE: dst[i] = bit i of selMask ? src0[i] : src1[i] (the twin models no other mode).
+// count elements must fill whole 256-byte blocks, as for Compare.
+template <class T, class U>
+void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+            const LocalTensor<T>& src1, SELMODE selMode, uint32_t count) {
+    using namespace twin::detail;
+    const char* call = "Select";
+    BlockContext& ctx = Block(call);
+    if constexpr (!(kFloatType<T> && std::is_same_v<U, uint8_t>)) {
+        Fail("DTYPE", call, "(dst %s, mask %s) is not supported (allowed: half or float with a uint8_t mask)",
+             TypeName<T>(), TypeName<U>());
+    } else {
+        if (selMode != SELMODE::VSEL_TENSOR_TENSOR_MODE) {
+            Fail("SEL_MODE", call, "the twin models VSEL_TENSOR_TENSOR_MODE only");
+        }
+        const uint64_t n = count;
+        if ((n * sizeof(T)) % 256 != 0) {
+            Fail("UB_ALIGN", call, "count %llu of %s does not fill whole 256-byte blocks",
+                 static_cast<unsigned long long>(n), TypeName<T>());
+        }
+        CheckOperand(ctx, call, "dst", dst, n, Use::VecWrite);
+        CheckOperand(ctx, call, "selMask", selMask, n / 8, Use::VecRead);
+        CheckOperand(ctx, call, "src0", src0, n, Use::VecRead);
+        CheckOperand(ctx, call, "src1", src1, n, Use::VecRead);
+        CheckOverlap(ctx, call, "src0", dst, src0, n);
+        CheckOverlap(ctx, call, "src1", dst, src1, n);
+        CountVector(ctx, n);
+        using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint16_t>;
+        kern::Select(reinterpret_cast<Bits*>(TensorAccess::Addr(dst)), TensorAccess::Addr(selMask),
+                     reinterpret_cast<const Bits*>(TensorAccess::Addr(src0)),
+                     reinterpret_cast<const Bits*>(TensorAccess::Addr(src1)), n);
     }
 }
 
