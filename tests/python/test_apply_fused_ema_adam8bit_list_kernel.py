@@ -123,3 +123,20 @@ def test_exact_ties_encode_to_the_larger_code(rng):
     run_twin(entries, row, 1, TIE_HYPER)
     assert_entries_equal(entries, want)
     assert np.array_equal(entries[0]["m"], g8.encode(entries[0]["grad"], g8.encode_thresholds(QMAP_M)))
+
+
+@pytest.mark.parametrize("platform", ["cpu", "Ascend910B2"])
+def test_cores_share_the_blocks_within_one(rng, platform):
+    """The tiling's core table: every core starts at a block of the global sequence, the shares
+    differ by at most one block, and together they are every block once."""
+    row = LIST8BIT_DTYPES[0]
+    sizes = [0, 3, 70_000, 0, 257, 1_000_003 // 97, 9]
+    entries = make_entries(rng, sizes, row)
+    tiling = run_twin(entries, row, 1, platform=platform)["tiling"]
+    prefix = np.concatenate([[0], np.cumsum([g8.blocks(n) for n in sizes])])
+    starts = [prefix[t] + b for t, b in tiling["core_starts"]]
+    shares = np.diff(starts)
+    assert starts[0] == 0 and starts[-1] == prefix[-1] and np.all(shares >= 1)
+    assert shares.max() - shares.min() <= 1
+    if platform == "Ascend910B2":  # 48 vector cores
+        assert tiling["used_core_num"] == min(prefix[-1], 48)
