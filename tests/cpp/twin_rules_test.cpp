@@ -456,7 +456,7 @@ enum class BadOp : uint32_t {
     DivInt32,
     SqrtInt32,
     AxpyHalfFloat,
-    CastHalfToInt32,
+    CastFloatToUint8,
     DuplicateInt8,
     OverlapPartialAdd,
     OverlapWideningCast,
@@ -484,7 +484,8 @@ extern "C" __global__ __aicore__ void k_bad_op(uint32_t which) {
         case BadOp::DivInt32: Div(i, i, i, 64); break;
         case BadOp::SqrtInt32: Sqrt(i, i, 64); break;
         case BadOp::AxpyHalfFloat: Axpy(h, f, 2.0f, 64); break;
-        case BadOp::CastHalfToInt32: Cast(i, h, RoundMode::CAST_RINT, 64); break;
+        // not in the 910B table (float converts to uint8 only through half)
+        case BadOp::CastFloatToUint8: Cast(buf.GetWithOffset<uint8_t>(256, 3072), f, RoundMode::CAST_RINT, 64); break;
         case BadOp::DuplicateInt8: Duplicate(buf.Get<int8_t>(), static_cast<int8_t>(1), 64); break;
         case BadOp::OverlapPartialAdd: Add(f[8], f, f2, 64); break;
         case BadOp::OverlapWideningCast: Cast(f, f.ReinterpretCast<half>(), RoundMode::CAST_NONE, 64); break;
@@ -507,7 +508,7 @@ TWIN_CASE(abort_DTYPE_bf16_add) { return RunBadOp(BadOp::AddBf16); }
 TWIN_CASE(abort_DTYPE_int32_div) { return RunBadOp(BadOp::DivInt32); }
 TWIN_CASE(abort_DTYPE_int32_sqrt) { return RunBadOp(BadOp::SqrtInt32); }
 TWIN_CASE(abort_DTYPE_axpy_half_dst_float_src) { return RunBadOp(BadOp::AxpyHalfFloat); }
-TWIN_CASE(abort_DTYPE_cast_half_to_int32) { return RunBadOp(BadOp::CastHalfToInt32); }
+TWIN_CASE(abort_DTYPE_cast_float_to_uint8) { return RunBadOp(BadOp::CastFloatToUint8); }
 TWIN_CASE(abort_DTYPE_duplicate_int8) { return RunBadOp(BadOp::DuplicateInt8); }
 TWIN_CASE(abort_OVERLAP_partial_add) { return RunBadOp(BadOp::OverlapPartialAdd); }
 TWIN_CASE(abort_OVERLAP_widening_cast_in_place) { return RunBadOp(BadOp::OverlapWideningCast); }
