@@ -199,18 +199,36 @@ def _split_by_step(groups: list[tuple], steps, count: int) -> list[tuple]:
                          f"tensor for all, or one per parameter")
     out = []
     for device, indexes in groups:
-        by_step: dict[int, tuple[Tensor, list[int]]] = {}
-        for k in range(count) if indexes is None else indexes:
-            step = steps[k]
-            entry = by_step.get(id(step))
-            if entry is None:
-                by_step[id(step)] = entry = (step, [])
-            entry[1].append(k)
+        by_step = _by_identity(steps, range(count) if indexes is None else indexes)
         if len(by_step) == 1:
-            out.append((device, indexes, next(iter(by_step.values()))[0]))
+            out.append((device, indexes, by_step[0][0]))
         else:
-            out += [(device, ks, step) for step, ks in by_step.values()]
+            out += [(device, ks, step) for step, ks in by_step]
     return out
+
+
+def _by_identity(steps, ks) -> list[tuple[Tensor, list[int]]]:
+    """``(step, its indexes)`` per distinct tensor among ``steps[k]`` for ``k`` in ``ks``, in
+    order of first appearance: found by id(), and while dynamo traces by ``is`` (dynamo of torch
+    2.7 cannot trace id() of a tensor; the search is quadratic, but a trace runs once)."""
+    if torch.compiler.is_compiling():
+        found: list[tuple[Tensor, list[int]]] = []
+        for k in ks:
+            for step, own in found:
+                if step is steps[k]:
+                    own.append(k)
+                    break
+            else:
+                found.append((steps[k], [k]))
+        return found
+    by_id: dict[int, tuple[Tensor, list[int]]] = {}
+    for k in ks:
+        step = steps[k]
+        entry = by_id.get(id(step))
+        if entry is None:
+            by_id[id(step)] = entry = (step, [])
+        entry[1].append(k)
+    return list(by_id.values())
 
 
 def _raise_length_error(count: int, *lists) -> None:

@@ -74,7 +74,7 @@ def test_bench_writes_to_a_named_directory_and_says_where(tmp_path, monkeypatch,
     assert cli.build_parser().parse_args(["train-demo"]).out is None
 
 
-def test_bench_isa_applies_to_torch_and_deepspeed_too():
+def test_bench_isa_applies_to_torch_and_deepspeed_too(tmp_path):
     """`bench --isa avx2` on an AVX-512 machine stands in for an AVX2-only CPU only if every
     implementation runs AVX2: torch's kernels (its CPU capability, chosen once per process) and
     DeepSpeed's CPU Adam (built for the SIMD width under a name of its own), not only ours. Run
@@ -97,8 +97,10 @@ print(json.dumps(out))
 """
     env = dict(os.environ, DS_ACCELERATOR="cpu")
     env.pop("ATEN_CPU_CAPABILITY", None)
+    # in an empty folder: `python -c` puts its working directory first on sys.path, and the
+    # package under test is the installed one (make compat installs it, not editable)
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                            timeout=300)
+                            cwd=tmp_path, timeout=300)
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout.strip().splitlines()[-1])
     assert out["torch"] == "AVX2"
