@@ -79,6 +79,17 @@ def _attrs(hyper: Hyper):
     return attrs
 
 
+def _list_attrs(hyper: Hyper, extras: Extras):
+    """The list op's C++ attributes (its spec's): each from the field of its name in ``hyper`` or
+    ``extras`` (whose other fields are the values of its optional tensors)."""
+    attrs = _twin.ListAttrs()
+    for values in (hyper, extras):
+        for field in dataclasses.fields(values):
+            if hasattr(attrs, field.name):
+                setattr(attrs, field.name, getattr(values, field.name))
+    return attrs
+
+
 def _hyper_args(grad, hyper: Hyper) -> tuple:
     """The launch arguments after the buffers: numel, dtype and the attributes."""
     return grad.size, dtype_name(grad.dtype), _attrs(hyper)
@@ -186,18 +197,19 @@ def apply_fused_ema_adam_list(grads, vars, ms, vs, ss, step, hyper: Hyper = Hype
     Entry i of every list has the shape of ``vars[i]``; each list has one dtype, and the
     launch's dtypes follow :func:`golden.check_entry_dtypes` (vars P, state S for ms/vs/ss/max_vs,
     grads G, model copies C). ``max_vs`` turns on AMSGrad, ``model_copies`` the model copies
-    (written from the fp32 vars, never read). ``extras`` gives maximize and the values of the
-    optional one-element grad_scale and found_inf tensors. ``ss=None``: a launch without the EMA
-    (the kernel neither reads nor writes it). ``lr_tensor`` / ``ema_decay_tensor``: values of the
-    one-element fp32 tensors the kernel reads instead of ``hyper.lr`` / ``hyper.ema_decay``.
-    ``overflow_mode`` as in :func:`apply_fused_ema_adam`. Returns the tiling (with
-    ``core_segments``: per core its [(tensor, begin, end), ...]) and the per-core counters."""
+    (written from the fp32 vars, never read). ``extras`` gives the list op's own attributes and
+    the values of the optional one-element grad_scale and found_inf tensors. ``ss=None``: a
+    launch without the EMA (the kernel neither reads nor writes it). ``lr_tensor`` /
+    ``ema_decay_tensor``: values of the one-element fp32 tensors the kernel reads instead of
+    ``hyper.lr`` / ``hyper.ema_decay``. ``overflow_mode`` as in :func:`apply_fused_ema_adam`.
+    Returns the tiling (with ``core_segments``: per core its [(tensor, begin, end), ...]) and the
+    per-core counters."""
     lists = _checked_lists(grads, vars, ms, vs, ss, max_vs, model_copies)
     raw = {name: [_raw(a) for a in arrays] for name, arrays in lists.items()}
     result = _twin.launch_list(
         raw["grads"], raw["vars"], raw["ms"], raw["vs"], raw.get("ss"), _checked_step(step),
-        [a.size for a in lists["vars"]], *_list_dtype_names(lists), _attrs(hyper),
-        extras.maximize, max_vs=raw.get("max_vs"), copies=raw.get("model_copies"),
+        [a.size for a in lists["vars"]], *_list_dtype_names(lists), _list_attrs(hyper, extras),
+        max_vs=raw.get("max_vs"), copies=raw.get("model_copies"),
         grad_scale=_scalar_f32(extras.grad_scale, "grad_scale"),
         found_inf=_scalar_f32(extras.found_inf, "found_inf"),
         platform=platform, threads=threads, lr=_scalar_f32(lr_tensor, "lr_tensor"),
@@ -219,8 +231,9 @@ def compute_list_tiling(numels, param, state=None, grad=None, copy=None, hyper: 
     grad = (copy if copy is not None else param) if grad is None else grad
     return _twin.compute_list_tiling(
         [int(n) for n in numels], dtype_name(param), dtype_name(state), dtype_name(grad),
-        "" if copy is None else dtype_name(copy), _attrs(hyper), maximize, amsgrad, grad_scale,
-        found_inf, platform, vector_core_num, ub_size, ema, lr_tensor, ema_decay_tensor)
+        "" if copy is None else dtype_name(copy), _list_attrs(hyper, Extras(maximize=maximize)),
+        amsgrad, grad_scale, found_inf, platform, vector_core_num, ub_size, ema, lr_tensor,
+        ema_decay_tensor)
 
 
 def list_dtype_combinations() -> list[dict]:
@@ -244,8 +257,7 @@ def apply_fused_ema_adam_list_native(grads, vars, ms, vs, ss, step, hyper: Hyper
         raw["grads"], raw["vars"], raw["ms"], raw["vs"], raw.get("ss"), raw.get("max_vs"),
         raw.get("model_copies"), [a.size for a in lists["vars"]], _checked_step(step),
         _scalar_f32(extras.grad_scale, "grad_scale"), _scalar_f32(extras.found_inf, "found_inf"),
-        *_list_dtype_names(lists),
-        _attrs(hyper), extras.maximize, threads, isa,
+        *_list_dtype_names(lists), _list_attrs(hyper, extras), threads, isa,
         **_native_options(min_elems_per_thread, streaming_bytes),
         lr=_scalar_f32(lr_tensor, "lr_tensor"),
         ema_decay=_scalar_f32(ema_decay_tensor, "ema_decay_tensor"))

@@ -2,13 +2,16 @@
 """An operator's signature, declared once in op_host/<op>/<op>_signature.json, as C++.
 
     gen_op_signature.py SPEC HEADER
+    gen_op_signature.py --msopgen OUT OP_JSON...
 
 writes HEADER (only when its text changes: an unchanged spec rebuilds nothing), the macros the
 operator's torch op, aclnn functions and bindings expand (docs/ARCHITECTURE.md, "One signature per
 operator"). cmake/aea_add_operator.cmake runs it when CMake configures, and CMake configures again
 when the spec or this file changes. tests/python/test_op_signature.py imports it: it pins the
 schemas written here and holds the OpDef JSONs, include/aclnnop/ and the Python functions to the
-spec.
+spec. With --msopgen it writes OUT, the op descriptions msopgen reads: each op_host/<op>/cann/
+JSON (tensors and the OpDef's dtype columns) with its spec's attributes (op_host/common/cann/
+build.sh; tools/cann_op_build.sh holds op_build's ops-info to the same descriptions).
 
 The spec (JSON):
     operator            the operator's folder name, which is the torch op's: "<op>_" (in place)
@@ -226,6 +229,36 @@ def aclnn_declarations(sig: Signature) -> dict:
     return out
 
 
+def _cann_default(arg: Argument) -> str:
+    """An attribute's default as CANN's op descriptions write it ("true", "1", "1e-8")."""
+    if arg.type == "bool":
+        return "true" if arg.default else "false"
+    return re.sub(r"e([+-])0*(\d)", r"e\1\2", repr(arg.default))
+
+
+def cann_attributes(sig: Signature, op_type: str) -> list:
+    """The attributes of CANN op type `op_type` as msopgen's description lists them: in CANN's
+    order, each OPTIONAL with CANN's default."""
+    return [{"name": a.name, "param_type": "optional", "type": a.type,
+             "default_value": _cann_default(a)}
+            for a in sig.cann_arguments(op_type) if a.kind == "attr"]
+
+
+def msopgen_description(path) -> dict:
+    """msopgen's description of one CANN op, as op_host/common/cann/build.sh gives it to msopgen:
+    op_host/<op>/cann/<op type in snake case>.json (the op, its inputs and outputs with the
+    OpDef's dtype columns) with the attributes of the operator's spec."""
+    path = Path(path)
+    (desc,) = json.loads(path.read_text())
+    if "attr" in desc:
+        raise SpecError(f"{path}: lists attributes; the operator's spec declares them")
+    operator = path.parent.parent
+    sig = load(operator / f"{operator.name}_signature.json")
+    if desc.get("op") not in sig.cann_ops:
+        raise SpecError(f"{path}: op {desc.get('op')!r} is none of its spec's cann_ops")
+    return {**desc, "attr": cann_attributes(sig, desc["op"])}
+
+
 def _define(name: str, items) -> str:
     """#define name item, item, ... wrapped at 100 columns."""
     lines, line = [], f"#define {name}"
@@ -238,12 +271,19 @@ def _define(name: str, items) -> str:
     return "\n".join(lines + [line])
 
 
+def _table(name: str, attrs) -> str:
+    """#define name(X) X(type, cppName, "name") ..., one attribute a line."""
+    rows = [f'X({ATTR_TYPES[a.type]}, {a.cpp}, "{a.name}")' for a in attrs]
+    return " \\\n    ".join([f"#define {name}(X)"] + rows)
+
+
 def header(sig: Signature, spec_name: str) -> str:
     """The generated C++ header (macros only: it includes nothing)."""
     p = sig.operator.upper()
     attrs = sig.by_kind("attr")
     guard = f"ASCEND_EMA_ADAM_{p}_SIGNATURE_H"
     lists, tensors = sig.by_kind("list"), sig.by_kind("tensor")
+    via = {a.python_via for a in tensors if a.python_via}
     out = [f"/* Generated from {spec_name} by cmake/gen_op_signature.py:",
            " * edit the spec, not this file. C++ names are the spec's in camelCase. */",
            f"#ifndef {guard}", f"#define {guard}", "",
@@ -264,7 +304,12 @@ def header(sig: Signature, spec_name: str) -> str:
            _define(f"{p}_ATTR_VALUES(attrs)", [f"(attrs).{a.cpp}" for a in attrs]),
            _define(f"{p}_SET_ATTRS(attrs)",
                    [f"(attrs).{a.cpp} = {a.cpp}" for a in attrs]).replace(
-                       "_SET_ATTRS(attrs) ", "_SET_ATTRS(attrs) (", 1) + ")", ""]
+                       "_SET_ATTRS(attrs) ", "_SET_ATTRS(attrs) (", 1) + ")", "",
+           "/* The attributes in CANN's order as X(C++ type, C++ name, \"name\"): the",
+           " * struct's members and what bindings call them; _NUMBER_: those the Python",
+           " * functions take only as numbers (no tensor stands for them: python_via). */",
+           _table(f"{p}_ATTR_TABLE", attrs),
+           _table(f"{p}_NUMBER_ATTR_TABLE", [a for a in attrs if a.name not in via]), ""]
     for op_type in sig.cann_ops:
         q = f"ACLNN_{snake(op_type).upper()}"
         args = sig.cann_arguments(op_type)
@@ -285,6 +330,14 @@ def write_if_changed(path: Path, text: str) -> None:
 
 
 def main(argv) -> int:
+    if len(argv) >= 3 and argv[1] == "--msopgen":
+        try:
+            merged = [msopgen_description(path) for path in argv[3:]]
+        except (SpecError, json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+            print(f"gen_op_signature: {e}", file=sys.stderr)
+            return 1
+        Path(argv[2]).write_text(json.dumps(merged, indent=2) + "\n")
+        return 0
     if len(argv) != 3:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2

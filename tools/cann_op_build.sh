@@ -16,8 +16,9 @@
 #     work trees' include dirs, its -lexe_graph -lregister -ltiling_api -> the libraries of step 1.
 #  3. op_build <lib> <out>, with the environment the template's default preset gives it. Its output
 #     (aclnn_<op>.h/.cpp, op_proto.h/.cc, aic-<soc>-ops-info.ini) stays in build/cann_op_build/out/.
-#  4. The ops-info: its SoCs are those op_host/common/cann/build.sh builds, and its dtype columns (one kernel
-#     binary each) those of op_host/<op>/cann/<op>.json.
+#  4. The ops-info: its SoCs are those op_host/common/cann/build.sh builds, and its inputs, outputs,
+#     dtype columns (one kernel binary each) and attributes those of the op descriptions msopgen
+#     reads (op_host/<op>/cann/<op>.json with the spec's attributes).
 #  5. The op types: none is the type of a CANN built-in operator (all of hicann/ops-nn's with
 #     CANN_OPS_NN_DIR, else CANN's ApplyFusedEmaAdam): the package must not replace CANN's ops.
 #  6. tools/aclnn_decl_compare.py: every generated aclnn declaration against include/aclnnop/.
@@ -384,24 +385,30 @@ say "ops-info .ini for ${#socs[@]} SoCs: ${socs[*]}" \
 # ---------------------------------------------------------------------------------------------
 # Step 4: what CANN's build takes from op_build's ops-info: the SoCs (one per AddConfig) must be
 # those op_host/common/cann/build.sh builds, and every OpDef's inputs, outputs and attributes those
-# of its op JSON: names, parameter types, dtype columns (one kernel binary each), attribute types
-# and defaults. tests/python/test_op_signature.py holds the JSONs to the operators' signatures,
-# test_cann_op_json.py the list ops' columns to ListOpDefColumns, and
-# op_host.test_apply_fused_ema_adam_list_opdef those to CANN's kernel selection.
+# of its op description as build.sh gives it to msopgen (gen_op_signature.msopgen_description: the
+# op JSON's inputs and outputs, the spec's attributes): names, parameter types, dtype columns (one
+# kernel binary each), attribute types and defaults. tests/python/test_op_signature.py holds the
+# JSONs' inputs and outputs to the operators' signatures, test_cann_op_json.py the list ops'
+# columns to ListOpDefColumns, and op_host.test_apply_fused_ema_adam_list_opdef those to CANN's
+# kernel selection.
 read -r -a build_units <<< "$(sed -n 's/^compute_units=(\([^)]*\)).*/\1/p' op_host/common/cann/build.sh)"
 [[ "$(printf '%s\n' "${socs[@]}" | sort)" == "$(printf '%s\n' "${build_units[@]}" | sort)" ]] ||
   die "FAILED: the OpDefs advertise ${socs[*]}, op_host/common/cann/build.sh builds ${build_units[*]}"
 say "SoCs: op_host/common/cann/build.sh builds every SoC the OpDefs advertise (${build_units[*]})"
-python3 - "$out" op_host <<'PY' || die "FAILED: the ops-info differs from op_host/*/cann/*.json"
-import configparser, json, pathlib, sys
+python3 - "$out" op_host "$repo/cmake/gen_op_signature.py" <<'PY' || die "FAILED: the ops-info differs from the op descriptions"
+import configparser, importlib.util, pathlib, sys
 out, op_host = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+spec = importlib.util.spec_from_file_location("gen_op_signature", sys.argv[3])
+gen = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = gen  # its dataclasses look their module up
+spec.loader.exec_module(gen)
 JSON_NAME = {"float32": "float", "float16": "float16", "bfloat16": "bfloat16", "int64": "int64"}
 ok = True
 for ini in sorted(out.glob("aic-*-ops-info.ini")):
     info = configparser.ConfigParser()
     info.read(ini)
     for path in sorted(op_host.glob("*/cann/*.json")):
-        (desc,) = json.loads(path.read_text())
+        desc = gen.msopgen_description(path)  # what build.sh gives msopgen
         section = info[desc["op"]]
         for side in ("input", "output"):
             for k, param in enumerate(desc[f"{side}_desc"]):
@@ -418,7 +425,7 @@ for ini in sorted(out.glob("aic-*-ops-info.ini")):
         names = section.get("attr.list", "")
         if names.split(",") != [a["name"] for a in desc["attr"]]:
             ok = False
-            print(f"cann-op-build: {ini.name} [{desc['op']}] attributes {names} != {path.name}'s")
+            print(f"cann-op-build: {ini.name} [{desc['op']}] attributes {names} != the spec's")
         for attr in desc["attr"]:
             key = f"attr_{attr['name']}"
             got = (section.get(f"{key}.type"), section.get(f"{key}.paramType"),
@@ -430,7 +437,7 @@ for ini in sorted(out.glob("aic-*-ops-info.ini")):
             if got[:2] != want[:2] or not same_default:
                 ok = False
                 print(f"cann-op-build: {ini.name} [{desc['op']}] attribute {attr['name']}: "
-                      f"{got} != {path.name}'s {want}")
+                      f"{got} != the spec's {want}")
         if ini.name.startswith("aic-ascend910b-"):
             columns = len(desc["input_desc"][0]["type"])
             print(f"cann-op-build: {desc['op']}: {columns} dtype columns (kernel binaries), "

@@ -9,6 +9,7 @@
 #include "apply_fused_ema_adam_list_native.h"
 #include "apply_fused_ema_adam_list_check.h"
 #include "apply_fused_ema_adam_list_opdef.h"
+#include "apply_fused_ema_adam_list_signature.h"
 #include "apply_fused_ema_adam_list_tiling.h"
 #include "apply_fused_ema_adam_list_twin_run.h"
 #include "ema_adam_entries.h"
@@ -44,14 +45,14 @@ py::dict ListDtypesToDict(const list_op::ListDtypes& d)
     return out;
 }
 
-/** The list tiling; with the tensors' element counts also every core's segments
- *  [(tensor, begin, end), ...] in the kernel's walk order. */
+/** The list tiling (the attributes are the hyper-parameters' fields and the ListAttrs the caller
+ *  gave; the flags say which optional inputs the launch has); with the tensors' element counts
+ *  also every core's segments [(tensor, begin, end), ...] in the kernel's walk order. */
 py::dict ListTilingToDict(const list_op::ListTilingResult& r, const std::vector<uint64_t>& numels)
 {
     const ApplyFusedEmaAdamListTilingData& t = r.data;
     py::dict d = LaunchToDict(r);
     d["dtypes"] = ListDtypesToDict(r.dtypes);
-    d["maximize"] = t.maximize;
     d["amsgrad"] = t.amsgrad;
     d["has_grad_scale"] = t.hasGradScale;
     d["has_found_inf"] = t.hasFoundInf;
@@ -80,12 +81,10 @@ py::dict ListTilingToDict(const list_op::ListTilingResult& r, const std::vector<
     return d;
 }
 
-list_op::ListOptions MakeListOptions(bool maximize, bool amsgrad, bool gradScale, bool foundInf,
-                                 bool ema = true, bool lrTensor = false,
-                                 bool emaDecayTensor = false)
+list_op::ListOptions MakeListOptions(bool amsgrad, bool gradScale, bool foundInf, bool ema = true,
+                                     bool lrTensor = false, bool emaDecayTensor = false)
 {
     list_op::ListOptions o;
-    o.maximize = maximize;
     o.amsgrad = amsgrad;
     o.gradScale = gradScale;
     o.foundInf = foundInf;
@@ -114,8 +113,8 @@ std::vector<void*> ListPointers(const std::vector<py::buffer>& list, const char*
 
 using BufferList = std::vector<py::buffer>;
 
-/** One list launch from Python buffers: dtypes, options and the launch's memory (the pointer
- *  arrays live here; `buffers` points into them, so a ListLaunch is never copied). */
+/** One list launch from Python buffers: dtypes, optional inputs and the launch's memory (the
+ *  pointer arrays live here; `buffers` points into them, so a ListLaunch is never copied). */
 struct ListLaunch {
     list_op::ListDtypes dtypes;
     list_op::ListOptions options;
@@ -128,12 +127,10 @@ struct ListLaunch {
                const py::buffer& step, const std::optional<py::buffer>& gradScale,
                const std::optional<py::buffer>& foundInf, const std::string& param,
                const std::string& state, const std::string& grad, const std::string& copyDtype,
-               bool maximize, const std::optional<py::buffer>& lr,
-               const std::optional<py::buffer>& emaDecay)
+               const std::optional<py::buffer>& lr, const std::optional<py::buffer>& emaDecay)
         : dtypes(ParseListDtypes(param, state, grad, copyDtype)),
-          options(MakeListOptions(maximize, maxV.has_value(), gradScale.has_value(),
-                                  foundInf.has_value(), s.has_value(), lr.has_value(),
-                                  emaDecay.has_value()))
+          options(MakeListOptions(maxV.has_value(), gradScale.has_value(), foundInf.has_value(),
+                                  s.has_value(), lr.has_value(), emaDecay.has_value()))
     {
         if (dtypes.hasCopy != copy.has_value()) {
             throw py::value_error("copy dtype and model copies must be given together");
@@ -189,7 +186,7 @@ py::dict LaunchList(const std::vector<py::buffer>& grads, const std::vector<py::
                     const std::optional<std::vector<py::buffer>>& ss, const py::buffer& step,
                     const std::vector<uint64_t>& numels, const std::string& param,
                     const std::string& state, const std::string& grad, const std::string& copy,
-                    const aea::Attrs& attrs, bool maximize,
+                    const list_op::ListAttrs& attrs,
                     const std::optional<std::vector<py::buffer>>& maxVs,
                     const std::optional<std::vector<py::buffer>>& copies,
                     const std::optional<py::buffer>& gradScale,
@@ -199,7 +196,7 @@ py::dict LaunchList(const std::vector<py::buffer>& grads, const std::vector<py::
 {
     const twin::FloatOverflowMode overflow = ParseOverflowMode(overflowMode);
     const ListLaunch launch(grads, vars, ms, vs, ss, maxVs, copies, numels, step, gradScale,
-                            foundInf, param, state, grad, copy, maximize, lr, emaDecay);
+                            foundInf, param, state, grad, copy, lr, emaDecay);
     const aea::Platform platform = aea::FindPlatform(platformName);
     list_op::ListTilingResult tiling;
     try {
@@ -227,13 +224,13 @@ py::dict LaunchNativeList(const std::vector<py::buffer>& grads, const std::vecto
                           const std::optional<py::buffer>& gradScale,
                           const std::optional<py::buffer>& foundInf, const std::string& param,
                           const std::string& state, const std::string& grad,
-                          const std::string& copy, const aea::Attrs& attrs, bool maximize,
+                          const std::string& copy, const list_op::ListAttrs& attrs,
                           uint32_t threads, const std::string& isa, uint64_t minElemsPerThread,
                           uint64_t streamingBytes, const std::optional<py::buffer>& lr,
                           const std::optional<py::buffer>& emaDecay)
 {
     const ListLaunch launch(grads, vars, ms, vs, ss, maxVs, copies, numels, step, gradScale,
-                            foundInf, param, state, grad, copy, maximize, lr, emaDecay);
+                            foundInf, param, state, grad, copy, lr, emaDecay);
     const aea::NativeOptions options = NativeOptionsOf(threads, isa, minElemsPerThread, streamingBytes);
     uint32_t used = 0;
     try {
@@ -254,6 +251,14 @@ py::dict LaunchNativeList(const std::vector<py::buffer>& grads, const std::vecto
 
 AEA_TWIN_BINDINGS(apply_fused_ema_adam_list)
 {
+#define AEA_LIST_ATTR_FIELD(type, cpp, name) .def_readwrite(name, &list_op::ListAttrs::cpp)
+    py::class_<list_op::ListAttrs>(mod, "ListAttrs",
+                                   "ApplyFusedEmaAdamList's attributes, its spec's (defaults: "
+                                   "CANN's), as the tiling takes them.")
+        .def(py::init<>())
+        APPLY_FUSED_EMA_ADAM_LIST_ATTR_TABLE(AEA_LIST_ATTR_FIELD);
+#undef AEA_LIST_ATTR_FIELD
+
     mod.def("list_dtype_combinations", [] {
         py::list out;
         for (const list_op::ListDtypes& d : list_op::ListDtypeCombinations()) {
@@ -328,7 +333,7 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam_list)
                bool ema) {
                 return list_op::ListUbBytesPerElement(
                     ParseListDtypes(param, state, grad, copy),
-                    MakeListOptions(false, amsgrad, gradScale, false, ema), bufferNum);
+                    MakeListOptions(amsgrad, gradScale, false, ema), bufferNum);
             },
             py::arg("param"), py::arg("state"), py::arg("grad"), py::arg("copy") = "",
             py::arg("amsgrad") = false, py::arg("grad_scale") = false, py::arg("buffer_num") = 2,
@@ -338,9 +343,9 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam_list)
     mod.def("compute_list_tiling",
             [](const std::vector<uint64_t>& numels, const std::string& param,
                const std::string& state, const std::string& grad, const std::string& copy,
-               const aea::Attrs& attrs, bool maximize, bool amsgrad, bool gradScale,
-               bool foundInf, const std::string& platform, uint32_t vectorCoreNum,
-               uint32_t ubSize, bool ema, bool lrTensor, bool emaDecayTensor) {
+               const list_op::ListAttrs& attrs, bool amsgrad, bool gradScale, bool foundInf,
+               const std::string& platform, uint32_t vectorCoreNum, uint32_t ubSize, bool ema,
+               bool lrTensor, bool emaDecayTensor) {
                 aea::Platform p = aea::FindPlatform(platform);
                 if (vectorCoreNum != 0) p.vectorCoreNum = vectorCoreNum;
                 if (ubSize != 0) p.ubSize = ubSize;
@@ -348,9 +353,8 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam_list)
                     return ListTilingToDict(
                         list_op::ComputeListTiling(numels, ParseListDtypes(param, state, grad, copy),
                                                attrs,
-                                               MakeListOptions(maximize, amsgrad, gradScale,
-                                                               foundInf, ema, lrTensor,
-                                                               emaDecayTensor),
+                                               MakeListOptions(amsgrad, gradScale, foundInf, ema,
+                                                               lrTensor, emaDecayTensor),
                                                p),
                         numels);
                 } catch (const std::invalid_argument& e) {
@@ -358,7 +362,7 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam_list)
                 }
             },
             py::arg("numels"), py::arg("param"), py::arg("state"), py::arg("grad"),
-            py::arg("copy") = "", py::arg("attrs") = aea::Attrs(), py::arg("maximize") = false,
+            py::arg("copy") = "", py::arg("attrs") = list_op::ListAttrs(),
             py::arg("amsgrad") = false, py::arg("grad_scale") = false,
             py::arg("found_inf") = false, py::arg("platform") = "cpu",
             py::arg("vector_core_num") = 0, py::arg("ub_size") = 0, py::arg("ema") = true,
@@ -369,7 +373,7 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam_list)
     mod.def("launch_list", &LaunchList, py::arg("grads"), py::arg("vars"), py::arg("ms"),
             py::arg("vs"), py::arg("ss"), py::arg("step"), py::arg("numels"), py::arg("param"),
             py::arg("state"), py::arg("grad"), py::arg("copy"), py::arg("attrs"),
-            py::arg("maximize") = false, py::arg("max_vs") = py::none(),
+            py::arg("max_vs") = py::none(),
             py::arg("copies") = py::none(), py::arg("grad_scale") = py::none(),
             py::arg("found_inf") = py::none(), py::arg("platform") = "cpu",
             py::arg("threads") = 0, py::arg("lr") = py::none(), py::arg("ema_decay") = py::none(),
@@ -382,7 +386,7 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam_list)
             py::arg("ms"), py::arg("vs"), py::arg("ss"), py::arg("max_vs"),
             py::arg("model_copies"), py::arg("numels"), py::arg("step"), py::arg("grad_scale"),
             py::arg("found_inf"), py::arg("param"), py::arg("state"), py::arg("grad"),
-            py::arg("copy"), py::arg("attrs"), py::arg("maximize"), py::arg("threads") = 0,
+            py::arg("copy"), py::arg("attrs"), py::arg("threads") = 0,
             py::arg("isa") = "", py::arg("min_elems_per_thread") = aea::kNativeMinElemsPerThread,
             py::arg("streaming_bytes") = aea::kNativeStreamingBytes, py::arg("lr") = py::none(),
             py::arg("ema_decay") = py::none(),

@@ -237,7 +237,6 @@ Refusal CheckApplyFusedEmaAdamList(const ApplyFusedEmaAdamListArgs& args, const 
     if (refusal.empty()) refusal = CheckAttrs(attrs);
     if (refusal.empty()) {
         *dtypes = d;
-        options->maximize = attrs.maximize;
         options->amsgrad = ListPresent(args, kListMaxVs);
         options->gradScale = args.gradScale != nullptr;
         options->foundInf = args.foundInf != nullptr;

@@ -80,12 +80,6 @@ struct ApplyFusedEmaAdamListArgs {
     bool emaOptional = false;
 };
 
-/** The operator's attributes, its spec's (apply_fused_ema_adam_list_signature.json): the
- *  EMA-Adam ones and its own. */
-struct ListAttrs : Attrs {
-    bool maximize = false;  // negate the gradient first (gradient ascent)
-};
-
 /** "msRef[5]": how the messages name entry `index` of list `list`. */
 std::string ListEntryName(int list, size_t index);
 
@@ -105,8 +99,8 @@ bool ListPresent(const ApplyFusedEmaAdamListArgs& args, int list);
  *   shapes:     grads[i] at most kListMaxRank dims; entry i of every list that holds values
  *               grads[i]'s shape; step and the optional scalar tensors exactly one element;
  *   attributes: CheckAttrs.
- * On success fills *dtypes (a combination ComputeListTiling has a kernel for) and *options (the
- * given inputs, and the attributes the tiling carries).
+ * On success fills *dtypes (a combination ComputeListTiling has a kernel for) and *options (which
+ * optional inputs the launch has).
  * The step's value (CheckStepValue) is checked by callers that can read it.
  */
 Refusal CheckApplyFusedEmaAdamList(const ApplyFusedEmaAdamListArgs& args, const ListAttrs& attrs,

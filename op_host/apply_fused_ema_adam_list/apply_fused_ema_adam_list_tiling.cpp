@@ -123,7 +123,7 @@ uint32_t ListUbBytesPerElement(const ListDtypes& d, const ListOptions& o, uint32
 }
 
 ListTilingResult ComputeListTiling(const std::vector<uint64_t>& numels, const ListDtypes& dtypes,
-                                   const Attrs& attrs, const ListOptions& options,
+                                   const ListAttrs& attrs, const ListOptions& options,
                                    const Platform& platform)
 {
     ListTilingResult r{};
@@ -132,7 +132,7 @@ ListTilingResult ComputeListTiling(const std::vector<uint64_t>& numels, const Li
     r.tilingKey = ListTilingKeyOf(dtypes);
     r.dtypes = dtypes;
     t.hyper = HyperParamsOf(attrs);
-    t.maximize = options.maximize ? 1U : 0U;
+    t.maximize = attrs.maximize ? 1U : 0U;
     t.amsgrad = options.amsgrad ? 1U : 0U;
     t.hasGradScale = options.gradScale ? 1U : 0U;
     t.hasFoundInf = options.foundInf ? 1U : 0U;

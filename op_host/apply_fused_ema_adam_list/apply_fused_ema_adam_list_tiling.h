@@ -1,10 +1,10 @@
 /**
  * @file apply_fused_ema_adam_list_tiling.h
  * @brief Host tiling of ApplyFusedEmaAdamList (a whole parameter group per launch): a pure
- *        function from the tensors' element counts, the launch's dtypes and options, the
- *        attributes and the platform to the tiling struct, key, block dim and workspace. Called
- *        by the CPU aclnn layer, the CANN tiling adapter, the Python bindings and the tests.
- *        Trusts its inputs (CheckApplyFusedEmaAdamList validates).
+ *        function from the tensors' element counts, the launch's dtypes, the attributes, its
+ *        optional inputs and the platform to the tiling struct, key, block dim and workspace.
+ *        Called by the CPU aclnn layer, the CANN tiling adapter, the Python bindings and the
+ *        tests. Trusts its inputs (CheckApplyFusedEmaAdamList validates).
  */
 #ifndef APPLY_FUSED_EMA_ADAM_LIST_TILING_H
 #define APPLY_FUSED_EMA_ADAM_LIST_TILING_H
@@ -39,9 +39,14 @@ constexpr bool kListHasCopy_FP16 = true;
 constexpr bool kListHasCopy_BF16 = true;
 constexpr bool kListHasCopy_NONE = false;
 
-/** What a launch does beyond the single op's update. */
+/** The operator's attributes, its spec's (apply_fused_ema_adam_list_signature.json, whose C++
+ *  names these are): the EMA-Adam ones and its own. Passed whole from the caller to the tiling. */
+struct ListAttrs : Attrs {
+    bool maximize = false;  // negate the gradient first (gradient ascent)
+};
+
+/** Which optional inputs a launch has (what it reads and writes beyond the single op's). */
 struct ListOptions {
-    bool maximize = false;   // negate the gradient first
     bool amsgrad = false;    // max_vs given
     bool gradScale = false;  // grad_scale given
     bool foundInf = false;   // found_inf given
@@ -66,7 +71,7 @@ struct ListTilingResult {
  * combination without a kernel or a platform whose UB cannot hold one block of every slot.
  */
 ListTilingResult ComputeListTiling(const std::vector<uint64_t>& numels, const ListDtypes& dtypes,
-                                   const Attrs& attrs, const ListOptions& options,
+                                   const ListAttrs& attrs, const ListOptions& options,
                                    const Platform& platform);
 
 /** The key of the kernel instantiation for `dtypes`; throws std::invalid_argument for a

@@ -2,9 +2,10 @@
  * @file apply_fused_ema_adam_list_tiling_key.h
  * @brief Tiling keys of ApplyFusedEmaAdamList: one kernel instantiation per dtype combination of
  *        a launch, named P_S_G[_C]: the param (var) dtype, the state dtype (m, v, s, max_v), the
- *        grad dtype and, with model copies, the copy dtype. AMSGrad, maximize, grad_scale and
- *        found_inf are runtime flags of the tiling data, not keys. Integer-literal macros: CANN's
- *        kernel compiler collects the keys from the preprocessed TILING_KEY_IS(...) arguments.
+ *        grad dtype and, with model copies, the copy dtype. The rest (AMSGrad, the attributes,
+ *        the optional tensors) are runtime values of the tiling data, not keys. Integer-literal
+ *        macros: CANN's kernel compiler collects the keys from the preprocessed TILING_KEY_IS(...)
+ *        arguments.
  *        Values are apart from ApplyFusedEmaAdam's (100-102).
  */
 #ifndef APPLY_FUSED_EMA_ADAM_LIST_TILING_KEY_H

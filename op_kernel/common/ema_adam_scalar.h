@@ -75,6 +75,7 @@ __aicore__ inline UpdateScalars FoldScalars(const EmaAdamHyperParams& h, int64_t
 /** What a launch reads and folds before it touches a tensor (LaunchPrologue). */
 struct LaunchScalars {
     bool skip;            // found_inf is nonzero (NaN included): nothing more is read or written
+    bool divideGrad;      // g / gradDivisor changes g: a grad scale is given, or maximize
     float gradDivisor;    // g / gradDivisor: maximize ? -scale : scale (scale 1 without grad_scale)
     UpdateScalars k;      // FoldScalars of the attributes, lr / ema_decay tensors replacing theirs
 };
@@ -96,6 +97,7 @@ __aicore__ inline LaunchScalars LaunchPrologue(const Launch& launch, Reader& rea
         return out;
     }
     const float scale = launch.hasGradScale != 0U ? read.GradScale() : 1.0f;
+    out.divideGrad = launch.hasGradScale != 0U || launch.maximize != 0U;
     out.gradDivisor = launch.maximize != 0U ? -scale : scale;
     EmaAdamHyperParams hyper = launch.hyper;
     const int64_t step = hyper.biasCorrection != 0U ? read.Step() : 0;

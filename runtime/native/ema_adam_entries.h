@@ -31,9 +31,9 @@ struct EmaAdamEntries {
     EmaAdamEntryTypes types;
     bool amsgrad = false;      // maxVs given
     bool ema = true;           // ss given (false: the EMA is neither read nor written)
-    bool divideGrad = false;   // g / gradDivisor first (a grad scale, maximize)
+    bool divideGrad = false;   // g / gradDivisor first (LaunchScalars', ema_adam_scalar.h)
     UpdateScalars k{};         // the launch's folded scalars (k.mode: Adam + L2 or AdamW)
-    float gradDivisor = 1.0f;  // maximize ? -scale : scale
+    float gradDivisor = 1.0f;  // LaunchScalars': the grad scale or 1, negative to ascend
     uint32_t count = 0;
     const uint64_t* numels = nullptr;
     const void* const* grads = nullptr;

@@ -84,7 +84,7 @@ struct EntryLoopShape {
 /** One launch: every entry updated in place (entry i has numels[i] elements in every array). */
 struct EntriesJob {
     UpdateScalars k;
-    float gradDivisor;  // prologue 1: the grad scale, negated with maximize
+    float gradDivisor;  // prologue 1: LaunchScalars' (the grad scale or 1, negative to ascend)
     const uint64_t* numels;
     const void* const* grads;
     void* const* vars;

@@ -19,11 +19,11 @@
 namespace ascend_ema_adam::native {
 namespace {
 
-/** What happens to the widened gradient before the update (maximize, a grad scale). */
+/** What happens to the widened gradient before the update (LaunchPrologue's, ema_adam_scalar.h). */
 enum class Prologue : uint32_t {
     kNone,
-    kDivide,  // maximize and/or a grad scale: g = g / divisor, divisor = maximize ? -scale : scale
-              // (scale 1 without a grad scale). Exactly the golden's (-g) / scale, and -g: IEEE
+    kDivide,  // g = g / divisor, LaunchScalars::gradDivisor: the grad scale (1 without one),
+              // negated to ascend the gradient. Exactly the golden's (-g) / scale, and -g: IEEE
               // division rounds the exact quotient, whose sign is the product of the signs, so
               // (-g)/s and g/(-s) are the same number, and g/(-1) is -g (NaN aside). One loop
               // for both halves the loops a negation of its own would instantiate.

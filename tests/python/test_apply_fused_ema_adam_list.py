@@ -122,9 +122,6 @@ def test_opdef_dtype_columns_cover_the_contract():
         "grads": "dynamic", "vars": "dynamic", "ms": "dynamic", "vs": "dynamic", "ss": "dynamic",
         "max_vs": "dynamic", "model_copies": "dynamic", "step": "required",
         "grad_scale": "optional", "found_inf": "optional"}
-    assert [a["name"] for a in op["attr"]] == [
-        "lr", "ema_decay", "beta1", "beta2", "eps", "mode", "bias_correction", "weight_decay",
-        "maximize"]
 
 
 # ------------------------------------------------------------------------------------------

@@ -112,17 +112,20 @@ def test_aclnn_headers_declare_the_spec(op):
 
 
 def _cann_json(sig, op_type):
-    (desc,) = json.loads((ROOT / "op_host" / sig.operator / "cann" /
-                          f"{gen.snake(op_type)}.json").read_text())
+    path = ROOT / "op_host" / sig.operator / "cann" / f"{gen.snake(op_type)}.json"
+    (written,) = json.loads(path.read_text())
+    assert "attr" not in written, f"{path.name}: the attributes are the spec's"
+    desc = gen.msopgen_description(path)
     assert desc["op"] == op_type
     return desc
 
 
 @pytest.mark.parametrize("op", sorted(SPECS))
 def test_op_build_jsons_are_the_spec(op):
-    """Each OpDef's JSON (what msopgen and CANN's build read; tools/cann_op_build.sh holds op_build's
-    ops-info of the OpDef to it): inputs in CANN's order with their parameter types, the written
-    ones as outputs, the attributes with their types and CANN's defaults."""
+    """Each OpDef's description as msopgen reads it (op_host/<op>/cann/<op type>.json with the
+    spec's attributes, merged by build.sh; tools/cann_op_build.sh holds op_build's ops-info of the
+    OpDef to it): inputs in CANN's order with their parameter types, the written ones as
+    outputs, the attributes with their types and CANN's defaults."""
     sig = SPECS[op]
     param_type = {"Tensor": "required", "Tensor?": "optional", "Tensor[]": "dynamic",
                   "Tensor[]?": "dynamic"}
@@ -145,6 +148,27 @@ def test_op_build_jsons_are_the_spec(op):
             assert type(a.default)(value) == a.default, (op_type, a.name, p["default_value"])
 
 
+def test_msopgen_descriptions_refuse_written_attributes(tmp_path):
+    """An op JSON that lists attributes itself is refused, named (they are the spec's), and so is
+    one of an op type its spec does not have."""
+    source = ROOT / "op_host" / "apply_fused_ema_adam"
+    op = tmp_path / "apply_fused_ema_adam"
+    (op / "cann").mkdir(parents=True)
+    (op / "apply_fused_ema_adam_signature.json").write_text(
+        (source / "apply_fused_ema_adam_signature.json").read_text())
+    (desc,) = json.loads((source / "cann" / "aea_apply_fused_ema_adam.json").read_text())
+    path = op / "cann" / "aea_apply_fused_ema_adam.json"
+    path.write_text(json.dumps([desc]))
+    assert [a["name"] for a in gen.msopgen_description(path)["attr"]] == [
+        "lr", "ema_decay", "beta1", "beta2", "eps", "mode", "bias_correction", "weight_decay"]
+    path.write_text(json.dumps([{**desc, "attr": []}]))
+    with pytest.raises(gen.SpecError, match="lists attributes"):
+        gen.msopgen_description(path)
+    path.write_text(json.dumps([{**desc, "op": "Other"}]))
+    with pytest.raises(gen.SpecError, match="none of its spec's cann_ops"):
+        gen.msopgen_description(path)
+
+
 def test_cpp_attribute_defaults_are_the_spec():
     """The C++ Attrs (every operator's EMA-Adam attributes, _twin.Attrs) and golden.Hyper default
     to the specs' values."""
@@ -156,6 +180,28 @@ def test_cpp_attribute_defaults_are_the_spec():
         for name in shared:
             assert getattr(attrs, name) == defaults[name], name
             assert getattr(golden.Hyper(), name) == defaults[name], name
+
+
+def test_list_attrs_are_the_spec():
+    """_twin.ListAttrs (the C++ ListAttrs, bound from the generated attribute table) has exactly
+    the list op's attributes with the spec's defaults, and twin's conversion sets each from the
+    golden.Hyper / golden.Extras field of its name."""
+    sig = SPECS["apply_fused_ema_adam_list"]
+    attrs = _twin.ListAttrs()
+    names = {n for n in dir(attrs) if not n.startswith("_")}
+    assert names == {a.name for a in sig.by_kind("attr")}
+    for a in sig.by_kind("attr"):
+        assert getattr(attrs, a.name) == a.default, a.name
+    hyper = golden.Hyper(lr=0.5, ema_decay=0.25, beta1=0.125, beta2=0.75, eps=2.0 ** -10, mode=0,
+                         bias_correction=False, weight_decay=0.0625)
+    switches = {f.name for f in fields(golden.Extras)}
+    extras = golden.Extras(**{a.name: not a.default for a in sig.by_kind("attr")
+                              if a.type == "bool" and a.name in switches})
+    converted = twin._list_attrs(hyper, extras)
+    for a in sig.by_kind("attr"):
+        source = hyper if hasattr(hyper, a.name) else extras
+        assert getattr(converted, a.name) == getattr(source, a.name), a.name
+        assert getattr(converted, a.name) != a.default, a.name
 
 
 def _python_view(sig):

@@ -41,25 +41,33 @@ ScalarArg ToScalarArg(const Scalar& s)
     return arg;
 }
 
-/** Phase 1 of every launch of one call, kept for its phase 2s: the op's arguments, lr and the
- *  decay each a number (written into a tensor it owns) or a one-element tensor (lr_tensor /
- *  ema_decay_tensor of the op). */
+// The attributes after lr and the EMA decay, in the spec's order (CANN's): as parameters, their
+// types, their Python names, and into the call's ListAttrs.
+#define AEA_ATTR_PARAM(type, cpp, name) , type cpp
+#define AEA_ATTR_TYPE(type, cpp, name) , type
+#define AEA_ATTR_ARG(type, cpp, name) , py::arg(name)
+#define AEA_ATTR_SET(type, cpp, name) attrs.cpp = cpp;
+
+/** Phase 1 of every launch of one call, kept for its phase 2s: the op's arguments in CANN's order,
+ *  lr and the decay each a number (written into a tensor it owns) or a one-element tensor
+ *  (lr_tensor / ema_decay_tensor of the op). */
 class ListLaunch {
 public:
     ListLaunch(const Tensors& grads, const Tensors& vars, const Tensors& ms, const Tensors& vs,
                const Tensors& ss, const Tensors& maxVs, const Tensors& modelCopies,
                const at::Tensor& step, const std::optional<at::Tensor>& gradScale,
                const std::optional<at::Tensor>& foundInf, const Scalar& lr,
-               const Scalar& emaDecay, double beta1, double beta2, double eps, int64_t mode,
-               bool biasCorrection, double weightDecay, bool maximize)
+               const Scalar& emaDecay APPLY_FUSED_EMA_ADAM_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_PARAM))
     {
         const ScalarArg lrArg = ToScalarArg(lr);
         const ScalarArg decayArg = ToScalarArg(emaDecay);
-        const ListCall call = ListCallOf(grads, vars, ms, vs, ss, step, lrArg.value,
-                                         decayArg.value, beta1, beta2, eps, mode, biasCorrection,
-                                         weightDecay, at::TensorList(maxVs),
-                                         at::TensorList(modelCopies), gradScale, foundInf,
-                                         maximize, lrArg.tensor, decayArg.tensor);
+        ListAttrs attrs;
+        attrs.lr = lrArg.value;
+        attrs.emaDecay = decayArg.value;
+        APPLY_FUSED_EMA_ADAM_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_SET)
+        const ListCall call =
+            ListCallOf({grads, vars, ms, vs, ss, maxVs, modelCopies}, step,
+                       {&gradScale, &foundInf, &lrArg.tensor, &decayArg.tensor}, attrs);
         if (step.device().is_cpu()) {
             prepared_ = std::make_unique<PreparedListCall>(call, /*repeatable=*/true);
             return;
@@ -108,13 +116,12 @@ void Bind(py::module_& mod)
         .def(py::init<const Tensors&, const Tensors&, const Tensors&, const Tensors&,
                       const Tensors&, const Tensors&, const Tensors&, const at::Tensor&,
                       const std::optional<at::Tensor>&, const std::optional<at::Tensor>&,
-                      const Scalar&, const Scalar&, double, double, double, int64_t, bool, double,
-                      bool>(),
+                      const Scalar&, const Scalar&
+                      APPLY_FUSED_EMA_ADAM_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_TYPE)>(),
              py::arg("grads"), py::arg("vars"), py::arg("ms"), py::arg("vs"), py::arg("ss"),
              py::arg("max_vs"), py::arg("model_copies"), py::arg("step"), py::arg("grad_scale"),
-             py::arg("found_inf"), py::arg("lr"), py::arg("ema_decay"), py::arg("beta1"),
-             py::arg("beta2"), py::arg("eps"), py::arg("mode"), py::arg("bias_correction"),
-             py::arg("weight_decay"), py::arg("maximize"),
+             py::arg("found_inf"), py::arg("lr"),
+             py::arg("ema_decay") APPLY_FUSED_EMA_ADAM_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_ARG),
              "Validates the call as the op does and runs phase 1 of every launch (raises the "
              "op's errors); writes nothing.")
         .def("run", &ListLaunch::Run, py::arg("grads"), py::arg("step"), py::arg("lr"),

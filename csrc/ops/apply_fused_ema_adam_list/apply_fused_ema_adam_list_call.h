@@ -118,6 +118,21 @@ inline ListCall ListCallOf(APPLY_FUSED_EMA_ADAM_LIST_PARAMS)
     return call;
 }
 
+/** The same from the lists, the optional one-element tensors (ListCallScalar) and the
+ *  attributes, each in CANN's order (_C.ListLaunch's). */
+inline ListCall ListCallOf(
+    const std::array<at::TensorList, kApplyFusedEmaAdamLists>& lists, const at::Tensor& step,
+    const std::array<const std::optional<at::Tensor>*, kCallScalars>& scalars,
+    const ListAttrs& attrs)
+{
+    ListCall call;
+    call.lists = lists;
+    call.step = &step;
+    call.scalars = scalars;
+    call.attrs = attrs;
+    return call;
+}
+
 /**
  * A device kernel of the op from `kRun`, what the device does with the call: the op's signature
  * (APPLY_FUSED_EMA_ADAM_LIST_PARAMS), running kRun(ListCallOf(its arguments)). The CPU and NPU

@@ -3,7 +3,8 @@
 # toolkit.
 #
 # CANN's documented flow: msopgen generates the custom-op project from the op descriptions
-# (*.json here, merged into one); we then place this repository's sources where that project
+# (op_host/<op>/cann/<name>.json with the attributes of the operator's spec, merged into one by
+# cmake/gen_op_signature.py --msopgen); we then place this repository's sources where that project
 # expects them (op_host/: OpDef + tiling per op, op_kernel/: the kernels) and run the project's
 # own build.sh. Requires ASCEND_HOME_PATH (source <cann>/set_env.sh). Output:
 # build_out/custom_opp_*.run.
@@ -24,7 +25,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../../.." && pwd)"
 compute_units=(ascend910b ascend910_93)  # Atlas A2, Atlas A3: the OpDefs' AddConfig SoCs
 
-# The operators: every op_host/<op>/cann/<name>_def.cpp is one CANN op <name> with <name>.json.
+# The operators: every op_host/<op>/cann/<name>_def.cpp is one CANN op <name> with <name>.json
+# (its inputs and outputs; the attributes are its spec's).
 mapfile -t defs < <(cd "$repo" && ls op_host/*/cann/*_def.cpp)
 
 # The project is flat: op_host/ holds each op's registration as <name>.cpp (replacing msopgen's stub
@@ -63,11 +65,9 @@ rm -rf "$project"
 mkdir -p "$project"
 merged="$(mktemp --suffix=.json)"
 trap 'rm -f "$merged"' EXIT
-python3 - "$merged" "${defs[@]/#/$repo/}" <<'PY'
-import json, sys
-ops = [op for path in sys.argv[2:] for op in json.load(open(path.removesuffix("_def.cpp") + ".json"))]
-json.dump(ops, open(sys.argv[1], "w"), indent=2)
-PY
+descriptions=()
+for def in "${defs[@]}"; do descriptions+=("$repo/${def%_def.cpp}.json"); done
+python3 "$repo/cmake/gen_op_signature.py" --msopgen "$merged" "${descriptions[@]}"
 "$ASCEND_HOME_PATH/python/site-packages/bin/msopgen" gen -i "$merged" -c "ai_core-${compute_units[0]}" \
     -lan cpp -out "$project"
 stage "$project"

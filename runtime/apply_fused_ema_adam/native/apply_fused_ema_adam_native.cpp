@@ -1,8 +1,8 @@
 /**
  * @file apply_fused_ema_adam_native.cpp
  * @brief RunApplyFusedEmaAdamNative: ApplyFusedEmaAdam's launch as one entry of the shared
- *        EMA-Adam entries loops (one dtype for param, state and grad, an EMA, no AMSGrad,
- *        maximize, grad scale or found_inf), with the kernel's FoldScalars.
+ *        EMA-Adam entries loops (one dtype for param, state and grad, an EMA, none of the list
+ *        op's options), with the kernel's FoldScalars.
  */
 #include "apply_fused_ema_adam_native.h"
 

@@ -51,8 +51,6 @@ uint32_t RunNativeList(const ListTilingResult& tiling, const ApplyFusedEmaAdamLi
     e.types = {dtypes.param, dtypes.state, dtypes.grad, dtypes.hasCopy, dtypes.copy};
     e.amsgrad = t.amsgrad != 0U;
     e.ema = t.hasEma != 0U;
-    // maximize rides on the divisor (native::Prologue::kDivide of ema_adam_native_update.h).
-    e.divideGrad = t.hasGradScale != 0U || t.maximize != 0U;
     e.count = b.tensorNum;
     e.numels = b.numels;
     e.grads = b.grads;
@@ -71,6 +69,7 @@ uint32_t RunNativeList(const ListTilingResult& tiling, const ApplyFusedEmaAdamLi
         return 0;
     }
     e.k = launch.k;
+    e.divideGrad = launch.divideGrad;  // one division serves both (native::Prologue::kDivide)
     e.gradDivisor = launch.gradDivisor;
     return RunEmaAdamEntries(e, options);
 }

@@ -120,8 +120,9 @@ AEA_CASE(refuses_every_combination_outside_the_contract)
                         Dtypes(p, s, g, copy >= 0, copy >= 0 ? kFloats[copy] : kF16);
                     std::string error;
                     try {
-                        list_op::ComputeListTiling({100, 3}, d, aea::Attrs(), list_op::ListOptions(),
-                                               aea::FindPlatform("Ascend910B2"));
+                        list_op::ComputeListTiling({100, 3}, d, list_op::ListAttrs(),
+                                                   list_op::ListOptions(),
+                                                   aea::FindPlatform("Ascend910B2"));
                     } catch (const std::invalid_argument& e) {
                         error = e.what();
                     }
@@ -147,12 +148,35 @@ AEA_CASE(no_elements_no_launch)
     for (const std::vector<uint64_t>& numels :
          {std::vector<uint64_t>{}, std::vector<uint64_t>{0}, std::vector<uint64_t>{0, 0, 0}}) {
         const list_op::ListTilingResult r =
-            list_op::ComputeListTiling(numels, Dtypes(kBf16, kF32, kBf16), aea::Attrs(),
+            list_op::ComputeListTiling(numels, Dtypes(kBf16, kF32, kBf16), list_op::ListAttrs(),
                                    Options(true, true), aea::FindPlatform("Ascend910B2"));
         EXPECT(r.blockDim == 0 && r.data.usedCoreNum == 0 && r.data.chunkLength == 0);
         EXPECT(r.ubBytesPerCore == 0 && r.data.tensorNum == numels.size());
         EXPECT(r.data.coreStart[0].tensor == numels.size() && r.data.coreStart[0].block == 0);
         EXPECT(list_op::ListCoreSegments(r.data, numels, 0).empty());
+    }
+}
+
+AEA_CASE(attributes_and_inputs_reach_the_tiling_data)
+{
+    // The attributes, passed whole, and which optional inputs the launch has: each its field.
+    for (int bits = 0; bits < 4; ++bits) {
+        list_op::ListAttrs attrs;
+        attrs.lr = 0.25;
+        attrs.mode = bits & 1;
+        attrs.maximize = (bits & 2) != 0;
+        list_op::ListOptions options = Options((bits & 1) != 0, (bits & 2) == 0);
+        options.foundInf = bits == 3;
+        options.ema = bits != 1;
+        const ApplyFusedEmaAdamListTilingData t =
+            list_op::ComputeListTiling({64}, Dtypes(kF32, kF32, kF32), attrs, options,
+                                       aea::FindPlatform("Ascend910B2"))
+                .data;
+        EXPECT(t.hyper.lr == 0.25f && t.hyper.mode == static_cast<uint32_t>(bits & 1));
+        EXPECT(t.maximize == ((bits & 2) != 0 ? 1U : 0U));
+        EXPECT(t.amsgrad == ((bits & 1) != 0 ? 1U : 0U));
+        EXPECT(t.hasGradScale == ((bits & 2) == 0 ? 1U : 0U));
+        EXPECT(t.hasFoundInf == (bits == 3 ? 1U : 0U) && t.hasEma == (bits != 1 ? 1U : 0U));
     }
 }
 
@@ -165,7 +189,7 @@ AEA_CASE(embedding_beside_biases_balances_on_910b2)
     const aea::Platform a2 = aea::FindPlatform("Ascend910B2");
     for (const list_op::ListDtypes& d : {Dtypes(kF32, kF32, kF32), Dtypes(kBf16, kF32, kBf16)}) {
         const list_op::ListTilingResult r =
-            list_op::ComputeListTiling(numels, d, aea::Attrs(), list_op::ListOptions(), a2);
+            list_op::ComputeListTiling(numels, d, list_op::ListAttrs(), list_op::ListOptions(), a2);
         const ApplyFusedEmaAdamListTilingData& t = r.data;
         EXPECT(r.blockDim == 48);
         // The start table: monotone in (tensor, block), from {0, 0} to the sentinel.
@@ -198,7 +222,7 @@ AEA_CASE(chunk_fits_the_ub_for_every_combination_and_option)
             for (int o = 0; o < 4; ++o) {
                 const list_op::ListOptions options = Options((o & 1) != 0, (o & 2) != 0);
                 const list_op::ListTilingResult r = list_op::ComputeListTiling(
-                    {5, 1ULL << 30, 17}, d, aea::Attrs(), options, platform);
+                    {5, 1ULL << 30, 17}, d, list_op::ListAttrs(), options, platform);
                 const uint32_t bytes = list_op::ListUbBytesPerElement(d, options, 2);
                 const uint32_t chunk = r.data.chunkLength;
                 const uint32_t align = r.data.alignElems;

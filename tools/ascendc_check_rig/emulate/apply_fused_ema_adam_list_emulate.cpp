@@ -54,10 +54,16 @@ Dt DtOf(aea::DataType d)
     return d == aea::DataType::kFloat32 ? Dt::kF32 : d == aea::DataType::kFloat16 ? Dt::kF16 : Dt::kBf16;
 }
 
+/** A case's options: which optional inputs the launch has, and maximize. */
+struct Options {
+    list_op::ListOptions inputs;
+    bool maximize = false;
+};
+
 struct Case {
     uint32_t cores;
     std::vector<uint64_t> numels;  // elements; an entry c * 1000000 + e means c full chunks plus e
-    list_op::ListOptions options;
+    Options options;
     float foundInf = kNoValue;     // its value when given
     int64_t mode = 1;
     bool biasCorrection = true;
@@ -110,13 +116,14 @@ int RunCase(const std::string& out, uint64_t seed, const list_op::ListDtypes& d,
 {
     aea::Platform platform = aea::FindPlatform("Ascend910B2");
     platform.vectorCoreNum = c.cores;
-    aea::Attrs attrs;
+    list_op::ListAttrs attrs;
     attrs.lr = 1e-3;
     attrs.emaDecay = 0.995;
     attrs.mode = c.mode;
     attrs.biasCorrection = c.biasCorrection;
     attrs.weightDecay = c.mode == 0 ? 0.05 : 0.01;
-    list_op::ListOptions options = c.options;
+    attrs.maximize = c.options.maximize;
+    list_op::ListOptions options = c.options.inputs;
     options.foundInf = c.foundInf != kNoValue;
     const uint32_t chunk = list_op::ComputeListTiling({uint64_t{1} << 26}, d, attrs, options, platform).data.chunkLength;
     std::vector<uint64_t> numels;
@@ -208,7 +215,7 @@ int RunCase(const std::string& out, uint64_t seed, const list_op::ListDtypes& d,
     w.Meta("entries", static_cast<double>(numels.size()));
     w.Meta("amsgrad", options.amsgrad ? 1.0 : 0.0);
     w.Meta("ema", options.ema ? 1.0 : 0.0);
-    w.Meta("maximize", options.maximize ? 1.0 : 0.0);
+    w.Meta("maximize", attrs.maximize ? 1.0 : 0.0);
     if (options.gradScale) w.Meta("grad_scale", gradScale); else w.Meta("grad_scale", "none");
     if (options.foundInf) w.Meta("found_inf", c.foundInf); else w.Meta("found_inf", "none");
     w.Meta("step", static_cast<double>(stepValue));
@@ -246,13 +253,13 @@ int main(int argc, char** argv)
     ascendc_emulate::UseSourceRootsFromEnvironment();
     const std::string out = argv[1];
     const uint64_t seed = std::strtoull(argv[2], nullptr, 10);
-    list_op::ListOptions small;  // grad scale, found_inf clear; V2: lr and decay tensors
-    small.gradScale = true;
-    small.lrTensor = small.emaDecayTensor = kV2;
-    list_op::ListOptions chunked;  // AMSGrad, maximize; V2: without the EMA
-    chunked.amsgrad = true;
+    Options small;  // grad scale, found_inf clear; V2: lr and decay tensors
+    small.inputs.gradScale = true;
+    small.inputs.lrTensor = small.inputs.emaDecayTensor = kV2;
+    Options chunked;  // AMSGrad, maximize; V2: without the EMA
+    chunked.inputs.amsgrad = true;
+    chunked.inputs.ema = !kV2;
     chunked.maximize = true;
-    chunked.ema = !kV2;
     int failed = 0, index = 0;
     for (const list_op::ListDtypes& d : list_op::ListDtypeCombinations()) {
         // 48 cores: entries of 1 element, shorter than a block, and a few hundred.

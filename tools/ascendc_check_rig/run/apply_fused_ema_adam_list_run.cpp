@@ -54,10 +54,10 @@ extern "C" void apply_fused_ema_adam_list(uint8_t* grads, uint8_t* vars, uint8_t
 
 namespace {
 
-using ascend_ema_adam::Attrs;
 using ascend_ema_adam::DataType;
 using ascend_ema_adam::DataTypeName;
 using ascend_ema_adam::DataTypeSize;
+using ascend_ema_adam::apply_fused_ema_adam_list::ListAttrs;
 using ascend_ema_adam::apply_fused_ema_adam_list::ListDtypes;
 using ascend_ema_adam::apply_fused_ema_adam_list::ListOptions;
 using ascend_ema_adam::apply_fused_ema_adam_list::ListTilingResult;
@@ -170,7 +170,7 @@ struct Launch {
     std::vector<uint64_t> numels;
     ListDtypes dtypes;
     ListOptions options;
-    Attrs attrs;
+    ListAttrs attrs;
     FoundInf foundInf = FoundInf::kAbsent;
     Break broken = Break::kNone;
 
@@ -197,7 +197,7 @@ std::string Describe(const Launch& l, const ListTilingResult& t)
                     " layout (" + std::to_string(l.numels.size()) + " tensors), chunk " +
                     std::to_string(t.data.chunkLength) + (l.options.amsgrad ? ", amsgrad" : ", max_vs absent") +
                     ", grad_scale " + (l.options.gradScale ? "given" : "absent") + ", found_inf = " +
-                    FoundInfName(l.foundInf) + (l.options.maximize ? ", maximize" : "") + ", mode " +
+                    FoundInfName(l.foundInf) + (l.attrs.maximize ? ", maximize" : "") + ", mode " +
                     std::to_string(l.attrs.mode) + (l.attrs.biasCorrection ? ", bias correction" : "") +
                     (l.options.ema ? "" : ", ss absent") + (l.options.lrTensor ? ", lr tensor" : "") +
                     (l.options.emaDecayTensor ? ", ema_decay tensor" : "");
@@ -443,7 +443,8 @@ Outcome RunLaunch(const Launch& l)
 }
 
 /** The chunk a launch of these dtypes/options gets when UB, not the core's share, limits it. */
-uint32_t FullChunk(const ListDtypes& d, const ListOptions& o, const Attrs& a, const Platform& platform)
+uint32_t FullChunk(const ListDtypes& d, const ListOptions& o, const ListAttrs& a,
+                   const Platform& platform)
 {
     return ComputeListTiling({uint64_t{1} << 26}, d, a, o, platform).data.chunkLength;
 }
@@ -518,7 +519,7 @@ int RunAll()
                         l.options.gradScale = scale != 0;
                         l.options.ema = !AEA_LIST_RUN_V2 || variant == 0;
                         l.options.lrTensor = l.options.emaDecayTensor = AEA_LIST_RUN_V2 != 0;
-                        l.options.maximize = (k + amsgrad + scale) % 2 == 1;
+                        l.attrs.maximize = (k + amsgrad + scale) % 2 == 1;
                         l.attrs.mode = static_cast<int64_t>((k + scale) % 2);
                         l.attrs.biasCorrection = !(amsgrad != 0 && scale != 0);
                         l.attrs.weightDecay = 0.01;
