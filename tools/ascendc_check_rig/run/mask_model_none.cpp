@@ -7,3 +7,10 @@
 uint64_t ModelFactoryGetMaskHigh() { return 0; }
 uint64_t ModelFactoryGetMaskLow() { return 0; }
 uint64_t ModelFactoryGetMaskMode() { return 0; }
+
+// Gather's CPU-debug implementation hands the model its source table (dav_c220
+// kernel_operator_vec_gather_impl.h; declared in asc-tools' cpudebug utils/kernel_utils_constants.h): the
+// do-nothing intrinsics keep no model.
+namespace AscendC {
+void SetModelGatherbSrc0Tensor(uint64_t, const uint32_t) {}
+}  // namespace AscendC
