@@ -14,7 +14,7 @@
  *
  * The tiling adapter reads the call from the gert context, refuses it with the CPU aclnn layer's
  * own validation (CheckApplyFusedEmaAdam: dtypes, shapes, step, attributes, with the same
- * messages) and tiles with the same ComputeTiling, so the NPU and the CPU twin run identical
+ * messages) and tiles with the same ComputeApplyFusedEmaAdamTiling, so the NPU and the CPU twin run identical
  * tilings. What it cannot check, the NPU path does not: memory overlap and null data addresses
  * need the tensors (CANN's generated aclnn layer checks nulls and formats), and step's value is
  * device memory this function cannot read (docs/ACLNN.md, "The NPU path").
