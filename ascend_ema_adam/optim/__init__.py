@@ -29,9 +29,9 @@ optimizer's update counter):
 
 in fp32 arithmetic with the kernel's operation order (``docs/ARCHITECTURE.md``). The moments and
 the EMA of 16-bit parameters are fp32 by default (``state_dtype``); with ``master_weights`` the
-kernel updates an fp32 master and writes the 16-bit parameter as its rounding. AMSGrad, maximize,
-``torch.amp.GradScaler`` (no unscale pass, no host sync), EMA schedules and tensor (capturable)
-``lr``/``ema_decay`` are options; ``docs/OPTIMIZER.md`` lists them.
+kernel updates an fp32 master and writes the 16-bit parameter as its rounding. The options (torch
+AdamW's, ``torch.amp.GradScaler`` without an unscale pass or a host sync, EMA schedules, tensor
+(capturable) ``lr``/``ema_decay``, ...) are listed in ``docs/OPTIMIZER.md``.
 
 The package, in torch's shape: the class (``_optimizer``) checks every group, gathers its tensors
 and this step's hyper-parameters and calls the functional core
