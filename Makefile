@@ -158,6 +158,19 @@ $(VENV)/.engines.stamp: $(VENV)/.requirements.stamp pyproject.toml requirements-
 	    $(call extra_requirements,$(extra)) &&) true
 	touch $@
 
+# The supported stacks, not part of `make test`: each row of tools/compat/versions.toml (the
+# README's "Supported versions": the oldest, MindSpeed's torch 2.7.1 + torch_npu 2.7.1 on Python
+# 3.10, to the newest, what `make test` uses) in a venv of its own under build/compat/<row>/ with
+# cached downloads (build/compat/wheels/; a row whose downloads are impossible says SKIPPED): the
+# package built against that torch as a user builds it, the CPU Python suite, the error-path test,
+# the NPU sources against that row's torch_npu headers with the ABI check, and with the CANN
+# snapshots the real torch_npu of the row on stand-in CANN libraries (tools/compat/compat.py).
+# COMPAT_ARGS: e.g. --rows oldest,newest or --steps python,venv,build,tests.
+COMPAT_ARGS ?=
+.PHONY: compat
+compat:
+	$(PYTHON) tools/compat/compat.py $(COMPAT_ARGS)
+
 # CPU benchmark, not part of `make test`: the fused op vs torch fused AdamW and DeepSpeed CPUAdam
 # (each + a lerp EMA) and a bandwidth roofline; table on stdout, JSON and PNG in build/bench.
 # Installs the bench extra once (DeepSpeed JIT-builds its CPU Adam on first use, ~1 min, cached

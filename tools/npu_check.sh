@@ -1,30 +1,37 @@
 #!/usr/bin/env bash
-# The NPU build of the torch extension against the real torch_npu 2.13.0 wheels (unpacked, never
-# installed): every NPU-only source compiled as the _C target compiles it with torch_npu (the
-# same include order, AEA_WITH_NPU=1, -O2), then the ABI check (tools/npu_abi_check.py): every
+# The NPU build of the torch extension against the real torch_npu wheels (unpacked, never
+# installed; `make test`: 2.13.0, `make compat`: each row's): every NPU-only source compiled as the
+# _C target compiles it with torch_npu (the same include order, AEA_WITH_NPU=1, the op-plugin
+# version of the torch it runs with, -O2), then the ABI check (tools/npu_abi_check.py): every
 # symbol those objects need from torch_npu / op-plugin must be one the x86_64 and the aarch64
 # wheels' libraries export, or the extension would not import on an Ascend host. Its self-test
 # (tools/npu_abi_selftest/, a launch written with op-plugin's EXEC_NPU_CMD) must be refused.
 # Linking and running the extension inside torch_npu is tools/torch_npu_run/ (with snapshots).
 # Usage: tools/npu_check.sh <third_party/torch_npu> <python> <package build dir (build/release)>
+#                           [<objects dir (build/npu_check)>]
 set -euo pipefail
 npu="$1"
 python="$2"
 package_build="$3"
-out=build/npu_check
+out="${4:-build/npu_check}"
 mkdir -p "$out"
 npu_inc="$npu/include"
+npu_version="$(cat "$npu/VERSION" 2> /dev/null || echo '?')"  # (tools/unpack_torch_npu.py)
 torch_inc="$("$python" -c 'import torch.utils.cpp_extension as e; print(" ".join(e.include_paths()))')"
 torch_lib="$("$python" -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')"
 py_inc="$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
+# op-plugin's headers pick their code by the torch they compile against (CURRENT_VERSION=V2R<minor>,
+# as csrc/CMakeLists.txt and torch_npu's own build define it); the C++11 ABI is torch's.
+torch_minor="$("$python" -c 'import torch; print(torch.__version__.split(".")[1])')"
+cxx11_abi="$("$python" -c 'import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')"
 # The _C target's include order with torch_npu: ops/common, CANN's ACL headers (the wheel's; ours
 # in include/acl/ are the same declarations, aclnn.acl_headers_match_cann), our C API headers (for
 # aclnn/ and aclnnop/), the shared host folders, the source's own operator's folders (as
 # cmake/aea_add_operator.cmake gives them: csrc/ops/<op>, its generated signature header's folder in
 # the package build, op_host/<op>, op_kernel/<op>; none for a shared source), then torch and
 # torch_npu.
-flags=(-std=c++20 -O2 -fPIC -Wall -Werror=return-type -D_GLIBCXX_USE_CXX11_ABI=1
-       -DCURRENT_VERSION=V2R13 -DAEA_WITH_NPU=1 -I csrc/ops/common
+flags=(-std=c++20 -O2 -fPIC -Wall -Werror=return-type -D_GLIBCXX_USE_CXX11_ABI="$cxx11_abi"
+       -DCURRENT_VERSION=V2R"$torch_minor" -DAEA_WITH_NPU=1 -I csrc/ops/common
        -I "$npu_inc/third_party/acl/inc" -I include -I op_host/common -I op_kernel/common)
 system=(-isystem "$py_inc" -isystem "$npu_inc" -isystem "$npu_inc/third_party/op-plugin"
         -isystem "$npu_inc/third_party/hccl/inc")
@@ -59,7 +66,7 @@ for src in "${sources[@]}" tools/npu_abi_selftest/exec_npu_cmd.cpp; do
   if (( ${#pids[@]} >= $(nproc) )); then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
 done
 for pid in "${pids[@]}"; do wait "$pid"; done
-echo "npu-check: ${#sources[@]} NPU source(s) compile against torch-npu 2.13.0 headers"
+echo "npu-check: ${#sources[@]} NPU source(s) compile against torch-npu $npu_version headers"
 
 # The rest of _C, as the package build made it: its definitions count as the extension's own.
 ours=("$package_build"/csrc/CMakeFiles/_C.dir/ops/*.o "$package_build"/csrc/CMakeFiles/_C.dir/ops/*/*.o

@@ -5,7 +5,7 @@
 
 Each case makes its inputs on the CPU (fresh random values, never all zeros) and calls one
 function twice: on CPU tensors (this package's CPU device: our aclnn layer, the native kernel)
-and on copies moved with ``.npu()`` (the real torch_npu 2.13.0 and its op-plugin, our NPU
+and on copies moved with ``.npu()`` (the real torch_npu, 2.13.0 or a make compat row's, and its op-plugin, our NPU
 extension, CANN's generated aclnn and opbase, our kernel on the twin behind the stand-in
 runtime). The function returns the tensors it updated or made. A case *runs* when both calls
 return and every returned tensor is bit-identical after ``.cpu()``; a case is *refused* when both
@@ -14,7 +14,7 @@ other outcome fails. Every case runs in a fresh process per TASK_QUEUE_ENABLE mo
 it at import), on the same inputs (one seed for all modes), and counts once it passed in all.
 
 Prints one line per failure and the summary
-    torch-npu: N cases through the real torch_npu 2.13.0 and op-plugin, M bit-identical, K refused as expected
+    torch-npu: N cases through the real torch_npu <version> and op-plugin, M bit-identical, K refused as expected
 """
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 RUNS, REFUSED = "runs", "refused"
+# The torch_npu under test (run.sh: TORCH_NPU_VERSION; make compat runs each row's).
+NPU_VERSION = os.environ.get("AEA_TORCH_NPU_VERSION", "2.13.0")
 # The fault-injection case (fault_case), run in processes of its own with the faulty package.
 FAULT = "a failed queued address update: nothing written, the prepared call not run again"
 
@@ -711,7 +713,7 @@ def child(mode: str, seed: int, only: str | None) -> int:
     import torch
     import torch_npu  # noqa: F401 -- the real one, from the wheel
     import ascend_ema_adam  # noqa: F401
-    assert torch_npu.__version__ == "2.13.0", torch_npu.__version__
+    assert torch_npu.__version__ == NPU_VERSION, (torch_npu.__version__, NPU_VERSION)
     from ascend_ema_adam import _C
     assert _C.build_info()["npu_kernel"], "ascend_ema_adam was built without its NPU kernel"
     if only in LOOKUP_CHECKS:
@@ -840,7 +842,7 @@ def main() -> int:
         failed = failed or not good
         title = {**LOOKUP_CHECKS, **OVERFLOW_MODE_CHECKS}[which]
         print(f"torch-npu: {'' if good else 'FAILED '}{title} ({r['detail']})")
-    print(f"torch-npu: {identical + refused} cases through the real torch_npu 2.13.0 and op-plugin, "
+    print(f"torch-npu: {identical + refused} cases through the real torch_npu {NPU_VERSION} and op-plugin, "
           f"{identical} bit-identical, {refused} refused as expected (each in TASK_QUEUE_ENABLE="
           f"{', '.join(args.modes)}; seed {seed})")
     return 1 if failed else 0

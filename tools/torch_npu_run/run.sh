@@ -8,6 +8,15 @@
 #
 #   CANN_OPBASE_DIR CANN_RUNTIME_DIR CANN_METADEF_DIR ASC_DEVKIT_DIR ASC_TOOLS_DIR: snapshots
 #
+# `make compat` runs it for each row of the supported-versions table (tools/compat/compat.py) with
+#   TORCH_NPU_WHEEL        the row's torch_npu x86_64 wheel (default: third_party/wheels' 2.13.0)
+#   TORCH_NPU_VERSION      its version (default 2.13.0)
+#   TORCH_NPU_WORK         the work folder (default build/torch_npu)
+#   TORCH_NPU_BASE_PYTHON  a venv's python whose packages (the row's torch, the build tools) the
+#                          run's venv sees through a .pth file, instead of requirements.txt's
+#   TORCH_NPU_TORCH_WHEEL  a torch wheel for the run's venv alone, in front of the base venv's
+#                          (torch's CPU build: torch_npu's README asks for it on x86_64)
+#
 # Without them it says SKIPPED. What is whose:
 #   real     torch 2.13.0, torch_npu 2.13.0 and its op-plugin (the wheel), op_build's generated
 #            aclnn, opbase's nnopbase, metadef, CANN's platform library (tools/cann_host's build)
@@ -22,7 +31,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo="$PWD"
-work="$repo/build/torch_npu"
+npu_version="${TORCH_NPU_VERSION:-2.13.0}"
+work="${TORCH_NPU_WORK:-$repo/build/torch_npu}"
+base_python="${TORCH_NPU_BASE_PYTHON:-}"
 say() { echo "torch-npu: $*"; }
 die() { echo "torch-npu: $*" >&2; exit 1; }
 
@@ -30,39 +41,55 @@ for v in CANN_OPBASE_DIR CANN_RUNTIME_DIR CANN_METADEF_DIR ASC_DEVKIT_DIR ASC_TO
   if [[ -z "${!v:-}" ]]; then
     say "SKIPPED (set CANN_OPBASE_DIR, CANN_RUNTIME_DIR, CANN_METADEF_DIR, ASC_DEVKIT_DIR and" \
         "ASC_TOOLS_DIR to snapshots of hicann/opbase, hicann/runtime, hicann/metadef, asc-devkit and" \
-        "asc-tools to run the extension inside the real torch_npu 2.13.0)"
+        "asc-tools to run the extension inside the real torch_npu $npu_version)"
     exit 0
   fi
 done
 cann_host="$repo/build/cann_host"
 [[ -f "$cann_host/cmake/libcust_opapi.so" && -f "$cann_host/cmake/libascendcl.so" ]] ||
   die "FAILED: CANN's host stack is not built: tools/cann_host/run.sh runs first"
-wheel="$(ls "$repo"/third_party/wheels/torch_npu-2.13.0-*x86_64.whl 2> /dev/null | head -1)"
-[[ -n "$wheel" ]] || die "FAILED: no torch_npu 2.13.0 x86_64 wheel in third_party/wheels (make third_party/torch_npu)"
+wheel="${TORCH_NPU_WHEEL:-$(ls "$repo"/third_party/wheels/torch_npu-2.13.0-*x86_64.whl 2> /dev/null | head -1)}"
+[[ -n "$wheel" && -f "$wheel" ]] ||
+  die "FAILED: no torch_npu $npu_version x86_64 wheel (make third_party/torch_npu, or TORCH_NPU_WHEEL)"
 start=$(date +%s)
 mkdir -p "$work"
 
-# ---- the venv: torch 2.13.0 and torch_npu 2.13.0 (--no-deps), once ------------------------------
+# ---- the venv: torch and torch_npu (--no-deps), once. With TORCH_NPU_BASE_PYTHON its packages
+# come from that venv (a .pth file naming its site-packages: torch_npu never enters that venv,
+# where it would make `import torch` need CANN), else from requirements.txt. -----------------------
 venv="$work/venv"
 py="$venv/bin/python"
 stamp="$venv/.stamp"
-if [[ ! -f "$stamp" || tools/torch_npu_run/requirements.txt -nt "$stamp" || "$wheel" -nt "$stamp" ]]; then
+base_site=""
+[[ -z "$base_python" ]] ||
+  base_site="$("$base_python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+torch_wheel="${TORCH_NPU_TORCH_WHEEL:-}"
+if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$wheel $base_site $torch_wheel" ||
+      ( -z "$base_site" && tools/torch_npu_run/requirements.txt -nt "$stamp" ) ]]; then
   rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$py" -m pip install --quiet --disable-pip-version-check -r tools/torch_npu_run/requirements.txt \
-    > "$work/venv.log" 2>&1 || { tail "$work/venv.log" >&2; die "FAILED: the venv's requirements"; }
-  "$py" -m pip install --quiet --disable-pip-version-check --no-deps "$wheel" >> "$work/venv.log" 2>&1 ||
-    { tail "$work/venv.log" >&2; die "FAILED: installing $wheel"; }
-  touch "$stamp"
+  "${base_python:-python3}" -m venv "$venv"
+  if [[ -n "$base_site" ]]; then
+    echo "$base_site" > "$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/base_venv.pth"
+  else
+    "$py" -m pip install --quiet --disable-pip-version-check -r tools/torch_npu_run/requirements.txt \
+      > "$work/venv.log" 2>&1 || { tail "$work/venv.log" >&2; die "FAILED: the venv's requirements"; }
+  fi
+  "$py" -m pip install --quiet --disable-pip-version-check --no-deps "$wheel" $torch_wheel \
+    >> "$work/venv.log" 2>&1 || { tail "$work/venv.log" >&2; die "FAILED: installing $wheel $torch_wheel"; }
+  echo "$wheel $base_site $torch_wheel" > "$stamp"
 fi
 site="$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 torch_npu_dir="$site/torch_npu"
+# torch itself: in this venv, or in the base venv (found without importing it: an import would
+# load torch_npu through torch's device-backend autoload before the stand-ins are in place)
+torch_dir="$("$py" -c 'import importlib.util as u; print(u.find_spec("torch").submodule_search_locations[0])')"
 
 # ---- the stand-in CANN libraries (CMakeLists.txt) ------------------------------------------------
 libs="$work/cann"
-cmake -S tools/torch_npu_run -B "$libs" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DTORCH_NPU_DIR="$torch_npu_dir" -DTORCH_LIB_DIR="$site/torch/lib" \
-  -DTORCH_CMAKE_PREFIX="$site/torch/share/cmake" -DCANN_HOST_BUILD="$cann_host/cmake" \
+# (the configure asks torch for its headers: without torch_npu's autoload, which needs the stand-ins)
+TORCH_DEVICE_BACKEND_AUTOLOAD=0 cmake -S tools/torch_npu_run -B "$libs" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DTORCH_NPU_DIR="$torch_npu_dir" -DTORCH_LIB_DIR="$torch_dir/lib" \
+  -DTORCH_PYTHON="$py" -DCANN_HOST_BUILD="$cann_host/cmake" \
   -DCANN_OPBASE_DIR="$CANN_OPBASE_DIR" -DCANN_RUNTIME_DIR="$CANN_RUNTIME_DIR" \
   -DCANN_METADEF_DIR="$CANN_METADEF_DIR" -DPYTHON_EXECUTABLE="$(command -v python3)" \
   > "$work/configure.log" 2>&1 || { tail -20 "$work/configure.log" >&2; die "FAILED: configuring the stand-ins"; }
@@ -96,17 +123,19 @@ export LD_LIBRARY_PATH="$libs:$cann_host/cmake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PA
 export ASCEND_GLOBAL_LOG_LEVEL="${ASCEND_GLOBAL_LOG_LEVEL:-3}"
 
 # ---- our package with its NPU extension, built as an Ascend user builds it (README) ---------------
-if ! "$py" -m pip install --no-build-isolation --no-deps --disable-pip-version-check \
-     -Cbuild-dir="$work/package" -Ccmake.define.AEA_TORCH_NPU_ROOT="$torch_npu_dir" . \
+if ! TORCH_DEVICE_BACKEND_AUTOLOAD=0 "$py" -m pip install --no-build-isolation --no-deps --disable-pip-version-check \
+     --config-settings=build-dir="$work/package" \
+     --config-settings=cmake.define.AEA_TORCH_NPU_ROOT="$torch_npu_dir" . \
      > "$work/package.log" 2>&1; then
   grep -B2 -A8 -e "error" "$work/package.log" | head -40 >&2
-  die "FAILED: building ascend_ema_adam with its NPU extension (log: build/torch_npu/package.log)"
+  die "FAILED: building ascend_ema_adam with its NPU extension (log: $work/package.log)"
 fi
 say "built in $(( $(date +%s) - start )) s (venv, stand-ins, ascend_ema_adam with its NPU extension;" \
-    "cached in build/torch_npu/)"
+    "cached in ${work#"$repo/"}/)"
 
 # ---- the cases, in each task-queue mode (a fresh process each: torch_npu reads it at import) ----
-(cd "$work" && "$py" "$repo/tools/torch_npu_run/cases.py" --modes 0 1 2 --faulty-opp "$faulty" \
+(cd "$work" && AEA_TORCH_NPU_VERSION="$npu_version" "$py" "$repo/tools/torch_npu_run/cases.py" \
+  --modes 0 1 2 --faulty-opp "$faulty" \
   2> "$work/cases.err") |
   tee "$work/cases.log"
 exit "${PIPESTATUS[0]}"
