@@ -187,8 +187,12 @@ def step_venv(row: Row, log: Path) -> str:
     wheels.mkdir(parents=True, exist_ok=True)
     pip_install(row, log, reqs, wheels)
     # The engines after torch, without build isolation (DeepSpeed builds against that torch),
-    # megatron-core without its declared dependencies: as the Makefile's engines stamp.
-    pip_install(row, log, ["--no-build-isolation", "-c", str(constraints), engines[0]], wheels)
+    # megatron-core without its declared dependencies: as the Makefile's engines stamp. Held to
+    # the row's pins too: `pip download` does not see what is installed, and DeepSpeed's
+    # unpinned torch would fetch the newest torch (gigabytes) into the cache for nothing.
+    pins = row.work / "constraints.txt"
+    pins.write_text(constraints.read_text() + "\n".join(reqs) + "\n")
+    pip_install(row, log, ["--no-build-isolation", "-c", str(pins), engines[0]], wheels)
     pip_install(row, log, ["--no-deps", engines[1]], wheels)
     stamp.write_text(stamp_text)
     version = subprocess.run([row.py, "-c", "import torch; print(torch.__version__)"],
