@@ -12,10 +12,13 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ._common import (_MASTER, _OPTION_DEFAULTS, _TORCH_ONLY_KEYS, _WIDE_KEYS, _has_ema,
-                      _local)
+from ._common import (_MASTER, _MAX_V, _OPTION_DEFAULTS, _TORCH_ONLY_KEYS, _WIDE_KEYS,
+                      _has_ema, _local)
+from ._state8bit import (CODES_M, CODES_V, KEYS_8BIT, MAP_KEYS, MOMENTS, decoded, ensure_maps,
+                         has_8bit_state, has_moments, is_8bit, to_8bit)
 from ._steps import StepCounters, _host_step, _step_number
 from ._validation import _layout
+from .. import golden8bit
 from .functional import SWITCHES
 
 
@@ -43,15 +46,72 @@ def saved_state_tensors(state_dict: dict[str, Any]) -> tuple[list, dict]:
     the layout (moments, EMA, master): converted from these, not from torch's cast of them."""
     saved_ids = [i for g in state_dict["param_groups"] for i in g["params"]]
     originals = {i: {k: v for k, v in state_dict["state"][i].items()
-                     if k in _WIDE_KEYS + (_MASTER,) and isinstance(v, Tensor)}
+                     if k in _WIDE_KEYS + (_MASTER,) + KEYS_8BIT and isinstance(v, Tensor)}
                  for i in saved_ids if i in state_dict["state"]}
     return saved_ids, originals
+
+
+def check_loaded_8bit(state_dict: dict[str, Any], params: list[Tensor]) -> None:
+    """A checkpoint's 8-bit state, before anything is loaded: each parameter's four tensors
+    (uint8 codes of its parameter's size, fp32 scales of one per block of 256) and its group's
+    maps (fp32 [256], finite, sorted, within [-1, 1]), which its codes index. ``params``: this
+    optimizer's, in group order (matched to the checkpoint's by position, as torch matches
+    them). ValueError otherwise."""
+    saved_state = state_dict.get("state", {})
+    ids = [j for g in state_dict.get("param_groups", []) for j in g.get("params", ())]
+    numel = {j: p.numel() for j, p in zip(ids, params)}
+    for i, group in enumerate(state_dict.get("param_groups", [])):
+        eight = [j for j in group.get("params", ())
+                 if any(k in saved_state.get(j, {}) for k in KEYS_8BIT)]
+        if not eight:
+            continue
+        for key in MAP_KEYS:
+            q = group.get(key)
+            if not isinstance(q, Tensor):
+                raise ValueError(f"the checkpoint's param_groups[{i}] has 8-bit state but no "
+                                 f"'{key}': the codes cannot be read without their map")
+            try:
+                golden8bit.check_map(q.detach().cpu().numpy(), key)
+            except ValueError as e:
+                raise ValueError(f"the checkpoint's param_groups[{i}]: {e}") from None
+        for j in eight:
+            st = saved_state[j]
+            missing = [k for k in KEYS_8BIT if not isinstance(st.get(k), Tensor)]
+            if missing:
+                raise ValueError(f"the checkpoint's state of parameter {j} has 8-bit state "
+                                 f"without {', '.join(missing)}")
+            n = numel.get(j, st[CODES_M].numel())
+            for _, codes, absmax, _ in MOMENTS:
+                if (st[codes].dtype != torch.uint8 or st[codes].numel() != n
+                        or st[absmax].dtype != torch.float32
+                        or st[absmax].numel() != golden8bit.blocks(n)):
+                    raise ValueError(
+                        f"the checkpoint's state of parameter {j}: '{codes}' and '{absmax}' "
+                        f"are {st[codes].dtype} [{st[codes].numel()}] and {st[absmax].dtype} "
+                        f"[{st[absmax].numel()}]; expected uint8 [{n}] and float32 "
+                        f"[{golden8bit.blocks(n)}]")
+
+
+def place_maps(group: dict[str, Any], state_map) -> None:
+    """A loaded group's maps: on its first parameter's device where the group or a parameter's
+    state is 8-bit (the dynamic maps where the checkpoint had none), dropped where neither is."""
+    params = group["params"]
+    if group["state_bits"] == 8 or any(has_8bit_state(state_map.get(p)) for p in params):
+        device = _local(params[0]).device if params else torch.device("cpu")
+        for key in MAP_KEYS:
+            if isinstance(group.get(key), Tensor):
+                group[key] = group[key].to(device)
+        ensure_maps(group, device)
+    else:
+        for key in MAP_KEYS:
+            group.pop(key, None)
 
 
 def convert_loaded_state(state_map, p: Tensor, group: dict[str, Any],
                          original: dict[str, Tensor]) -> None:
     """One parameter's loaded state in this optimizer's layout, converted from the checkpoint's
-    tensors (``original``)."""
+    tensors (``original``): the state dtype, the master, and the state kind (8-bit codes kept
+    as saved, decoded into fp32 moments, or fp32 moments quantized: golden8bit's math)."""
     state = state_map.get(p)
     if not state or not p.is_floating_point():
         return
@@ -70,6 +130,26 @@ def convert_loaded_state(state_map, p: Tensor, group: dict[str, Any],
             state[key] = saved.to(device=p.device, dtype=state_dtype, copy=True)
         elif key == "ema_params" and key in state:  # made from the parameter on load
             state[key] = state.get(_MASTER, p).detach().to(state_dtype, copy=True)
+    for key in KEYS_8BIT:
+        state.pop(key, None)  # (torch's loader cast the codes to the parameter's dtype)
+    eight = is_8bit(group, p.numel())
+    if CODES_M in original:
+        if eight:  # kept as saved: the group took the checkpoint's maps with them
+            for key in KEYS_8BIT:
+                state[key] = original[key].to(device=p.device, copy=True).reshape(
+                    p.shape if key in (CODES_M, CODES_V) else -1)
+        else:
+            qmaps = (group[MAP_KEYS[0]], group[MAP_KEYS[1]])
+            for (wide, codes, absmax, _), q in zip(MOMENTS, qmaps):
+                state[wide] = decoded(original[codes], original[absmax], q).reshape(
+                    p.shape).to(device=p.device, dtype=state_dtype)
+    elif eight and "exp_avg" in state:
+        for key in ("exp_avg", "exp_avg_sq"):
+            if key not in state:
+                state[key] = torch.zeros_like(p, dtype=torch.float32)
+        to_8bit(state, ensure_maps(group, p.device))
+    if eight:
+        state.pop(_MAX_V, None)  # (no AMSGrad with 8-bit state)
 
 
 def warn_on_weight_decay_mode(adam_w_mode: int, groups: list[dict[str, Any]]) -> None:
@@ -122,7 +202,7 @@ def normalize_loaded_group(i: int, group: dict[str, Any], state_map, step_scope:
             continue
         if not _has_ema(group):
             dropped += state.pop("ema_params", None) is not None
-        elif "exp_avg" in state and "ema_params" not in state:
+        elif has_moments(state) and "ema_params" not in state:
             state["ema_params"] = p.detach().clone()
         if "step" in state:
             saved_steps[p] = _step_number(state["step"], f"param_groups[{i}]['params'][{j}]: "

@@ -22,13 +22,14 @@ _EMA_WARMUPS = ("num_updates", "power", None)
 # Group options added by this optimizer (beside MindSpeed's and torch's), with their defaults.
 _OPTION_DEFAULTS = dict(state_dtype=torch.float32, master_weights=False, ema_warmup="num_updates",
                         inv_gamma=1.0, power=2.0 / 3.0, min_ema_decay=0.0,
-                        ema_update_after_step=0, ema_every=1, max_grad_norm=None)
+                        ema_update_after_step=0, ema_every=1, max_grad_norm=None, state_bits=32,
+                        min_8bit_size=4096)
 # torch's implementation switches that mean nothing here (and would move a reloading torch
 # optimizer's steps to the device); dropped from loaded checkpoints.
 _TORCH_ONLY_KEYS = ("fused", "capturable")
 # Group keys that are this optimizer's settings: a loaded checkpoint does not change them.
 _SETTINGS = ("foreach", "state_dtype", "master_weights", "ema_warmup", "inv_gamma", "power",
-             "min_ema_decay", "ema_update_after_step", "ema_every")
+             "min_ema_decay", "ema_update_after_step", "ema_every", "state_bits", "min_8bit_size")
 
 
 def _has_ema(group: dict) -> bool:

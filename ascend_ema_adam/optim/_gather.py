@@ -13,7 +13,10 @@ from torch import Tensor
 
 from ._common import _MASTER, _MAX_V, _STATE_KEYS, _VALID_DTYPES, _WIDE_KEYS, _has_ema, _local
 from ._schedule import _device_decay, _host_decay
-from .functional import SWITCHES
+from .functional import ADAM8BIT_DEVICES, SWITCHES
+from ._state8bit import (ABSMAX_M, ABSMAX_V, CODES_M, CODES_V, QMAP_M, QMAP_V, ensure_maps,
+                         has_8bit_state, is_8bit, map_error, state_error, to_8bit, to_wide,
+                         zero_state)
 from ._validation import (_check_hyperparameters, _check_tensor_hypers, _grad_dtypes, _layout,
                           _state_dtypes, _tensor_error)
 
@@ -49,6 +52,7 @@ def check_group(i: int, group: dict[str, Any], state_map, dtensor,
     state, where)``: a parameter's step before this update (per-parameter steps, eager)."""
     _check_hyperparameters(group, f"param_groups[{i}]: ")
     keys = state_keys(group)
+    eight_bit = group["state_bits"] == 8
     items = []
     for j, p in enumerate(group["params"]):
         grad = p.grad
@@ -67,6 +71,8 @@ def check_group(i: int, group: dict[str, Any], state_map, dtensor,
             if error is None and state.get(key) is not None:
                 error = _tensor_error(p, state[key], f"state '{key}'", dtensor,
                                       _state_dtypes(p.dtype, key))
+        if error is None and (eight_bit or CODES_M in state or ABSMAX_M in state):
+            error = _state8bit_error(group, p, grad, state, dtensor)
         if error is not None:
             raise RuntimeError(where + error)
         _check_tensor_hypers(i, group, j, _local(p).device)
@@ -75,10 +81,39 @@ def check_group(i: int, group: dict[str, Any], state_map, dtensor,
     return items
 
 
+def _state8bit_error(group: dict[str, Any], p: Tensor, grad: Tensor, state: dict,
+                     dtensor) -> str | None:
+    """What the 8-bit state needs (a parameter of an 8-bit group, or one with 8-bit state to
+    convert): its state tensors and the group's maps as the operator takes them; for one that
+    keeps 8-bit state, a device the 8-bit launches reach and contiguous memory."""
+    eight = is_8bit(group, p.numel())
+    if dtensor is not None and isinstance(p, dtensor):
+        return ("state_bits=8 does not take DTensor (FSDP2) parameters: a shard's blocks of 256 "
+                "are not the parameter's (use state_bits=32 for this group)")
+    error = state_error(p, state) or map_error(group)
+    if error is not None:
+        return error
+    if has_8bit_state(state) and not all(isinstance(group.get(k), Tensor)
+                                         for k in (QMAP_M, QMAP_V)):
+        return (f"the 8-bit state has no maps: the group has no '{QMAP_M}' and "
+                f"'{QMAP_V}' (a checkpoint's codes need the maps saved with them)")
+    if eight:
+        if p.device.type not in ADAM8BIT_DEVICES:
+            return (f"state_bits=8 runs on {', '.join(sorted(ADAM8BIT_DEVICES))} tensors, this "
+                    f"parameter is on {p.device}")
+        for what, t in (("the parameter", p), ("the gradient", grad)):
+            if not t.is_contiguous():
+                return (f"{what} is not contiguous (strides {list(t.stride())}): the 8-bit "
+                        f"launch takes contiguous tensors")
+    return None
+
+
 def complete_state(item: Item, group: dict[str, Any], state_map) -> None:
     """Create the missing state, key by key (a partially loaded state, e.g. a ZeRO load of a
     torch AdamW checkpoint, is completed rather than rejected), and bring it to the group's
-    layout: the master created (or dropped), the state dtype converted."""
+    layout: the master created (or dropped), the state dtype converted, the moments in the
+    state kind the parameter keeps (8-bit or not: converted by golden8bit's quantize and
+    decode)."""
     p, state = item.param, item.state
     if not state:
         state = item.state = state_map[p]
@@ -87,7 +122,21 @@ def complete_state(item: Item, group: dict[str, Any], state_map) -> None:
         state[_MASTER] = p.detach().to(torch.float32, copy=True)
     elif not master:
         state.pop(_MASTER, None)
-    for key in ("exp_avg", "exp_avg_sq") + ((_MAX_V,) if group["amsgrad"] else ()):
+    eight = is_8bit(group, p.numel())
+    if eight or has_8bit_state(state):
+        qmaps = ensure_maps(group, p.device)
+        if not eight:  # (8-bit state of a parameter that keeps fp32 state now)
+            to_wide(state, qmaps, state_dtype)
+    moments = ("exp_avg", "exp_avg_sq")
+    if eight and not has_8bit_state(state):
+        if any(key in state for key in moments):  # fp32 state, converted
+            for key in moments:
+                if key not in state:
+                    state[key] = torch.zeros_like(p, dtype=torch.float32)
+            to_8bit(state, qmaps)
+        else:
+            state.update(zero_state(p, qmaps))
+    for key in (() if eight else moments) + ((_MAX_V,) if group["amsgrad"] else ()):
         if key not in state:
             state[key] = torch.zeros_like(p, dtype=state_dtype,
                                           memory_format=torch.preserve_format)
@@ -98,6 +147,10 @@ def complete_state(item: Item, group: dict[str, Any], state_map) -> None:
     for key in _WIDE_KEYS:
         if key in state and state[key].dtype != state_dtype:
             state[key] = state[key].to(state_dtype)
+    if eight:  # (the 8-bit launch takes contiguous tensors)
+        for key in ("ema_params", _MASTER):
+            if key in state and not state[key].is_contiguous():
+                state[key] = state[key].contiguous()
 
 
 class TensorLists:
@@ -136,6 +189,38 @@ class TensorLists:
                 master = st.get(_MASTER)
                 lists.master_params.append(None if master is None else local(master))
         return lists
+
+
+class TensorLists8:
+    """An 8-bit group's parameters that keep 8-bit state, as
+    :func:`~ascend_ema_adam.optim.functional.ema_adamw8bit` takes them (``ema_params`` None in a
+    group without an EMA, ``master_params`` None without masters)."""
+
+    __slots__ = ("params", "grads", "exp_avg_codes", "exp_avg_sq_codes", "exp_avg_absmaxes",
+                 "exp_avg_sq_absmaxes", "ema_params", "master_params")
+
+    def __init__(self, items: list[Item], group: dict[str, Any]):
+        states = [item.state for item in items]
+        self.params = [item.param for item in items]
+        self.grads = [item.grad for item in items]
+        self.exp_avg_codes = [st[CODES_M] for st in states]
+        self.exp_avg_sq_codes = [st[CODES_V] for st in states]
+        self.exp_avg_absmaxes = [st[ABSMAX_M] for st in states]
+        self.exp_avg_sq_absmaxes = [st[ABSMAX_V] for st in states]
+        self.ema_params = [st["ema_params"] for st in states] if _has_ema(group) else None
+        self.master_params = ([st.get(_MASTER) for st in states] if group["master_weights"]
+                              else None)
+
+
+def split_8bit(group: dict[str, Any], items: list[Item], steps):
+    """An 8-bit group's items and their steps (one tensor, or one per item) split into those
+    that keep fp32 state (below ``min_8bit_size``) and those that keep 8-bit state:
+    ``(items, steps, items8, steps8)``."""
+    flags = [is_8bit(group, item.param.numel()) for item in items]
+    pick = (lambda want: steps if isinstance(steps, Tensor)
+            else [s for s, f in zip(steps, flags) if f == want])
+    return ([it for it, f in zip(items, flags) if not f], pick(False),
+            [it for it, f in zip(items, flags) if f], pick(True))
 
 
 def _plain(t: Tensor) -> Tensor:

@@ -26,7 +26,8 @@ _GETTERS = {**{key: itemgetter(key) for key in _WIDE_KEYS},
 def _group_config(group: dict[str, Any]) -> tuple:
     """What decides a group's state keys and launches (a cache is valid for one config): an
     EMA switched on or off sends the group to the full check, which makes or drops it."""
-    return (group["amsgrad"], group["master_weights"], group["state_dtype"], _has_ema(group))
+    return (group["amsgrad"], group["master_weights"], group["state_dtype"], _has_ema(group),
+            group["state_bits"], group["min_8bit_size"])
 
 
 class GroupCache:
@@ -147,10 +148,11 @@ class LaunchCache:
     def remember(self, i: int, group: dict[str, Any], state_map, items: list[Item]) -> bool:
         """Cache group ``i`` after a full check and update (its parameters with a gradient: a
         step where the same ones have one stays cached); False if it cannot be (no parameter
-        with a gradient, DTensors)."""
+        with a gradient, DTensors, a group with ``state_bits=8``: its launches have no prepared
+        phase 2)."""
         dtensor = _dtensor_type()
-        if not items or (dtensor is not None
-                         and any(isinstance(item.param, dtensor) for item in items)):
+        if not items or group["state_bits"] == 8 or (
+                dtensor is not None and any(isinstance(item.param, dtensor) for item in items)):
             self.groups.pop(i, None)
             return False
         self.groups[i] = GroupCache(state_map, items, group)

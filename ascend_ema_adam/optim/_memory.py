@@ -21,6 +21,7 @@ from torch import Tensor
 
 from ._common import _MASTER, _MAX_V, _STATE_KEYS, _dtensor_type, _local
 from ._gather import state_keys
+from ._state8bit import KEYS_8BIT, MAP_KEYS, has_8bit_state, is_8bit
 from ._validation import _layout
 
 # Unbound methods: map() calls them without a Python frame (twice as fast as methodcaller).
@@ -142,16 +143,19 @@ def check_step_memory(step: _StepTensors, where: str = "") -> None:
 
 
 def _scalar_tensors(groups, scaler) -> list[tuple[Tensor, str]]:
-    """The read-only one-element tensors the launches take from the user: a group's tensor
-    ``lr``/``ema_decay``, GradScaler's scale and inf flag."""
+    """The read-only small tensors the launches take from the user: a group's tensor
+    ``lr``/``ema_decay`` and 8-bit maps, GradScaler's scale and inf flag."""
     out = [(group[key], f"param_groups[{i}]['{key}'] tensor") for i, group in enumerate(groups)
            for key in ("lr", "ema_decay") if isinstance(group[key], Tensor)]
+    out += [(group[key], f"param_groups[{i}]['{key}']") for i, group in enumerate(groups)
+            for key in MAP_KEYS if isinstance(group.get(key), Tensor)]
     out += [(t, f"the GradScaler's {name}") for name, t in (
         ("grad_scale", scaler.grad_scale), ("found_inf", scaler.found_inf)) if t is not None]
     return out
 
 
-_STATE_NAMES = {key: f"state '{key}'" for key in _STATE_KEYS + (_MAX_V, _MASTER)}
+_STATE_NAMES = {key: f"state '{key}'" for key in _STATE_KEYS + (_MAX_V, _MASTER) + KEYS_8BIT}
+_MOMENT_KEYS = ("exp_avg", "exp_avg_sq") + KEYS_8BIT
 
 
 def _add_item(step: "_StepTensors", i: int, item, group, keys, dtensor) -> None:
@@ -163,10 +167,16 @@ def _add_item(step: "_StepTensors", i: int, item, group, keys, dtensor) -> None:
     local = _local if dtensor is not None and isinstance(p, dtensor) else _same
     state_dtype, master = _layout(group, p.dtype)
     step.add(local(p), True, (i, j, "the parameter"))
+    eight = is_8bit(group, p.numel())
+    if eight or has_8bit_state(state):
+        # the state of the kind the parameter keeps: the other kind is converted into new
+        # tensors before the launch
+        moments = KEYS_8BIT if eight else ("exp_avg", "exp_avg_sq")
+        keys = moments + tuple(key for key in keys if key not in _MOMENT_KEYS)
     for key in keys:
         t = state.get(key)
         if t is None or (key == _MASTER and not master) or (
-                key != _MASTER and t.dtype != state_dtype):
+                key not in (_MASTER,) + KEYS_8BIT and t.dtype != state_dtype):
             continue
         step.add(local(t), True, (i, j, _STATE_NAMES[key]))
     step.add(local(item.grad), False, (i, j, "the gradient"))

@@ -18,13 +18,15 @@ import torch
 from torch import Tensor
 from torch.optim.optimizer import Optimizer
 
-from ._checkpoint import (convert_loaded_state, fill_defaults, normalize_loaded_group,
-                          saved_state_tensors, warn_on_weight_decay_mode, with_ema_settings)
+from ._checkpoint import (check_loaded_8bit, convert_loaded_state, fill_defaults,
+                          normalize_loaded_group, place_maps, saved_state_tensors,
+                          warn_on_weight_decay_mode, with_ema_settings)
 from ._clip import requested_norm, step_clipping
-from ._common import _SETTINGS, _STEP_SCOPES, _dtensor_type, _has_ema, counter_device
+from ._common import _SETTINGS, _STEP_SCOPES, _dtensor_type, _has_ema, _local, counter_device
 from ._ema import (_merge_tied_names, copy_ema_to_weights, ema_state_dict_of, ema_swapped,
                    restore_weights, stashed_weights)
-from ._gather import TensorLists, check_group, complete_state, hyper_parameters
+from ._gather import (TensorLists, TensorLists8, check_group, complete_state, hyper_parameters,
+                      split_8bit)
 from ._launch_cache import LaunchCache
 from ._memory import check_new_params, check_plan_memory
 from ._scaler import _Scaler
@@ -32,7 +34,8 @@ from ._steps import StepCounters, warn_zero3_parts
 from ._validation import (_check_capturable, _check_ema_decay, _check_hyperparameters,
                           _check_implementation, _check_tensor_hypers, _check_types,
                           _hyperparameter_error, _option_error)
-from .functional import ema_adamw
+from ._state8bit import QMAP_M, QMAP_V
+from .functional import ema_adamw, ema_adamw8bit
 
 
 class FusedEmaAdamW(Optimizer):
@@ -130,12 +133,14 @@ class FusedEmaAdamW(Optimizer):
                  bias_correction=True, adam_w_mode=True, set_grad_none=True, step_scope="param",
                  foreach=None, fused=None, state_dtype=torch.float32, master_weights=False,
                  ema_warmup="num_updates", inv_gamma=1.0, power=2.0 / 3.0, min_ema_decay=0.0,
-                 ema_update_after_step=0, ema_every=1, capturable=False, max_grad_norm=None):
+                 ema_update_after_step=0, ema_every=1, capturable=False, max_grad_norm=None,
+                 state_bits=32, min_8bit_size=4096):
         options = dict(state_dtype=state_dtype, master_weights=master_weights,
                        ema_warmup=ema_warmup if use_num_updates else None, inv_gamma=inv_gamma,
                        power=power, min_ema_decay=min_ema_decay,
                        ema_update_after_step=ema_update_after_step, ema_every=ema_every,
-                       max_grad_norm=max_grad_norm)
+                       max_grad_norm=max_grad_norm, state_bits=state_bits,
+                       min_8bit_size=min_8bit_size)
         _check_types(lr, eps, betas, weight_decay, ema_decay)
         _check_capturable(capturable)
         error = _hyperparameter_error(lr, eps, betas, weight_decay, ema_decay) or _option_error(
@@ -399,6 +404,7 @@ class FusedEmaAdamW(Optimizer):
         i, group, items, cached, grads = entry
         steps, per_param = self._steps, self.step_scope == "param"
         keep = True
+        lists8 = None
         if cached is not None:
             if per_param:
                 step, keep = steps.advance_cached(i, group, self.state, cached, grads, scaler)
@@ -408,15 +414,28 @@ class FusedEmaAdamW(Optimizer):
         else:
             step = (steps.advance_param_steps(i, group, items, self.state, dtensor, scaler)
                     if per_param else steps.next_group_step(i, group, self.state, scaler))
-            lists, prepared = TensorLists.of_items(items, group, dtensor), None
-        if lists.params:
-            ema_on, hypers = hyper_parameters(group, n, self.adam_w_mode, lists.params[0].device)
-            ema_adamw(lists.params, lists.grads, lists.exp_avgs, lists.exp_avg_sqs,
-                      lists.max_exp_avg_sqs, lists.ema_params if ema_on else None, step,
-                      master_params=lists.master_params, foreach=group.get("foreach"),
-                      grad_scale=scaler.grad_scale, found_inf=scaler.found_inf, **hypers,
-                      prepared=prepared,
-                      prepared_checked=cache is not None and cache.held_checked)
+            wide = items
+            if group["state_bits"] == 8:  # (never cached: every step checks it in full)
+                wide, step, items8, step8 = split_8bit(group, items, step)
+                lists8 = TensorLists8(items8, group) if items8 else None
+            lists, prepared = TensorLists.of_items(wide, group, dtensor), None
+        if lists.params or lists8 is not None:
+            first = (lists.params or lists8.params)[0]
+            ema_on, hypers = hyper_parameters(group, n, self.adam_w_mode, _local(first).device)
+            common = dict(foreach=group.get("foreach"), grad_scale=scaler.grad_scale,
+                          found_inf=scaler.found_inf, **hypers)
+            if lists.params:
+                ema_adamw(lists.params, lists.grads, lists.exp_avgs, lists.exp_avg_sqs,
+                          lists.max_exp_avg_sqs, lists.ema_params if ema_on else None, step,
+                          master_params=lists.master_params, prepared=prepared,
+                          prepared_checked=cache is not None and cache.held_checked, **common)
+            if lists8 is not None:
+                ema_adamw8bit(lists8.params, lists8.grads, lists8.exp_avg_codes,
+                              lists8.exp_avg_sq_codes, lists8.exp_avg_absmaxes,
+                              lists8.exp_avg_sq_absmaxes,
+                              lists8.ema_params if ema_on else None, step8,
+                              qmap_m=group[QMAP_M], qmap_v=group[QMAP_V],
+                              master_params=lists8.master_params, **common)
         if cache is None:
             return
         if cached is None:
@@ -540,6 +559,7 @@ class FusedEmaAdamW(Optimizer):
         from the weights."""
         state_dict = with_ema_settings(self.param_groups, state_dict)
         warn_on_weight_decay_mode(self.adam_w_mode, state_dict["param_groups"])
+        check_loaded_8bit(state_dict, [p for g in self.param_groups for p in g["params"]])
         settings = [{key: g[key] for key in _SETTINGS} for g in self.param_groups]
         saved_ids, originals = saved_state_tensors(state_dict)
         self._load_warnings = []  # (__setstate__ collects them; warned here, to the caller)
@@ -548,8 +568,12 @@ class FusedEmaAdamW(Optimizer):
             group.update(kept)
         params = [(p, g) for g in self.param_groups for p in g["params"]]
         with torch.no_grad():
+            for group in self.param_groups:  # (before the conversions, which use the maps)
+                place_maps(group, self.state)
             for saved_id, (p, group) in zip(saved_ids, params):
                 convert_loaded_state(self.state, p, group, originals.get(saved_id, {}))
+            for group in self.param_groups:
+                place_maps(group, self.state)
         for message in self._load_warnings:
             warnings.warn(message, stacklevel=2)
         del self._load_warnings

@@ -22,6 +22,7 @@ from torch import Tensor
 from ._common import _has_ema, _local, _same_objects, counter_device
 from ._gather import Item
 from ._scaler import _Scaler
+from ._state8bit import has_moments
 
 
 def _step_number(value, where: str) -> int:
@@ -278,7 +279,7 @@ class StepCounters:
         value = _step_number(group.pop("step"), f"param_groups[{i}]: step")
         for p in group["params"]:
             state = state_map.get(p)
-            if state and "exp_avg" in state and "step" not in state:
+            if has_moments(state) and "step" not in state:
                 state["step"] = _host_step(value)
 
     # -- steps per parameter (torch)
@@ -292,7 +293,7 @@ class StepCounters:
             if self._is_device_step(state["step"]):
                 return state["step"]
             return _step_number(state["step"], where + "state 'step'")
-        if "step" in group and "exp_avg" in state:
+        if "step" in group and has_moments(state):
             return _step_number(group["step"], f"param_groups[{i}]: step")
         return 0
 

@@ -158,6 +158,9 @@ def _option_error(group: dict[str, Any]) -> str | None:
     if group["master_weights"] and group["state_dtype"] is None:
         return ("Invalid state_dtype: None with master_weights=True (the state of an fp32 master "
                 "is fp32: use state_dtype=torch.float32)")
+    error = _state_bits_error(group)
+    if error is not None:
+        return error
     if group["ema_warmup"] not in _EMA_WARMUPS:
         return (f"Invalid ema_warmup: {group['ema_warmup']!r} ('num_updates', 'power' or "
                 f"None)")
@@ -175,6 +178,26 @@ def _option_error(group: dict[str, Any]) -> str | None:
     if not (_is_int(group["ema_every"]) and group["ema_every"] >= 1):
         return f"Invalid ema_every: {group['ema_every']!r} (an int >= 1)"
     return check_max_norm(group.get("max_grad_norm"))
+
+
+def _state_bits_error(group: dict[str, Any]) -> str | None:
+    """``state_bits`` (32 or 8) and what 8-bit state cannot be combined with; ``min_8bit_size``
+    (an int >= 0: the smallest parameter that keeps 8-bit state)."""
+    bits, size = group["state_bits"], group["min_8bit_size"]
+    if not (_is_int(bits) and bits in (8, 32)):
+        return (f"Invalid state_bits: {bits!r} (32: fp32 moments; 8: 8-bit blockwise moments, "
+                f"ApplyFusedEmaAdam8bitList)")
+    if not (_is_int(size) and size >= 0):
+        return f"Invalid min_8bit_size: {size!r} (an int >= 0)"
+    if bits == 8 and group["amsgrad"]:
+        return ("Invalid amsgrad: True with state_bits=8 (the 8-bit state keeps no running "
+                "maximum of exp_avg_sq, as bitsandbytes' blockwise 8-bit Adam keeps none: "
+                "AMSGrad needs state_bits=32)")
+    if bits == 8 and group["state_dtype"] is None:
+        return ("Invalid state_dtype: None with state_bits=8 (the 8-bit state keeps the EMA, "
+                "and the moments of tensors below min_8bit_size, in fp32: use "
+                "state_dtype=torch.float32)")
+    return None
 
 
 def _check_tensor_hypers(i: int, group: dict[str, Any], j: int, device: torch.device) -> None:

@@ -19,7 +19,7 @@ from torch import Tensor
 from .. import _C
 from ..ops import apply_fused_ema_adam_list, npu_apply_fused_ema_adamw
 
-__all__ = ["ema_adamw", "fused_ema_adamw", "PreparedLaunches"]
+__all__ = ["ema_adamw", "ema_adamw8bit", "fused_ema_adamw", "PreparedLaunches"]
 
 # The core's on/off options and their defaults: a param group carries each under its name
 # (FusedEmaAdamW's constructor, its checkpoints and its group checks take them from here).
@@ -136,6 +136,111 @@ def ema_adamw(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
                 apply_fused_ema_adam_list([grads_k[j]], [vars[j]], [ms[j]], [vs[j]],
                                           None if ss is None else [ss[j]], step, lr, decay,
                                           *rest, **one)
+
+
+def ema_adamw8bit(params: list[Tensor], grads: list[Tensor], exp_avg_codes: list[Tensor],
+                  exp_avg_sq_codes: list[Tensor], exp_avg_absmaxes: list[Tensor],
+                  exp_avg_sq_absmaxes: list[Tensor], ema_params: list[Tensor] | None,
+                  steps: Tensor | Sequence[Tensor], *, qmap_m: Tensor, qmap_v: Tensor,
+                  master_params: list[Tensor | None] | None = None, foreach: bool | None = None,
+                  grad_scale: Tensor | None = None, found_inf: Tensor | None = None,
+                  amsgrad: bool = False, beta1: float, beta2: float, lr: float | Tensor,
+                  weight_decay: float, eps: float, maximize: bool,
+                  ema_decay: float | Tensor | None, bias_correction: bool = True,
+                  decoupled_weight_decay: bool = True) -> None:
+    r""":func:`ema_adamw` with 8-bit blockwise moments (the ``ApplyFusedEmaAdam8bitList``
+    operator, op_host/apply_fused_ema_adam8bit_list/README.md): per parameter its moments as
+    uint8 codes (``exp_avg_codes``, ``exp_avg_sq_codes``, the parameter's shape) and one fp32
+    scale per block of 256 elements (``exp_avg_absmaxes``, ``exp_avg_sq_absmaxes``, ``[ceil(n /
+    256)]``), decoded through the maps ``qmap_m`` (signed) and ``qmap_v`` (unsigned, fp32
+    ``[256]``, one pair for the call, copied once to each other device), updated in fp32 and
+    encoded again, in place; the EMA (``ema_params``) is fp32. Every other argument is
+    :func:`ema_adamw`'s, the launches are grouped as there (one per device, dtype pair and step,
+    at most 256 parameters each; ``foreach=False``: one per parameter, the same bits). AMSGrad is
+    refused (the operator has no 8-bit running maximum)."""
+    if amsgrad:
+        raise ValueError("ema_adamw8bit: AMSGrad is not available with 8-bit state (the "
+                         "operator keeps no running maximum of v)")
+    count = len(params)
+    if not (len(grads) == len(exp_avg_codes) == len(exp_avg_sq_codes) == len(exp_avg_absmaxes)
+            == len(exp_avg_sq_absmaxes) == count
+            and (ema_params is None or len(ema_params) == count)
+            and (master_params is None or len(master_params) == count)):
+        raise ValueError(
+            f"ema_adamw8bit: {count} parameters but {len(grads)} gradients, "
+            f"{len(exp_avg_codes)}/{len(exp_avg_sq_codes)} code and {len(exp_avg_absmaxes)}/"
+            f"{len(exp_avg_sq_absmaxes)} scale tensors, "
+            f"{'no' if ema_params is None else len(ema_params)} EMA and "
+            f"{'no' if master_params is None else len(master_params)} master entries: one of "
+            f"each per parameter")
+    if ema_params is not None and ema_decay is None:
+        raise ValueError("ema_adamw8bit: ema_params without an ema_decay")
+    if not count:
+        return
+    launches = _split_by_step(_launch_groups(params, grads), steps, count)
+    rest = (float(beta1), float(beta2), float(eps), 1 if decoupled_weight_decay else 0,
+            bool(bias_correction), float(weight_decay))
+    moved: dict = {}
+    for device, indexes, step in launches:
+        lists = (grads, params, exp_avg_codes, exp_avg_sq_codes, exp_avg_absmaxes,
+                 exp_avg_sq_absmaxes, ema_params, master_params)
+        if indexes is not None:
+            pick = _picker(indexes)
+            lists = tuple(None if xs is None else pick(xs) for xs in lists)
+        grads_k, params_k, ms, vs, m_scales, v_scales, ss, masters = lists
+        masters = [] if masters is None else [m for m in masters if m is not None]
+        vars = masters or params_k
+        copies = params_k if masters else None
+        decay = (1.0 if ss is None else _on(ema_decay, device, moved)
+                 if isinstance(ema_decay, Tensor) else ema_decay)
+        lr_k = _on(lr, device, moved) if isinstance(lr, Tensor) else lr
+        scalars = [None if t is None else _on(t, device, moved)
+                   for t in (grad_scale, found_inf, step, qmap_m, qmap_v)]
+        scale, found, step_k, q_m, q_v = scalars
+        width = 1 if foreach is False else _MAX_8BIT_ENTRIES
+        for begin in range(0, len(vars), width):
+            part = slice(begin, begin + width)
+            _launch_adam8bit_list(
+                grads_k[part], vars[part], ms[part], vs[part], m_scales[part], v_scales[part],
+                None if ss is None else ss[part], None if copies is None else copies[part],
+                step_k, q_m, q_v, lr_k, decay, rest, bool(maximize), scale, found)
+
+
+#: The 8-bit operator's limit of entries per launch.
+_MAX_8BIT_ENTRIES = 256
+#: The devices the 8-bit launches reach (checked by FusedEmaAdamW before a step writes).
+ADAM8BIT_DEVICES = frozenset({"cpu"})
+
+
+def _launch_adam8bit_list(grads, vars, ms, vs, m_absmaxes, v_absmaxes, ss, copies, step, qmap_m,
+                          qmap_v, lr, ema_decay, rest, maximize, grad_scale, found_inf) -> None:
+    """One launch of ApplyFusedEmaAdam8bitList (at most 256 entries; ``ss``/``copies`` None when
+    absent; ``rest``: beta1, beta2, eps, mode, bias_correction, weight_decay): for now the native
+    CPU kernel through ``_twin`` on the tensors' memory, in place."""
+    from .. import _twin
+
+    def buffer(t):  # bf16 travels as its bits (numpy has no bf16)
+        t = t.detach()
+        return (t.view(torch.int16) if t.dtype == torch.bfloat16 else t).numpy()
+
+    def names(ts):
+        return str(ts[0].dtype).removeprefix("torch.")
+
+    attrs = _twin.Attrs()
+    attrs.beta1, attrs.beta2, attrs.eps, attrs.mode, attrs.bias_correction, \
+        attrs.weight_decay = rest
+    attrs.lr = 0.0 if isinstance(lr, Tensor) else float(lr)
+    attrs.ema_decay = 0.0 if isinstance(ema_decay, Tensor) else float(ema_decay)
+    optional = (lambda t: None if t is None else buffer(t))
+    _twin.launch_native_adam8bit_list(
+        [buffer(t) for t in grads], [buffer(t) for t in vars], [buffer(t) for t in ms],
+        [buffer(t) for t in vs], [buffer(t) for t in m_absmaxes],
+        [buffer(t) for t in v_absmaxes], None if ss is None else [buffer(t) for t in ss],
+        None if copies is None else [buffer(t) for t in copies], [t.numel() for t in vars],
+        buffer(qmap_m), buffer(qmap_v), buffer(step), optional(grad_scale), optional(found_inf),
+        names(vars), names(grads), names(copies) if copies else "", attrs, maximize,
+        lr=optional(lr if isinstance(lr, Tensor) else None),
+        ema_decay=optional(ema_decay if isinstance(ema_decay, Tensor) else None))
 
 
 def fused_ema_adamw(grad: list[Tensor], var: list[Tensor], m: list[Tensor], v: list[Tensor],
