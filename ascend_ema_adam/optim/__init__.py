@@ -41,11 +41,13 @@ wrapper over it. The class composes the step counters (``_steps``) and the launc
 (``_launch_cache``: group caches, prepared launches, updated storages), and calls the gather
 (``_gather``), the checks (``_validation``; ``_memory``, the op's memory rules over a step),
 clipping (``_clip``), the EMA schedule (``_schedule``), GradScaler's tensors (``_scaler``),
-checkpoints (``_checkpoint``) and the EMA helpers (``_ema``).
+checkpoints (``_checkpoint``), the EMA helpers (``_ema``) and the 8-bit state (``_state8bit``;
+``state_bits=8`` groups call :func:`~ascend_ema_adam.optim.functional.ema_adamw8bit` for their
+8-bit parameters).
 """
 
 from ._optimizer import FusedEmaAdamW
-from .functional import ema_adamw, fused_ema_adamw
+from .functional import ema_adamw, ema_adamw8bit, fused_ema_adamw
 
 # What the single module ascend_ema_adam/optim.py also held, for code that imported it from there.
 from ..ops import apply_fused_ema_adam_list, npu_apply_fused_ema_adamw  # noqa: F401
@@ -53,7 +55,7 @@ from ._common import _dtensor_type, _local  # noqa: F401
 from ._ema import _checked_stash_device, _weights_swapped  # noqa: F401
 from ._schedule import _device_decay, _host_decay  # noqa: F401
 
-__all__ = ["FusedEmaAdamW", "ema_adamw", "fused_ema_adamw"]
+__all__ = ["FusedEmaAdamW", "ema_adamw", "ema_adamw8bit", "fused_ema_adamw"]
 
 # Pickles (torch.save of the optimizer object) name the class by its module: the package's, as
 # when the optimizer was the single module ascend_ema_adam/optim.py, so old and new pickles load.

@@ -111,6 +111,13 @@ class FusedEmaAdamW(Optimizer):
             and folded into the kernel's gradient divisor (no gradient is written, no host
             sync; under a GradScaler of the unscaled gradients). A non-finite norm skips the
             step. :meth:`clip_grad_norm_` does the same for one step (default: None).
+        state_bits (int): 32 (default), or 8: Adam's moments as uint8 codes with one fp32
+            scale per block of 256 elements (the ``ApplyFusedEmaAdam8bitList`` operator; the
+            EMA stays fp32), for parameters of at least ``min_8bit_size`` elements. Not with
+            ``amsgrad`` or ``state_dtype=None``. A checkpoint of either kind converts on load.
+        min_8bit_size (int): the smallest parameter that keeps 8-bit state in a
+            ``state_bits=8`` group; smaller ones keep fp32 state (default: 4096, as
+            bitsandbytes).
 
     ``lr`` and ``ema_decay`` may also be one-element float32 tensors on the parameters'
     device: the kernel reads them there, so ``step()`` never syncs (capturable). Under
@@ -125,6 +132,9 @@ class FusedEmaAdamW(Optimizer):
     group: ``num_updates`` (the warm-up counter, -1 without warm-up), ``ema_decay``,
     ``foreach``, ``decoupled_weight_decay`` (mirrors ``adam_w_mode`` for torch's loaders) and
     (``step_scope="group"``) ``step``, an int64 tensor of one element on the group's device.
+    With 8-bit state ``exp_avg``/``exp_avg_sq`` are ``exp_avg_codes``/``exp_avg_sq_codes``
+    (uint8) and ``exp_avg_absmax``/``exp_avg_sq_absmax`` (fp32 block scales), and the group
+    holds the maps ``exp_avg_qmap``/``exp_avg_sq_qmap`` (``docs/OPTIMIZER.md``, "8-bit state").
     Parameters without a gradient are skipped; their state (and EMA) is untouched.
     """
 
