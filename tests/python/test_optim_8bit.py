@@ -515,3 +515,48 @@ def test_compiled_step_equals_eager(rng):
             if key in eager.state[p]:
                 assert torch.equal(bits(eager.state[p][key]),
                                    bits(compiled_opt.state[q][key])), key
+
+
+def test_memory_rules_cover_the_8bit_state(rng):
+    """The step's memory rules see the 8-bit state: a gradient that is the EMA, or a map that
+    lies in a parameter, is refused before anything is written."""
+    params, opt = trained(rng)
+    p = params[0]
+    p.grad = opt.state[p]["ema_params"]
+    before = snapshot(opt, params)
+    with pytest.raises(RuntimeError, match=r"state 'ema_params' and .* the gradient overlap"):
+        opt.step()
+    assert_unchanged(before, snapshot(opt, params))
+    fresh_grads(rng, params)
+    with torch.no_grad():
+        params[0][:256] = torch.from_numpy(QMAP_M)  # a valid map, inside a parameter
+    opt.param_groups[0]["exp_avg_qmap"] = params[0].detach()[:256]
+    before = snapshot(opt, params)
+    with pytest.raises(RuntimeError, match=r"param_groups\[0\]\['exp_avg_qmap'\] overlap"):
+        opt.step()
+    assert_unchanged(before, snapshot(opt, params))
+
+
+def test_add_param_group_and_pickling(rng):
+    """add_param_group checks a group's state_bits like the constructor (a refused group is not
+    added); the optimizer pickles with its 8-bit state and continues bit for bit."""
+    params, opt = trained(rng)
+    with pytest.raises(ValueError, match="Invalid amsgrad: True with state_bits=8"):
+        opt.add_param_group({"params": [torch.nn.Parameter(torch.zeros(5000))],
+                             "state_bits": 8, "amsgrad": True})
+    assert len(opt.param_groups) == 2
+    clone = torch.load(io.BytesIO(_pickled(opt)), weights_only=False)
+    copies = [p for g in clone.param_groups for p in g["params"]]
+    grads = continue_steps(rng, params, opt, 2)
+    run(opt, params, grads)
+    run(clone, copies, grads)
+    for p, q in zip(params, copies):
+        assert torch.equal(bits(p), bits(q))
+        for key in opt.state[p]:
+            assert torch.equal(bits(opt.state[p][key]), bits(clone.state[q][key])), key
+
+
+def _pickled(obj) -> bytes:
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    return buffer.getvalue()
