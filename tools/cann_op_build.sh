@@ -69,6 +69,9 @@ revision() { git -C "$1" rev-parse --short HEAD 2>/dev/null || echo "(not a git 
 say "asc-devkit $(revision "$devkit"), metadef $(revision "$metadef")," \
     "asc-tools $(revision "$asctools"), $(g++ --version | head -1)"
 
+# One run of CANN's host stack at a time in this checkout (tools/cann_stack_lock.sh).
+source tools/cann_stack_lock.sh; cann_stack_lock cann-op-build
+
 work="$repo/build/cann_op_build"
 standins="$work/standins"
 mkdir -p "$standins"/{mmpa,base,platform,graph} "$work"/{bin,lib}

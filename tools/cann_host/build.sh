@@ -44,6 +44,9 @@ for f in "${needed[@]}"; do
   [[ -f "$f" ]] || die "FAILED: $f missing: tools/cann_op_build.sh runs first"
 done
 
+# One run of CANN's host stack at a time in this checkout (tools/cann_stack_lock.sh): run.sh
+# holds it already.
+source tools/cann_stack_lock.sh; cann_stack_lock cann-host
 mkdir -p "$work"
 # Staged afresh each run (timestamps kept: an unchanged source rebuilds nothing).
 rm -rf "$staged"

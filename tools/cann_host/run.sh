@@ -33,6 +33,9 @@ for required in "$CANN_OPBASE_DIR/src/nnopbase/individual_op/executor/indv_execu
   [[ -f "$required" ]] || { echo "cann-host: $required not found" >&2; exit 1; }
 done
 
+# The build and the cases, one run at a time in this checkout: a build beside running cases
+# would lay the operator package out afresh under them (tools/cann_stack_lock.sh).
+source tools/cann_stack_lock.sh; cann_stack_lock cann-host
 start=$(date +%s)
 tools/cann_host/build.sh
 say "built in $(( $(date +%s) - start )) s (nnopbase, metadef, platform, generated aclnn, stand-ins;" \
