@@ -22,7 +22,7 @@ from ._checkpoint import (check_loaded_8bit, convert_loaded_state, fill_defaults
                           normalize_loaded_group, place_maps, saved_state_tensors,
                           warn_on_weight_decay_mode, with_ema_settings)
 from ._clip import requested_norm, step_clipping
-from ._common import _SETTINGS, _STEP_SCOPES, _dtensor_type, _has_ema, _local, counter_device
+from ._common import _SETTINGS, _STEP_SCOPES, _dtensor_type, _has_ema, counter_device
 from ._ema import (_merge_tied_names, copy_ema_to_weights, ema_state_dict_of, ema_swapped,
                    restore_weights, stashed_weights)
 from ._gather import (TensorLists, TensorLists8, check_group, complete_state, hyper_parameters,
@@ -430,22 +430,25 @@ class FusedEmaAdamW(Optimizer):
                 lists8 = TensorLists8(items8, group) if items8 else None
             lists, prepared = TensorLists.of_items(wide, group, dtensor), None
         if lists.params or lists8 is not None:
+            # (the lists hold local tensors; 8-bit parameters are never DTensors)
             first = (lists.params or lists8.params)[0]
-            ema_on, hypers = hyper_parameters(group, n, self.adam_w_mode, _local(first).device)
-            common = dict(foreach=group.get("foreach"), grad_scale=scaler.grad_scale,
-                          found_inf=scaler.found_inf, **hypers)
+            ema_on, hypers = hyper_parameters(group, n, self.adam_w_mode, first.device)
             if lists.params:
                 ema_adamw(lists.params, lists.grads, lists.exp_avgs, lists.exp_avg_sqs,
                           lists.max_exp_avg_sqs, lists.ema_params if ema_on else None, step,
-                          master_params=lists.master_params, prepared=prepared,
-                          prepared_checked=cache is not None and cache.held_checked, **common)
+                          master_params=lists.master_params, foreach=group.get("foreach"),
+                          grad_scale=scaler.grad_scale, found_inf=scaler.found_inf, **hypers,
+                          prepared=prepared,
+                          prepared_checked=cache is not None and cache.held_checked)
             if lists8 is not None:
                 ema_adamw8bit(lists8.params, lists8.grads, lists8.exp_avg_codes,
                               lists8.exp_avg_sq_codes, lists8.exp_avg_absmaxes,
                               lists8.exp_avg_sq_absmaxes,
                               lists8.ema_params if ema_on else None, step8,
                               qmap_m=group[QMAP_M], qmap_v=group[QMAP_V],
-                              master_params=lists8.master_params, **common)
+                              master_params=lists8.master_params,
+                              foreach=group.get("foreach"), grad_scale=scaler.grad_scale,
+                              found_inf=scaler.found_inf, **hypers)
         if cache is None:
             return
         if cached is None:
