@@ -452,15 +452,18 @@ def test_fused_clipping_divides_the_gradients(rng):
     assert_unchanged(before, snapshot(opt, params))
 
 
-@pytest.mark.parametrize("variant", ["foreach-false", "lr-tensor", "group-steps", "no-ema"])
+@pytest.mark.parametrize("variant", ["foreach-false", "lr-tensor", "ema-decay-tensor",
+                                     "group-steps", "no-ema"])
 def test_variants_give_the_same_bits(rng, variant):
-    """foreach=False (one launch per parameter), a tensor lr and per-group steps give the
-    default's bits; without an EMA the weights and codes are the same and no EMA exists."""
+    """foreach=False (one launch per parameter), a tensor lr or EMA decay and per-group steps
+    give the default's bits; without an EMA the weights and codes are the same and no EMA exists."""
     params = params_of(rng, [(5000,), (4100,), (20,)], torch.float32)
     copies = [torch.nn.Parameter(p.detach().clone()) for p in params]
     reference = FusedEmaAdamW(params, state_bits=8, **HYPER)
     options = {"foreach-false": dict(foreach=False), "group-steps": dict(step_scope="group"),
                "lr-tensor": dict(lr=torch.tensor([HYPER["lr"]], dtype=torch.float32)),
+               "ema-decay-tensor": dict(ema_decay=torch.tensor([HYPER["ema_decay"]],
+                                                               dtype=torch.float32)),
                "no-ema": dict(ema_decay=None)}[variant]
     other = FusedEmaAdamW(copies, state_bits=8, **{**HYPER, **options})
     for _ in range(3):
