@@ -3,9 +3,10 @@
     compare.py <cases dir> [<ops-nn cases dir>]
 
 Each case directory (emulate_support.h, CaseWriter) has meta.txt and the raw bytes of every input (*.in) and output
-(*.out). A case passes when every output is bit-identical (any NaN equal to any NaN) to ascend_ema_adam.golden's
-emulation of the kernel (emulate_update / emulate_entry) in the case's float-overflow mode, and its blocks ran
-without a failure or hazard. With an ops-nn cases dir, each of its cases is also compared, byte for byte, with our
+(*.out). A case passes when every output is bit-identical (any NaN equal to any NaN) to the golden model's emulation of
+the kernel (golden.emulate_update / emulate_entry; the 8-bit list kernel's: golden8bit.emulate_entry8, every var,
+m and v code, block scale, EMA and model copy) in the case's float-overflow mode, and its blocks ran without a
+failure or hazard. With an ops-nn cases dir, each of its cases is also compared, byte for byte, with our
 case of the same name. Prints one line per failure, the side-by-side table, and a last line
 ``SUMMARY {"launches": N, "identical": M, "opsnn": K, "opsnn_identical": J}``.
 Run with the project's venv (numpy, ml_dtypes, ascend_ema_adam).
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ascend_ema_adam import golden
+from ascend_ema_adam import golden, golden8bit
 from ascend_ema_adam._dtypes import by_name
 
 
@@ -35,7 +36,8 @@ def num(meta, key) -> float:
 
 
 def load(case: Path, name: str, dtype: str, shape=None) -> np.ndarray:
-    arr = np.frombuffer((case / name).read_bytes(), dtype=by_name(dtype).numpy).copy()
+    numpy_dtype = np.dtype(np.uint8) if dtype == "uint8" else by_name(dtype).numpy
+    arr = np.frombuffer((case / name).read_bytes(), dtype=numpy_dtype).copy()
     return arr if shape is None else arr.reshape(shape)
 
 
@@ -93,6 +95,48 @@ def check_list(case: Path, meta: dict) -> list[str]:
     return problems
 
 
+def check_list8(case: Path, meta: dict) -> list[str]:
+    """The 8-bit list kernel: per entry var, the m and v codes, their block scales, the EMA and the model copy,
+    against golden8bit.emulate_entry8 on the case's maps."""
+    entries = int(num(meta, "entries"))
+    param, grad, copy = meta["param"], meta["grad"], meta.get("copy", "")
+    ema = bool(int(num(meta, "ema")))
+    extras = golden.Extras(maximize=bool(int(num(meta, "maximize"))),
+                           grad_scale=float(meta["grad_scale"]) if meta["grad_scale"] != "none" else None,
+                           found_inf=float(meta["found_inf"]) if meta["found_inf"] != "none" else None)
+    step = np.array([int(num(meta, "step"))], np.int64)
+    h = hyper_of(meta)
+    qmap_m, qmap_v = (load(case, f"qmap_{n}.in", "float32") for n in ("m", "v"))
+    problems = []
+    for i in range(entries):
+        ins = {n: load(case, f"{n}_{i}.in", d) for n, d in (
+            ("grads", grad), ("vars", param), ("ms", "uint8"), ("vs", "uint8"), ("m_absmaxes", "float32"),
+            ("v_absmaxes", "float32"))}
+        s = load(case, f"ss_{i}.in", "float32") if ema else None
+        c = load(case, f"model_copies_{i}.in", copy) if copy else None
+        want = golden8bit.emulate_entry8(ins["grads"], ins["vars"], ins["ms"], ins["vs"], ins["m_absmaxes"],
+                                         ins["v_absmaxes"], s, step, qmap_m, qmap_v, h, extras, copy=c,
+                                         overflow_mode=meta["overflow_mode"])
+        outputs = (("vars", param, want.var), ("ms", "uint8", want.m), ("vs", "uint8", want.v),
+                   ("m_absmaxes", "float32", want.m_absmax), ("v_absmaxes", "float32", want.v_absmax),
+                   ("ss", "float32", want.s), ("model_copies", copy, want.copy))
+        for name, dtype, w in outputs:
+            if w is None:
+                continue
+            got = load(case, f"{name}_{i}.out", dtype)
+            same = np.array_equal(got, w) if dtype == "uint8" else golden.bit_equal(got, w)  # codes: exact
+            if not same:
+                bits = f"u{got.itemsize}"
+                bad = np.flatnonzero(got.view(bits) != np.asarray(w).reshape(-1).view(bits))
+                first = f"first at {bad[0]}: {got[bad[0]]!r} vs {np.asarray(w).reshape(-1)[bad[0]]!r}" if bad.size \
+                    else "NaN placement"
+                problems.append(f"{name}[{i}] ({got.size} elements): {bad.size} differ from the golden ({first})")
+    return problems
+
+
+CHECKS = {"single": check_single, "list8bit": check_list8}
+
+
 def main() -> int:
     root = Path(sys.argv[1])
     opsnn = Path(sys.argv[2]) if len(sys.argv) > 2 else None
@@ -105,7 +149,7 @@ def main() -> int:
             problems.append(f"{int(num(meta, 'failed_blocks'))} block(s) failed, "
                             f"{int(num(meta, 'hazards'))} hazard(s)")
         try:
-            problems += check_single(case, meta) if meta["kernel"] == "single" else check_list(case, meta)
+            problems += CHECKS.get(meta["kernel"], check_list)(case, meta)
         except FileNotFoundError as e:
             problems.append(f"missing {e.filename}")
         if problems:

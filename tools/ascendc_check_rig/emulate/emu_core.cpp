@@ -329,4 +329,11 @@ void Unemulated(const char* name)
     std::abort();
 }
 
+void Undefined(const char* what)
+{
+    std::fprintf(stderr, "emulate: %s: the documented behaviour does not cover this\n", what);
+    std::fflush(stderr);
+    std::abort();
+}
+
 }  // namespace ascendc_emu

@@ -37,6 +37,9 @@ struct VectorState {
     uint64_t maskLow = ~uint64_t{0};
     uint64_t ctrl = uint64_t{1} << 48;      // CTRL: bit 48 set = INF_NAN (non-saturating) mode
     uint64_t movPadValue = 0;               // set_mov_pad_val
+    uint64_t cmpMask[2] = {0, 0};           // CMPMASK (set_cmpmask): vsel's mask, or the mask tensor's address
+    const uint8_t* gatherSource = nullptr;  // vgather's table as the CPU-debug library hands it to the model
+    uint64_t gatherSourceLength = 0;        // (SetModelGatherbSrc0Tensor: src + base offset, src's elements)
 };
 VectorState& State();
 
@@ -79,6 +82,8 @@ void SetSourceRoots(std::vector<std::string> roots);
 
 /** An intrinsic the kernels reached without emulated semantics: names it and aborts. */
 [[noreturn]] void Unemulated(const char* name);
+/** An instruction given operands the documentation leaves undefined (or calls an error): says which and aborts. */
+[[noreturn]] void Undefined(const char* what);
 
 }  // namespace ascendc_emu
 

@@ -168,32 +168,78 @@ inline void RequireFloat(const char* name)
     if constexpr (!kFloatKind<T>) Unemulated(name);
 }
 
-/** fp32 results as computed; 16-bit results of arithmetic rounded once (nearest even). */
+/** An int32 vector instruction (64 lanes per repeat): f(the sources' values) -> the result, which must fit in int32
+ *  (the docs give int32 arithmetic no wrap-around or saturation rule: a result past the range aborts). */
+template <int kSources, class F>
+inline void Int32Instruction(const char* name, const Operand& dst, const Operand (&src)[kSources], uint64_t repeat, F f)
+{
+    const uint32_t id = Issue(kPipeV, name);
+    int32_t results[64];
+    ForActiveLanes(repeat, 64, [&](uint64_t r, uint32_t count, auto active) {
+        for (uint32_t k = 0; k < count; ++k) {
+            if (!active(k)) continue;
+            int64_t in[kSources];
+            for (int i = 0; i < kSources; ++i) {
+                const uint8_t* p = src[i].Lane(r, k);
+                Access(id, p, 4, false);
+                int32_t v;
+                std::memcpy(&v, p, 4);
+                in[i] = v;
+            }
+            const int64_t v = f(in);
+            if (v < INT32_MIN || v > INT32_MAX) Undefined(name);  // int32 overflow
+            results[k] = static_cast<int32_t>(v);
+        }
+        for (uint32_t k = 0; k < count; ++k) {
+            if (!active(k)) continue;
+            uint8_t* p = dst.Lane(r, k);
+            Access(id, p, 4, true);
+            std::memcpy(p, &results[k], 4);
+        }
+    });
+}
+
+/** fp32 results as computed; 16-bit results of arithmetic rounded once (nearest even); int32 results exact
+ *  (`integer`: the instruction has an int32 form). */
 template <class T, class F>
 inline void Binary(const char* name, T* dst, T* a, T* b, uint64_t repeat, uint64_t db, uint64_t ab, uint64_t bb,
-                   uint64_t dr, uint64_t ar, uint64_t br, F f)
+                   uint64_t dr, uint64_t ar, uint64_t br, F f, bool integer)
 {
-    RequireFloat<T>(name);
-    if constexpr (kFloatKind<T>) {
+    if constexpr (KindOf<T>() == Kind::kI32) {
+        if (!integer) Unemulated(name);
         const Operand src[2] = {Op(a, ab, ar), Op(b, bb, br)};
-        VectorInstruction<T, T, 2>(name, Op(dst, db, dr), src, repeat, [&f](const float* v) { return f(v[0], v[1]); });
+        Int32Instruction<2>(name, Op(dst, db, dr), src, repeat, [&f](const int64_t* v) { return f(v[0], v[1]); });
+    } else {
+        RequireFloat<T>(name);
+        if constexpr (kFloatKind<T>) {
+            const Operand src[2] = {Op(a, ab, ar), Op(b, bb, br)};
+            VectorInstruction<T, T, 2>(name, Op(dst, db, dr), src, repeat,
+                                       [&f](const float* v) { return f(v[0], v[1]); });
+        }
     }
 }
 
 template <class T, class F>
 inline void Unary(const char* name, T* dst, T* a, uint64_t repeat, uint64_t db, uint64_t ab, uint64_t dr, uint64_t ar,
-                  F f)
+                  F f, bool integer = false)
 {
-    RequireFloat<T>(name);
-    if constexpr (kFloatKind<T>) {
+    if constexpr (KindOf<T>() == Kind::kI32) {
+        if (!integer) Unemulated(name);
         const Operand src[1] = {Op(a, ab, ar)};
-        VectorInstruction<T, T, 1>(name, Op(dst, db, dr), src, repeat, [&f](const float* v) { return f(v[0]); });
+        Int32Instruction<1>(name, Op(dst, db, dr), src, repeat, [&f](const int64_t* v) { return f(v[0]); });
+    } else {
+        RequireFloat<T>(name);
+        if constexpr (kFloatKind<T>) {
+            const Operand src[1] = {Op(a, ab, ar)};
+            VectorInstruction<T, T, 1>(name, Op(dst, db, dr), src, repeat, [&f](const float* v) { return f(v[0]); });
+        }
     }
 }
 
-template <class D, class S>
-inline void Convert(const char* name, D* dst, S* src, uint64_t repeat, uint64_t db, uint64_t sb, uint64_t dr, uint64_t sr,
-                    Round mode, bool integral = false)
+/** A conversion: lanes per repeat from the wider type; convert(source lane, result bytes) per active lane. */
+template <class D, class S, class F>
+inline void ConvertLanes(const char* name, D* dst, S* src, uint64_t repeat, uint64_t db, uint64_t sb, uint64_t dr,
+                         uint64_t sr, F convert)
 {
     const Operand in[1] = {Op(src, sb, sr)};
     const Operand out = Op(dst, db, dr);
@@ -205,9 +251,7 @@ inline void Convert(const char* name, D* dst, S* src, uint64_t repeat, uint64_t 
             if (!active(k)) continue;
             const uint8_t* p = in[0].Lane(r, k);
             Access(id, p, sizeof(S), false);
-            float v = Load<S>(p);
-            if (integral) v = RoundToIntegral(v, mode);
-            Store<D>(results[k], v, mode);
+            convert(p, results[k]);
         }
         for (uint32_t k = 0; k < count; ++k) {
             if (!active(k)) continue;
@@ -215,6 +259,36 @@ inline void Convert(const char* name, D* dst, S* src, uint64_t repeat, uint64_t 
             Access(id, p, sizeof(D), true);
             std::memcpy(p, results[k], sizeof(D));
         }
+    });
+}
+
+template <class D, class S>
+inline void Convert(const char* name, D* dst, S* src, uint64_t repeat, uint64_t db, uint64_t sb, uint64_t dr, uint64_t sr,
+                    Round mode, bool integral = false)
+{
+    ConvertLanes(name, dst, src, repeat, db, sb, dr, sr, [mode, integral](const uint8_t* p, uint8_t* result) {
+        float v = Load<S>(p);
+        if (integral) v = RoundToIntegral(v, mode);
+        Store<D>(result, v, mode);
+    });
+}
+
+/** half / float -> int32_t or uint8_t (precision_conversion.md): rounded to an integer by `mode`, a value past the
+ *  type's range saturated ("溢出默认按照饱和模式处理"); a NaN has no documented result and a negative value into
+ *  uint8_t is an error ("负数输入会被视为异常"): both abort. */
+template <class D, class S>
+inline void ConvertToInteger(const char* name, D* dst, S* src, uint64_t repeat, uint64_t db, uint64_t sb, uint64_t dr,
+                             uint64_t sr, Round mode)
+{
+    ConvertLanes(name, dst, src, repeat, db, sb, dr, sr, [name, mode](const uint8_t* p, uint8_t* result) {
+        const float v = Load<S>(p);
+        if (std::isnan(v)) Undefined(name);
+        if (std::is_same_v<D, uint8_t> && v < 0.0f) Undefined(name);
+        const double lo = std::is_same_v<D, uint8_t> ? 0.0 : static_cast<double>(INT32_MIN);
+        const double hi = std::is_same_v<D, uint8_t> ? 255.0 : static_cast<double>(INT32_MAX);
+        const double r = static_cast<double>(RoundToIntegral(v, mode));  // exact: every float >= 2^23 is integral
+        const D out = static_cast<D>(r < lo ? lo : r > hi ? hi : r);
+        std::memcpy(result, &out, sizeof(D));
     });
 }
 
@@ -286,19 +360,21 @@ inline void CopyBlocks(const char* name, int pipe, uint8_t* dst, const uint8_t* 
 }  // namespace ascendc_emu
 
 // ---- the intrinsics, by the names the library calls ------------------------------------------------------
-#define AEA_EMU_BINARY(NAME, EXPR)                                                                                 \
+// INTEGER: the instruction has an int32 form (Add / Sub / Mul / Max / Min take int32_t on 910B; Div does not).
+#define AEA_EMU_BINARY(NAME, EXPR, INTEGER)                                                                        \
     template <class T, class... R>                                                                                 \
     inline void NAME(T* dst, T* a, T* b, uint64_t repeat, uint64_t db, uint64_t ab, uint64_t bb, uint64_t dr,        \
                      uint64_t ar, uint64_t br)                                                                       \
     {                                                                                                              \
-        ascendc_emu::Binary(#NAME, dst, a, b, repeat, db, ab, bb, dr, ar, br, [](float x, float y) { return EXPR; }); \
+        ascendc_emu::Binary(#NAME, dst, a, b, repeat, db, ab, bb, dr, ar, br, [](auto x, auto y) { return EXPR; },  \
+                            INTEGER);                                                                              \
     }
-AEA_EMU_BINARY(vadd, x + y)
-AEA_EMU_BINARY(vsub, x - y)
-AEA_EMU_BINARY(vmul, x * y)
-AEA_EMU_BINARY(vdiv, x / y)
-AEA_EMU_BINARY(vmax, x > y ? x : y)
-AEA_EMU_BINARY(vmin, x < y ? x : y)
+AEA_EMU_BINARY(vadd, x + y, true)
+AEA_EMU_BINARY(vsub, x - y, true)
+AEA_EMU_BINARY(vmul, x * y, true)
+AEA_EMU_BINARY(vdiv, x / y, false)
+AEA_EMU_BINARY(vmax, x > y ? x : y, true)
+AEA_EMU_BINARY(vmin, x < y ? x : y, true)
 #undef AEA_EMU_BINARY
 
 // (vmaxs / vmins take two more flags, which the c220 library always passes false.)
@@ -308,8 +384,13 @@ AEA_EMU_BINARY(vmin, x < y ? x : y)
                      Flags... flags)                                                                               \
     {                                                                                                              \
         if ((static_cast<bool>(flags) || ...)) ascendc_emu::Unemulated(#NAME " with a flag set");                  \
-        const float y = ascendc_emu::ScalarValue(scalar);                                                          \
-        ascendc_emu::Unary(#NAME, dst, a, repeat, db, ab, dr, ar, [y](float x) { return EXPR; });                  \
+        if constexpr (ascendc_emu::KindOf<T>() == ascendc_emu::Kind::kI32) {                                       \
+            const int64_t y = static_cast<int32_t>(scalar);                                                        \
+            ascendc_emu::Unary(#NAME, dst, a, repeat, db, ab, dr, ar, [y](auto x) { return EXPR; }, true);         \
+        } else {                                                                                                   \
+            const float y = ascendc_emu::ScalarValue(scalar);                                                      \
+            ascendc_emu::Unary(#NAME, dst, a, repeat, db, ab, dr, ar, [y](auto x) { return EXPR; });               \
+        }                                                                                                          \
     }
 AEA_EMU_SCALAR(vadds, x + y)
 AEA_EMU_SCALAR(vmuls, x * y)
@@ -380,6 +461,205 @@ AEA_EMU_CONVERT(vconv_f322f32c, float, float, kCeil, true)
 AEA_EMU_CONVERT(vconv_f322f32a, float, float, kAway, true)
 AEA_EMU_CONVERT(vconv_f322f32z, float, float, kTrunc, true)
 #undef AEA_EMU_CONVERT
+
+// uint8_t -> half (exact), half -> int32_t / uint8_t and float -> int32_t in the five integer round modes
+// (precision_conversion.md; the no-suffix vconv_f162u8 is CAST_NONE: nearest even when inexact).
+inline void vconv_u82f16(half* dst, uint8_t* src, uint64_t repeat, uint64_t db, uint64_t sb, uint64_t dr, uint64_t sr)
+{
+    ascendc_emu::ConvertLanes("vconv_u82f16", dst, src, repeat, db, sb, dr, sr, [](const uint8_t* p, uint8_t* result) {
+        const uint16_t bits = ascendc_emu::FloatToHalf(static_cast<float>(*p), ascendc_emu::Round::kRint);
+        std::memcpy(result, &bits, 2);
+    });
+}
+#define AEA_EMU_CONVERT_INT(NAME, D, S, MODE)                                                                     \
+    inline void NAME(D* dst, S* src, uint64_t repeat, uint64_t db, uint64_t sb, uint64_t dr, uint64_t sr)          \
+    {                                                                                                              \
+        ascendc_emu::ConvertToInteger(#NAME, dst, src, repeat, db, sb, dr, sr, ascendc_emu::Round::MODE);           \
+    }
+AEA_EMU_CONVERT_INT(vconv_f162s32r, int32_t, half, kRint)
+AEA_EMU_CONVERT_INT(vconv_f162s32f, int32_t, half, kFloor)
+AEA_EMU_CONVERT_INT(vconv_f162s32c, int32_t, half, kCeil)
+AEA_EMU_CONVERT_INT(vconv_f162s32a, int32_t, half, kAway)
+AEA_EMU_CONVERT_INT(vconv_f162s32z, int32_t, half, kTrunc)
+AEA_EMU_CONVERT_INT(vconv_f162u8, uint8_t, half, kRint)
+AEA_EMU_CONVERT_INT(vconv_f162u8r, uint8_t, half, kRint)
+AEA_EMU_CONVERT_INT(vconv_f162u8f, uint8_t, half, kFloor)
+AEA_EMU_CONVERT_INT(vconv_f162u8c, uint8_t, half, kCeil)
+AEA_EMU_CONVERT_INT(vconv_f162u8a, uint8_t, half, kAway)
+AEA_EMU_CONVERT_INT(vconv_f162u8z, uint8_t, half, kTrunc)
+AEA_EMU_CONVERT_INT(vconv_f322s32r, int32_t, float, kRint)
+AEA_EMU_CONVERT_INT(vconv_f322s32f, int32_t, float, kFloor)
+AEA_EMU_CONVERT_INT(vconv_f322s32c, int32_t, float, kCeil)
+AEA_EMU_CONVERT_INT(vconv_f322s32a, int32_t, float, kAway)
+AEA_EMU_CONVERT_INT(vconv_f322s32z, int32_t, float, kTrunc)
+#undef AEA_EMU_CONVERT_INT
+
+// Gather (Gather.md: dst[i] = src[(srcBaseAddr + srcOffset[i]) / sizeof(T)], byte offsets; dav_c220
+// kernel_operator_vec_gather_impl.h): vgather(dst, offsets, srcAddr, dstRepStride, repeat), 16- or 32-bit elements,
+// 256 / sizeof(T) lanes per repeat under the vector mask; lane k of repeat r takes offset r * lanes + k (uint32) and
+// writes dst + r * dstRepStride * 32 + k * sizeof(T). The device gets the table as a 32-bit UB address; the CPU-debug
+// library hands its full address (src + srcBaseAddr) and src's length to the model (SetModelGatherbSrc0Tensor), and
+// that is the table read here (its low 32 bits must be srcAddr). An offset not a multiple of sizeof(T) ("数据发生错位")
+// or past src's end (base 0: the kernels' use) aborts.
+template <class T, class O>
+inline void vgather(T* dst, O* offsets, uint64_t srcAddr, uint64_t dstRepStride, uint64_t repeat)
+{
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4, "vgather moves 16- or 32-bit elements");
+    static_assert(sizeof(O) == 4, "vgather's offsets are uint32");
+    ascendc_emu::VectorState& st = ascendc_emu::State();
+    const uint8_t* table = st.gatherSource;
+    if (table == nullptr || static_cast<uint32_t>(reinterpret_cast<uintptr_t>(table)) != static_cast<uint32_t>(srcAddr)) {
+        ascendc_emu::Unemulated("vgather without its table (SetModelGatherbSrc0Tensor)");
+    }
+    constexpr uint32_t kBytes = sizeof(T);
+    const uint64_t tableBytes = st.gatherSourceLength * kBytes;
+    const ascendc_emu::Operand out = ascendc_emu::Op(dst, 1, dstRepStride);
+    const uint8_t* offsetBase = reinterpret_cast<const uint8_t*>(offsets);
+    const uint32_t lanes = 256 / kBytes;
+    const uint32_t id = ascendc_emu::Issue(ascendc_emu::kPipeV, "vgather");
+    uint8_t results[128][4];
+    ascendc_emu::ForActiveLanes(repeat, lanes, [&](uint64_t r, uint32_t count, auto active) {
+        for (uint32_t k = 0; k < count; ++k) {
+            if (!active(k)) continue;
+            const uint8_t* at = offsetBase + (r * lanes + k) * 4;
+            ascendc_emu::Access(id, at, 4, false);
+            uint32_t offset;
+            std::memcpy(&offset, at, 4);
+            if (offset % kBytes != 0 || uint64_t{offset} + kBytes > tableBytes) {
+                ascendc_emu::Undefined("vgather: an offset not aligned to the element or past the table");
+            }
+            ascendc_emu::Access(id, table + offset, kBytes, false);
+            std::memcpy(results[k], table + offset, kBytes);
+        }
+        for (uint32_t k = 0; k < count; ++k) {
+            if (!active(k)) continue;
+            uint8_t* p = out.Lane(r, k);
+            ascendc_emu::Access(id, p, kBytes, true);
+            std::memcpy(p, results[k], kBytes);
+        }
+    });
+}
+
+// Compare into a bit mask (Compare.md): vcmpv_<mode>(dst, src0, src1, repeat, strides...), half or float (int32: EQ
+// only), 256 / sizeof(T) lanes per repeat; bit k of repeat r (bit r * lanes + k of dst, LSB first, "小端顺序") is
+// src0 <mode> src1, IEEE (a NaN compares false, NE true). The vector mask is not applied ("保留参数，设置无效" on A2),
+// every repeat compares all its lanes. The destination is written contiguously, lanes / 8 bytes a repeat, as the
+// count form relies on (CompareCompute steps dst by 252 repeats' bits and passes the default strides, dst block
+// stride 1 and repeat stride 8: the only destination strides emulated). Counter mode is not emulated.
+namespace ascendc_emu {
+enum class CmpMode : uint8_t { kLt, kGt, kEq, kLe, kGe, kNe };
+
+template <class T>
+inline void Vcmpv(const char* name, CmpMode mode, uint8_t* dst, T* src0, T* src1, uint64_t repeat, uint64_t db,
+                  uint64_t s0b, uint64_t s1b, uint64_t dr, uint64_t s0r, uint64_t s1r)
+{
+    constexpr bool kInt = KindOf<T>() == Kind::kI32;
+    if constexpr (!(kFloatKind<T> && KindOf<T>() != Kind::kBf16) && !kInt) {
+        Unemulated(name);
+    } else {
+        if (kInt && mode != CmpMode::kEq) Unemulated(name);
+        if (State().counterMode) Unemulated("vcmpv in counter mode");
+        if (db != 1 || dr != 8) Unemulated("vcmpv with destination strides other than the count form's (1, 8)");
+        const Operand a = Op(src0, s0b, s0r), b = Op(src1, s1b, s1r);
+        constexpr uint32_t lanes = 256 / sizeof(T);
+        const uint32_t id = Issue(kPipeV, name);
+        for (uint64_t r = 0; r < repeat; ++r) {
+            uint8_t bits[lanes / 8] = {};
+            for (uint32_t k = 0; k < lanes; ++k) {
+                Access(id, a.Lane(r, k), sizeof(T), false);
+                Access(id, b.Lane(r, k), sizeof(T), false);
+                bool result;
+                if constexpr (kInt) {
+                    int32_t x, y;
+                    std::memcpy(&x, a.Lane(r, k), 4);
+                    std::memcpy(&y, b.Lane(r, k), 4);
+                    result = x == y;
+                } else {
+                    const float x = Load<T>(a.Lane(r, k)), y = Load<T>(b.Lane(r, k));
+                    switch (mode) {
+                        case CmpMode::kLt: result = x < y; break;
+                        case CmpMode::kGt: result = x > y; break;
+                        case CmpMode::kEq: result = x == y; break;
+                        case CmpMode::kLe: result = x <= y; break;
+                        case CmpMode::kGe: result = x >= y; break;
+                        default: result = x != y; break;
+                    }
+                }
+                bits[k / 8] |= static_cast<uint8_t>(result ? 1u << (k % 8) : 0u);
+            }
+            uint8_t* out = dst + r * (lanes / 8);
+            Access(id, out, lanes / 8, true);
+            std::memcpy(out, bits, lanes / 8);
+        }
+    }
+}
+}  // namespace ascendc_emu
+#define AEA_EMU_VCMPV(NAME, MODE)                                                                                  \
+    template <class D, class T>                                                                                    \
+    inline void NAME(D* dst, T* src0, T* src1, uint64_t repeat, uint64_t db, uint64_t s0b, uint64_t s1b, uint64_t dr, \
+                     uint64_t s0r, uint64_t s1r)                                                                   \
+    {                                                                                                              \
+        static_assert(sizeof(D) == 1, "vcmpv writes a bit mask of bytes");                                         \
+        ascendc_emu::Vcmpv(#NAME, ascendc_emu::CmpMode::MODE, reinterpret_cast<uint8_t*>(dst), src0, src1, repeat, db, \
+                           s0b, s1b, dr, s0r, s1r);                                                                \
+    }
+AEA_EMU_VCMPV(vcmpv_lt, kLt)
+AEA_EMU_VCMPV(vcmpv_gt, kGt)
+AEA_EMU_VCMPV(vcmpv_eq, kEq)
+AEA_EMU_VCMPV(vcmpv_le, kLe)
+AEA_EMU_VCMPV(vcmpv_ge, kGe)
+AEA_EMU_VCMPV(vcmpv_ne, kNe)
+#undef AEA_EMU_VCMPV
+
+// Select (Select.md, dav_c220 kernel_operator_vec_cmpsel_impl.h). set_cmpmask(p) loads the 128-bit CMPMASK register
+// from UB. Mode 2 (VSEL_TENSOR_TENSOR_MODE) only: CMPMASK holds the mask tensor's address (the CPU-debug library
+// stores the full address there; the device a 32-bit UB address), 256 / sizeof(T) lanes per repeat under the vector
+// mask (counter or normal), lane k of repeat r = bit r * lanes + k of the mask tensor ? src0 : src1 ("多轮迭代连续消耗
+// selMask的不同部分"), the element's bits copied. Modes 0 and 1 are not emulated.
+template <class P>
+inline void set_cmpmask(P* p)
+{
+    const uint32_t id = ascendc_emu::Issue(ascendc_emu::kPipeV, "set_cmpmask");
+    ascendc_emu::Access(id, p, 16, false);
+    std::memcpy(ascendc_emu::State().cmpMask, p, 16);
+}
+template <class T, class U, class... Mode>
+inline void vsel(T* dst, T* src0, U* src1, uint64_t repeat, uint64_t db, uint64_t s0b, uint64_t s1b, uint64_t dr,
+                 uint64_t s0r, uint64_t s1r, Mode... mode)
+{
+    static_assert(sizeof...(Mode) <= 1, "vsel takes at most a mode");
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4, "vsel selects 16- or 32-bit elements");
+    const uint64_t selMode = (uint64_t{0} + ... + static_cast<uint64_t>(mode));
+    if constexpr (!std::is_same_v<T, U>) {
+        ascendc_emu::Unemulated("vsel in mode 1 (VSEL_TENSOR_SCALAR_MODE)");
+    } else {
+        if (selMode != 2) ascendc_emu::Unemulated("vsel in mode 0 (VSEL_CMPMASK_SPR)");
+        const uint8_t* mask = reinterpret_cast<const uint8_t*>(static_cast<uintptr_t>(ascendc_emu::State().cmpMask[0]));
+        const ascendc_emu::Operand a = ascendc_emu::Op(src0, s0b, s0r), b = ascendc_emu::Op(src1, s1b, s1r);
+        const ascendc_emu::Operand out = ascendc_emu::Op(dst, db, dr);
+        constexpr uint32_t lanes = 256 / sizeof(T);
+        const uint32_t id = ascendc_emu::Issue(ascendc_emu::kPipeV, "vsel");
+        uint8_t results[lanes][sizeof(T)];
+        ascendc_emu::ForActiveLanes(repeat, lanes, [&](uint64_t r, uint32_t count, auto active) {
+            for (uint32_t k = 0; k < count; ++k) {
+                if (!active(k)) continue;
+                const uint64_t bit = r * lanes + k;
+                ascendc_emu::Access(id, mask + bit / 8, 1, false);
+                const bool first = (mask[bit / 8] >> (bit % 8) & 1) != 0;
+                const uint8_t* from = first ? a.Lane(r, k) : b.Lane(r, k);
+                ascendc_emu::Access(id, a.Lane(r, k), sizeof(T), false);
+                ascendc_emu::Access(id, b.Lane(r, k), sizeof(T), false);
+                std::memcpy(results[k], from, sizeof(T));
+            }
+            for (uint32_t k = 0; k < count; ++k) {
+                if (!active(k)) continue;
+                uint8_t* p = out.Lane(r, k);
+                ascendc_emu::Access(id, p, sizeof(T), true);
+                std::memcpy(p, results[k], sizeof(T));
+            }
+        });
+    }
+}
 
 // GM <-> UB (DataCopyPad align forms: sid, nBurst, len bytes, left pad, right pad, src gap, dst gap).
 #define AEA_EMU_COPY_ALIGN(BITS)                                                                                   \

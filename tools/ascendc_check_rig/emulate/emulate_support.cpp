@@ -1,5 +1,5 @@
-// tools/ascendc_check --emulate drivers' support (emulate_support.h), and asc-tools' mask-model hooks answered
-// from the emulated core (its level-0 operand checks read the mask mode and words).
+// tools/ascendc_check --emulate drivers' support (emulate_support.h), and asc-tools' model hooks answered from the
+// emulated core (its level-0 operand checks read the mask mode and words; Gather names its table).
 #include "emulate_support.h"
 
 #include <sys/stat.h>
@@ -14,6 +14,16 @@
 uint64_t ModelFactoryGetMaskHigh() { return ascendc_emu::State().maskHigh; }
 uint64_t ModelFactoryGetMaskLow() { return ascendc_emu::State().maskLow; }
 uint64_t ModelFactoryGetMaskMode() { return ascendc_emu::State().counterMode ? 1 : 0; }
+
+// Gather's CPU-debug implementation hands the model its source table (dav_c220 kernel_operator_vec_gather_impl.h;
+// declared in asc-tools' cpudebug utils/kernel_utils_constants.h): the emulated vgather reads it from there.
+namespace AscendC {
+void SetModelGatherbSrc0Tensor(uint64_t address, const uint32_t length)
+{
+    ascendc_emu::State().gatherSource = reinterpret_cast<const uint8_t*>(static_cast<uintptr_t>(address));
+    ascendc_emu::State().gatherSourceLength = length;
+}
+}  // namespace AscendC
 
 namespace ascendc_emulate {
 
