@@ -9,6 +9,9 @@ CPU device; NPU tensors (torch_npu) through CANN's ``aclnnApplyFusedEmaAdam``.
 (``aclnnApplyFusedEmaAdamListV2``), with AMSGrad, fp32 state of 16-bit parameters, fp16/bf16 model
 copies of fp32 masters, loss-scale division, skipping on overflow, maximize, launches without the
 EMA, and lr / EMA decay given as device tensors (capturable).
+
+:func:`apply_fused_ema_adam8bit_list` is the same update with Adam's moments kept as 8-bit codes
+and one fp32 scale per block of 256 elements (``aclnnApplyFusedEmaAdam8bitList``), the EMA in fp32.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from . import _C  # noqa: F401  (registers the ascend_ema_adam ops)
 from . import _meta_registrations  # noqa: F401
 
 __all__ = ["npu_apply_fused_ema_adamw", "apply_fused_ema_adam", "apply_fused_ema_adam_functional",
-           "apply_fused_ema_adam_list"]
+           "apply_fused_ema_adam_list", "apply_fused_ema_adam8bit_list"]
 
 
 def npu_apply_fused_ema_adamw(grad, var, m, v, s, step, lr=1e-3, ema_decay=0.9999, beta1=0.9,
@@ -139,3 +142,58 @@ def apply_fused_ema_adam_list(grads, vars, ms, vs, ss, step, lr=1e-3, ema_decay=
              model_copies=model_copies, grad_scale=grad_scale, found_inf=found_inf,
              maximize=maximize, lr_tensor=lr_tensor, ema_decay_tensor=decay_tensor)
     return vars, ms, vs, ss
+
+
+_list8bit_op = torch.ops.ascend_ema_adam.apply_fused_ema_adam8bit_list_.default
+
+
+def apply_fused_ema_adam8bit_list(grads, vars, ms, vs, m_absmaxes, v_absmaxes, ss, qmap_m, qmap_v,
+                                  step, lr=1e-3, ema_decay=0.9999, beta1=0.9, beta2=0.999,
+                                  eps=1e-8, mode=1, bias_correction=True, weight_decay=0.0, *,
+                                  model_copies=None, grad_scale=None, found_inf=None,
+                                  maximize=False):
+    """:func:`apply_fused_ema_adam_list`'s update of a whole parameter group with Adam's moments
+    in 8 bits, in place, in one launch (``op_host/apply_fused_ema_adam8bit_list/README.md``).
+
+    Per block of 256 elements of an entry (its last block may be shorter): the moments decoded
+    (``qmap_m[ms[i]] * m_absmaxes[i][block]``, the same for v), the list op's fp32 update op for
+    op, the new block scales (``max |m'|``), each moment encoded to the exactly nearest map entry
+    of ``m' / scale`` (a tie to the larger code), the EMA ``ss`` and ``model_copies`` from the
+    updated fp32 ``vars``. ``golden8bit.emulate_entry8`` is the contract, bit for bit.
+
+    Dtypes (every tensor of a list has one dtype; ``ascend_ema_adam._dtypes.LIST8BIT_DTYPES``
+    lists the rows, and the C++ check refuses any other):
+        * ``vars``: float32, float16 or bfloat16; ``grads``: float32, float16 or bfloat16;
+        * ``ms``, ``vs``: uint8 codes of ``vars[i]``'s shape; ``m_absmaxes``, ``v_absmaxes``:
+          float32 of shape ``[ceil(numel / 256)]``; ``ss``: float32 of ``vars[i]``'s shape;
+        * ``model_copies``: float16 or bfloat16, with float32 ``vars`` (the master weights);
+        * ``qmap_m``, ``qmap_v``: float32 ``[256]``, sorted, within [-1, 1]
+          (``golden8bit.dynamic_map(True)`` / ``(False)``, bitsandbytes' maps).
+
+    Args:
+        grads: the gradients (read only).
+        vars, ms, vs, m_absmaxes, v_absmaxes, ss: parameters, moment codes and their block
+            scales, EMA weights; updated in place (any strides; no updated tensor may share memory
+            with any other tensor of the call). ``ss=None`` (or an empty list): no EMA on this
+            launch, nothing of it read or written.
+        qmap_m, qmap_v: the maps of the m and v codes (read only).
+        step, lr, ema_decay, beta1, beta2, eps, mode, bias_correction, weight_decay, grad_scale,
+            found_inf, maximize, model_copies: as in :func:`apply_fused_ema_adam_list` (``lr`` and
+            ``ema_decay`` may be float32 tensors of one element on the parameters' device).
+            There is no AMSGrad (an 8-bit running maximum would be re-quantized every step).
+
+    A bad call raises before anything is written.
+
+    Returns:
+        ``(vars, ms, vs, m_absmaxes, v_absmaxes, ss)``, the lists passed in (``ss`` None when
+        given None).
+    """
+    lr_tensor = lr if isinstance(lr, torch.Tensor) else None
+    decay_tensor = ema_decay if isinstance(ema_decay, torch.Tensor) else None
+    _list8bit_op(grads, vars, ms, vs, m_absmaxes, v_absmaxes, [] if ss is None else ss, qmap_m,
+                 qmap_v, step, _TENSOR_PLACEHOLDER if lr_tensor is not None else lr,
+                 _TENSOR_PLACEHOLDER if decay_tensor is not None else ema_decay,
+                 beta1, beta2, eps, mode, bias_correction, weight_decay,
+                 model_copies=model_copies, grad_scale=grad_scale, found_inf=found_inf,
+                 maximize=maximize, lr_tensor=lr_tensor, ema_decay_tensor=decay_tensor)
+    return vars, ms, vs, m_absmaxes, v_absmaxes, ss

@@ -11,6 +11,9 @@ over memory on a thread pool), bit-identical to the twin; the torch op uses it o
 :func:`apply_fused_ema_adam_list_native` runs the list operator (ApplyFusedEmaAdamList: a whole
 parameter group, mixed precision, AMSGrad, maximize, grad_scale, found_inf) with the native kernel
 in one pool launch, bit-identical to :func:`golden.emulate_entry` per entry.
+:func:`apply_fused_ema_adam8bit_list` and :func:`apply_fused_ema_adam8bit_list_native` run
+ApplyFusedEmaAdam8bitList (8-bit moments, fp32 EMA) on the twin and with the native kernel,
+bit-identical to :func:`golden8bit.emulate_entry8` per entry.
 """
 
 from __future__ import annotations
@@ -261,6 +264,85 @@ def apply_fused_ema_adam_list_native(grads, vars, ms, vs, ss, step, hyper: Hyper
         **_native_options(min_elems_per_thread, streaming_bytes),
         lr=_scalar_f32(lr_tensor, "lr_tensor"),
         ema_decay=_scalar_f32(ema_decay_tensor, "ema_decay_tensor"))
+
+
+def _checked_lists8(grads, vars, ms, vs, m_absmaxes, v_absmaxes, ss, model_copies) -> dict:
+    """Checks the lists of one 8-bit list launch and returns them by name (``ss`` and
+    ``model_copies`` only when given): equal lengths; numpy arrays, C-contiguous, writeable where
+    the kernel writes; each entry as :func:`golden8bit.check_entry8` wants it."""
+    from . import golden8bit
+    named = {"grads": grads, "vars": vars, "ms": ms, "vs": vs, "m_absmaxes": m_absmaxes,
+             "v_absmaxes": v_absmaxes, "ss": ss, "model_copies": model_copies}
+    lists = {name: list(arrays) for name, arrays in named.items() if arrays is not None}
+    count = len(lists["grads"])
+    for name, arrays in lists.items():
+        if len(arrays) != count:
+            raise ValueError(f"{name} has {len(arrays)} entries, grads has {count}")
+        for i, a in enumerate(arrays):
+            if not isinstance(a, np.ndarray):
+                raise TypeError(f"{name}[{i}] must be a numpy array, got {type(a).__name__}")
+            if not a.flags.c_contiguous:
+                raise ValueError(f"{name}[{i}] must be C-contiguous")
+            if name != "grads" and not a.flags.writeable:
+                raise ValueError(f"{name}[{i}] must be writeable (the kernel writes it)")
+    for i in range(count):
+        e = {name: arrays[i] for name, arrays in lists.items()}
+        golden8bit.check_entry8(e["grads"], e["vars"], e["ms"], e["vs"], e["m_absmaxes"],
+                                e["v_absmaxes"], e.get("ss"), e.get("model_copies"))
+    return lists
+
+
+def _lists8_args(lists: dict, qmap_m, qmap_v, step, hyper: Hyper, extras: Extras) -> tuple:
+    """The 8-bit launch's arguments in the bindings' order, from the checked lists."""
+    raw = {name: [_raw(a) for a in arrays] for name, arrays in lists.items()}
+    first = (lambda key: dtype_name(lists[key][0].dtype) if lists.get(key) else "")
+    maps = [np.ascontiguousarray(np.asarray(q, dtype=np.float32)).reshape(-1)
+            for q in (qmap_m, qmap_v)]
+    return (raw["grads"], raw["vars"], raw["ms"], raw["vs"], raw["m_absmaxes"],
+            raw["v_absmaxes"], raw.get("ss"), raw.get("model_copies"),
+            [a.size for a in lists["vars"]], *maps, _checked_step(step),
+            _scalar_f32(extras.grad_scale, "grad_scale"),
+            _scalar_f32(extras.found_inf, "found_inf"), first("vars") or "float32",
+            first("grads") or "float32", first("model_copies"), _attrs(hyper), extras.maximize)
+
+
+def apply_fused_ema_adam8bit_list(grads, vars, ms, vs, m_absmaxes, v_absmaxes, ss, qmap_m,
+                                  qmap_v, step, hyper: Hyper = Hyper(),
+                                  extras: Extras = Extras(), *, model_copies=None,
+                                  platform: str = "cpu", threads: int = 0, lr_tensor=None,
+                                  ema_decay_tensor=None,
+                                  overflow_mode: str = "inf_nan") -> LaunchStats:
+    """Run ApplyFusedEmaAdam8bitList's AscendC kernel in place through the twin: one launch for
+    the whole lists. Entry i: ``grads[i]``, ``vars[i]``, ``ms[i]`` / ``vs[i]`` (uint8 codes),
+    ``ss[i]`` (fp32 EMA; ``ss=None``: no EMA) and ``model_copies[i]`` of one size;
+    ``m_absmaxes[i]``, ``v_absmaxes[i]`` fp32 [ceil(n / 256)]; ``qmap_m``, ``qmap_v`` the 256-entry
+    maps (``golden8bit.dynamic_map``). ``hyper``, ``extras``, ``lr_tensor``, ``ema_decay_tensor``,
+    ``overflow_mode`` as in :func:`apply_fused_ema_adam_list`. Returns the tiling and the per-block
+    counters."""
+    lists = _checked_lists8(grads, vars, ms, vs, m_absmaxes, v_absmaxes, ss, model_copies)
+    result = _twin.launch_adam8bit_list(
+        *_lists8_args(lists, qmap_m, qmap_v, step, hyper, extras), platform=platform,
+        threads=threads, lr=_scalar_f32(lr_tensor, "lr_tensor"),
+        ema_decay=_scalar_f32(ema_decay_tensor, "ema_decay_tensor"), overflow_mode=overflow_mode)
+    return LaunchStats(result["tiling"], result["blocks"])
+
+
+def apply_fused_ema_adam8bit_list_native(grads, vars, ms, vs, m_absmaxes, v_absmaxes, ss, qmap_m,
+                                         qmap_v, step, hyper: Hyper = Hyper(),
+                                         extras: Extras = Extras(), *, model_copies=None,
+                                         threads: int = 0, isa: str = "",
+                                         min_elems_per_thread: int | None = None,
+                                         lr_tensor=None, ema_decay_tensor=None) -> dict:
+    """Run ApplyFusedEmaAdam8bitList with the native CPU kernel, in place on lists of numpy
+    arrays (as :func:`apply_fused_ema_adam8bit_list`); ``threads``, ``isa`` and
+    ``min_elems_per_thread`` as in :func:`apply_fused_ema_adam_native`. Returns the instruction
+    set and the threads used (0 when nothing ran)."""
+    lists = _checked_lists8(grads, vars, ms, vs, m_absmaxes, v_absmaxes, ss, model_copies)
+    options = {} if min_elems_per_thread is None else {"min_elems_per_thread": min_elems_per_thread}
+    return _twin.launch_native_adam8bit_list(
+        *_lists8_args(lists, qmap_m, qmap_v, step, hyper, extras), threads=threads, isa=isa,
+        lr=_scalar_f32(lr_tensor, "lr_tensor"),
+        ema_decay=_scalar_f32(ema_decay_tensor, "ema_decay_tensor"), **options)
 
 
 def native_list_chunks(numels, threads: int) -> list[tuple[int, int, int]]:

@@ -40,12 +40,33 @@ const std::vector<Adam8bitEntryArg>& List(const Adam8bitListArgs& args, int list
 
 bool IsOptional(int list) { return list == kAdam8bitSs || list == kAdam8bitCopies; }
 
+/** An optional list given as placeholders: one tensor per entry, every one without elements, of
+ *  the dtype the list would have (fp32 for ssRef, varsRef's for modelCopiesRef). The NPU path
+ *  passes them for an absent list, as the list op's does (docs/ACLNN.md, "Absent lists"). */
+bool IsPlaceholderList(const Adam8bitListArgs& args, int list)
+{
+    const std::vector<Adam8bitEntryArg>& entries = List(args, list);
+    const std::vector<Adam8bitEntryArg>& vars = List(args, kAdam8bitVars);
+    if (!IsOptional(list) || entries.empty() || vars.empty()) return false;
+    const int32_t dtype = list == kAdam8bitSs ? kFp32Code : vars[0].dtype;
+    for (const Adam8bitEntryArg& e : entries) {
+        if (Numel(*e.shape) != 0 || e.dtype != dtype) return false;
+    }
+    return true;
+}
+
+/** List `list` holds values: it has tensors, and (an optional list) not only placeholders. */
+bool HoldsValues(const Adam8bitListArgs& args, int list)
+{
+    return !List(args, list).empty() && !IsPlaceholderList(args, list);
+}
+
 Refusal CheckLengths(const Adam8bitListArgs& args)
 {
     const size_t n = List(args, kAdam8bitGrads).size();
     for (int list = kAdam8bitGrads; list < kAdam8bitLists; ++list) {
         const size_t size = List(args, list).size();
-        if (size > kAdam8bitMaxTensors) {
+        if (size > kAdam8bitMaxTensors && !args.wholeCall) {
             return std::string(kNames[list]) + " has " + std::to_string(size) +
                    " tensors, expected at most " + std::to_string(kAdam8bitMaxTensors) +
                    " (CANN's limit per list: launch once per slice)";
@@ -54,7 +75,9 @@ Refusal CheckLengths(const Adam8bitListArgs& args)
             return std::string(kNames[list]) + " has " + std::to_string(size) +
                    " tensors but grads has " + std::to_string(n) +
                    ": every list holds one tensor per entry" +
-                   (IsOptional(list) ? " (or none: an absent optional list)" : "");
+                   (IsOptional(list) ? " (an absent optional list: none, or one zero-element "
+                                       "placeholder per entry)"
+                                     : "");
         }
     }
     return {};
@@ -104,7 +127,7 @@ Refusal CheckDtypeContract(const Adam8bitListArgs& args, Adam8bitDtypes* out)
         }
     }
     for (int list : {kAdam8bitMAbsmaxes, kAdam8bitVAbsmaxes, kAdam8bitSs}) {
-        if (List(args, list).empty()) continue;
+        if (!HoldsValues(args, list)) continue;
         if (Refusal r = ExpectCode(entry0(list).arg, kFp32Code,
                                    list == kAdam8bitSs ? "the EMA is kept in fp32"
                                                        : "the block scales are fp32");
@@ -114,7 +137,7 @@ Refusal CheckDtypeContract(const Adam8bitListArgs& args, Adam8bitDtypes* out)
     }
     out->param = FindDataTypeByCode(var.arg.dtype)->type;
     out->grad = FindDataTypeByCode(grad.arg.dtype)->type;
-    out->hasCopy = !List(args, kAdam8bitCopies).empty();
+    out->hasCopy = HoldsValues(args, kAdam8bitCopies);
     if (out->hasCopy) {
         const NamedEntry copy = entry0(kAdam8bitCopies);
         const DataTypeInfo* info = FindDataTypeByCode(copy.arg.dtype);
@@ -164,7 +187,7 @@ Refusal CheckShapes(const Adam8bitListArgs& args)
                    " dimensions, expected at most " + std::to_string(kAdam8bitMaxRank);
         }
         for (int list : {kAdam8bitVars, kAdam8bitMs, kAdam8bitVs, kAdam8bitSs, kAdam8bitCopies}) {
-            if (List(args, list).empty()) continue;
+            if (!HoldsValues(args, list)) continue;
             const NamedEntry t(list, i, List(args, list)[i]);
             const std::string group = std::string("entry ") + std::to_string(i) + " of every list";
             if (Refusal r = CheckSameShape(t.arg, grad.arg, group.c_str()); !r.empty()) return r;
@@ -204,7 +227,7 @@ Refusal CheckApplyFusedEmaAdam8bitList(const Adam8bitListArgs& args, const Attrs
     options->maximize = maximize;
     options->gradScale = args.gradScale != nullptr;
     options->foundInf = args.foundInf != nullptr;
-    options->ema = !List(args, kAdam8bitSs).empty() || List(args, kAdam8bitGrads).empty();
+    options->ema = HoldsValues(args, kAdam8bitSs) || List(args, kAdam8bitGrads).empty();
     options->lrTensor = args.lr != nullptr;
     options->emaDecayTensor = args.emaDecay != nullptr;
     return {};

@@ -37,12 +37,22 @@ constexpr const char* kAdam8bitListNames[kAdam8bitLists] = {
     "grads", "varsRef", "msRef", "vsRef", "mAbsmaxesRef", "vAbsmaxesRef", "ssRef",
     "modelCopiesRef"};
 
+/** Which lists the operator updates in place (kAdam8bit* order). */
+constexpr bool kAdam8bitUpdated[kAdam8bitLists] = {false, true, true, true, true, true, true, true};
+
+/** The OpDef's outputs, the in-place lists, in declaration order as input lists (the kernel
+ *  entry's order): an executor's output irIndex o is this list. */
+constexpr int kAdam8bitOutputs = kAdam8bitLists - 1;
+constexpr int kAdam8bitOutputOrder[kAdam8bitOutputs] = {
+    kAdam8bitVars, kAdam8bitMs, kAdam8bitVs, kAdam8bitMAbsmaxes, kAdam8bitVAbsmaxes, kAdam8bitSs,
+    kAdam8bitCopies};
+
 /** Most tensors one list of a launch may hold (CANN opbase's dynamic-list limit). */
 constexpr size_t kAdam8bitMaxTensors = 256;
 /** Most dimensions a tensor of the lists may have. */
 constexpr size_t kAdam8bitMaxRank = 8;
 /** aclDataType of the codes (ACL_UINT8). */
-constexpr int32_t kAdam8bitCodeDtype = 4;
+constexpr int32_t kAdam8bitCodeDtype = CannCodeOf(DataType::kUInt8);
 
 /** One tensor of a list as the checks see it. */
 struct Adam8bitEntryArg {
@@ -51,7 +61,9 @@ struct Adam8bitEntryArg {
 };
 
 /** A call as the checks see it. An optional list (ssRef: no EMA on this launch; modelCopiesRef)
- *  is absent when empty; null means empty. */
+ *  is absent when empty, or when it holds placeholders: one tensor per entry, every one without
+ *  elements, of the dtype the list would have (fp32 for ssRef, varsRef's for modelCopiesRef; what
+ *  the NPU path passes, docs/ACLNN.md "Absent lists"); null means empty. */
 struct Adam8bitListArgs {
     const std::vector<Adam8bitEntryArg>* lists[kAdam8bitLists] = {};
     const TensorArg* qmapM = nullptr;      // required: fp32 [256]
@@ -61,6 +73,16 @@ struct Adam8bitListArgs {
     const TensorArg* foundInf = nullptr;   // null: absent
     const TensorArg* lr = nullptr;         // null: absent (the lr attribute is used)
     const TensorArg* emaDecay = nullptr;   // null: absent (the emaDecay attribute is used)
+    /** Lists of any length: a caller's check of a whole call it launches in slices of at most
+     *  kAdam8bitMaxTensors entries (the torch op's), whose messages then name the call's own
+     *  entries. */
+    bool wholeCall = false;
+};
+
+/** The operator's attributes, its spec's (apply_fused_ema_adam8bit_list_signature.json, whose C++
+ *  names these are): the EMA-Adam ones and its own. */
+struct Adam8bitAttrs : Attrs {
+    bool maximize = false;  // negate the gradient first (gradient ascent)
 };
 
 /** What a launch does besides the update (the tiling's flags). */
@@ -78,8 +100,8 @@ std::string Adam8bitEntryName(int list, size_t index);
 
 /**
  * In this order, the first failure wins:
- *   lengths:    at most 256 tensors per list; every list but an absent optional one holds grads'
- *               number of tensors;
+ *   lengths:    at most 256 tensors per list (any number with wholeCall); every list but an
+ *               absent optional one holds grads' number of tensors;
  *   dtypes:     every tensor of a list has the list's dtype (its entry 0's); varsRef fp32, fp16
  *               or bf16; grads fp32, fp16 or bf16; msRef and vsRef uint8; mAbsmaxesRef,
  *               vAbsmaxesRef and ssRef fp32; modelCopiesRef fp16 or bf16, only with fp32

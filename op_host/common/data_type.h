@@ -13,7 +13,7 @@
 
 namespace ascend_ema_adam {
 
-enum class DataType : uint32_t { kFloat32, kFloat16, kBFloat16, kInt64 };
+enum class DataType : uint32_t { kFloat32, kFloat16, kBFloat16, kInt64, kUInt8 };
 
 struct DataTypeInfo {
     DataType type;
@@ -29,6 +29,7 @@ inline constexpr DataTypeInfo kDataTypes[] = {
     {DataType::kFloat16, "float16", 2, 1, true},
     {DataType::kBFloat16, "bfloat16", 2, 27, true},
     {DataType::kInt64, "int64", 8, 9, false},
+    {DataType::kUInt8, "uint8", 1, 4, false},  // ApplyFusedEmaAdam8bitList's moment codes
 };
 inline constexpr uint32_t kDataTypeCount = sizeof(kDataTypes) / sizeof(kDataTypes[0]);
 

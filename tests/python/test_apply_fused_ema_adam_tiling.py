@@ -108,7 +108,7 @@ def test_dtype_tables_agree():
     per-dtype precision constants cover exactly its dtypes."""
     cpp = [(d["name"], d["size"]) for d in _twin.data_types() if d["is_float"]]
     assert cpp == [(d.name, d.itemsize) for d in FLOAT_DTYPES]
-    assert [d["name"] for d in _twin.data_types() if not d["is_float"]] == ["int64"]
+    assert [d["name"] for d in _twin.data_types() if not d["is_float"]] == ["int64", "uint8"]
     numpy_dtypes = {d.numpy for d in FLOAT_DTYPES}
     assert set(golden.MERE_THRESHOLD) == set(golden.SMALL_VALUE) == numpy_dtypes
     with pytest.raises(ValueError, match="dtype must be one of float32, float16, bfloat16"):

@@ -22,6 +22,7 @@ inline aclDataType ToAclDataType(at::ScalarType type)
         case at::kLong: return ACL_INT64;
         case at::kDouble: return ACL_DOUBLE;
         case at::kInt: return ACL_INT32;
+        case at::kByte: return ACL_UINT8;
         default: return ACL_DT_UNDEFINED;
     }
 }

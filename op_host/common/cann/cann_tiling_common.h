@@ -39,7 +39,8 @@ constexpr bool SameCode(ge::DataType ge, DataType ours)
 static_assert(SameCode(ge::DT_FLOAT, DataType::kFloat32) &&
                   SameCode(ge::DT_FLOAT16, DataType::kFloat16) &&
                   SameCode(ge::DT_BF16, DataType::kBFloat16) &&
-                  SameCode(ge::DT_INT64, DataType::kInt64),
+                  SameCode(ge::DT_INT64, DataType::kInt64) &&
+                  SameCode(ge::DT_UINT8, DataType::kUInt8),
               "ge::DataType and aclDataType disagree on a dtype the operators accept");
 
 /** ge::DataType of one of our dtypes. */

@@ -30,6 +30,9 @@ struct Call {
     std::vector<std::vector<int64_t>> scales;     // per entry: [ceil(numel / 256)]
     int32_t dtype[op8::kAdam8bitLists] = {kF32, kF32, kU8, kU8, kF32, kF32, kF32, kF16};
     bool present[op8::kAdam8bitLists] = {true, true, true, true, true, true, true, false};
+    bool placeholders[op8::kAdam8bitLists] = {};  // every tensor of the list [0]
+    std::vector<int64_t> none{0};
+    bool wholeCall = false;
     std::vector<op8::Adam8bitEntryArg> lists[op8::kAdam8bitLists];
     std::vector<int64_t> mapShape{256};
     std::vector<int64_t> one{1};
@@ -55,7 +58,9 @@ struct Call {
             if (!present[list]) continue;
             const bool scale = list == op8::kAdam8bitMAbsmaxes || list == op8::kAdam8bitVAbsmaxes;
             for (size_t i = 0; i < shapes.size(); ++i) {
-                lists[list].push_back({dtype[list], scale ? &scales[i] : &shapes[i]});
+                lists[list].push_back({dtype[list], placeholders[list] ? &none
+                                                    : scale             ? &scales[i]
+                                                                        : &shapes[i]});
             }
         }
         const aea::TensorArg qmapM{"qmapM", kF32, mapShape};
@@ -68,6 +73,7 @@ struct Call {
         args.qmapV = &qmapV;
         args.step = &step;
         args.gradScale = gradScale ? &scale : nullptr;
+        args.wholeCall = wholeCall;
         return op8::CheckApplyFusedEmaAdam8bitList(args, attrs, false, &dtypes, &options);
     }
 };
@@ -156,6 +162,39 @@ AEA_CASE(shape_and_length_rules)
     EXPECT(Says(attrs.Check(), "beta1 is 1"));
     Call empty(Shapes{});
     EXPECT(empty.Check().empty());
+}
+
+/** Zero-element placeholders of the dtype a list would have (fp32 ss, the parameters' copies:
+ *  what the NPU path passes) are an absent list; of another dtype they are a list that holds
+ *  values, refused by its shape. */
+AEA_CASE(placeholders_are_absent_lists)
+{
+    Call c(Shapes{{300}, {5}});
+    c.present[op8::kAdam8bitCopies] = true;
+    c.dtype[op8::kAdam8bitCopies] = kF32;
+    c.placeholders[op8::kAdam8bitSs] = c.placeholders[op8::kAdam8bitCopies] = true;
+    EXPECT(c.Check().empty() && !c.options.ema && !c.dtypes.hasCopy);
+    c.dtype[op8::kAdam8bitVars] = c.dtype[op8::kAdam8bitCopies] = kBf16;
+    EXPECT(c.Check().empty() && !c.options.ema && !c.dtypes.hasCopy &&
+           c.dtypes.param == aea::DataType::kBFloat16);
+    Call wrong(Shapes{{300}, {5}});
+    wrong.present[op8::kAdam8bitCopies] = true;
+    wrong.placeholders[op8::kAdam8bitCopies] = true;  // fp16, the parameters are fp32
+    EXPECT(Says(wrong.Check(), "modelCopiesRef[0] has shape [0]"));
+    Call ema(Shapes{{300}});
+    ema.placeholders[op8::kAdam8bitSs] = true;
+    ema.dtype[op8::kAdam8bitSs] = kF16;
+    EXPECT(Says(ema.Check(), "ssRef[0] has dtype ACL_FLOAT16 (1), expected ACL_FLOAT (0)"));
+}
+
+/** wholeCall: a call its caller launches in slices of at most 256 entries has no length limit. */
+AEA_CASE(whole_call_of_any_length)
+{
+    Call many(std::vector<std::vector<int64_t>>(600, std::vector<int64_t>{3}));
+    many.wholeCall = true;
+    EXPECT(many.Check().empty());
+    many.scales[500] = {2};
+    EXPECT(Says(many.Check(), "mAbsmaxesRef[500] has shape [2], expected [1]"));
 }
 
 AEA_CASE(map_values)

@@ -1,0 +1,183 @@
+/**
+ * @file apply_fused_ema_adam8bit_list_npu.cpp
+ * @brief NPU (PrivateUse1) kernel of ascend_ema_adam::apply_fused_ema_adam8bit_list_, built only
+ *        with torch_npu: CANN's aclnnApplyFusedEmaAdam8bitList of our custom-op package (the OpDef
+ *        of op_host/apply_fused_ema_adam8bit_list/cann/) through torch_npu's task queue, as the list
+ *        op's NPU kernel (docs/ACLNN.md, "The NPU path"):
+ *   - every list is a real aclTensorList; an absent ss (no EMA on this launch) or model_copies is a
+ *     list of zero-element placeholders (fp32; the parameters' dtype), never an empty list
+ *     (opbase keeps an empty list's last instances in a reused executor, and model_copies is the
+ *     OpDef's last output: an empty last output list leaves its place holder unfilled, "D1");
+ *   - at most 256 tensors per list: a call runs as launches of at most 256 entries; the whole call
+ *     is validated first (the shared validation on the real shapes, the memory rules on the device
+ *     addresses), then phase 1 of every launch, and only then are the phase 2s queued;
+ *   - every entry reaches the kernel as 1-D views (the device's list decoder reads every shape of a
+ *     list with its first tensor's rank): contiguous tensors as view(-1), an entry whose tensors
+ *     share one dense layout as 1-D views in storage order (the block scales are 1-D already);
+ *     any other entry is refused, naming it.
+ * The maps' values are device memory and are not read here (the tiling sees shapes only); the
+ * CPU path checks them. A call without elements launches nothing.
+ */
+#include <ATen/ops/empty.h>
+#include <torch/library.h>
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "aclnnop/aclnn_apply_fused_ema_adam8bit_list.h"
+#include "apply_fused_ema_adam8bit_list_call.h"
+#include "npu_op_api.h"
+
+namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
+
+using namespace ops;  // the torch ops' shared part (csrc/ops/common/)
+
+namespace {
+
+constexpr const char* kPhase1 = "aclnnApplyFusedEmaAdam8bitListGetWorkspaceSize";
+constexpr const char* kPhase2 = "aclnnApplyFusedEmaAdam8bitList";
+
+/** The lists an entry's elements are laid out in (the scales have their own, shorter layout). */
+constexpr bool kElementwise[kAdam8bitLists] = {true, true, true, true, false, false, true, true};
+
+/** Entry i of every given list as 1-D views; raises, naming the entry, if it cannot be. */
+void FlattenEntry(const Adam8bitCall& call, size_t i,
+                  std::vector<at::Tensor> (&flat)[kAdam8bitLists])
+{
+    bool contiguous = true;
+    bool oneDenseLayout = true;
+    const at::Tensor& first = call.lists[kAdam8bitGrads][i];
+    for (int l = 0; l < kAdam8bitLists; ++l) {
+        if (call.lists[l].empty() || !kElementwise[l]) continue;
+        const at::Tensor& t = call.lists[l][i];
+        contiguous = contiguous && t.is_contiguous();
+        oneDenseLayout = oneDenseLayout && t.is_non_overlapping_and_dense() &&
+                         t.strides() == first.strides();
+    }
+    for (int l = 0; l < kAdam8bitLists; ++l) {
+        if (call.lists[l].empty()) continue;
+        const at::Tensor& t = call.lists[l][i];
+        if (!kElementwise[l]) {  // [blocks]: 1-D by the check
+            TORCH_CHECK(t.is_contiguous(), kAdam8bitOpName, ": ", kAdam8bitTorchListNames[l], "[",
+                        i, "] has strides ", t.strides(), ": the block scales must be contiguous "
+                        "on the NPU");
+            flat[l].push_back(t);
+        } else if (contiguous) {
+            flat[l].push_back(t.view(-1));
+        } else {
+            TORCH_CHECK(oneDenseLayout, kAdam8bitOpName, ": entry ", i, " cannot reach the NPU "
+                        "kernel as 1-D views: its tensors are not all contiguous and do not share "
+                        "one dense layout (", kAdam8bitTorchListNames[l], "[", i, "] has strides ",
+                        t.strides(), ", grads[", i, "] ", first.strides(),
+                        "); make the entry's tensors contiguous");
+            flat[l].push_back(t.as_strided({t.numel()}, {1}, t.storage_offset()));
+        }
+    }
+}
+
+/** An absent optional list (ss, model_copies) as one zero-element placeholder per entry of the
+ *  launch, of the dtype it would have; empty for a given list. */
+std::vector<at::Tensor> Placeholders(const Adam8bitCall& call, int list, size_t entries)
+{
+    if ((list != kAdam8bitSs && list != kAdam8bitCopies) || !call.lists[list].empty() ||
+        entries == 0) {
+        return {};
+    }
+    const at::Tensor& vars0 = call.lists[kAdam8bitVars][0];
+    const at::TensorOptions options =
+        list == kAdam8bitSs ? vars0.options().dtype(at::kFloat) : vars0.options();
+    return std::vector<at::Tensor>(entries, at::empty({0}, options));
+}
+
+struct ExecutorDeleter {
+    void operator()(aclOpExecutor* executor) const
+    {
+        static const auto destroy =
+            NpuOpApiFunction<decltype(&aclDestroyAclOpExecutor)>("aclDestroyAclOpExecutor");
+        destroy(executor);
+    }
+};
+
+/** What one queued launch reads: its lists and tensors, alive until its phase 2 ran. */
+struct NpuLaunch {
+    std::array<NpuAclTensorListPtr, kAdam8bitLists> lists;
+    std::array<NpuAclTensorPtr, kCallTensors> tensors;
+    std::vector<at::Tensor> keep;  // the flat views and placeholders
+};
+
+/** The NPU kernel's work: the whole call checked and flattened, phase 1 of every launch, then the
+ *  phase 2s queued on the current stream. */
+void RunNpu(const Adam8bitCall& call)
+{
+    static const auto phase1 =
+        NpuOpApiFunction<decltype(&aclnnApplyFusedEmaAdam8bitListGetWorkspaceSize)>(kPhase1);
+    static const auto phase2 = NpuOpApiFunction<decltype(&aclnnApplyFusedEmaAdam8bitList)>(kPhase2);
+    const at::Tensor& step = *call.tensors[kCallStep];
+    CheckAdam8bitCallDevice(call, step.device());
+    CheckAdam8bitCallDescription(call);
+    CheckAdam8bitCallMemory(call);
+    std::vector<at::Tensor> flat[kAdam8bitLists];
+    int64_t elements = 0;
+    for (size_t i = 0; i < call.Entries(); ++i) {
+        FlattenEntry(call, i, flat);
+        elements += call.lists[kAdam8bitGrads][i].numel();
+    }
+    if (elements == 0) return;  // nothing to update: no launch (the tiling has no core)
+    const at::TensorOptions device = step.options();
+    const aclrtStream stream = CurrentNpuAclStream();
+    const std::vector<std::pair<size_t, size_t>> slices = Adam8bitLaunches(call.Entries());
+    struct Prepared {
+        std::shared_ptr<NpuLaunch> args;
+        std::unique_ptr<aclOpExecutor, ExecutorDeleter> executor;
+        uint64_t workspaceSize = 0;
+    };
+    std::vector<Prepared> prepared;
+    prepared.reserve(slices.size());
+    for (const std::pair<size_t, size_t>& slice : slices) {
+        Prepared& p = prepared.emplace_back();
+        p.args = std::make_shared<NpuLaunch>();
+        NpuLaunch& launch = *p.args;
+        for (int l = 0; l < kAdam8bitLists; ++l) {
+            std::vector<at::Tensor> given =
+                Placeholders(call, l, slice.second - slice.first);
+            if (given.empty() && !flat[l].empty()) {
+                given.assign(flat[l].begin() + static_cast<std::ptrdiff_t>(slice.first),
+                             flat[l].begin() + static_cast<std::ptrdiff_t>(slice.second));
+            }
+            launch.lists[l] = ToNpuAclTensorList(given);
+            launch.keep.insert(launch.keep.end(), given.begin(), given.end());
+        }
+        for (int t = 0; t < kCallTensors; ++t) {
+            if (call.tensors[t] != nullptr) launch.tensors[t] = ToNpuAclTensor(*call.tensors[t]);
+        }
+        const auto list = [&](int l) { return launch.lists[l].get(); };
+        const auto tensor = [&](int t) { return launch.tensors[t].get(); };
+        aclOpExecutor* executor = nullptr;
+        const aclnnStatus status = phase1(
+            list(kAdam8bitGrads), list(kAdam8bitVars), list(kAdam8bitMs), list(kAdam8bitVs),
+            list(kAdam8bitMAbsmaxes), list(kAdam8bitVAbsmaxes), list(kAdam8bitSs),
+            list(kAdam8bitCopies), tensor(kCallQmapM), tensor(kCallQmapV), tensor(kCallStep),
+            tensor(kCallGradScale), tensor(kCallFoundInf), tensor(kCallLr), tensor(kCallEmaDecay),
+            APPLY_FUSED_EMA_ADAM8BIT_LIST_ATTR_VALUES(call.attrs), &p.workspaceSize, &executor);
+        p.executor.reset(executor);
+        // raises; the launches prepared so far are destroyed with `prepared`
+        CheckNpuAclnnStatus(kPhase1, status, Adam8bitLaunchOfCall(slice, slices.size()));
+    }
+    for (Prepared& p : prepared) {
+        EnqueueNpuPhase2(kPhase2, phase2, p.executor.release(), p.workspaceSize, device, stream,
+                         p.args);
+    }
+}
+
+}  // namespace
+
+}  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list
+
+TORCH_LIBRARY_IMPL(ascend_ema_adam, PrivateUse1, m)
+{
+    namespace op8 = ascend_ema_adam::apply_fused_ema_adam8bit_list;
+    m.impl("apply_fused_ema_adam8bit_list_", &op8::Adam8bitKernel<op8::RunNpu>);
+}
