@@ -18,6 +18,11 @@
  *   pad copy:              DataCopyPad GM -> UB with left/right padding (isPad), GM gap in bytes, UB gap in
  *                          blocks, then UB -> GM of the padded rows (pads included), for uint8_t, half, bfloat16_t,
  *                          float
+ *   the 8-bit kernel's:    int32_t Add Sub Mul Max Min, Adds Muls Maxs Mins; Cast uint8_t -> half (CAST_NONE),
+ *                          half -> int32_t, half -> uint8_t, float -> int32_t (RINT FLOOR CEIL ROUND TRUNC);
+ *                          Gather of float and half (x the table, y the byte offsets); Compare (every CMPMODE, in
+ *                          roundMode) of float and half into the uint8_t mask (z); Select in VSEL_TENSOR_TENSOR_MODE
+ *                          of x and y by Compare's mask
  * Each program runs on one block; the float-overflow mode (saturation or INF_NAN) is the launch's.
  *
  * Include after the kernel_operator.h of the side being built. With AEA_SELFTEST_DECLARATIONS_ONLY only the
@@ -48,7 +53,8 @@ struct ProgramParams {
 };
 
 enum Op : uint32_t {
-    kAdd, kSub, kMul, kDiv, kMax, kMin, kAdds, kMuls, kMaxs, kMins, kSqrt, kAbs, kCast, kDup, kPadCopy
+    kAdd, kSub, kMul, kDiv, kMax, kMin, kAdds, kMuls, kMaxs, kMins, kSqrt, kAbs, kCast, kDup, kPadCopy, kGather,
+    kCompare, kSelect
 };
 
 }  // namespace aea_selftest
@@ -58,7 +64,11 @@ enum Op : uint32_t {
     X(aea_selftest_binary_f32) X(aea_selftest_binary_f16) X(aea_selftest_unary_f32) X(aea_selftest_unary_f16)        \
     X(aea_selftest_cast_f32_f16) X(aea_selftest_cast_f32_bf16) X(aea_selftest_cast_f16_f32)                          \
     X(aea_selftest_cast_bf16_f32) X(aea_selftest_dup_f32) X(aea_selftest_dup_f16) X(aea_selftest_dup_bf16)          \
-    X(aea_selftest_pad_copy_u8) X(aea_selftest_pad_copy_f16) X(aea_selftest_pad_copy_bf16) X(aea_selftest_pad_copy_f32)
+    X(aea_selftest_pad_copy_u8) X(aea_selftest_pad_copy_f16) X(aea_selftest_pad_copy_bf16) X(aea_selftest_pad_copy_f32) \
+    X(aea_selftest_binary_s32) X(aea_selftest_unary_s32) X(aea_selftest_cast_u8_f16) X(aea_selftest_cast_f16_s32)    \
+    X(aea_selftest_cast_f16_u8) X(aea_selftest_cast_f32_s32) X(aea_selftest_gather_f32) X(aea_selftest_gather_f16)   \
+    X(aea_selftest_compare_f32_u8) X(aea_selftest_compare_f16_u8) X(aea_selftest_select_f32)                         \
+    X(aea_selftest_select_f16)
 
 #ifdef AEA_SELFTEST_DECLARATIONS_ONLY
 
@@ -227,6 +237,72 @@ __aicore__ inline void PadCopyProgram(GM_ADDR params, GM_ADDR x, GM_ADDR z)
     DataCopyPad(gz, u, DataCopyExtParams{static_cast<uint16_t>(p.blockCount), row, p.ubGap, p.gmGap, 0});
 }
 
+/** Gather: `count` elements of the table x (blockLen elements) at the byte offsets y. */
+template <class T>
+__aicore__ inline void GatherProgram(GM_ADDR params, GM_ADDR x, GM_ADDR y, GM_ADDR z)
+{
+    const ProgramParams p = LoadParams(params);
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> tableIn;
+    TQue<TPosition::VECIN, 1> offsetsIn;
+    TQue<TPosition::VECOUT, 1> out;
+    pipe.InitBuffer(tableIn, 1, AlignUp32(p.blockLen * sizeof(T)));
+    pipe.InitBuffer(offsetsIn, 1, AlignUp32(p.count * 4));
+    pipe.InitBuffer(out, 1, AlignUp32(p.count * sizeof(T)));
+    GlobalTensor<T> gx, gz;
+    GlobalTensor<uint32_t> gy;
+    gx.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(x), p.blockLen);
+    gy.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t*>(y), p.count);
+    gz.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(z), p.count);
+    LocalTensor<T> table = LoadInput(tableIn, gx, p.blockLen);
+    LocalTensor<uint32_t> offsets = LoadInput(offsetsIn, gy, p.count);
+    LocalTensor<T> c = out.AllocTensor<T>();
+    Gather(c, table, offsets, 0U, p.count);
+    tableIn.FreeTensor(table);
+    offsetsIn.FreeTensor(offsets);
+    StoreOutput(out, c, gz, p.count);
+}
+
+/** Compare (mode in roundMode) of x and y into a uint8_t mask: the mask itself (kCompare) or Select(mask, x, y)
+ *  in VSEL_TENSOR_TENSOR_MODE (kSelect) goes to z. */
+template <class T>
+__aicore__ inline void CompareSelectProgram(GM_ADDR params, GM_ADDR x, GM_ADDR y, GM_ADDR z)
+{
+    const ProgramParams p = LoadParams(params);
+    TPipe pipe;
+    TQue<TPosition::VECIN, 2> in;
+    TQue<TPosition::VECOUT, 1> out;
+    TBuf<TPosition::VECCALC> maskBuf;
+    pipe.InitBuffer(in, 2, AlignUp32(p.count * sizeof(T)));
+    pipe.InitBuffer(out, 1, AlignUp32(p.count * sizeof(T)));
+    pipe.InitBuffer(maskBuf, AlignUp32(p.count / 8));
+    GlobalTensor<T> gx, gy;
+    gx.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(x), p.count);
+    gy.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(y), p.count);
+    LocalTensor<T> a = LoadInput(in, gx, p.count);
+    LocalTensor<T> b = LoadInput(in, gy, p.count);
+    LocalTensor<uint8_t> mask = maskBuf.Get<uint8_t>();
+    Compare(mask, a, b, static_cast<CMPMODE>(p.roundMode), p.count);
+    if (p.op == kCompare) {  // the mask straight to GM, after the vector unit wrote it
+        const TEventID id = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+        SetFlag<HardEvent::V_MTE3>(id);
+        WaitFlag<HardEvent::V_MTE3>(id);
+        GlobalTensor<uint8_t> gm;
+        gm.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(z), p.count / 8);
+        DataCopyPad(gm, mask, DataCopyExtParams{1, p.count / 8, 0, 0, 0});
+        in.FreeTensor(a);
+        in.FreeTensor(b);
+        return;
+    }
+    GlobalTensor<T> gz;
+    gz.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(z), p.count);
+    LocalTensor<T> c = out.AllocTensor<T>();
+    Select(c, mask, a, b, SELMODE::VSEL_TENSOR_TENSOR_MODE, p.count);
+    in.FreeTensor(a);
+    in.FreeTensor(b);
+    StoreOutput(out, c, gz, p.count);
+}
+
 }  // namespace aea_selftest
 
 #define AEA_SELFTEST_ENTRY(name, body)                                                                        \
@@ -251,6 +327,18 @@ AEA_SELFTEST_ENTRY(aea_selftest_pad_copy_u8, aea_selftest::PadCopyProgram<uint8_
 AEA_SELFTEST_ENTRY(aea_selftest_pad_copy_f16, aea_selftest::PadCopyProgram<half>(params, x, z))
 AEA_SELFTEST_ENTRY(aea_selftest_pad_copy_bf16, aea_selftest::PadCopyProgram<bfloat16_t>(params, x, z))
 AEA_SELFTEST_ENTRY(aea_selftest_pad_copy_f32, aea_selftest::PadCopyProgram<float>(params, x, z))
+AEA_SELFTEST_ENTRY(aea_selftest_binary_s32, aea_selftest::BinaryProgram<int32_t>(params, x, y, z))
+AEA_SELFTEST_ENTRY(aea_selftest_unary_s32, aea_selftest::UnaryProgram<int32_t>(params, x, z))
+AEA_SELFTEST_ENTRY(aea_selftest_cast_u8_f16, (aea_selftest::CastProgram<half, uint8_t>(params, x, z)))
+AEA_SELFTEST_ENTRY(aea_selftest_cast_f16_s32, (aea_selftest::CastProgram<int32_t, half>(params, x, z)))
+AEA_SELFTEST_ENTRY(aea_selftest_cast_f16_u8, (aea_selftest::CastProgram<uint8_t, half>(params, x, z)))
+AEA_SELFTEST_ENTRY(aea_selftest_cast_f32_s32, (aea_selftest::CastProgram<int32_t, float>(params, x, z)))
+AEA_SELFTEST_ENTRY(aea_selftest_gather_f32, aea_selftest::GatherProgram<float>(params, x, y, z))
+AEA_SELFTEST_ENTRY(aea_selftest_gather_f16, aea_selftest::GatherProgram<half>(params, x, y, z))
+AEA_SELFTEST_ENTRY(aea_selftest_compare_f32_u8, aea_selftest::CompareSelectProgram<float>(params, x, y, z))
+AEA_SELFTEST_ENTRY(aea_selftest_compare_f16_u8, aea_selftest::CompareSelectProgram<half>(params, x, y, z))
+AEA_SELFTEST_ENTRY(aea_selftest_select_f32, aea_selftest::CompareSelectProgram<float>(params, x, y, z))
+AEA_SELFTEST_ENTRY(aea_selftest_select_f16, aea_selftest::CompareSelectProgram<half>(params, x, y, z))
 #undef AEA_SELFTEST_ENTRY
 
 #endif  // AEA_SELFTEST_DECLARATIONS_ONLY

@@ -13,7 +13,10 @@
 // dst == src1 accumulation; every vconv_* on special values (+-0, +-inf, NaN, subnormals, ties, values past the
 // 16-bit maximum) and random values with CTRL[48] set and cleared; copy_gm_to_ubuf_align_b8/16/32 with left/right
 // padding and gaps, copy_ubuf_to_gm_align_b8/16/32, copy_gm_to_ubuf / copy_ubuf_to_gm; sff0, sbitset0, sbitset1;
-// get_ctrl / set_ctrl.
+// get_ctrl / set_ctrl. For the 8-bit kernel: vconv_u82f16, vconv_f162s32*, vconv_f162u8*, vconv_f322s32* (ties,
+// values past the integer range and infinities, which saturate); int32 vadd vsub vmul vmax vmin vadds vmuls vmaxs
+// vmins; vgather (32- and 16-bit, masks, counter mode, a destination repeat stride); vcmpv_* (every mode, float and
+// half, source strides, int32 EQ); set_cmpmask + vsel in VSEL_TENSOR_TENSOR_MODE (counter and normal mode, strides).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -81,7 +84,7 @@ const uint16_t kF16Specials[] = {0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0xfe00,
 const uint16_t kBf16Specials[] = {0x0000, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0xffc0, 0x7f81, 0x0001, 0x8001,
                                   0x007f, 0x0080, 0x7f7f, 0xff7f, 0x3f80, 0xbf80, 0x3f81};
 
-enum class Dt { kF32, kF16, kBf16, kI16, kI32 };
+enum class Dt { kF32, kF16, kBf16, kI16, kI32, kU8 };
 const char* DtName(Dt dt)
 {
     switch (dt) {
@@ -90,10 +93,11 @@ const char* DtName(Dt dt)
         case Dt::kBf16: return "bfloat16";
         case Dt::kI16: return "int16";
         case Dt::kI32: return "int32";
+        case Dt::kU8: return "uint8";
     }
     return "?";
 }
-uint32_t DtBytes(Dt dt) { return dt == Dt::kF32 || dt == Dt::kI32 ? 4 : 2; }
+uint32_t DtBytes(Dt dt) { return dt == Dt::kF32 || dt == Dt::kI32 ? 4 : dt == Dt::kU8 ? 1 : 2; }
 
 // How the values of a buffer are drawn.
 enum class Profile {
@@ -101,7 +105,23 @@ enum class Profile {
     kPositive,  // as kArith, sign cleared (vsqrt)
     kConvert,   // the special list first, then ties and random bits over the whole range
     kIntegral,  // magnitudes around 1..2^24 with fractions and ties (vconv_f322f32*)
+    kToInt,     // no NaN (no documented integer result): specials first (+-0, ties, values past int32 and uint8, +-inf),
+                // then values with fractions and ties over the integer range (conversions to int32 / uint8)
+    kToUnsigned,  // as kToInt, non-negative (a negative input into uint8 is an error)
+    kSmallInt,  // int32 values within +-2^14 (int32 arithmetic: sums and products stay in range)
 };
+
+// Sources of the conversions to integers (bit patterns; no NaN): zeros, ties at .5, around 255 / 256, the
+// int32 limits, far past them, infinities.
+const uint32_t kF32ToIntSpecials[] = {
+    0x00000000, 0x80000000, 0x3f000000 /* 0.5 */, 0x3fc00000 /* 1.5 */, 0x40200000 /* 2.5 */, 0xbf000000,
+    0xbfc00000, 0xc0200000, 0x3effffff, 0x437f0000 /* 255 */, 0x437f8000 /* 255.5 */, 0x43800000 /* 256 */,
+    0x4effffff /* 2^31 - 128 */, 0x4f000000 /* 2^31 */, 0xcf000000 /* -2^31 */, 0xcf000001, 0x501502f9 /* 1e10 */,
+    0xd01502f9, 0x4affffff /* 8388607.5 */, 0xcaffffff, 0x7f800000, 0xff800000, 0x00000001, 0x3e99999a};
+const uint16_t kF16ToIntSpecials[] = {0x0000, 0x8000, 0x3800 /* 0.5 */, 0x3e00 /* 1.5 */, 0x4100 /* 2.5 */,
+                                      0xb800, 0xbe00, 0xc100, 0x5bf8 /* 255 */, 0x5bfc /* 255.5 */,
+                                      0x5c00 /* 256 */, 0x7bff /* 65504 */, 0xfbff, 0x7c00, 0xfc00, 0x0001,
+                                      0x3555, 0x57fe /* 127.5 */};
 
 uint32_t RandomF32(Profile p)
 {
@@ -150,11 +170,52 @@ uint16_t Random16(Dt dt, Profile p)
     return static_cast<uint16_t>(r.Next());
 }
 
+/** A source value of a conversion to an integer (no NaN; kToUnsigned: non-negative). */
+uint32_t ToIntSource(Dt dt, uint64_t i, Profile prof)
+{
+    Rng& r = *g_rng;
+    const bool positive = prof == Profile::kToUnsigned;
+    const uint32_t signBit = dt == Dt::kF32 ? 0x80000000u : 0x8000u;
+    uint32_t v;
+    if (dt == Dt::kF32 && i < sizeof kF32ToIntSpecials / 4) {
+        v = kF32ToIntSpecials[i];
+    } else if (dt == Dt::kF16 && i < sizeof kF16ToIntSpecials / 2) {
+        v = kF16ToIntSpecials[i];
+    } else if (dt == Dt::kF32) {  // 2^-2 .. 2^33, a third of them ties at .5
+        const uint32_t e = 127 - 2 + r.Below(36);
+        uint32_t m = static_cast<uint32_t>(r.Next()) & 0x7fffff;
+        const int frac = static_cast<int>(e) - 127;
+        if (r.Chance(30) && frac >= 0 && frac < 23) m = (m & ~((1u << (23 - frac)) - 1)) | (1u << (22 - frac));
+        v = static_cast<uint32_t>(r.Next() & 1) << 31 | e << 23 | m;
+    } else {  // half: 2^-2 .. 2^15, ties likewise
+        const uint32_t e = 15 - 2 + r.Below(17);
+        uint32_t m = static_cast<uint32_t>(r.Next()) & 0x3ff;
+        const int frac = static_cast<int>(e) - 15;
+        if (r.Chance(30) && frac >= 0 && frac < 10) m = (m & ~((1u << (10 - frac)) - 1)) | (1u << (9 - frac));
+        v = static_cast<uint32_t>(r.Next() & 1) << 15 | e << 10 | m;
+    }
+    return positive ? v & ~signBit : v;
+}
+
 /** Fills n bytes with elements of dt: the profile's specials first (kConvert), then random values. */
 void Fill(uint8_t* p, uint64_t bytes, Dt dt, Profile prof)
 {
     const uint32_t e = DtBytes(dt);
     for (uint64_t i = 0; i * e < bytes; ++i) {
+        if (dt == Dt::kU8) {
+            p[i] = static_cast<uint8_t>(g_rng->Next());
+            continue;
+        }
+        if (prof == Profile::kToInt || prof == Profile::kToUnsigned) {
+            const uint32_t v = ToIntSource(dt, i, prof);
+            std::memcpy(p + i * e, &v, e);  // little-endian: the low 16 bits for half
+            continue;
+        }
+        if (dt == Dt::kI32 && prof == Profile::kSmallInt) {
+            const int32_t v = static_cast<int32_t>(g_rng->Below(1u << 15)) - (1 << 14);
+            std::memcpy(p + i * 4, &v, 4);
+            continue;
+        }
         if (dt == Dt::kF32) {
             uint32_t v = prof == Profile::kConvert && i < sizeof kF32Specials / 4 ? kF32Specials[i] : RandomF32(prof);
             std::memcpy(p + i * 4, &v, 4);
@@ -545,8 +606,10 @@ void ConvertTests(const char* name, void (*fn)(D*, S*, uint64_t, uint64_t, uint6
                   Dt src, Profile prof, const char* suffix = "")
 {
     const uint32_t dBytes = DtBytes(dst), sBytes = DtBytes(src);
-    // Contiguous operands: the narrower one advances 4 blocks per repeat (64 lanes of 16 bits).
-    const uint32_t dRep = dBytes == 4 ? 8 : 4, sRep = sBytes == 4 ? 8 : 4;
+    // Contiguous operands: lanes of the wider type per repeat, so the narrower one advances fewer blocks (4 for
+    // 64 lanes of 16 bits or 128 lanes of 8 bits).
+    const uint32_t lanes = 256 / (dBytes > sBytes ? dBytes : sBytes);
+    const uint32_t dRep = lanes * dBytes / 32, sRep = lanes * sBytes / 32;
     const uint64_t partial = g_rng->Next() | 1;
     struct Cfg {
         std::string tag;
@@ -558,7 +621,7 @@ void ConvertTests(const char* name, void (*fn)(D*, S*, uint64_t, uint64_t, uint6
         // 4 repeats of 64 lanes: the special values and random ones, contiguous.
         {"r4", {4096, 1, dRep}, {0, 1, sRep}, 4, kFull},
         // Counter mode, 2 full repeats and a partial one.
-        {"counter", {4096, 1, dRep}, {0, 1, sRep}, 1, {true, 0, 2 * 64 + 19}},
+        {"counter", {4096, 1, dRep}, {0, 1, sRep}, 1, {true, 0, 2 * lanes + 19}},
         // A partial mask and strides: dst block stride 2 / repeat stride 10, src block stride 1 / repeat stride 8
         // (or 2 / 16 for a 16-bit source).
         {"strides_mask", {4096, 2, 10}, {0, sBytes == 4 ? 1u : 2u, sBytes == 4 ? 8u : 16u}, 2, {false, 0, partial}},
@@ -600,6 +663,200 @@ void AllConvertTests()
     ConvertTests<float, float>("vconv_f322f32f", vconv_f322f32f, Dt::kF32, Dt::kF32, Profile::kConvert, "_specials");
     ConvertTests<float, float>("vconv_f322f32c", vconv_f322f32c, Dt::kF32, Dt::kF32, Profile::kConvert, "_specials");
     ConvertTests<float, float>("vconv_f322f32z", vconv_f322f32z, Dt::kF32, Dt::kF32, Profile::kConvert, "_specials");
+    // The 8-bit kernel's integer conversions.
+    ConvertTests<F16, uint8_t>("vconv_u82f16", vconv_u82f16, Dt::kF16, Dt::kU8, Profile::kArith);
+    ConvertTests<int32_t, F16>("vconv_f162s32r", vconv_f162s32r, Dt::kI32, Dt::kF16, Profile::kToInt);
+    ConvertTests<int32_t, F16>("vconv_f162s32f", vconv_f162s32f, Dt::kI32, Dt::kF16, Profile::kToInt);
+    ConvertTests<int32_t, F16>("vconv_f162s32c", vconv_f162s32c, Dt::kI32, Dt::kF16, Profile::kToInt);
+    ConvertTests<int32_t, F16>("vconv_f162s32a", vconv_f162s32a, Dt::kI32, Dt::kF16, Profile::kToInt);
+    ConvertTests<int32_t, F16>("vconv_f162s32z", vconv_f162s32z, Dt::kI32, Dt::kF16, Profile::kToInt);
+    ConvertTests<uint8_t, F16>("vconv_f162u8", vconv_f162u8, Dt::kU8, Dt::kF16, Profile::kToUnsigned);
+    ConvertTests<uint8_t, F16>("vconv_f162u8r", vconv_f162u8r, Dt::kU8, Dt::kF16, Profile::kToUnsigned);
+    ConvertTests<uint8_t, F16>("vconv_f162u8f", vconv_f162u8f, Dt::kU8, Dt::kF16, Profile::kToUnsigned);
+    ConvertTests<uint8_t, F16>("vconv_f162u8c", vconv_f162u8c, Dt::kU8, Dt::kF16, Profile::kToUnsigned);
+    ConvertTests<uint8_t, F16>("vconv_f162u8a", vconv_f162u8a, Dt::kU8, Dt::kF16, Profile::kToUnsigned);
+    ConvertTests<uint8_t, F16>("vconv_f162u8z", vconv_f162u8z, Dt::kU8, Dt::kF16, Profile::kToUnsigned);
+    ConvertTests<int32_t, float>("vconv_f322s32r", vconv_f322s32r, Dt::kI32, Dt::kF32, Profile::kToInt);
+    ConvertTests<int32_t, float>("vconv_f322s32f", vconv_f322s32f, Dt::kI32, Dt::kF32, Profile::kToInt);
+    ConvertTests<int32_t, float>("vconv_f322s32c", vconv_f322s32c, Dt::kI32, Dt::kF32, Profile::kToInt);
+    ConvertTests<int32_t, float>("vconv_f322s32a", vconv_f322s32a, Dt::kI32, Dt::kF32, Profile::kToInt);
+    ConvertTests<int32_t, float>("vconv_f322s32z", vconv_f322s32z, Dt::kI32, Dt::kF32, Profile::kToInt);
+}
+
+// ---- int32 arithmetic (the 8-bit kernel's byte offsets and integer block maxima) ------------------------------
+void Int32Tests()
+{
+    using Fn = void (*)(int32_t*, int32_t*, int32_t*, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
+                        uint64_t);
+    const struct {
+        const char* name;
+        Fn fn;
+    } binary[] = {{"vadd", vadd<int32_t>}, {"vsub", vsub<int32_t>}, {"vmul", vmul<int32_t>},
+                  {"vmax", vmax<int32_t>}, {"vmin", vmin<int32_t>}};
+    for (const auto& op : binary) {
+        for (const Layout& l : Layouts(4, 2)) {
+            const std::string name = std::string(op.name) + "_int32_" + l.tag;
+            VectorTest(name, op.name, Dt::kI32, Dt::kI32, l.ops[0], {l.ops[1], l.ops[2]}, l.repeat, l.mask, false,
+                       Profile::kSmallInt, [&](uint8_t* ub) {
+                           op.fn(At<int32_t>(ub, l.ops[0]), At<int32_t>(ub, l.ops[1]), At<int32_t>(ub, l.ops[2]),
+                                 l.repeat, l.ops[0].blk, l.ops[1].blk, l.ops[2].blk, l.ops[0].rep, l.ops[1].rep,
+                                 l.ops[2].rep);
+                       });
+        }
+    }
+    const char* scalarOps[] = {"vadds", "vmuls", "vmaxs", "vmins"};
+    for (int kind = 0; kind < 4; ++kind) {
+        for (const Layout& l : Layouts(4, 1)) {
+            const int32_t s = kind == 1 ? 4 : static_cast<int32_t>(g_rng->Below(1u << 15)) - (1 << 14);
+            const Opnd d = l.ops[0], a = l.ops[1];
+            const std::string name = std::string(scalarOps[kind]) + "_int32_" + l.tag;
+            VectorTest(name, scalarOps[kind], Dt::kI32, Dt::kI32, d, {a}, l.repeat, l.mask, false, Profile::kSmallInt,
+                       [&](uint8_t* ub) {
+                           int32_t* dp = At<int32_t>(ub, d);
+                           int32_t* ap = At<int32_t>(ub, a);
+                           switch (kind) {
+                               case 0: vadds(dp, ap, s, l.repeat, d.blk, a.blk, d.rep, a.rep); break;
+                               case 1: vmuls(dp, ap, s, l.repeat, d.blk, a.blk, d.rep, a.rep); break;
+                               case 2: vmaxs(dp, ap, s, l.repeat, d.blk, a.blk, d.rep, a.rep, false, false); break;
+                               default: vmins(dp, ap, s, l.repeat, d.blk, a.blk, d.rep, a.rep, false, false); break;
+                           }
+                       }, std::to_string(static_cast<uint32_t>(s)));
+        }
+    }
+}
+
+// ---- gather, compare, select ----------------------------------------------------------------------------------
+/** vgather: a table of `tableElems` elements at UB+table, offsets (uint32, multiples of the element size, inside
+ *  the table) at UB+offsets, the destination at UB+dst with repeat stride dstRep. */
+template <class T>
+void GatherTest(const std::string& tag, uint64_t repeat, const Mask& m, uint32_t dstRep)
+{
+    constexpr uint32_t kBytes = sizeof(T);
+    const uint32_t lanes = 256 / kBytes, tableElems = 300;
+    const uint64_t repeats = m.counter ? (m.low + lanes - 1) / lanes : repeat;
+    const uint32_t table = 0, offsets = 2048, dst = 2048 + static_cast<uint32_t>(repeats * lanes * 4 + 256);
+    Buffer ub(dst + (repeats * dstRep + 8) * 32 + 64);
+    Fill(ub.data(), ub.size(), kBytes == 4 ? Dt::kF32 : Dt::kF16, Profile::kArith);
+    for (uint64_t i = 0; i < repeats * lanes; ++i) {
+        const uint32_t at = g_rng->Below(tableElems) * kBytes;
+        std::memcpy(ub.data() + offsets + i * 4, &at, 4);
+    }
+    std::vector<std::vector<uint8_t>> before{Snapshot(ub)};
+    FreshCore(false);
+    if (m.counter) set_mask_count();
+    else set_mask_norm();
+    set_vector_mask(m.high, m.low);
+    ascendc_emu::State().gatherSource = ub.data() + table;  // as the library hands the table to the model
+    ascendc_emu::State().gatherSourceLength = tableElems;
+    using U = std::conditional_t<kBytes == 4, uint32_t, uint16_t>;
+    vgather(reinterpret_cast<U*>(ub.data() + dst), reinterpret_cast<uint32_t*>(ub.data() + offsets),
+            static_cast<uint64_t>(reinterpret_cast<uintptr_t>(ub.data() + table) & 0xffffffffu), dstRep, repeat);
+    Json j;
+    j.Str("kind", "gather").Num("bytes", kBytes).Num("table", table).Num("table_elems", tableElems);
+    j.Num("offsets", offsets).Num("dst", dst).Num("dst_rep", dstRep).Num("repeat", repeat);
+    j.Num("counter", m.counter).Num("mask_high", m.high).Num("mask_low", m.low);
+    Emit("vgather_b" + std::to_string(kBytes * 8) + "_" + tag, j, {{"ub", &ub}}, before);
+}
+
+/** vcmpv_<mode>: 3 repeats of src0 / src1 with the given strides into a contiguous bit mask at UB+0. */
+template <class T>
+void CompareTest(const char* name, void (*fn)(uint8_t*, T*, T*, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
+                                              uint64_t, uint64_t),
+                 Dt dt, const Opnd& a, const Opnd& b, uint64_t repeat, bool counterSet)
+{
+    Buffer ub(Reach({a, b}, repeat));
+    Fill(ub.data(), ub.size(), dt, dt == Dt::kI32 ? Profile::kSmallInt : Profile::kArith);
+    const uint32_t lanes = 256 / DtBytes(dt);
+    // Equal operands in some lanes (EQ / LE / GE), also +0 against -0.
+    for (uint64_t r = 0; r < repeat; ++r) {
+        for (uint32_t k = 0; k < lanes; k += 5) {
+            const Opnd& from = k % 10 == 0 ? a : b;
+            const Opnd& to = k % 10 == 0 ? b : a;
+            const uint64_t fa = from.off + (r * from.rep + k / (32 / DtBytes(dt)) * from.blk) * 32 + k % (32 / DtBytes(dt)) * DtBytes(dt);
+            const uint64_t ta = to.off + (r * to.rep + k / (32 / DtBytes(dt)) * to.blk) * 32 + k % (32 / DtBytes(dt)) * DtBytes(dt);
+            std::memcpy(ub.data() + ta, ub.data() + fa, DtBytes(dt));
+            if (k % 15 == 0 && dt != Dt::kI32) ub.data()[ta + DtBytes(dt) - 1] ^= 0x80;  // flips the sign
+        }
+    }
+    std::vector<std::vector<uint8_t>> before{Snapshot(ub)};
+    FreshCore(false);
+    set_mask_norm();
+    set_vector_mask(counterSet ? 0 : 0x5555, 0x0f0f);  // a partial mask: not applied by vcmpv on 910B
+    fn(ub.data(), At<T>(ub.data(), a), At<T>(ub.data(), b), repeat, 1, a.blk, b.blk, 8, a.rep, b.rep);
+    Json j;
+    j.Str("kind", "compare").Str("op", name).Str("dtype", DtName(dt)).Raw("srcs", "[" + OpndJson(a) + ", " + OpndJson(b) + "]");
+    j.Num("repeat", repeat);
+    Emit(std::string(name) + "_" + DtName(dt) + "_r" + std::to_string(repeat) + (a.blk != 1 ? "_strides" : ""), j,
+         {{"ub", &ub}}, before);
+}
+
+template <class T>
+void CompareTests(Dt dt)
+{
+    using Fn = void (*)(uint8_t*, T*, T*, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
+    const struct {
+        const char* name;
+        Fn fn;
+    } ops[] = {{"vcmpv_lt", vcmpv_lt<uint8_t, T>}, {"vcmpv_gt", vcmpv_gt<uint8_t, T>},
+               {"vcmpv_eq", vcmpv_eq<uint8_t, T>}, {"vcmpv_le", vcmpv_le<uint8_t, T>},
+               {"vcmpv_ge", vcmpv_ge<uint8_t, T>}, {"vcmpv_ne", vcmpv_ne<uint8_t, T>}};
+    for (const auto& op : ops) {
+        CompareTest<T>(op.name, op.fn, dt, {1024, 1, 8}, {3072, 1, 8}, 3, false);
+        CompareTest<T>(op.name, op.fn, dt, {1024, 2, 16}, {4096, 1, 10}, 2, true);
+    }
+}
+
+/** set_cmpmask (the mask tensor's address, as the CPU-debug library stores it) + vsel in VSEL_TENSOR_TENSOR_MODE. */
+template <class T>
+void SelectTest(const std::string& tag, Dt dt, const Opnd& d, const Opnd& a, const Opnd& b, uint64_t repeat,
+                const Mask& m)
+{
+    const uint32_t lanes = 256 / DtBytes(dt);
+    const uint64_t repeats = m.counter ? (m.low + lanes - 1) / lanes : repeat;
+    const uint32_t maskAt = 8192, slot = 8192 + 1024;  // the mask tensor and CMPMASK's 16-byte source
+    Buffer ub(std::max<uint64_t>(Reach({d, a, b}, repeats), slot + 64));
+    Fill(ub.data(), ub.size(), dt, Profile::kArith);
+    for (uint32_t i = 0; i < 1024; ++i) ub.data()[maskAt + i] = static_cast<uint8_t>(g_rng->Next());
+    const uint64_t address = reinterpret_cast<uintptr_t>(ub.data() + maskAt);
+    std::memcpy(ub.data() + slot, &address, 8);
+    std::vector<std::vector<uint8_t>> before{Snapshot(ub)};
+    FreshCore(false);
+    if (m.counter) set_mask_count();
+    else set_mask_norm();
+    set_vector_mask(m.high, m.low);
+    set_cmpmask(ub.data() + slot);
+    vsel(At<T>(ub.data(), d), At<T>(ub.data(), a), At<T>(ub.data(), b), repeat, d.blk, a.blk, b.blk, d.rep, a.rep,
+         b.rep, static_cast<uint8_t>(2));
+    Json j;
+    j.Str("kind", "select").Str("dtype", DtName(dt)).Raw("dst", OpndJson(d));
+    j.Raw("srcs", "[" + OpndJson(a) + ", " + OpndJson(b) + "]").Num("repeat", repeat).Num("mask_at", maskAt);
+    j.Num("slot", slot).Num("counter", m.counter).Num("mask_high", m.high).Num("mask_low", m.low);
+    Emit(std::string("vsel_mode2_") + DtName(dt) + "_" + tag, j, {{"ub", &ub}}, before);
+}
+
+void GatherCompareSelectTests()
+{
+    const uint64_t partial = g_rng->Next() | 1, partialHigh = g_rng->Next();
+    GatherTest<float>("r3", 3, kFull, 8);
+    GatherTest<float>("mask_dst_rep10_r2", 2, {false, 0, partial}, 10);
+    GatherTest<float>("counter", 7, {true, 0xdead, 2 * 64 + 21}, 8);
+    GatherTest<F16>("r2", 2, kFull, 8);
+    GatherTest<F16>("mask_counter", 1, {true, 0, 128 + 77}, 8);
+    GatherTest<F16>("mask_high", 2, {false, partialHigh, partial}, 12);
+    CompareTests<float>(Dt::kF32);
+    CompareTests<F16>(Dt::kF16);
+    CompareTest<int32_t>("vcmpv_eq", vcmpv_eq<uint8_t, int32_t>, Dt::kI32, {1024, 1, 8}, {3072, 1, 8}, 3, false);
+    for (Dt dt : {Dt::kF32, Dt::kF16}) {
+        const uint32_t lanes = 256 / DtBytes(dt);
+        auto run = [&](const std::string& tag, const Opnd& d, const Opnd& a, const Opnd& b, uint64_t r, const Mask& m) {
+            if (dt == Dt::kF32) SelectTest<float>(tag, dt, d, a, b, r, m);
+            else SelectTest<F16>(tag, dt, d, a, b, r, m);
+        };
+        run("counter", {0, 1, 8}, {2048, 1, 8}, {4096, 1, 8}, 1, {true, 0, 3 * lanes + 29});
+        run("mask_r2", {0, 1, 8}, {2048, 1, 8}, {4096, 1, 8}, 2, {false, dt == Dt::kF16 ? partialHigh : 0, partial});
+        run("strides_r3", {0, 2, 20}, {2048, 1, 10}, {4096, 2, 16}, 3, kFull);
+        run("in_place_counter", {2048, 1, 8}, {2048, 1, 8}, {4096, 1, 8}, 1, {true, 0, 2 * lanes});
+    }
 }
 
 // ---- GM <-> UB copies ---------------------------------------------------------------------------------------
@@ -801,6 +1058,8 @@ int main(int argc, char** argv)
     DupTests<int16_t>(Dt::kI16, {0x1234, 0x8000, 0xffff, 0x0001});
     DupTests<int32_t>(Dt::kI32, {0x12345678, 0x80000000, 0xffffffff, 0x00000001});
     AllConvertTests();
+    Int32Tests();
+    GatherCompareSelectTests();
     CopyTests();
     BitTests();
     std::printf("intrinsics-selftest: %d tests written to %s\n", g_tests, g_out.c_str());

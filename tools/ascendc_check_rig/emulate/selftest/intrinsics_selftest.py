@@ -40,6 +40,22 @@ The rules (and where the documentation is silent, the choice made here, marked A
     blocks (DataCopy（GM与UB高维切分数据搬运）.md). Nothing else changes.
   * sff0 = asc_ffz (first 0 bit from the least significant, -1 if none); sbitset0/1 = asc_clear_nthbit /
     asc_set_nthbit, an index outside [0, 63] taken as (idx % 64 + 64) % 64.
+  * Integer conversions (precision_conversion.md): uint8 -> half exact; half / float -> int32 and half -> uint8
+    rounded to an integer by the mode (the no-suffix vconv_f162u8 is CAST_NONE: r), a value past the type's range
+    (infinities too) saturated ("溢出默认按照饱和模式处理"). A NaN (no documented result) or a negative value into
+    uint8 ("负数输入会被视为异常") is not a valid test input: the emulation aborts on them.
+  * int32 arithmetic (Add Sub Mul Max Min and their scalar forms take int32_t on 910B): the exact result, which the
+    tests keep within int32 (the docs give no overflow rule; the emulation aborts past the range).
+  * Gather (Gather.md): dst[i] = src[(srcBaseAddr + srcOffset[i]) / sizeof(T)], offsets in bytes; 256 / sizeof(T)
+    lanes per repeat under the vector mask (counter or normal), lane k of repeat r takes offset r * lanes + k and
+    writes dst + r * dstRepStride * 32 + k * sizeof(T) (dstRepStride in blocks, "相邻迭代间的地址步长").
+  * Compare into a bit mask (Compare.md): 256 / sizeof(T) lanes per repeat, bit r * lanes + k of dst (LSB first,
+    "小端顺序") = src0 <mode> src1 by IEEE comparison (NaN false, NE true; +0 == -0); the vector mask is not applied
+    on A2 ("保留参数，设置无效"); the destination is contiguous (ASSUMED from the count form, which passes the default
+    strides and steps dst by the repeats' bits).
+  * Select, VSEL_TENSOR_TENSOR_MODE (Select.md 模式2): lane k of repeat r = bit r * lanes + k of the mask tensor
+    ("多轮迭代连续消耗selMask的不同部分") ? src0 : src1, under the vector mask; CMPMASK (set_cmpmask) holds the mask
+    tensor's address (CPU-debug: the full address, as the library stores it). The element is copied bit for bit.
 """
 from __future__ import annotations
 
@@ -63,7 +79,13 @@ class Fmt:
 
 
 FLOAT = {"float32": Fmt("float32", 8, 23), "float16": Fmt("float16", 5, 10), "bfloat16": Fmt("bfloat16", 8, 7)}
-INT_SIZE = {"int16": 2, "int32": 4}
+INT_SIZE = {"int16": 2, "int32": 4, "uint8": 1}
+INT_RANGE = {"int32": (-2**31, 2**31 - 1), "uint8": (0, 255)}
+
+
+def signed(bits, size):
+    """A two's-complement integer of `size` bytes."""
+    return bits - (1 << (8 * size)) if bits >> (8 * size - 1) else bits
 
 
 def size_of(dtype):
@@ -294,7 +316,24 @@ def minmax(a, b, want_max, fmt, saturation):
 
 ARITH = {"vadd": add, "vsub": lambda a, b: add(a, neg(b)), "vmul": mul, "vdiv": div,
          "vadds": add, "vmuls": mul}
-CONVERT_MODE = {"vconv_f162f32": "r", "vconv_bf162f32": "r", "vconv_f322f16": "r"}
+CONVERT_MODE = {"vconv_f162f32": "r", "vconv_bf162f32": "r", "vconv_f322f16": "r", "vconv_f162u8": "r",
+                "vconv_u82f16": "r"}
+INT_ARITH = {"vadd": lambda a, b: a + b, "vsub": lambda a, b: a - b, "vmul": lambda a, b: a * b, "vmax": max,
+             "vmin": min, "vadds": lambda a, b: a + b, "vmuls": lambda a, b: a * b, "vmaxs": max, "vmins": min}
+
+
+def to_integer(bits, sfmt, dst_t, mode):
+    """A float converted to an integer type: rounded by the mode, saturated to the type's range."""
+    v = decode(bits, sfmt)
+    lo, hi = INT_RANGE[dst_t]
+    if v.kind == "nan" or (dst_t == "uint8" and v.sign and not (v.kind == "fin" and v.mag == 0)):
+        raise ValueError(f"not a valid input of a conversion to {dst_t}: {bits:#x}")
+    if v.kind == "inf":
+        q = lo if v.sign else hi
+    else:
+        q = round_int(v.mag, mode, v.sign)
+        q = max(lo, min(hi, -q if v.sign else q))
+    return q & ((1 << (8 * size_of(dst_t))) - 1)
 
 
 def convert_mode(op):
@@ -340,6 +379,8 @@ def expect_vector(t, ub_in):
     scalar = None
     if "scalar" in t and dfmt is not None:
         scalar = decode(t["scalar"], dfmt)
+    elif "scalar" in t:
+        scalar = signed(t["scalar"], dsize)
     for r in range(repeats):
         results = []
         for k in range(lanes):
@@ -348,6 +389,16 @@ def expect_vector(t, ub_in):
             ins = [read(buf, lane_addr(s, r, k, ssize), ssize) for s in t["srcs"]]
             if op == "vector_dup":
                 allowed = Allowed([t["scalar"]])
+            elif op.startswith("vconv_") and dst_t in INT_RANGE:
+                allowed = Allowed([to_integer(ins[0], sfmt, dst_t, convert_mode(op))])
+            elif op.startswith("vconv_") and src_t == "uint8":
+                allowed = Allowed([encode(Val("fin", 0, Fraction(ins[0])), dfmt)])
+            elif src_t == "int32":
+                vals = [signed(x, ssize) for x in ins] + ([scalar] if scalar is not None else [])
+                result = INT_ARITH[op](vals[0], vals[1])
+                if not INT_RANGE["int32"][0] <= result <= INT_RANGE["int32"][1]:
+                    raise ValueError(f"an int32 test with a result out of range: {op}{tuple(vals)}")
+                allowed = Allowed([result & 0xffffffff])
             elif op.startswith("vconv_"):
                 v = decode(ins[0], sfmt)
                 if dst_t == src_t:
@@ -393,6 +444,93 @@ def compare_vector(t, ub_in, ub_out):
         problems.append(f"{len(changed)} byte(s) outside the active destination lanes changed (first UB+{changed[0]}: "
                         f"{ub_in[changed[0]]:#04x} -> {ub_out[changed[0]]:#04x})")
     return problems
+
+
+def changed_elsewhere(expected, got, written):
+    changed = [i for i in range(len(expected)) if expected[i] != got[i] and i not in written]
+    if not changed:
+        return []
+    return [f"{len(changed)} byte(s) outside the written lanes changed (first UB+{changed[0]})"]
+
+
+def active_lanes(t, lanes):
+    """(repeat, lane) pairs of the active lanes: counter mode's count, or the normal mode's mask and repeats."""
+    if t["counter"]:
+        n = t["mask_low"]
+        return [(r, k) for r in range((n + lanes - 1) // lanes) for k in range(lanes) if r * lanes + k < n]
+    mask = (t["mask_high"] << 64) | t["mask_low"]
+    return [(r, k) for r in range(t["repeat"]) for k in range(lanes) if (mask >> k) & 1]
+
+
+def check_gather(t, ub_in, ub_out):
+    e = t["bytes"]
+    lanes = 256 // e
+    buf = bytearray(ub_in)
+    written = set()
+    problems = []
+    for r, k in active_lanes(t, lanes):
+        offset = read(ub_in, t["offsets"] + (r * lanes + k) * 4, 4)
+        if offset % e or offset + e > t["table_elems"] * e:
+            return [f"the test's offset {offset} is outside the table"]
+        addr = t["dst"] + r * t["dst_rep"] * 32 + k * e
+        want = read(ub_in, t["table"] + offset, e)
+        written.update(range(addr, addr + e))
+        got = read(ub_out, addr, e)
+        if got != want and len(problems) < 4:
+            problems.append(f"repeat {r} lane {k} (offset {offset}): got {got:#x}, expected {want:#x}")
+        write(buf, addr, e, want)
+    return problems + changed_elsewhere(buf, ub_out, written)
+
+
+CMP = {"lt": lambda a, b: a < b, "gt": lambda a, b: a > b, "eq": lambda a, b: a == b, "le": lambda a, b: a <= b,
+       "ge": lambda a, b: a >= b, "ne": lambda a, b: a != b}
+
+
+def check_compare(t, ub_in, ub_out):
+    dt = t["dtype"]
+    size = size_of(dt)
+    fmt = FLOAT.get(dt)
+    lanes = 256 // size
+    mode = t["op"].rsplit("_", 1)[1]
+    buf = bytearray(ub_in)
+    for r in range(t["repeat"]):
+        bits = 0
+        for k in range(lanes):
+            a, b = (read(ub_in, lane_addr(s, r, k, size), size) for s in t["srcs"])
+            if fmt is None:
+                result = CMP[mode](signed(a, size), signed(b, size))
+            else:
+                va, vb = decode(a, fmt), decode(b, fmt)
+                if va.kind == "nan" or vb.kind == "nan":
+                    result = mode == "ne"
+                else:
+                    result = CMP[mode](va.real(), vb.real())
+            bits |= int(result) << k
+        buf[r * lanes // 8:(r + 1) * lanes // 8] = bits.to_bytes(lanes // 8, "little")
+    bad = [i for i in range(len(buf)) if buf[i] != ub_out[i]]
+    return [] if not bad else [f"{len(bad)} byte(s) differ (first UB+{bad[0]}: got {ub_out[bad[0]]:#04x}, expected "
+                               f"{buf[bad[0]]:#04x})"]
+
+
+def check_select(t, ub_in, ub_out):
+    size = size_of(t["dtype"])
+    lanes = 256 // size
+    buf = bytearray(ub_in)
+    written = set()
+    problems = []
+    results = {}
+    for r, k in active_lanes(t, lanes):
+        bit = r * lanes + k
+        first = (ub_in[t["mask_at"] + bit // 8] >> (bit % 8)) & 1
+        src = t["srcs"][0] if first else t["srcs"][1]
+        results[lane_addr(t["dst"], r, k, size)] = (read(buf, lane_addr(src, r, k, size), size), r, k)
+    for addr, (want, r, k) in results.items():
+        written.update(range(addr, addr + size))
+        got = read(ub_out, addr, size)
+        if got != want and len(problems) < 4:
+            problems.append(f"repeat {r} lane {k}: got {got:#x}, expected {want:#x}")
+        write(buf, addr, size, want)
+    return problems + changed_elsewhere(buf, ub_out, written)
 
 
 # ---- copies ---------------------------------------------------------------------------------------------------
@@ -520,6 +658,9 @@ def run(directory: Path):
             verdict(name, layout + hazards)
             if dummy is not None:
                 verdict(f"{name}/dummy", dummy)
+        elif kind in ("gather", "compare", "select"):
+            check = {"gather": check_gather, "compare": check_compare, "select": check_select}[kind]
+            verdict(name, check(t, data("ub", "in"), data("ub", "out")) + hazards)
         elif kind == "bits":
             verdict(name, check_bits(t))
         elif kind == "ctrl":

@@ -11,7 +11,7 @@ emulate_all does first), `log` its log function. Runs, in build/ascendc_check/em
    copy_gm_to_ubuf_align test with bytes up to the 32-B boundary counts its "dummy" bytes as a test of its own).
 2. api_programs.h: AscendC API-level programs (count-form Add Sub Mul Div Max Min, Adds Muls Maxs Mins, Sqrt Abs,
    Cast in every round mode and both float-overflow modes, Duplicate, DataCopyPad GM -> UB -> GM with padding and
-   gaps) compiled against the real library over the emulated intrinsics and against the CPU twin
+   gaps; the 8-bit kernel's: int32 arithmetic, Cast uint8 -> half and to int32 / uint8, Gather, Compare, Select) compiled against the real library over the emulated intrinsics and against the CPU twin
    (twin/ascendc), run on the same seeded inputs; one test per program: bit-identical outputs, any NaN equal to
    any NaN (as compare.py holds the kernels to the golden: no document fixes NaN bits); differing NaN bits are
    logged as notes. The programs named *_nan_payload feed NaNs with payloads on purpose.
@@ -97,12 +97,20 @@ BF16_SPECIALS = [0x0000, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0xffc0, 0x0001, 0x8001,
                  0x3f80, 0xbf80]
 PAYLOAD_NANS = {"f32": [0x7f800001, 0xff812345, 0x7fa00000, 0x7fc12345, 0xffc00001],
                 "f16": [0x7c01, 0xfd23, 0x7e01, 0x7fff, 0xfe55], "bf16": [0x7f81, 0xffa5, 0x7fc1, 0x7fff]}
-SIZE = {"f32": 4, "f16": 2, "bf16": 2, "u8": 1}
-FMT = {"f32": "<I", "f16": "<H", "bf16": "<H", "u8": "<B"}
+SIZE = {"f32": 4, "f16": 2, "bf16": 2, "u8": 1, "s32": 4, "u32": 4}
+FMT = {"f32": "<I", "f16": "<H", "bf16": "<H", "u8": "<B", "s32": "<I", "u32": "<I"}
 ROUND = {"CAST_NONE": 0, "CAST_RINT": 1, "CAST_FLOOR": 2, "CAST_CEIL": 3, "CAST_ROUND": 4, "CAST_TRUNC": 5,
          "CAST_ODD": 6}
 OPS = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Max": 4, "Min": 5, "Adds": 6, "Muls": 7, "Maxs": 8, "Mins": 9,
-       "Sqrt": 10, "Abs": 11, "Cast": 12, "Duplicate": 13, "DataCopyPad": 14}
+       "Sqrt": 10, "Abs": 11, "Cast": 12, "Duplicate": 13, "DataCopyPad": 14, "Gather": 15, "Compare": 16,
+       "Select": 17}
+CMPMODE = {"LT": 0, "GT": 1, "EQ": 2, "LE": 3, "GE": 4, "NE": 5}
+# Sources of the conversions to integers: no NaN (no documented integer result); ties, the limits, infinities.
+F32_TO_INT = [0x00000000, 0x80000000, 0x3f000000, 0x3fc00000, 0x40200000, 0xbf000000, 0xc0200000, 0x437f8000,
+              0x43800000, 0x4effffff, 0x4f000000, 0xcf000000, 0xcf000001, 0x501502f9, 0xd01502f9, 0x4affffff,
+              0x7f800000, 0xff800000, 0x00000001]
+F16_TO_INT = [0x0000, 0x8000, 0x3800, 0x3e00, 0x4100, 0xb800, 0xc100, 0x5bf8, 0x5bfc, 0x5c00, 0x7bff, 0xfbff, 0x7c00,
+              0xfc00, 0x0001, 0x57fe]
 PARAM_FIELDS = ("op", "count", "roundMode", "scalarBits", "blockCount", "blockLen", "gmGap", "ubGap", "leftPad",
                 "rightPad", "isPad", "padBits")
 
@@ -128,6 +136,24 @@ class Values:
         if dt == "f16":
             return sign << 15 | max(0, min(30, 15 + e)) << 10 | r.getrandbits(10)
         return sign << 15 | max(0, min(254, 127 + e)) << 7 | r.getrandbits(7)
+
+    def small_ints(self, n, bound=1 << 14):
+        return b"".join(struct.pack("<i", self.rng.randrange(-bound, bound)) for _ in range(n))
+
+    def to_int_sources(self, dt, n, first, positive=False):
+        """Float bit patterns without NaN: `first`, then values with fractions (a third of them ties at .5) over
+        2^-2 .. 2^33 (float) or 2^-2 .. 2^15 (half); non-negative with `positive`."""
+        r, vals = self.rng, list(first)
+        man_bits, bias, top = (23, 127, 33) if dt == "f32" else (10, 15, 15)
+        while len(vals) < n:
+            e = r.randint(-2, top)
+            m = r.getrandbits(man_bits)
+            if r.randrange(3) == 0 and 0 <= e < man_bits:
+                m = (m & ~((1 << (man_bits - e)) - 1)) | (1 << (man_bits - 1 - e))
+            vals.append(r.getrandbits(1) << (man_bits + {23: 8, 10: 5}[man_bits]) | (e + bias) << man_bits | m)
+        sign = 0x80000000 if dt == "f32" else 0x8000
+        vals = [v & ~sign if positive else v for v in vals[:n]]
+        return b"".join(struct.pack(FMT[dt], v) for v in vals)
 
     def array(self, dt, n, first=(), **kw):
         vals = list(first)[:n] + [self.one(dt, **kw) for _ in range(max(0, n - len(first)))]
@@ -201,6 +227,49 @@ def _programs():
         progs.append((name, kernel, 0,
                       _params(op=OPS["DataCopyPad"], blockCount=count, blockLen=block_len, gmGap=gm_gap, ubGap=ub_gap,
                               leftPad=left, rightPad=right, isPad=is_pad, padBits=pad), x, b"", z))
+    # The 8-bit kernel's APIs: int32 arithmetic, the integer conversions, Gather, Compare, Select.
+    n = 1000
+    for op in ("Add", "Sub", "Mul", "Max", "Min"):
+        progs.append((f"{op}_s32", "aea_selftest_binary_s32", 0, _params(op=OPS[op], count=n), v.small_ints(n),
+                      v.small_ints(n), v.noise(n * 4)))
+    for op, scalar in (("Adds", -1234), ("Muls", 4), ("Maxs", 77), ("Mins", -5)):
+        progs.append((f"{op}_s32", "aea_selftest_unary_s32", 0,
+                      _params(op=OPS[op], count=n, scalarBits=scalar & 0xffffffff), v.small_ints(n), b"",
+                      v.noise(n * 4)))
+    n = 600
+    progs.append(("Cast_u8_f16_CAST_NONE", "aea_selftest_cast_u8_f16", 0, _params(op=OPS["Cast"], count=n),
+                  v.noise(n), b"", v.noise(n * 2)))
+    for mode in ("CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND", "CAST_TRUNC"):
+        progs.append((f"Cast_f16_s32_{mode}", "aea_selftest_cast_f16_s32", 0,
+                      _params(op=OPS["Cast"], count=n, roundMode=ROUND[mode]),
+                      v.to_int_sources("f16", n, F16_TO_INT), b"", v.noise(n * 4)))
+        progs.append((f"Cast_f16_u8_{mode}", "aea_selftest_cast_f16_u8", 0,
+                      _params(op=OPS["Cast"], count=n, roundMode=ROUND[mode]),
+                      v.to_int_sources("f16", n, F16_TO_INT, positive=True), b"", v.noise(n)))
+        progs.append((f"Cast_f32_s32_{mode}", "aea_selftest_cast_f32_s32", 0,
+                      _params(op=OPS["Cast"], count=n, roundMode=ROUND[mode]),
+                      v.to_int_sources("f32", n, F32_TO_INT), b"", v.noise(n * 4)))
+    for dt, table in (("f32", 256), ("f16", 300)):
+        n = 700  # f32: 10 repeats of 64 and 60 more; half: 5 of 128 and 60 more
+        offsets = b"".join(struct.pack("<I", v.rng.randrange(table) * SIZE[dt]) for _ in range(n))
+        progs.append((f"Gather_{dt}", f"aea_selftest_gather_{dt}", 0,
+                      _params(op=OPS["Gather"], count=n, blockLen=table), v.array(dt, table), offsets,
+                      v.noise(n * SIZE[dt])))
+    n = 1024  # whole 256-byte blocks
+    for dt in ("f32", "f16"):
+        specials = {"f32": F32_SPECIALS, "f16": F16_SPECIALS}[dt]
+        x = v.array(dt, n, first=specials)
+        y = bytearray(v.array(dt, n, first=list(reversed(specials))))
+        size = SIZE[dt]
+        for i in range(0, n, 7):  # equal operands (and +0 against -0)
+            y[i * size:(i + 1) * size] = x[i * size:(i + 1) * size]
+        y = bytes(y)
+        for mode in CMPMODE:
+            progs.append((f"Compare_{dt}_{mode}", f"aea_selftest_compare_{dt}_u8", 0,
+                          _params(op=OPS["Compare"], count=n, roundMode=CMPMODE[mode]), x, y, v.noise(n // 8)))
+        for mode in ("GE", "LT"):
+            progs.append((f"Select_{dt}_{mode}", f"aea_selftest_select_{dt}", 0,
+                          _params(op=OPS["Select"], count=n, roundMode=CMPMODE[mode]), x, y, v.noise(n * size)))
     # NaNs with payloads (their bits are not documented): the conversions and half arithmetic.
     n = 64
     progs.append(("Cast_f16_f32_nan_payload", "aea_selftest_cast_f16_f32", 0, _params(op=OPS["Cast"], count=n),
