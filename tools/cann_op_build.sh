@@ -405,7 +405,8 @@ spec = importlib.util.spec_from_file_location("gen_op_signature", sys.argv[3])
 gen = importlib.util.module_from_spec(spec)
 sys.modules[spec.name] = gen  # its dataclasses look their module up
 spec.loader.exec_module(gen)
-JSON_NAME = {"float32": "float", "float16": "float16", "bfloat16": "bfloat16", "int64": "int64"}
+JSON_NAME = {"float32": "float", "float16": "float16", "bfloat16": "bfloat16", "int64": "int64",
+             "uint8": "uint8"}
 ok = True
 for ini in sorted(out.glob("aic-*-ops-info.ini")):
     info = configparser.ConfigParser()
