@@ -360,3 +360,25 @@ def test_opdef_dtype_columns_are_the_contract():
     outputs = {p["name"]: p["type"] for p in desc["output_desc"]}
     assert [p["name"] for p in desc["output_desc"]] == list(LISTS[1:])  # the kernel entry's order
     assert all(outputs[n] == columns[n] for n in outputs)
+
+
+@pytest.mark.parametrize("launch", ["twin", "native"])
+def test_twin_functions_give_the_golden_bits(rng, launch):
+    """ascend_ema_adam.twin's functions of the operator (numpy in place; the spec's arguments as
+    parameters, golden.Hyper and golden.Extras): the golden's bits, ss=None without the EMA."""
+    from ascend_ema_adam import twin
+    h, extras = Hyper(mode=0, weight_decay=0.05), Extras(maximize=True, grad_scale=8.0)
+    for row, ema in ((LIST8BIT_DTYPES[7], True), (LIST8BIT_DTYPES[13], False)):
+        entries = make_entries(rng, [300, 1, 513], row, ema)
+        before = [{k: None if x is None else x.copy() for k, x in e.items()} for e in entries]
+        lists = {name: [e[KEYS[name]] for e in entries] if entries[0][KEYS[name]] is not None
+                 else None for name in LISTS}
+        run_twin = (twin.apply_fused_ema_adam8bit_list if launch == "twin"
+                    else twin.apply_fused_ema_adam8bit_list_native)
+        run_twin(lists["grads"], lists["vars"], lists["ms"], lists["vs"], lists["m_absmaxes"],
+                 lists["v_absmaxes"], lists["ss"], QMAP_M, QMAP_V, np.array([5]), h, extras,
+                 model_copies=lists["model_copies"], lr_tensor=2e-3)
+        want_h = Hyper(**{**h.__dict__, "lr": float(np.float32(2e-3))})
+        torch_view = {name: None if v is None else [to_torch(a) for a in v]
+                      for name, v in lists.items()}
+        expect_golden(torch_view, before, 5, want_h, extras)
