@@ -14,7 +14,11 @@
  *    needs, `repeat` is ignored;
  *  - each repeat reads its operands before it writes (an in-place or narrowing instruction sees its inputs);
  *  - fp32 arithmetic is IEEE single (one rounding per instruction: the file is compiled without contraction);
- *    half arithmetic rounds the exact result once; 16-bit results saturate while CTRL[48] is clear.
+ *    half arithmetic rounds the exact result once; 16-bit results saturate while CTRL[48] is clear; int32 is exact.
+ * The 8-bit kernel's: uint8 <-> half and half / float -> int32 conversions (integer results rounded by the mode and
+ * saturated; NaN, and a negative value into uint8, abort: undocumented / an error), int32 arithmetic (exact, aborting
+ * past the range), vgather, vcmpv_* into a bit mask, set_cmpmask + vsel in VSEL_TENSOR_TENSOR_MODE (each at its
+ * definition below: what the documentation says and what the CPU-debug library hands the intrinsic).
  * GM <-> UB copies (DataCopyPad's align forms): burst i of `len` bytes at gm + i * (len + gmGap bytes) and at
  * ub + i * (AlignUp32(pads + len) + ubGap * 32 bytes); GM -> UB writes the left and right padding with the MOV
  * pad value and the bytes up to the 32-B boundary ("dummy") with the burst's first element when there is no padding,
