@@ -72,7 +72,7 @@ def check_group(i: int, group: dict[str, Any], state_map, dtensor,
                 error = _tensor_error(p, state[key], f"state '{key}'", dtensor,
                                       _state_dtypes(p.dtype, key))
         if error is None and (eight_bit or CODES_M in state or ABSMAX_M in state):
-            error = _state8bit_error(group, p, grad, state, dtensor)
+            error = _state8bit_error(group, p, state, dtensor)
         if error is not None:
             raise RuntimeError(where + error)
         _check_tensor_hypers(i, group, j, _local(p).device)
@@ -81,11 +81,10 @@ def check_group(i: int, group: dict[str, Any], state_map, dtensor,
     return items
 
 
-def _state8bit_error(group: dict[str, Any], p: Tensor, grad: Tensor, state: dict,
-                     dtensor) -> str | None:
+def _state8bit_error(group: dict[str, Any], p: Tensor, state: dict, dtensor) -> str | None:
     """What the 8-bit state needs (a parameter of an 8-bit group, or one with 8-bit state to
     convert): its state tensors and the group's maps as the operator takes them; for one that
-    keeps 8-bit state, a device the 8-bit launches reach and contiguous memory."""
+    keeps 8-bit state, a device the 8-bit op reaches."""
     eight = is_8bit(group, p.numel())
     if dtensor is not None and isinstance(p, dtensor):
         return ("state_bits=8 does not take DTensor (FSDP2) parameters: a shard's blocks of 256 "
@@ -97,14 +96,9 @@ def _state8bit_error(group: dict[str, Any], p: Tensor, grad: Tensor, state: dict
                                          for k in (QMAP_M, QMAP_V)):
         return (f"the 8-bit state has no maps: the group has no '{QMAP_M}' and "
                 f"'{QMAP_V}' (a checkpoint's codes need the maps saved with them)")
-    if eight:
-        if p.device.type not in ADAM8BIT_DEVICES:
-            return (f"state_bits=8 runs on {', '.join(sorted(ADAM8BIT_DEVICES))} tensors, this "
-                    f"parameter is on {p.device}")
-        for what, t in (("the parameter", p), ("the gradient", grad)):
-            if not t.is_contiguous():
-                return (f"{what} is not contiguous (strides {list(t.stride())}): the 8-bit "
-                        f"launch takes contiguous tensors")
+    if eight and p.device.type not in ADAM8BIT_DEVICES:
+        return (f"state_bits=8 runs on {' and '.join(sorted(ADAM8BIT_DEVICES))} tensors (this "
+                f"build), this parameter is on {p.device}")
     return None
 
 
@@ -147,10 +141,6 @@ def complete_state(item: Item, group: dict[str, Any], state_map) -> None:
     for key in _WIDE_KEYS:
         if key in state and state[key].dtype != state_dtype:
             state[key] = state[key].to(state_dtype)
-    if eight:  # (the 8-bit launch takes contiguous tensors)
-        for key in ("ema_params", _MASTER):
-            if key in state and not state[key].is_contiguous():
-                state[key] = state[key].contiguous()
 
 
 class TensorLists:

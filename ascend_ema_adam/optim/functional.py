@@ -17,7 +17,8 @@ import torch
 from torch import Tensor
 
 from .. import _C
-from ..ops import apply_fused_ema_adam_list, npu_apply_fused_ema_adamw
+from ..ops import (apply_fused_ema_adam8bit_list, apply_fused_ema_adam_list,
+                   npu_apply_fused_ema_adamw)
 
 __all__ = ["ema_adamw", "ema_adamw8bit", "fused_ema_adamw", "PreparedLaunches"]
 
@@ -155,9 +156,10 @@ def ema_adamw8bit(params: list[Tensor], grads: list[Tensor], exp_avg_codes: list
     256)]``), decoded through the maps ``qmap_m`` (signed) and ``qmap_v`` (unsigned, fp32
     ``[256]``, one pair for the call, copied once to each other device), updated in fp32 and
     encoded again, in place; the EMA (``ema_params``) is fp32. Every other argument is
-    :func:`ema_adamw`'s, the launches are grouped as there (one per device, dtype pair and step,
-    at most 256 parameters each; ``foreach=False``: one per parameter, the same bits). AMSGrad is
-    refused (the operator has no 8-bit running maximum)."""
+    :func:`ema_adamw`'s, the launches are grouped as there (one call of
+    :func:`ascend_ema_adam.ops.apply_fused_ema_adam8bit_list` per device, dtype pair and step;
+    ``foreach=False``: one per parameter, the same bits). AMSGrad is refused (the operator has
+    no 8-bit running maximum)."""
     if amsgrad:
         raise ValueError("ema_adamw8bit: AMSGrad is not available with 8-bit state (the "
                          "operator keeps no running maximum of v)")
@@ -197,50 +199,30 @@ def ema_adamw8bit(params: list[Tensor], grads: list[Tensor], exp_avg_codes: list
         scalars = [None if t is None else _on(t, device, moved)
                    for t in (grad_scale, found_inf, step, qmap_m, qmap_v)]
         scale, found, step_k, q_m, q_v = scalars
-        width = 1 if foreach is False else _MAX_8BIT_ENTRIES
-        for begin in range(0, len(vars), width):
-            part = slice(begin, begin + width)
+        if foreach is not False:
+            _launch_adam8bit_list(grads_k, vars, ms, vs, m_scales, v_scales, ss, copies, step_k,
+                                  q_m, q_v, lr_k, decay, rest, bool(maximize), scale, found)
+            continue
+        for j in range(len(vars)):  # one launch per parameter
             _launch_adam8bit_list(
-                grads_k[part], vars[part], ms[part], vs[part], m_scales[part], v_scales[part],
-                None if ss is None else ss[part], None if copies is None else copies[part],
+                [grads_k[j]], [vars[j]], [ms[j]], [vs[j]], [m_scales[j]], [v_scales[j]],
+                None if ss is None else [ss[j]], None if copies is None else [copies[j]],
                 step_k, q_m, q_v, lr_k, decay, rest, bool(maximize), scale, found)
 
 
-#: The 8-bit operator's limit of entries per launch.
-_MAX_8BIT_ENTRIES = 256
 #: The devices the 8-bit launches reach (checked by FusedEmaAdamW before a step writes).
-ADAM8BIT_DEVICES = frozenset({"cpu"})
+ADAM8BIT_DEVICES = frozenset({"cpu"} | ({"npu"} if _C.build_info()["npu_kernel"] else set()))
 
 
 def _launch_adam8bit_list(grads, vars, ms, vs, m_absmaxes, v_absmaxes, ss, copies, step, qmap_m,
                           qmap_v, lr, ema_decay, rest, maximize, grad_scale, found_inf) -> None:
-    """One launch of ApplyFusedEmaAdam8bitList (at most 256 entries; ``ss``/``copies`` None when
-    absent; ``rest``: beta1, beta2, eps, mode, bias_correction, weight_decay): for now the native
-    CPU kernel through ``_twin`` on the tensors' memory, in place."""
-    from .. import _twin
-
-    def buffer(t):  # bf16 travels as its bits (numpy has no bf16)
-        t = t.detach()
-        return (t.view(torch.int16) if t.dtype == torch.bfloat16 else t).numpy()
-
-    def names(ts):
-        return str(ts[0].dtype).removeprefix("torch.")
-
-    attrs = _twin.Attrs()
-    attrs.beta1, attrs.beta2, attrs.eps, attrs.mode, attrs.bias_correction, \
-        attrs.weight_decay = rest
-    attrs.lr = 0.0 if isinstance(lr, Tensor) else float(lr)
-    attrs.ema_decay = 0.0 if isinstance(ema_decay, Tensor) else float(ema_decay)
-    optional = (lambda t: None if t is None else buffer(t))
-    _twin.launch_native_adam8bit_list(
-        [buffer(t) for t in grads], [buffer(t) for t in vars], [buffer(t) for t in ms],
-        [buffer(t) for t in vs], [buffer(t) for t in m_absmaxes],
-        [buffer(t) for t in v_absmaxes], None if ss is None else [buffer(t) for t in ss],
-        None if copies is None else [buffer(t) for t in copies], [t.numel() for t in vars],
-        buffer(qmap_m), buffer(qmap_v), buffer(step), optional(grad_scale), optional(found_inf),
-        names(vars), names(grads), names(copies) if copies else "", attrs, maximize,
-        lr=optional(lr if isinstance(lr, Tensor) else None),
-        ema_decay=optional(ema_decay if isinstance(ema_decay, Tensor) else None))
+    """One call of the 8-bit list op (``ss``/``copies`` None when absent; ``rest``: beta1,
+    beta2, eps, mode, bias_correction, weight_decay), in place: the op checks the whole call
+    and launches it in slices of at most 256 entries."""
+    apply_fused_ema_adam8bit_list(grads, vars, ms, vs, m_absmaxes, v_absmaxes, ss, qmap_m,
+                                  qmap_v, step, lr, ema_decay, *rest, model_copies=copies,
+                                  grad_scale=grad_scale, found_inf=found_inf,
+                                  maximize=maximize)
 
 
 def fused_ema_adamw(grad: list[Tensor], var: list[Tensor], m: list[Tensor], v: list[Tensor],

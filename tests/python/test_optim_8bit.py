@@ -237,7 +237,6 @@ def trained(rng, steps=2):
      "exp_avg_sq_absmax but not exp_avg_sq_codes"),
     ("bad-map", RuntimeError, r"the group's exp_avg_sq_qmap must be sorted"),
     ("no-map", RuntimeError, "the 8-bit state has no maps"),
-    ("strided-grad", RuntimeError, r"the gradient is not contiguous \(strides \[2\]\)"),
 ])
 def test_bad_state_and_settings_change_nothing(rng, case, error, message):
     params, opt = trained(rng)
@@ -254,12 +253,47 @@ def test_bad_state_and_settings_change_nothing(rng, case, error, message):
         group["exp_avg_sq_qmap"] = group["exp_avg_sq_qmap"].flip(0).contiguous()
     elif case == "no-map":
         del group["exp_avg_qmap"]
-    elif case == "strided-grad":
-        params[0].grad = torch.randn(10000)[::2]
     before = snapshot(opt, params)
     with pytest.raises(error, match=message):
         opt.step()
     assert_unchanged(before, snapshot(opt, params))
+
+
+def test_device_the_op_does_not_reach_is_refused(rng):
+    """An 8-bit parameter on a device the 8-bit op does not reach (meta here) is refused before
+    any group is written."""
+    params = params_of(rng, [(5000,)], torch.float32)
+    ghost = torch.nn.Parameter(torch.empty(5000, device="meta"))
+    opt = FusedEmaAdamW([{"params": params}, {"params": [ghost]}], state_bits=8, **HYPER)
+    fresh_grads(rng, params)
+    ghost.grad = torch.empty(5000, device="meta")
+    before = [p.detach().clone() for p in params]
+    with pytest.raises(RuntimeError, match=r"param_groups\[1\]\['params'\]\[0\]: state_bits=8 "
+                                           r"runs on cpu.* tensors \(this build\), this "
+                                           r"parameter is on meta"):
+        opt.step()
+    assert all(torch.equal(bits(a), bits(b)) for a, b in zip(params, before))
+    assert not opt.state
+
+
+def test_strided_tensors_give_the_contiguous_bits(rng):
+    """A parameter and gradient with strides (a transposed view, every other element) step as
+    their contiguous copies do."""
+    base = torch.from_numpy((rng.standard_normal((90, 120)) * 0.1).astype(np.float32))
+    strided = torch.nn.Parameter(base.t())  # (120, 90), strides (1, 120)
+    dense = torch.nn.Parameter(base.t().contiguous())
+    opt_s = FusedEmaAdamW([strided], state_bits=8, **HYPER)
+    opt_d = FusedEmaAdamW([dense], state_bits=8, **HYPER)
+    for _ in range(3):
+        g = torch.from_numpy((rng.standard_normal((120, 180)) * 1e-2).astype(np.float32))
+        strided.grad = g[:, ::2]
+        dense.grad = g[:, ::2].contiguous()
+        opt_s.step()
+        opt_d.step()
+    assert not strided.is_contiguous()
+    assert torch.equal(strided.detach().contiguous(), dense.detach())
+    for key, value in opt_d.state[dense].items():
+        assert torch.equal(bits(opt_s.state[strided][key]), bits(value)), key
 
 
 def continue_steps(rng, params, opt, steps):
@@ -499,19 +533,19 @@ def test_ema_helpers_read_the_fp32_ema(rng):
 
 
 def test_compiled_step_equals_eager(rng):
-    """torch.compile(opt.step) on an 8-bit group: the launch runs outside the graph (a graph
-    break) and the bits are eager's."""
+    """torch.compile(opt.step) on an 8-bit group (the op's fake kernel traces it): eager's
+    bits; with fullgraph=True once the state exists."""
     params = params_of(rng, [(5000,), (30,)], torch.float32)
     copies = [torch.nn.Parameter(p.detach().clone()) for p in params]
     eager = FusedEmaAdamW(params, state_bits=8, **HYPER)
     compiled_opt = FusedEmaAdamW(copies, state_bits=8, **HYPER)
-    compiled = torch.compile(compiled_opt.step, backend="aot_eager")
-    for _ in range(3):
+    compiled = torch.compile(compiled_opt.step, backend="aot_eager", fullgraph=True)
+    for k in range(4):
         fresh_grads(rng, params)
         for p, q in zip(params, copies):
             q.grad = p.grad.clone()
         eager.step()
-        compiled()
+        compiled() if k else compiled_opt.step()  # (the first step makes the state eagerly)
     for p, q in zip(params, copies):
         assert torch.equal(bits(p), bits(q))
         for key in ("exp_avg_codes", "exp_avg_absmax", "ema_params", "exp_avg"):
