@@ -108,6 +108,39 @@ def test_steps_are_emulate_entry8_driven_by_hand(rng, row):
     assert_bits(group["exp_avg_sq_qmap"], QMAP_V, "qmap_v")
 
 
+@pytest.mark.parametrize("option", ["maximize", "adam-l2", "no-bias-correction", "warm-up"])
+def test_options_are_emulate_entry8_driven_by_hand(rng, option):
+    """maximize, Adam with L2 decay, no bias correction and the EMA warm-up (the decay of step n
+    is min(0.999, (1 + n) / (10 + n))): four steps equal to the golden's."""
+    options = {"maximize": dict(maximize=True), "adam-l2": dict(adam_w_mode=False),
+               "no-bias-correction": dict(bias_correction=False),
+               "warm-up": dict(ema_warmup="num_updates", ema_decay=0.999)}[option]
+    params = params_of(rng, [(4096 + 300,)], torch.float32)
+    opt = FusedEmaAdamW(params, state_bits=8, **{**HYPER, **options})
+    p = params[0]
+    var = to_numpy(p)
+    m, m_absmax = g8.quantize(np.zeros(p.numel(), np.float32), QMAP_M)
+    v, v_absmax = g8.quantize(np.zeros(p.numel(), np.float32), QMAP_V)
+    s = var.copy()
+    for step in range(1, 5):
+        decay = min(0.999, (1 + step) / (10 + step)) if option == "warm-up" else 0.99
+        h = Hyper(lr=HYPER["lr"], ema_decay=decay, beta1=0.9, beta2=0.99, eps=1e-8,
+                  mode=0 if option == "adam-l2" else 1,
+                  bias_correction=option != "no-bias-correction", weight_decay=0.02)
+        fresh_grads(rng, params)
+        out = g8.emulate_entry8(to_numpy(p.grad), var, m, v, m_absmax, v_absmax, s,
+                                np.array([step]), QMAP_M, QMAP_V, h,
+                                Extras(maximize=option == "maximize"))
+        var, m, v, m_absmax, v_absmax, s = (out.var, out.m, out.v, out.m_absmax, out.v_absmax,
+                                            out.s)
+        opt.step()
+        state = opt.state[p]
+        assert_bits(p, var, f"step {step} var")
+        for key, want in zip(CODE_KEYS, (m, v, m_absmax, v_absmax)):
+            assert_bits(state[key], want, f"step {step} {key}")
+        assert_bits(state["ema_params"], s, f"step {step} ema")
+
+
 def test_small_tensors_keep_the_fp32_paths_state_and_bits(rng):
     """min_8bit_size (4096 by default, bitsandbytes' rule): a parameter below it keeps fp32
     moments and steps exactly as in a state_bits=32 optimizer; at the size it is 8-bit;
