@@ -92,19 +92,38 @@ def check_loaded_8bit(state_dict: dict[str, Any], params: list[Tensor]) -> None:
                         f"[{golden8bit.blocks(n)}]")
 
 
-def place_maps(group: dict[str, Any], state_map) -> None:
-    """A loaded group's maps: on its first parameter's device where the group or a parameter's
-    state is 8-bit (the dynamic maps where the checkpoint had none), dropped where neither is."""
+def without_8bit_state(state_dict: dict[str, Any]) -> dict[str, Any]:
+    """``state_dict`` for torch's loader (a shallow copy, when it has 8-bit state): each 8-bit
+    state tensor an empty placeholder under its key. torch's loader would cast the uint8 codes
+    to the parameter's dtype, four times their memory, only for :func:`convert_loaded_state` to
+    take the saved ones instead; the keys stay, so the state still counts as updated before
+    (``has_moments``: a group step is split to it, an EMA made for it)."""
+    state = state_dict.get("state")
+    if not isinstance(state, dict) or not any(
+            isinstance(st, dict) and CODES_M in st for st in state.values()):
+        return state_dict
+    empty = torch.empty(0, dtype=torch.uint8)
+    return dict(state_dict, state={
+        i: {k: empty if k in KEYS_8BIT else v for k, v in st.items()}
+        if isinstance(st, dict) else st for i, st in state.items()})
+
+
+def place_maps(group: dict[str, Any], state_map, drop: bool) -> None:
+    """A loaded group's maps on its first parameter's device (the dynamic maps made where an
+    8-bit group has none); ``drop``: after the conversions, a group with neither
+    ``state_bits=8`` nor a parameter with 8-bit state drops them."""
     params = group["params"]
-    if group["state_bits"] == 8 or any(has_8bit_state(state_map.get(p)) for p in params):
-        device = _local(params[0]).device if params else torch.device("cpu")
-        for key in MAP_KEYS:
-            if isinstance(group.get(key), Tensor):
-                group[key] = group[key].to(device)
-        ensure_maps(group, device)
-    else:
+    needed = group["state_bits"] == 8 or any(has_8bit_state(state_map.get(p)) for p in params)
+    if drop and not needed:
         for key in MAP_KEYS:
             group.pop(key, None)
+        return
+    device = _local(params[0]).device if params else torch.device("cpu")
+    for key in MAP_KEYS:
+        if isinstance(group.get(key), Tensor):
+            group[key] = group[key].to(device)
+    if needed:
+        ensure_maps(group, device)
 
 
 def convert_loaded_state(state_map, p: Tensor, group: dict[str, Any],
@@ -131,7 +150,7 @@ def convert_loaded_state(state_map, p: Tensor, group: dict[str, Any],
         elif key == "ema_params" and key in state:  # made from the parameter on load
             state[key] = state.get(_MASTER, p).detach().to(state_dtype, copy=True)
     for key in KEYS_8BIT:
-        state.pop(key, None)  # (torch's loader cast the codes to the parameter's dtype)
+        state.pop(key, None)  # (without_8bit_state's placeholders)
     eight = is_8bit(group, p.numel())
     if CODES_M in original:
         if eight:  # kept as saved: the group took the checkpoint's maps with them

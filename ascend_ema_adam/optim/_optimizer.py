@@ -20,7 +20,7 @@ from torch.optim.optimizer import Optimizer
 
 from ._checkpoint import (check_loaded_8bit, convert_loaded_state, fill_defaults,
                           normalize_loaded_group, place_maps, saved_state_tensors,
-                          warn_on_weight_decay_mode, with_ema_settings)
+                          warn_on_weight_decay_mode, with_ema_settings, without_8bit_state)
 from ._clip import requested_norm, step_clipping
 from ._common import _SETTINGS, _STEP_SCOPES, _dtensor_type, _has_ema, counter_device
 from ._ema import (_merge_tied_names, copy_ema_to_weights, ema_state_dict_of, ema_swapped,
@@ -576,17 +576,17 @@ class FusedEmaAdamW(Optimizer):
         settings = [{key: g[key] for key in _SETTINGS} for g in self.param_groups]
         saved_ids, originals = saved_state_tensors(state_dict)
         self._load_warnings = []  # (__setstate__ collects them; warned here, to the caller)
-        super().load_state_dict(state_dict)
+        super().load_state_dict(without_8bit_state(state_dict))
         for group, kept in zip(self.param_groups, settings):
             group.update(kept)
         params = [(p, g) for g in self.param_groups for p in g["params"]]
         with torch.no_grad():
             for group in self.param_groups:  # (before the conversions, which use the maps)
-                place_maps(group, self.state)
+                place_maps(group, self.state, drop=False)
             for saved_id, (p, group) in zip(saved_ids, params):
                 convert_loaded_state(self.state, p, group, originals.get(saved_id, {}))
             for group in self.param_groups:
-                place_maps(group, self.state)
+                place_maps(group, self.state, drop=True)
         for message in self._load_warnings:
             warnings.warn(message, stacklevel=2)
         del self._load_warnings

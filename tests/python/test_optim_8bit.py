@@ -374,6 +374,31 @@ def test_checkpoint_resumes_bit_for_bit(rng):
             assert torch.equal(bits(opt.state[p][key]), bits(resumed.state[q][key])), key
 
 
+def test_group_step_checkpoint_of_codes_only_loads_into_per_parameter_steps(rng):
+    """A state of 8-bit tensors alone (step_scope="group", no EMA) loads into per-parameter
+    steps: each 8-bit parameter takes the group's step and continues bit for bit."""
+    params = params_of(rng, [(5000,), (4200,)], torch.float32)
+    options = dict(HYPER, ema_decay=None, state_bits=8)
+    grouped = FusedEmaAdamW(params, step_scope="group", **options)
+    for _ in range(3):
+        fresh_grads(rng, params)
+        grouped.step()
+    saved = copy.deepcopy(grouped.state_dict())
+    assert sorted(saved["state"][0]) == sorted(CODE_KEYS)
+    copies = [torch.nn.Parameter(p.detach().clone()) for p in params]
+    per_param = FusedEmaAdamW(copies, **options)
+    per_param.load_state_dict(saved)
+    for q in copies:
+        assert float(per_param.state[q]["step"]) == 3
+    grads = continue_steps(rng, params, grouped, 2)
+    run(grouped, params, grads)
+    run(per_param, copies, grads)
+    for p, q in zip(params, copies):
+        assert torch.equal(bits(p), bits(q))
+        for key in CODE_KEYS:
+            assert torch.equal(bits(grouped.state[p][key]), bits(per_param.state[q][key])), key
+
+
 def test_checkpoint_converts_32_to_8_and_8_to_32(rng):
     """fp32 moments loaded into an 8-bit group become golden8bit.quantize's codes and scales;
     8-bit state loaded into a 32-bit group becomes golden8bit.decode's moments; the EMA, steps
