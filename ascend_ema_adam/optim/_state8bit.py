@@ -30,10 +30,6 @@ _SIGNED = {QMAP_M: True, QMAP_V: False}
 MOMENTS = (("exp_avg", CODES_M, ABSMAX_M, QMAP_M), ("exp_avg_sq", CODES_V, ABSMAX_V, QMAP_V))
 
 
-def group_is_8bit(group: dict) -> bool:
-    return group.get("state_bits", 32) == 8
-
-
 def is_8bit(group: dict, numel: int) -> bool:
     """Whether a parameter of ``numel`` elements keeps 8-bit state in ``group``: the group says
     ``state_bits=8`` and the parameter has at least ``min_8bit_size`` elements (bitsandbytes'
@@ -153,10 +149,3 @@ def to_wide(state: dict, qmaps: tuple[Tensor, Tensor], dtype: torch.dtype) -> No
     """The 8-bit state of ``state`` replaced by the moments it stands for, in ``dtype``."""
     for (wide, codes, absmax, _), q in zip(MOMENTS, qmaps):
         state[wide] = decoded(state.pop(codes), state.pop(absmax), q).to(dtype)
-
-
-def state_bytes(state: dict) -> int:
-    """The bytes of a parameter's state tensors (moments in either kind, EMA, AMSGrad's
-    maximum, master), as allocated."""
-    return sum(t.numel() * t.element_size() for key, t in state.items()
-               if isinstance(t, Tensor) and key != "step")
