@@ -12,9 +12,9 @@
  *     is validated first (the shared validation on the real shapes, the memory rules on the device
  *     addresses), then phase 1 of every launch, and only then are the phase 2s queued;
  *   - every entry reaches the kernel as 1-D views (the device's list decoder reads every shape of a
- *     list with its first tensor's rank): contiguous tensors as view(-1), an entry whose tensors
- *     share one dense layout as 1-D views in storage order (the block scales are 1-D already);
- *     any other entry is refused, naming it.
+ *     list with its first tensor's rank): contiguous tensors as view(-1); a strided tensor is
+ *     refused, naming it (a flat view of its storage would regroup the 256-element quantization
+ *     blocks, which are runs of the entry's row-major order; the CPU device stages such views).
  * The maps' values are device memory and are not read here (the tiling sees shapes only); the
  * CPU path checks them. A call without elements launches nothing.
  */
@@ -40,41 +40,20 @@ namespace {
 constexpr const char* kPhase1 = "aclnnApplyFusedEmaAdam8bitListGetWorkspaceSize";
 constexpr const char* kPhase2 = "aclnnApplyFusedEmaAdam8bitList";
 
-/** The lists an entry's elements are laid out in (the scales have their own, shorter layout). */
-constexpr bool kElementwise[kAdam8bitLists] = {true, true, true, true, false, false, true, true};
-
-/** Entry i of every given list as 1-D views; raises, naming the entry, if it cannot be. */
+/** Entry i of every given list as 1-D views; raises, naming the tensor, for one that is not
+ *  contiguous: the quantization blocks are runs of 256 elements in the entry's row-major order,
+ *  which a flat view of another layout's storage would not keep. */
 void FlattenEntry(const Adam8bitCall& call, size_t i,
                   std::vector<at::Tensor> (&flat)[kAdam8bitLists])
 {
-    bool contiguous = true;
-    bool oneDenseLayout = true;
-    const at::Tensor& first = call.lists[kAdam8bitGrads][i];
-    for (int l = 0; l < kAdam8bitLists; ++l) {
-        if (call.lists[l].empty() || !kElementwise[l]) continue;
-        const at::Tensor& t = call.lists[l][i];
-        contiguous = contiguous && t.is_contiguous();
-        oneDenseLayout = oneDenseLayout && t.is_non_overlapping_and_dense() &&
-                         t.strides() == first.strides();
-    }
     for (int l = 0; l < kAdam8bitLists; ++l) {
         if (call.lists[l].empty()) continue;
         const at::Tensor& t = call.lists[l][i];
-        if (!kElementwise[l]) {  // [blocks]: 1-D by the check
-            TORCH_CHECK(t.is_contiguous(), kAdam8bitOpName, ": ", kAdam8bitTorchListNames[l], "[",
-                        i, "] has strides ", t.strides(), ": the block scales must be contiguous "
-                        "on the NPU");
-            flat[l].push_back(t);
-        } else if (contiguous) {
-            flat[l].push_back(t.view(-1));
-        } else {
-            TORCH_CHECK(oneDenseLayout, kAdam8bitOpName, ": entry ", i, " cannot reach the NPU "
-                        "kernel as 1-D views: its tensors are not all contiguous and do not share "
-                        "one dense layout (", kAdam8bitTorchListNames[l], "[", i, "] has strides ",
-                        t.strides(), ", grads[", i, "] ", first.strides(),
-                        "); make the entry's tensors contiguous");
-            flat[l].push_back(t.as_strided({t.numel()}, {1}, t.storage_offset()));
-        }
+        TORCH_CHECK(t.is_contiguous(), kAdam8bitOpName, ": ", kAdam8bitTorchListNames[l], "[", i,
+                    "] has strides ", t.strides(), " for shape ", t.sizes(), ": on the NPU every "
+                    "tensor of the lists is contiguous (the 8-bit state's blocks are runs of 256 "
+                    "elements in row-major order); make it contiguous");
+        flat[l].push_back(t.view(-1));
     }
 }
 
