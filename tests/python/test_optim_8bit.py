@@ -655,3 +655,31 @@ def _pickled(obj) -> bytes:
     buffer = io.BytesIO()
     torch.save(obj, buffer)
     return buffer.getvalue()
+
+
+def test_training_equals_the_native_kernel_driven_by_hand(rng):
+    """The MLP of test_adam8bit_training, 60 steps on digits: FusedEmaAdamW(state_bits=8,
+    min_8bit_size=0) ends with the weights, codes, scales and EMA of the 8-bit native kernel
+    launched by hand over the same parameters (one launch per step), bit for bit."""
+    from test_adam8bit_training import HYPER as TRAIN, Ours, digits, mlp
+    seed = int(rng.integers(0, 2**31))
+    x, y, _, _ = digits(seed)
+    nets = [mlp(seed), mlp(seed)]
+    by_hand = Ours(nets[0].parameters(), 8)
+    opt = FusedEmaAdamW(nets[1].parameters(), lr=TRAIN.lr, weight_decay=TRAIN.weight_decay,
+                        ema_decay=TRAIN.ema_decay, ema_warmup=None, state_bits=8,
+                        min_8bit_size=0)
+    batches = torch.Generator().manual_seed(seed + 1)
+    for _ in range(60):
+        index = torch.randint(0, len(x), (64,), generator=batches)
+        for net, step in zip(nets, (by_hand, opt.step)):
+            net.zero_grad()
+            torch.nn.functional.cross_entropy(net(x[index]), y[index]).backward()
+            step()
+    for k, (p, q) in enumerate(zip(nets[0].parameters(), nets[1].parameters())):
+        state = opt.state[q]
+        assert torch.equal(bits(p), bits(q)), k
+        assert torch.equal(bits(by_hand.ema[k]), bits(state["ema_params"])), k
+        for key, want in zip(CODE_KEYS, (by_hand.m, by_hand.v, by_hand.m_absmax,
+                                         by_hand.v_absmax)):
+            assert_bits(state[key], want[k], f"parameter {k} {key}")
