@@ -16,7 +16,13 @@
 // get_ctrl / set_ctrl. For the 8-bit kernel: vconv_u82f16, vconv_f162s32*, vconv_f162u8*, vconv_f322s32* (ties,
 // values past the integer range and infinities, which saturate); int32 vadd vsub vmul vmax vmin vadds vmuls vmaxs
 // vmins; vgather (32- and 16-bit, masks, counter mode, a destination repeat stride); vcmpv_* (every mode, float and
-// half, source strides, int32 EQ); set_cmpmask + vsel in VSEL_TENSOR_TENSOR_MODE (counter and normal mode, strides).
+// half, source strides, int32 EQ); set_cmpmask + vsel in VSEL_TENSOR_TENSOR_MODE (counter and normal mode, strides);
+// and the calls the emulation refuses (a NaN or a negative value into an integer conversion, int32 overflow, a gather
+// offset misaligned or past the table, vsel mode 0, vcmpv in counter mode, int32 vdiv): each must abort, naming it.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -834,6 +840,85 @@ void SelectTest(const std::string& tag, Dt dt, const Opnd& d, const Opnd& a, con
     Emit(std::string("vsel_mode2_") + DtName(dt) + "_" + tag, j, {{"ub", &ub}}, before);
 }
 
+/** A call the emulation must refuse: run in a child process, which must abort with `expect` in its message (the
+ *  message goes to <test>.message, the verdict to the JSON). */
+void RefusalTest(const std::string& name, const std::string& expect, const std::function<void(uint8_t*)>& call)
+{
+    Buffer ub(8192);
+    Fill(ub.data(), ub.size(), Dt::kF32, Profile::kArith);
+    int fds[2];
+    if (pipe(fds) != 0) {
+        std::perror("pipe");
+        std::exit(2);
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], 2);
+        std::signal(SIGABRT, SIG_DFL);
+        FreshCore(false);
+        set_mask_count();
+        set_vector_mask(0, 64);
+        call(ub.data());
+        _exit(0);
+    }
+    close(fds[1]);
+    std::string message;
+    char chunk[256];
+    for (ssize_t n; (n = read(fds[0], chunk, sizeof chunk)) > 0;) message.append(chunk, static_cast<size_t>(n));
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    WriteFile(g_out + "/" + name + ".message", reinterpret_cast<const uint8_t*>(message.data()), message.size());
+    Json j;
+    j.Str("kind", "refusal").Str("expect", expect).Num("aborted", WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+    Emit(name, j, {}, {});
+}
+
+void RefusalTests()
+{
+    auto putF32 = [](uint8_t* ub, uint32_t at, uint32_t bits) { std::memcpy(ub + at, &bits, 4); };
+    auto putU32 = [](uint8_t* ub, uint32_t at, uint32_t v) { std::memcpy(ub + at, &v, 4); };
+    RefusalTest("refuse_vconv_f322s32r_nan", "vconv_f322s32r", [&](uint8_t* ub) {
+        for (uint32_t i = 0; i < 64; ++i) putF32(ub, i * 4, i == 1 ? 0x7fc00000 : 0x3fc00000);  // 1.5, one NaN
+        vconv_f322s32r(reinterpret_cast<int32_t*>(ub + 4096), reinterpret_cast<float*>(ub), 1, 1, 1, 8, 8);
+    });
+    RefusalTest("refuse_vconv_f162u8r_negative", "vconv_f162u8r", [&](uint8_t* ub) {
+        for (uint32_t i = 0; i < 64; ++i) {
+            const uint16_t v = i == 1 ? 0xbe00 : 0x3e00;  // 1.5, one -1.5
+            std::memcpy(ub + i * 2, &v, 2);
+        }
+        vconv_f162u8r(ub + 4096, reinterpret_cast<F16*>(ub), 1, 1, 1, 4, 4);
+    });
+    RefusalTest("refuse_vmul_int32_overflow", "vmul", [&](uint8_t* ub) {
+        for (uint32_t i = 0; i < 64; ++i) putU32(ub, i * 4, 1u << 20);
+        vmul(reinterpret_cast<int32_t*>(ub + 4096), reinterpret_cast<int32_t*>(ub), reinterpret_cast<int32_t*>(ub), 1,
+             1, 1, 1, 8, 8, 8);
+    });
+    RefusalTest("refuse_vdiv_int32", "vdiv", [&](uint8_t* ub) {
+        vdiv(reinterpret_cast<int32_t*>(ub + 4096), reinterpret_cast<int32_t*>(ub), reinterpret_cast<int32_t*>(ub), 1,
+             1, 1, 1, 8, 8, 8);
+    });
+    for (const auto& [tag, bad] : {std::pair<const char*, uint32_t>{"misaligned", 6}, {"past_table", 256 * 4}}) {
+        RefusalTest(std::string("refuse_vgather_") + tag, "vgather: an offset", [&, bad = bad](uint8_t* ub) {
+            for (uint32_t i = 0; i < 64; ++i) putU32(ub, 2048 + i * 4, i == 9 ? bad : i * 4);
+            ascendc_emu::State().gatherSource = ub;
+            ascendc_emu::State().gatherSourceLength = 256;
+            vgather(reinterpret_cast<uint32_t*>(ub + 4096), reinterpret_cast<uint32_t*>(ub + 2048),
+                    static_cast<uint64_t>(reinterpret_cast<uintptr_t>(ub) & 0xffffffffu), 8, 1);
+        });
+    }
+    RefusalTest("refuse_vsel_mode0", "vsel in mode 0", [&](uint8_t* ub) {
+        vsel(reinterpret_cast<float*>(ub + 4096), reinterpret_cast<float*>(ub), reinterpret_cast<float*>(ub + 1024), 1,
+             1, 1, 1, 8, 8, 8);
+    });
+    RefusalTest("refuse_vcmpv_counter_mode", "vcmpv in counter mode", [&](uint8_t* ub) {
+        vcmpv_lt(ub + 4096, reinterpret_cast<float*>(ub), reinterpret_cast<float*>(ub + 1024), 1, 1, 1, 1, 8, 8, 8);
+    });
+}
+
 void GatherCompareSelectTests()
 {
     const uint64_t partial = g_rng->Next() | 1, partialHigh = g_rng->Next();
@@ -1060,6 +1145,7 @@ int main(int argc, char** argv)
     AllConvertTests();
     Int32Tests();
     GatherCompareSelectTests();
+    RefusalTests();
     CopyTests();
     BitTests();
     std::printf("intrinsics-selftest: %d tests written to %s\n", g_tests, g_out.c_str());

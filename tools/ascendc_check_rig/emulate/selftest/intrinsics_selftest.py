@@ -56,6 +56,9 @@ The rules (and where the documentation is silent, the choice made here, marked A
   * Select, VSEL_TENSOR_TENSOR_MODE (Select.md 模式2): lane k of repeat r = bit r * lanes + k of the mask tensor
     ("多轮迭代连续消耗selMask的不同部分") ? src0 : src1, under the vector mask; CMPMASK (set_cmpmask) holds the mask
     tensor's address (CPU-debug: the full address, as the library stores it). The element is copied bit for bit.
+  * Refusals: a call outside the documented behaviour (a NaN or a negative value into an integer conversion, int32
+    overflow, a gather offset misaligned or past the table) or outside what is emulated (vsel mode 0, vcmpv in
+    counter mode, int32 vdiv) must abort, its message naming the instruction.
 """
 from __future__ import annotations
 
@@ -661,6 +664,10 @@ def run(directory: Path):
         elif kind in ("gather", "compare", "select"):
             check = {"gather": check_gather, "compare": check_compare, "select": check_select}[kind]
             verdict(name, check(t, data("ub", "in"), data("ub", "out")) + hazards)
+        elif kind == "refusal":
+            message = (directory / f"{name}.message").read_text(errors="replace")
+            verdict(name, [] if t["aborted"] and t["expect"] in message else
+                    [f"must abort naming {t['expect']!r}; aborted: {bool(t['aborted'])}, said: {message.strip()[:200]!r}"])
         elif kind == "bits":
             verdict(name, check_bits(t))
         elif kind == "ctrl":
