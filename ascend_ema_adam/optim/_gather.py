@@ -53,6 +53,8 @@ def check_group(i: int, group: dict[str, Any], state_map, dtensor,
     _check_hyperparameters(group, f"param_groups[{i}]: ")
     keys = state_keys(group)
     eight_bit = group["state_bits"] == 8
+    # the group's maps, checked once (used by its parameters with 8-bit state)
+    maps_error = map_error(group) if eight_bit or QMAP_M in group or QMAP_V in group else None
     items = []
     for j, p in enumerate(group["params"]):
         grad = p.grad
@@ -72,7 +74,7 @@ def check_group(i: int, group: dict[str, Any], state_map, dtensor,
                 error = _tensor_error(p, state[key], f"state '{key}'", dtensor,
                                       _state_dtypes(p.dtype, key))
         if error is None and (eight_bit or CODES_M in state or ABSMAX_M in state):
-            error = _state8bit_error(group, p, state, dtensor)
+            error = _state8bit_error(group, p, state, dtensor, maps_error)
         if error is not None:
             raise RuntimeError(where + error)
         _check_tensor_hypers(i, group, j, _local(p).device)
@@ -81,15 +83,17 @@ def check_group(i: int, group: dict[str, Any], state_map, dtensor,
     return items
 
 
-def _state8bit_error(group: dict[str, Any], p: Tensor, state: dict, dtensor) -> str | None:
+def _state8bit_error(group: dict[str, Any], p: Tensor, state: dict, dtensor,
+                     maps_error: str | None) -> str | None:
     """What the 8-bit state needs (a parameter of an 8-bit group, or one with 8-bit state to
-    convert): its state tensors and the group's maps as the operator takes them; for one that
-    keeps 8-bit state, a device the 8-bit op reaches."""
+    convert): its state tensors and the group's maps as the operator takes them (``maps_error``:
+    :func:`map_error` of the group); for one that keeps 8-bit state, a device the 8-bit op
+    reaches."""
     eight = is_8bit(group, p.numel())
     if dtensor is not None and isinstance(p, dtensor):
         return ("state_bits=8 does not take DTensor (FSDP2) parameters: a shard's blocks of 256 "
                 "are not the parameter's (use state_bits=32 for this group)")
-    error = state_error(p, state) or map_error(group)
+    error = state_error(p, state) or maps_error
     if error is not None:
         return error
     if has_8bit_state(state) and not all(isinstance(group.get(k), Tensor)
