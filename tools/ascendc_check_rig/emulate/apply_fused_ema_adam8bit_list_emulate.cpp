@@ -4,7 +4,7 @@
 // seeded inputs, on the host's tilings (op_host ComputeAdam8bitListTiling), the lists in CANN's launcher layout:
 //   - 48 cores (Ascend910B2): entries of 1 element, shorter than a block, a block, a block and a partial second one
 //     (6 blocks: the host uses 6 cores, one block each); the EMA, a grad scale, found_inf given and clear;
-//   - 4 cores with 1 to 2 chunks per core (entries across core boundaries, partial last blocks), without the EMA,
+//   - 4 cores with 1 to 3 chunks per core (entries across core boundaries, partial last blocks), without the EMA,
 //     maximize, Adam + L2 without bias correction, lr and the EMA decay as tensors;
 //   - 4 cores with 6 chunks and more per core, the EMA, a grad scale, non-finite gradients (+-inf, NaN: their
 //     blocks' scales become NaN or inf);
@@ -351,19 +351,19 @@ int main(int argc, char** argv)
     chunked.ema = false;
     chunked.maximize = true;
     chunked.lrTensor = chunked.emaDecayTensor = true;
-    op8::Adam8bitOptions long_;  // the EMA, a grad scale, found_inf absent
-    long_.ema = true;
-    long_.gradScale = true;
+    op8::Adam8bitOptions manyChunks;  // the EMA, a grad scale, found_inf absent
+    manyChunks.ema = true;
+    manyChunks.gradScale = true;
     int failed = 0, index = 0;
     for (const Row& row : Rows()) {
         // 48 cores: 1 element, shorter than a block, a block, a block and a partial one (6 blocks: 6 cores).
         failed += RunCase(out, seed, row, {48, {1, 37, 256, 300, 17}, small, 0.0f, 1, true}, index++);
-        // 4 cores: 1 + 3 chunks and tails (1-2 chunks per core), Adam + L2 without bias correction.
+        // 4 cores: 1 + 3 chunks and tails (1 to 3 chunks per core), Adam + L2 without bias correction.
         failed += RunCase(out, seed, row, {4, {1000013, 1, 3000000, 200, 5}, chunked, kNoValue, 0, false}, index++);
         // 4 cores: 25 chunks and a partial block (6 and more per core), non-finite gradients.
-        Case longCase{4, {25000029, 7}, long_, kNoValue, 1, true};
-        longCase.nonFinite = true;
-        failed += RunCase(out, seed, row, longCase, index++);
+        Case manyChunksCase{4, {25000029, 7}, manyChunks, kNoValue, 1, true};
+        manyChunksCase.nonFinite = true;
+        failed += RunCase(out, seed, row, manyChunksCase, index++);
         if (row.dtypes.param != aea::DataType::kFloat32) {
             for (bool saturation : {false, true}) {
                 Case c{4, {1000041, 9}, small, kNoValue, 1, true};
