@@ -193,17 +193,22 @@ class TensorLists8:
     __slots__ = ("params", "grads", "exp_avg_codes", "exp_avg_sq_codes", "exp_avg_absmaxes",
                  "exp_avg_sq_absmaxes", "ema_params", "master_params")
 
-    def __init__(self, items: list[Item], group: dict[str, Any]):
+    def __init__(self, params, grads, exp_avg_codes, exp_avg_sq_codes, exp_avg_absmaxes,
+                 exp_avg_sq_absmaxes, ema_params, master_params):
+        self.params, self.grads = params, grads
+        self.exp_avg_codes, self.exp_avg_sq_codes = exp_avg_codes, exp_avg_sq_codes
+        self.exp_avg_absmaxes, self.exp_avg_sq_absmaxes = exp_avg_absmaxes, exp_avg_sq_absmaxes
+        self.ema_params, self.master_params = ema_params, master_params
+
+    @classmethod
+    def of_items(cls, items: list[Item], group: dict[str, Any]) -> TensorLists8:
+        """From a fully checked group's items with 8-bit state (completed)."""
         states = [item.state for item in items]
-        self.params = [item.param for item in items]
-        self.grads = [item.grad for item in items]
-        self.exp_avg_codes = [st[CODES_M] for st in states]
-        self.exp_avg_sq_codes = [st[CODES_V] for st in states]
-        self.exp_avg_absmaxes = [st[ABSMAX_M] for st in states]
-        self.exp_avg_sq_absmaxes = [st[ABSMAX_V] for st in states]
-        self.ema_params = [st["ema_params"] for st in states] if _has_ema(group) else None
-        self.master_params = ([st.get(_MASTER) for st in states] if group["master_weights"]
-                              else None)
+        column = (lambda key: [st[key] for st in states])
+        return cls([item.param for item in items], [item.grad for item in items],
+                   column(CODES_M), column(CODES_V), column(ABSMAX_M), column(ABSMAX_V),
+                   column("ema_params") if _has_ema(group) else None,
+                   [st.get(_MASTER) for st in states] if group["master_weights"] else None)
 
 
 def split_8bit(group: dict[str, Any], items: list[Item], steps):

@@ -13,7 +13,9 @@ from torch import Tensor
 
 from .. import _C
 from ._common import _MASTER, _MAX_V, _WIDE_KEYS, _dtensor_type, _has_ema
-from ._gather import Item, TensorLists, state_keys
+from ._gather import Item, TensorLists, TensorLists8, state_keys
+from ._state8bit import (ABSMAX_M, ABSMAX_V, CODES_M, CODES_V, KEYS_8BIT, QMAP_M, QMAP_V,
+                         is_8bit)
 from .functional import PreparedLaunches
 
 # C-level accessors for the checks of a cached group (map() runs them without a Python frame).
@@ -30,6 +32,16 @@ def _group_config(group: dict[str, Any]) -> tuple:
             group["state_bits"], group["min_8bit_size"])
 
 
+def _maps_of(group: dict[str, Any]) -> tuple:
+    """An 8-bit group's maps and their versions (an in-place write changes a version)."""
+    return tuple((q, q._version) if isinstance(q, Tensor) else (q, None)
+                 for q in (group.get(QMAP_M), group.get(QMAP_V)))
+
+
+def _same_maps(group: dict[str, Any], kept: tuple) -> bool:
+    return all(q is k and v == kv for (q, v), (k, kv) in zip(_maps_of(group), kept))
+
+
 class GroupCache:
     """What a group's last full check established, kept while it still holds: the same
     parameters (objects; their dtypes, shapes and devices), the same ones with a gradient, the
@@ -41,7 +53,8 @@ class GroupCache:
 
     __slots__ = ("config", "group_params", "indexes", "gradients", "params", "state_map",
                  "states", "columns", "column_keys", "column_values", "devices",
-                 "first_on_device", "prepared", "_lists")
+                 "first_on_device", "prepared", "_lists", "eight_bit", "wide", "qmaps",
+                 "_lists8")
 
     def __init__(self, state_map, items: list[Item], group: dict[str, Any]):
         self.config = _group_config(group)
@@ -56,7 +69,12 @@ class GroupCache:
         self.params = [item.param for item in items]
         self.state_map = state_map
         self.states = [item.state for item in items]
-        self.columns = {key: list(map(_GETTERS[key], self.states)) for key in state_keys(group)}
+        if group["state_bits"] == 8:  # either state kind per parameter: absent keys read None
+            self.columns = {key: list(map(methodcaller("get", key), self.states))
+                            for key in state_keys(group) + KEYS_8BIT}
+        else:
+            self.columns = {key: list(map(_GETTERS[key], self.states))
+                            for key in state_keys(group)}
         self.column_keys, self.column_values = list(self.columns), list(self.columns.values())
         self.devices = list(map(_DEVICE, self.params))
         # (device, the group index of its first parameter there): where a tensor lr/ema_decay
@@ -65,11 +83,30 @@ class GroupCache:
         for device, j in zip(self.devices, self.indexes):
             first.setdefault(device, j)
         self.first_on_device = list(first.items())
-        self.prepared = PreparedLaunches(self.params, grads)
         columns = self.columns
-        self._lists = TensorLists(self.params, grads, columns["exp_avg"], columns["exp_avg_sq"],
+        # an 8-bit group: which parameters keep 8-bit state (``eight_bit``, their indexes into
+        # the items; None in a 32-bit group), which fp32 state (``wide``), and the maps
+        self.eight_bit = self.wide = self.qmaps = self._lists8 = None
+        if group["state_bits"] == 8:
+            flags = [is_8bit(group, p.numel()) for p in self.params]
+            self.eight_bit = [k for k, f in enumerate(flags) if f]
+            self.wide = [k for k, f in enumerate(flags) if not f]
+            self.qmaps = _maps_of(group)
+            columns = {key: [values[k] for k in self.wide] for key, values in columns.items()}
+            eight = {key: [values[k] for k in self.eight_bit]
+                     for key, values in self.columns.items()}
+            self._lists8 = TensorLists8(
+                [self.params[k] for k in self.eight_bit], None, eight[CODES_M], eight[CODES_V],
+                eight[ABSMAX_M], eight[ABSMAX_V], eight.get("ema_params"), eight.get(_MASTER))
+        params, wide_grads = self._wide(self.params), self._wide(grads)
+        self.prepared = PreparedLaunches(params, wide_grads)
+        self._lists = TensorLists(params, wide_grads, columns["exp_avg"], columns["exp_avg_sq"],
                                   columns.get(_MAX_V, []), columns.get("ema_params"),
                                   columns.get(_MASTER))
+
+    def _wide(self, xs: list) -> list:
+        """The entries of the parameters that keep fp32 state (all of a 32-bit group's)."""
+        return xs if self.wide is None else [xs[k] for k in self.wide]
 
     def gradients_if_unchanged(self, group: dict[str, Any], state_map, state_unchanged: bool,
                                updated, steps: list[Tensor] | None = None) -> list[Tensor] | None:
@@ -84,6 +121,8 @@ class GroupCache:
         if (not state_unchanged or state_map is not self.state_map
                 or _group_config(group) != self.config):
             return None
+        if self.qmaps is not None and not _same_maps(group, self.qmaps):
+            return None  # (new maps, or maps written since: the full check checks them)
         grads = self.gradients.read(group["params"], updated)
         if grads is None:
             return None
@@ -98,8 +137,22 @@ class GroupCache:
 
     def lists(self, grads: list[Tensor]) -> TensorLists:
         """This step's lists for ema_adamw: the cached tensors and the new gradients."""
-        self._lists.grads = grads
+        self._lists.grads = self._wide(grads)
         return self._lists
+
+    def lists8(self, grads: list[Tensor]) -> TensorLists8 | None:
+        """An 8-bit group's lists for ema_adamw8bit (None: no parameter keeps 8-bit state)."""
+        if not self.eight_bit:
+            return None
+        self._lists8.grads = [grads[k] for k in self.eight_bit]
+        return self._lists8
+
+    def split_steps(self, steps):
+        """An 8-bit group's steps (one tensor, or one per parameter) for the parameters that keep
+        fp32 state and for those that keep 8-bit state."""
+        if isinstance(steps, Tensor):
+            return steps, steps
+        return [steps[k] for k in self.wide], [steps[k] for k in self.eight_bit]
 
     def updated_tensors(self) -> list[Tensor]:
         out = list(self.params)
@@ -148,11 +201,10 @@ class LaunchCache:
     def remember(self, i: int, group: dict[str, Any], state_map, items: list[Item]) -> bool:
         """Cache group ``i`` after a full check and update (its parameters with a gradient: a
         step where the same ones have one stays cached); False if it cannot be (no parameter
-        with a gradient, DTensors, a group with ``state_bits=8``: its launches have no prepared
-        phase 2)."""
+        with a gradient, DTensors)."""
         dtensor = _dtensor_type()
-        if not items or group["state_bits"] == 8 or (
-                dtensor is not None and any(isinstance(item.param, dtensor) for item in items)):
+        if not items or (dtensor is not None
+                         and any(isinstance(item.param, dtensor) for item in items)):
             self.groups.pop(i, None)
             return False
         self.groups[i] = GroupCache(state_map, items, group)

@@ -421,13 +421,16 @@ class FusedEmaAdamW(Optimizer):
             else:
                 step = steps.next_group_step(i, group, self.state, scaler)
             lists, prepared = cached.lists(grads), cached.prepared
+            if cached.eight_bit is not None:  # (an 8-bit group: its parameters of either kind)
+                lists8 = cached.lists8(grads)
+                step, step8 = cached.split_steps(step)
         else:
             step = (steps.advance_param_steps(i, group, items, self.state, dtensor, scaler)
                     if per_param else steps.next_group_step(i, group, self.state, scaler))
             wide = items
-            if group["state_bits"] == 8:  # (never cached: every step checks it in full)
+            if group["state_bits"] == 8:
                 wide, step, items8, step8 = split_8bit(group, items, step)
-                lists8 = TensorLists8(items8, group) if items8 else None
+                lists8 = TensorLists8.of_items(items8, group) if items8 else None
             lists, prepared = TensorLists.of_items(wide, group, dtensor), None
         if lists.params or lists8 is not None:
             # (the lists hold local tensors; 8-bit parameters are never DTensors)

@@ -269,6 +269,7 @@ def trained(rng, steps=2):
     ("half-state", RuntimeError, "the 8-bit state has exp_avg_codes, exp_avg_absmax, "
      "exp_avg_sq_absmax but not exp_avg_sq_codes"),
     ("bad-map", RuntimeError, r"the group's exp_avg_sq_qmap must be sorted"),
+    ("map-written", RuntimeError, r"the group's exp_avg_qmap must hold finite values"),
     ("no-map", RuntimeError, "the 8-bit state has no maps"),
 ])
 def test_bad_state_and_settings_change_nothing(rng, case, error, message):
@@ -284,6 +285,8 @@ def test_bad_state_and_settings_change_nothing(rng, case, error, message):
         del state["exp_avg_sq_codes"]
     elif case == "bad-map":
         group["exp_avg_sq_qmap"] = group["exp_avg_sq_qmap"].flip(0).contiguous()
+    elif case == "map-written":  # in place: a cached group sees the map's version move
+        group["exp_avg_qmap"][7] = float("nan")
     elif case == "no-map":
         del group["exp_avg_qmap"]
     before = snapshot(opt, params)
@@ -683,3 +686,29 @@ def test_training_equals_the_native_kernel_driven_by_hand(rng):
         for key, want in zip(CODE_KEYS, (by_hand.m, by_hand.v, by_hand.m_absmax,
                                          by_hand.v_absmax)):
             assert_bits(state[key], want[k], f"parameter {k} {key}")
+
+
+@pytest.mark.parametrize("step_scope", ["param", "group"])
+def test_cached_steps_equal_fully_checked_steps(rng, step_scope):
+    """Steps of a cached 8-bit group (its launch cache: re-checked identities, lists kept) give
+    the bits of steps checked in full, also when a parameter skips steps (its own step falls
+    behind: launches per step value) and with parameters of both state kinds."""
+    params = params_of(rng, [(5000,), (30,), (4500,), (7,)], torch.float32)
+    copies = [torch.nn.Parameter(p.detach().clone()) for p in params]
+    cached = FusedEmaAdamW(params, state_bits=8, step_scope=step_scope, **HYPER)
+    checked = FusedEmaAdamW(copies, state_bits=8, step_scope=step_scope, **HYPER)
+    for k in range(8):
+        fresh_grads(rng, params)
+        for p, q in zip(params, copies):
+            q.grad = p.grad.clone()
+        if k % 3 == 1:  # parameters 2 and 3 skip this step
+            for x in (params[2], params[3], copies[2], copies[3]):
+                x.grad = None
+        cached.step()
+        checked._launch_cache.clear()
+        checked.step()
+        assert cached._launch_cache.group(0) is not None
+    for p, q in zip(params, copies):
+        assert torch.equal(bits(p), bits(q))
+        for key, value in checked.state[q].items():
+            assert torch.equal(bits(cached.state[p][key]), bits(value)), key
