@@ -9,8 +9,8 @@
 //   bad_input_table             every refusal: exact status, the message, every byte unchanged,
 //                               both out-arguments unwritten
 //   overlapping_state_is_refused, found_inf_writes_nothing, absent_lists_and_placeholders,
-//   empty_call                  the rest of the contract (docs/ACLNN.md); executors of other
-//                               operators: test_aclnn_executors
+//   repeatable_executor_takes_moved_inputs, empty_call: the rest of the contract (docs/ACLNN.md);
+//                               executors of other operators: test_aclnn_executors
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -452,6 +452,50 @@ AEA_CASE(absent_lists_and_placeholders)
                        "list %d entry %zu", l, i);
         }
     }
+}
+
+/** A repeatable executor runs again with a moved gradient (aclSetDynamicInputTensorAddr) and a
+ *  moved map (aclSetInputTensorAddr: flat index 14, after the seven given lists' two entries):
+ *  the bytes of a fresh call on the moved inputs and the first launch's state. */
+AEA_CASE(repeatable_executor_takes_moved_inputs)
+{
+    Call8 a({300, 40});
+    a.Build();
+    EXPECT_MSG(a.Phase1() == ACLNN_SUCCESS, "%s", RecentError().c_str());
+    EXPECT(aclSetAclOpExecutorRepeatable(a.executor) == ACLNN_SUCCESS);
+    EXPECT(aclnnApplyFusedEmaAdam8bitList(nullptr, 0, a.executor, nullptr) == ACLNN_SUCCESS);
+    Buffer grad(ACL_FLOAT, {40});
+    grad.FillRandom(-1e-2F, 1e-2F);
+    grad.Upload();
+    Buffer map(ACL_FLOAT, {256});
+    for (int k = 0; k < 256; ++k) {
+        const float x = 0.5F * (-1.0F + 2.0F * k / 255.0F);
+        std::memcpy(&map.host[4 * k], &x, 4);
+    }
+    map.Upload();
+    Call8 fresh({300, 40});  // the first launch's state, the moved gradient and map
+    size_t k = 0;
+    const auto state = a.Snapshot();
+    for (int l = 0; l < kLists8; ++l) {
+        for (auto& b : fresh.lists[l]) b->host = state[k++];
+    }
+    fresh.lists[kGrads8][1]->host = grad.host;
+    fresh.singles[kQmapM8]->host = map.host;
+    fresh.Build();
+    EXPECT(aclSetDynamicInputTensorAddr(a.executor, 0, 1, a.handles[kGrads8], grad.data) ==
+           ACLNN_SUCCESS);
+    EXPECT(aclSetInputTensorAddr(a.executor, 14, a.Single(kQmapM8), map.data) == ACLNN_SUCCESS);
+    EXPECT(aclnnApplyFusedEmaAdam8bitList(nullptr, 0, a.executor, nullptr) == ACLNN_SUCCESS);
+    EXPECT_MSG(fresh.Run() == ACLNN_SUCCESS, "%s", RecentError().c_str());
+    const auto got = a.Snapshot();
+    const auto want = fresh.Snapshot();
+    k = 0;
+    for (int l = 0; l < kLists8; ++l) {
+        for (size_t i = 0; i < a.lists[l].size(); ++i, ++k) {
+            EXPECT_MSG(l == kGrads8 || got[k] == want[k], "list %d entry %zu", l, i);
+        }
+    }
+    EXPECT(aclDestroyAclOpExecutor(a.executor) == ACLNN_SUCCESS);
 }
 
 AEA_CASE(empty_call)
