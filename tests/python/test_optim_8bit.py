@@ -5,8 +5,9 @@ Every step is golden8bit.emulate_entry8 driven by hand, bit for bit, on each dty
 path's state and bits; checkpoints carry codes, scales and maps, resume bit for bit and convert
 to and from fp32 state by golden8bit's quantize / decode; the state is about 6 bytes per
 parameter, measured from the tensors; refused configurations and bad state change nothing;
-GradScaler skips, fused clipping, lr tensors, foreach=False, no EMA, the EMA helpers and
-torch.compile work on 8-bit groups."""
+GradScaler skips, fused clipping, lr tensors, foreach=False, no EMA, the EMA helpers, the
+launch cache and torch.compile work on 8-bit groups; a training run equals the native kernel
+launched by hand."""
 
 import copy
 import io
