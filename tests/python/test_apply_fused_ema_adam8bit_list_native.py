@@ -225,3 +225,47 @@ def test_exact_ties_encode_to_the_larger_code(rng):
     run_native(entries, row, 1, TIE_HYPER)
     assert_entries_equal(entries, want)
     assert np.array_equal(entries[0]["m"], g8.encode(entries[0]["grad"], g8.encode_thresholds(QMAP_M)))
+
+
+def _maps():
+    """Map pairs (m's, v's) for both encodes of the vector loops: the standard maps and linear ones
+    have an encode table (at most one threshold per bucket of the table's key); a zero threshold,
+    equal thresholds or a subnormal one leave the map without one (the threshold search)."""
+    zero_threshold = QMAP_M.copy()
+    at_zero = int(np.flatnonzero(zero_threshold == 0)[0])
+    zero_threshold[at_zero + 1] = 0.0  # two zeros: the threshold between them is 0
+    crowded = np.sort(np.random.default_rng(5).uniform(-1, 1, 256)).astype(np.float32)
+    crowded[100:110] = crowded[100]  # equal thresholds
+    subnormal = QMAP_V.copy()
+    subnormal[1] = np.float32(1e-40)
+    linear_m = np.append(np.linspace(-1, 1, 255), 1.0).astype(np.float32)
+    linear_v = np.linspace(0, 1, 256).astype(np.float32)
+    return {"standard": (QMAP_M, QMAP_V), "linear": (linear_m, linear_v),
+            "zero-threshold": (zero_threshold, QMAP_V), "crowded": (crowded, subnormal)}
+
+
+MAPS = _maps()
+
+
+@pytest.mark.parametrize("maps", list(MAPS))
+@pytest.mark.parametrize("isa", ISAS)
+def test_every_map_kind_encodes_exactly(rng, maps, isa):
+    """Each map kind, on every instruction set: m' on the map's thresholds and their fp32
+    neighbours (adam8bit_cases.tie_entries: ties go to the larger code), beside ordinary entries
+    and a block holding a NaN gradient, equal to the golden with the same maps."""
+    qmap_m, qmap_v = MAPS[maps]
+    row = LIST8BIT_DTYPES[0]
+    entries = [tie_entries(rng, row, qmap_m, g8.encode_thresholds(qmap_m))]
+    entries += make_entries(rng, [3 * BLOCK + 5, 40], row)
+    entries[1]["grad"][BLOCK + 7] = np.nan
+    want = [g8.emulate_entry8(e["grad"], e["var"], e["m"], e["v"], e["m_absmax"], e["v_absmax"],
+                              e["s"], np.array([1]), qmap_m, qmap_v, TIE_HYPER, Extras())
+            for e in entries]
+    lists = {k: [e[k] for e in entries]
+             for k in ("grad", "var", "m", "v", "m_absmax", "v_absmax", "s")}
+    _twin.launch_native_adam8bit_list(
+        lists["grad"], lists["var"], lists["m"], lists["v"], lists["m_absmax"], lists["v_absmax"],
+        lists["s"], None, [e["var"].size for e in entries], qmap_m, qmap_v,
+        np.array([1], np.int64), None, None, "float32", "float32", "", attrs_of(TIE_HYPER), False,
+        threads=2, isa=isa, min_elems_per_thread=1)
+    assert_entries_equal(entries, want)

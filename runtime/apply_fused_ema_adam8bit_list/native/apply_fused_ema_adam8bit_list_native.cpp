@@ -7,6 +7,7 @@
 #include "apply_fused_ema_adam8bit_list_native.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -29,6 +30,64 @@ struct HostScalarReader {
     float EmaDecay() const { return *b.emaDecay; }
 };
 
+/** The encode table of 255 sorted thresholds (native::Adam8bitEncodeTable): the smallest table
+ *  whose buckets hold one threshold each, or `fast` false. */
+void BuildEncodeTable(const float* thresholds, native::Adam8bitEncodeTable& t)
+{
+    t.fast = false;
+    t.shift = 0;
+    t.floor = 0;
+    t.lo = 0;
+    t.hi = 0;
+    uint32_t bits[kAdam8bitThresholds];
+    uint32_t minExponent = 255;
+    for (uint32_t k = 0; k < kAdam8bitThresholds; ++k) {
+        std::memcpy(&bits[k], &thresholds[k], sizeof bits[k]);
+        const uint32_t exponent = (bits[k] & 0x7fffffffU) >> 23;
+        if (exponent < 2U || exponent > 127U) {
+            return;  // zero, subnormal, the smallest normal binade, |T| >= 2, inf or NaN
+        }
+        minExponent = std::min(minExponent, exponent);
+    }
+    t.floor = static_cast<int32_t>((minExponent - 1U) << 23);
+    int32_t keys[kAdam8bitThresholds];
+    for (uint32_t k = 0; k < kAdam8bitThresholds; ++k) {
+        const int32_t c = static_cast<int32_t>(bits[k] & 0x7fffffffU) - t.floor;  // > 0
+        keys[k] = (bits[k] >> 31) != 0U ? ~c : c;
+    }
+    for (uint32_t shift = 22; shift >= 1U; --shift) {
+        const auto bucket = [&](uint32_t k) { return keys[k] >> shift; };
+        bool single = true;
+        for (uint32_t k = 1; k < kAdam8bitThresholds && single; ++k) {
+            single = bucket(k - 1U) < bucket(k);
+        }
+        if (!single) {
+            continue;  // a finer table may separate them
+        }
+        const int64_t lo = int64_t{bucket(0)} - 1;
+        const int64_t hi = int64_t{bucket(kAdam8bitThresholds - 1U)} + 1;
+        if (hi - lo + 1 > int64_t{native::kAdam8bitTableMax}) {
+            return;  // finer tables are larger still
+        }
+        t.shift = shift;
+        t.lo = static_cast<int32_t>(lo);
+        t.hi = static_cast<int32_t>(hi);
+        uint32_t below = 0;  // thresholds in buckets before b
+        for (int64_t b = lo; b <= hi; ++b) {
+            uint32_t low = 1U << shift;  // no threshold in b
+            if (below < kAdam8bitThresholds && bucket(below) == b) {
+                low = static_cast<uint32_t>(keys[below]) & ((1U << shift) - 1U);
+                t.entries[b - lo] = below << 24 | low;
+                ++below;
+            } else {
+                t.entries[b - lo] = below << 24 | low;
+            }
+        }
+        t.fast = true;
+        return;
+    }
+}
+
 /** A map, its thresholds and their binary-search levels (native::Adam8bitSearchLevels). */
 native::Adam8bitCodebook CodebookOf(const float* map)
 {
@@ -44,6 +103,7 @@ native::Adam8bitCodebook CodebookOf(const float* map)
         }
         s >>= 1U;
     }
+    BuildEncodeTable(book.thresholds, book.table);
     return book;
 }
 

@@ -3,15 +3,18 @@
  * @brief The 8-bit loops, written once over a vector backend A (runtime/native/native_simd*.h) and
  *        instantiated by each instruction set's translation unit: per quantization block of 256
  *        elements, decode -> the shared fp32 update (ema_adam_native_update.h's Update, the
- *        AscendC kernels' op order) -> the block's new scales -> exact-nearest encode. Code
- *        lookups per backend (Codes<A>): AVX-512 decodes by gathers and encodes by in-register
- *        permutes, AVX2 by gathers, the portable backend by indexing; every backend computes the same comparisons, so the codes
- *        are the same bits. Internal linkage only (see native_simd.h).
+ *        AscendC kernels' op order) -> the block's new scales -> exact-nearest encode, the encode
+ *        of a block interleaved with the update of the next. Decode by a gather from the map
+ *        (AVX-512, AVX2) or indexing; encode by the map's encode table (one gather: vector
+ *        backends, maps that have one) or the binary search over the thresholds (in-register
+ *        permutes on AVX-512, gathers on AVX2, indexing); every way computes the same codes.
+ *        Internal linkage only (see native_simd.h).
  */
 #ifndef APPLY_FUSED_EMA_ADAM8BIT_LIST_NATIVE_IMPL_H
 #define APPLY_FUSED_EMA_ADAM8BIT_LIST_NATIVE_IMPL_H
 
 #include <cstdint>
+#include <type_traits>
 
 #include "apply_fused_ema_adam8bit_list_native_loops.h"
 #include "apply_fused_ema_adam8bit_list_tiling_key.h"
@@ -50,7 +53,8 @@ inline float FloatOf(uint32_t u)
  * Codes<A>: I, a vector of A::kLanes 32-bit code lanes; Load / Store of kLanes uint8 codes;
  * Decode(map, i) = map[i]; Encode(book, x) = the number of thresholds <= x (the binary search
  * i += s where x >= T[i + s - 1], s = 128 .. 1: false for NaN); AbsBits(x) = the bits of |x|;
- * MaxU / ReduceMaxU: unsigned maxima (NaN's bits above inf's above any finite value's).
+ * MaxU / ReduceMaxU: unsigned maxima (NaN's bits above inf's above any finite value's); vector
+ * backends also Table, a map's Adam8bitEncodeTable in registers whose call is that count too.
  */
 template <class A>
 struct Codes;
@@ -138,6 +142,35 @@ struct Codes<Avx512> {
         }
         return i;
     }
+    /** A map's encode table (Adam8bitEncodeTable) in registers: the code of x by one gather. */
+    struct Table {
+        explicit Table(const Adam8bitEncodeTable& t)
+            : floor(_mm512_set1_epi32(t.floor)), lo(_mm512_set1_epi32(t.lo)),
+              hi(_mm512_set1_epi32(t.hi)),
+              lowMask(_mm512_set1_epi32(static_cast<int>((1U << t.shift) - 1U))),
+              shift(_mm_cvtsi32_si128(static_cast<int>(t.shift))), entries(t.entries)
+        {
+        }
+        I operator()(__m512 x) const
+        {
+            const I bits = _mm512_castps_si512(x);
+            const I magnitude = _mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff));
+            const I c = _mm512_sub_epi32(_mm512_max_epu32(magnitude, floor), floor);
+            const I key = _mm512_xor_si512(c, _mm512_srai_epi32(bits, 31));
+            const I bucket = _mm512_sub_epi32(
+                _mm512_min_epi32(_mm512_max_epi32(_mm512_sra_epi32(key, shift), lo), hi), lo);
+            const I entry = _mm512_i32gather_epi32(bucket, entries, 4);
+            const __mmask16 number = _mm512_cmp_ps_mask(x, x, _CMP_ORD_Q);  // NaN: code 0
+            const I base = _mm512_maskz_srli_epi32(number, entry, 24);
+            const __mmask16 above = _mm512_mask_cmpge_epu32_mask(
+                number, _mm512_and_si512(key, lowMask),
+                _mm512_and_si512(entry, _mm512_set1_epi32(0xffffff)));
+            return _mm512_mask_add_epi32(base, above, base, _mm512_set1_epi32(1));
+        }
+        I floor, lo, hi, lowMask;
+        __m128i shift;
+        const uint32_t* entries;
+    };
     static I AbsBits(__m512 x)
     {
         return _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
@@ -175,6 +208,36 @@ struct Codes<Avx2> {
         }
         return i;
     }
+    /** A map's encode table (Adam8bitEncodeTable) in registers: the code of x by one gather. */
+    struct Table {
+        explicit Table(const Adam8bitEncodeTable& t)
+            : floor(_mm256_set1_epi32(t.floor)), lo(_mm256_set1_epi32(t.lo)),
+              hi(_mm256_set1_epi32(t.hi)),
+              lowMask(_mm256_set1_epi32(static_cast<int>((1U << t.shift) - 1U))),
+              shift(_mm_cvtsi32_si128(static_cast<int>(t.shift))),
+              entries(reinterpret_cast<const int*>(t.entries))
+        {
+        }
+        I operator()(__m256 x) const
+        {
+            const I bits = _mm256_castps_si256(x);
+            const I magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(0x7fffffff));
+            const I c = _mm256_sub_epi32(_mm256_max_epu32(magnitude, floor), floor);
+            const I key = _mm256_xor_si256(c, _mm256_srai_epi32(bits, 31));
+            const I bucket = _mm256_sub_epi32(
+                _mm256_min_epi32(_mm256_max_epi32(_mm256_sra_epi32(key, shift), lo), hi), lo);
+            const I entry = _mm256_i32gather_epi32(entries, bucket, 4);
+            // the key's low bits < 2^22, the entry's < 2^23: a signed compare; -1 below
+            const I below = _mm256_cmpgt_epi32(_mm256_and_si256(entry, _mm256_set1_epi32(0xffffff)),
+                                               _mm256_and_si256(key, lowMask));
+            const I code = _mm256_add_epi32(
+                _mm256_add_epi32(_mm256_srli_epi32(entry, 24), _mm256_set1_epi32(1)), below);
+            return _mm256_and_si256(code, _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_ORD_Q)));
+        }
+        I floor, lo, hi, lowMask;
+        __m128i shift;
+        const int* entries;
+    };
     static I AbsBits(__m256 x)
     {
         return _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff));
@@ -203,133 +266,236 @@ struct BlockTensors {
     typename K::Copy* copy;
 };
 
-/** Pass 1 over [begin, end) of a block in vectors of backend B: decode, update, store var, the
- *  EMA and the copy, keep m' and v' and their largest magnitudes' bits. */
+template <class K>
+inline BlockTensors<K> TensorsOf(const Adam8bitJob& job, uint32_t entry, uint64_t block)
+{
+    const uint64_t begin = block * kBlock;
+    return {static_cast<const typename K::Grad*>(job.grads[entry]) + begin,
+            static_cast<typename K::Param*>(job.vars[entry]) + begin,
+            static_cast<uint8_t*>(job.ms[entry]) + begin,
+            static_cast<uint8_t*>(job.vs[entry]) + begin,
+            static_cast<float*>(job.mAbsmaxes[entry]) + block,
+            static_cast<float*>(job.vAbsmaxes[entry]) + block,
+            K::kEma ? static_cast<float*>(job.ss[entry]) + begin : nullptr,
+            K::kHasCopy ? static_cast<typename K::Copy*>(job.copies[entry]) + begin : nullptr};
+}
+
+/** A block's m' and v' waiting for their encode, with where the codes go (m null: none). */
+struct PendingEncode {
+    uint8_t* m;
+    uint8_t* v;
+    float mDivisor;
+    float vDivisor;
+    alignas(64) float mNew[kBlock];
+    alignas(64) float vNew[kBlock];
+};
+
+/** The largest magnitudes' bits of a block's m' and v', as vectors of backend B. */
+template <class B>
+struct Tops {
+    typename Codes<B>::I m = Codes<B>::Zero();
+    typename Codes<B>::I v = Codes<B>::Zero();
+};
+
+/** How far ahead of pass 1's loads the loops ask for its inputs' lines (into L1: prefetcht0),
+ *  spread over the vectors, a line of each stream where the last one ends: whole-block bursts of
+ *  prefetches into L2 left the update and the encode waiting on memory in turn (16.8M fp32, one
+ *  thread, AVX-512: 2 blocks ahead spread beat bursts of 2 blocks ahead into L2 by a quarter). */
+constexpr uint32_t kPrefetchElements = 2 * kBlock;
+
+/** The lines of element i + kPrefetchElements of each input stream that a vector of backend B at
+ *  element i starts (prefetches never fault: past an entry's end they are dropped or wasted). */
+template <class B, class K>
+inline void PrefetchAhead(const BlockTensors<K>& t, uint32_t i)
+{
+    const auto ahead = [i](const auto* x) {
+        using T = typename std::remove_pointer<decltype(x)>::type;
+        if ((i * sizeof(T)) % 64U < B::kLanes * sizeof(T)) {
+            const uintptr_t at = reinterpret_cast<uintptr_t>(x + i) + kPrefetchElements * sizeof(T);
+            __builtin_prefetch(reinterpret_cast<const void*>(at), 0, 3);
+        }
+    };
+    ahead(t.g);
+    ahead(t.p);
+    ahead(t.m);
+    ahead(t.v);
+    if constexpr (K::kEma) {
+        ahead(static_cast<const float*>(t.s));
+    }
+}
+
+/** Pass 1 of one vector of backend B at element i of a block: decode, update, store var, the EMA
+ *  and the copy, keep m' and v' in `out` and their largest magnitudes' bits. */
 template <class B, class K>
 inline void DecodeAndUpdate(const Consts<B>& c, const Adam8bitJob& job, const BlockTensors<K>& t,
-                            uint32_t begin, uint32_t end, float* mNew, float* vNew,
-                            uint32_t& maxM, uint32_t& maxV)
+                            typename B::V mScale, typename B::V vScale, uint32_t i,
+                            PendingEncode& out, Tops<B>& top)
 {
     using V = typename B::V;
     using Q = Codes<B>;
-    using G = typename K::Grad;
     using P = typename K::Param;
-    using C = typename K::Copy;
-    const V mScale = B::Set1(*t.mScale);
-    const V vScale = B::Set1(*t.vScale);
-    typename Q::I topM = Q::Zero();
-    typename Q::I topV = Q::Zero();
-    for (uint32_t i = begin; i < end; i += B::kLanes) {
-        Lanes<V> in{};
-        Lanes<V> out{};
-        in.g = B::template Ordered<G>::Load(t.g + i).v[0];
-        in.p = B::template Ordered<P>::Load(t.p + i).v[0];
-        in.m = B::Mul(Q::Decode(job.m->map, Q::Load(t.m + i)), mScale);  // qmap[code] * absmax
-        in.v = B::Mul(Q::Decode(job.v->map, Q::Load(t.v + i)), vScale);
-        if constexpr (K::kEma) {
-            in.s = B::template Ordered<float>::Load(t.s + i).v[0];
-        }
-        Update<B, K>(c, in, out);
-        B::template Ordered<P>::Store(t.p + i, {{out.p}});
-        if constexpr (K::kEma) {
-            B::template Ordered<float>::Store(t.s + i, {{out.s}});
-        }
-        if constexpr (K::kHasCopy) {
-            B::template Ordered<C>::Store(t.copy + i, {{out.p}});  // RNE of the fp32 var'
-        }
-        B::template Ordered<float>::Store(mNew + i, {{out.m}});
-        B::template Ordered<float>::Store(vNew + i, {{out.v}});
-        topM = Q::MaxU(topM, Q::AbsBits(out.m));
-        topV = Q::MaxU(topV, Q::AbsBits(out.v));
+    Lanes<V> in{};
+    Lanes<V> next{};
+    if constexpr (B::kLanes > 1) {
+        PrefetchAhead<B, K>(t, i);
     }
-    const uint32_t m = Q::ReduceMaxU(topM);
-    const uint32_t v = Q::ReduceMaxU(topV);
-    maxM = m > maxM ? m : maxM;
-    maxV = v > maxV ? v : maxV;
+    in.g = B::template Ordered<typename K::Grad>::Load(t.g + i).v[0];
+    in.p = B::template Ordered<P>::Load(t.p + i).v[0];
+    in.m = B::Mul(Q::Decode(job.m->map, Q::Load(t.m + i)), mScale);  // qmap[code] * absmax
+    in.v = B::Mul(Q::Decode(job.v->map, Q::Load(t.v + i)), vScale);
+    if constexpr (K::kEma) {
+        in.s = B::template Ordered<float>::Load(t.s + i).v[0];
+    }
+    Update<B, K>(c, in, next);
+    B::template Ordered<P>::Store(t.p + i, {{next.p}});
+    if constexpr (K::kEma) {
+        B::template Ordered<float>::Store(t.s + i, {{next.s}});
+    }
+    if constexpr (K::kHasCopy) {
+        B::template Ordered<typename K::Copy>::Store(t.copy + i, {{next.p}});  // RNE of var'
+    }
+    B::template Ordered<float>::Store(out.mNew + i, {{next.m}});
+    B::template Ordered<float>::Store(out.vNew + i, {{next.v}});
+    top.m = Q::MaxU(top.m, Q::AbsBits(next.m));
+    top.v = Q::MaxU(top.v, Q::AbsBits(next.v));
 }
 
-/** Pass 2 over [begin, end): x = m' / divisor, code = the nearest (the same for v). */
+/** Encoders: the nearest code of fp32 lanes x of backend B, by the map's thresholds (any map) or
+ *  by its encode table (a map whose table is `fast`, vector backends). */
 template <class B>
-inline void Encode(const Adam8bitJob& job, uint8_t* mCodes, uint8_t* vCodes, uint32_t begin,
-                   uint32_t end, const float* mNew, const float* vNew, float mDivisor,
-                   float vDivisor)
+struct SearchEncoder {
+    explicit SearchEncoder(const Adam8bitCodebook& b) : book(&b) {}
+    typename Codes<B>::I operator()(typename B::V x) const { return Codes<B>::Encode(*book, x); }
+    const Adam8bitCodebook* book;
+};
+
+template <class B>
+struct TableEncoder {
+    explicit TableEncoder(const Adam8bitCodebook& b) : table(b.table) {}
+    typename Codes<B>::I operator()(typename B::V x) const { return table(x); }
+    typename Codes<B>::Table table;
+};
+
+/** Pass 2 of one vector of backend B at element i of a pending block: both moments' codes of
+ *  m' / mDivisor and v' / vDivisor. */
+template <class B, class E>
+inline void EncodeAt(const E& m, const E& v, const PendingEncode& block, typename B::V mDivisor,
+                     typename B::V vDivisor, uint32_t i)
 {
     using Q = Codes<B>;
-    const typename B::V md = B::Set1(mDivisor);
-    const typename B::V vd = B::Set1(vDivisor);
-    for (uint32_t i = begin; i < end; i += B::kLanes) {
-        Q::Store(mCodes + i, Q::Encode(*job.m, B::Div(B::template Ordered<float>::Load(mNew + i).v[0], md)));
-        Q::Store(vCodes + i, Q::Encode(*job.v, B::Div(B::template Ordered<float>::Load(vNew + i).v[0], vd)));
-    }
+    Q::Store(block.m + i, m(B::Div(B::template Ordered<float>::Load(block.mNew + i).v[0], mDivisor)));
+    Q::Store(block.v + i, v(B::Div(B::template Ordered<float>::Load(block.vNew + i).v[0], vDivisor)));
 }
 
-/** One quantization block: whole vectors of A, the rest (an entry's last, partial block) one
- *  element at a time with the portable backend, which computes the same roundings. */
-template <class A, class K>
-inline void RunBlock(const Consts<A>& c, const Consts<Scalar>& one, const Adam8bitJob& job,
-                     uint32_t entry, uint64_t block)
+/** The block's new scales from its largest magnitudes' bits, and their divisors: an all-zero
+ *  block divides by 1 (its codes all encode 0); a NaN scale (NaN > 0 is false) likewise: the
+ *  block decodes to NaN whatever its codes. */
+template <class K>
+inline void Scales(const BlockTensors<K>& t, uint32_t maxM, uint32_t maxV, PendingEncode& out)
 {
-    const uint64_t begin = block * kBlock;
-    const uint64_t left = job.numels[entry] - begin;
-    const uint32_t len = left < kBlock ? static_cast<uint32_t>(left) : kBlock;
-    const uint32_t whole = len / A::kLanes * A::kLanes;
-    const BlockTensors<K> t{
-        static_cast<const typename K::Grad*>(job.grads[entry]) + begin,
-        static_cast<typename K::Param*>(job.vars[entry]) + begin,
-        static_cast<uint8_t*>(job.ms[entry]) + begin,
-        static_cast<uint8_t*>(job.vs[entry]) + begin,
-        static_cast<float*>(job.mAbsmaxes[entry]) + block,
-        static_cast<float*>(job.vAbsmaxes[entry]) + block,
-        K::kEma ? static_cast<float*>(job.ss[entry]) + begin : nullptr,
-        K::kHasCopy ? static_cast<typename K::Copy*>(job.copies[entry]) + begin : nullptr};
-    alignas(64) float mNew[kBlock];
-    alignas(64) float vNew[kBlock];
-    uint32_t maxM = 0;
-    uint32_t maxV = 0;
-    DecodeAndUpdate<A, K>(c, job, t, 0, whole, mNew, vNew, maxM, maxV);
-    DecodeAndUpdate<Scalar, K>(one, job, t, whole, len, mNew, vNew, maxM, maxV);
     const float mAbsmax = FloatOf(maxM);
     const float vAbsmax = FloatOf(maxV);
     *t.mScale = mAbsmax;
     *t.vScale = vAbsmax;
-    // An all-zero block divides by 1 (its codes all encode 0); a NaN scale (NaN > 0 is false)
-    // likewise: the block decodes to NaN whatever its codes.
-    const float mDivisor = mAbsmax > 0.0f ? mAbsmax : 1.0f;
-    const float vDivisor = vAbsmax > 0.0f ? vAbsmax : 1.0f;
-    Encode<A>(job, t.m, t.v, 0, whole, mNew, vNew, mDivisor, vDivisor);
-    Encode<Scalar>(job, t.m, t.v, whole, len, mNew, vNew, mDivisor, vDivisor);
+    out.m = t.m;
+    out.v = t.v;
+    out.mDivisor = mAbsmax > 0.0f ? mAbsmax : 1.0f;
+    out.vDivisor = vAbsmax > 0.0f ? vAbsmax : 1.0f;
 }
 
-/** How many blocks ahead the loops ask for their inputs' lines (into L2: prefetcht1). A block's
- *  two passes keep too few loads in flight for the hardware prefetchers alone. */
-constexpr uint64_t kPrefetchBlocks = 2;
-
-/** Asks for the lines of 256 elements from element i of an entry on (prefetches never fault). */
-template <class K>
-inline void Prefetch(const Adam8bitJob& job, uint32_t entry, uint64_t i)
+/** Encodes a pending block (if any) whole. */
+template <class A, class E>
+inline void Flush(const E& m, const E& v, PendingEncode& block)
 {
-    constexpr int kRead = 0;
-    constexpr int kL2 = 2;
-    const auto lines = [&](const auto* x, uint64_t bytes) {
-        for (uint64_t b = 0; b < bytes; b += 64) {
-            __builtin_prefetch(reinterpret_cast<const char*>(x + i) + b, kRead, kL2);
-        }
-    };
-    lines(static_cast<const typename K::Grad*>(job.grads[entry]), kBlock * sizeof(typename K::Grad));
-    lines(static_cast<const typename K::Param*>(job.vars[entry]), kBlock * sizeof(typename K::Param));
-    lines(static_cast<const uint8_t*>(job.ms[entry]), kBlock);
-    lines(static_cast<const uint8_t*>(job.vs[entry]), kBlock);
-    if constexpr (K::kEma) {
-        lines(static_cast<const float*>(job.ss[entry]), kBlock * sizeof(float));
+    if (block.m == nullptr) {
+        return;
     }
+    const typename A::V md = A::Set1(block.mDivisor);
+    const typename A::V vd = A::Set1(block.vDivisor);
+    for (uint32_t i = 0; i < kBlock; i += A::kLanes) {
+        EncodeAt<A>(m, v, block, md, vd, i);
+    }
+    block.m = nullptr;
 }
 
-/** `blocks` blocks from (entry, block) on, into the next entries (empty entries have none). */
-template <class A, class K>
-void RunBlocks(const Adam8bitJob& job, uint32_t entry, uint64_t block, uint64_t blocks)
+/**
+ * A whole block's pass 1 into `out`, with the previous block's pass 2 interleaved vector by vector
+ * (then done: its m set null): the update's divisions and square roots keep the divider busy while
+ * the encode's lookups and compares use the other units, which two separate passes would leave
+ * idle in turn.
+ */
+template <class A, class K, class E>
+inline void UpdateEncodingPrevious(const Consts<A>& c, const Adam8bitJob& job, const E& m,
+                                   const E& v, const BlockTensors<K>& t, PendingEncode& out,
+                                   PendingEncode& previous)
+{
+    using Q = Codes<A>;
+    const typename A::V mScale = A::Set1(*t.mScale);
+    const typename A::V vScale = A::Set1(*t.vScale);
+    Tops<A> top;
+    if (previous.m != nullptr) {
+        const typename A::V md = A::Set1(previous.mDivisor);
+        const typename A::V vd = A::Set1(previous.vDivisor);
+        for (uint32_t i = 0; i < kBlock; i += A::kLanes) {
+            DecodeAndUpdate<A, K>(c, job, t, mScale, vScale, i, out, top);
+            EncodeAt<A>(m, v, previous, md, vd, i);
+        }
+        previous.m = nullptr;
+    } else {
+        for (uint32_t i = 0; i < kBlock; i += A::kLanes) {
+            DecodeAndUpdate<A, K>(c, job, t, mScale, vScale, i, out, top);
+        }
+    }
+    Scales(t, Q::ReduceMaxU(top.m), Q::ReduceMaxU(top.v), out);
+}
+
+/** An entry's last block of len < 256 elements on its own: whole vectors of A, the rest one
+ *  element at a time with the portable backend, which computes the same roundings. */
+template <class A, class K, class E>
+inline void RunPartialBlock(const Consts<A>& c, const Consts<Scalar>& one, const Adam8bitJob& job,
+                            const E& m, const E& v, const BlockTensors<K>& t, uint32_t len,
+                            PendingEncode& out)
+{
+    const uint32_t whole = len / A::kLanes * A::kLanes;
+    Tops<A> top;
+    Tops<Scalar> topOne;
+    const float mScale = *t.mScale;
+    const float vScale = *t.vScale;
+    for (uint32_t i = 0; i < whole; i += A::kLanes) {
+        DecodeAndUpdate<A, K>(c, job, t, A::Set1(mScale), A::Set1(vScale), i, out, top);
+    }
+    for (uint32_t i = whole; i < len; ++i) {
+        DecodeAndUpdate<Scalar, K>(one, job, t, mScale, vScale, i, out, topOne);
+    }
+    const uint32_t maxM = Codes<A>::ReduceMaxU(top.m);
+    const uint32_t maxV = Codes<A>::ReduceMaxU(top.v);
+    Scales(t, maxM > topOne.m ? maxM : topOne.m, maxV > topOne.v ? maxV : topOne.v, out);
+    const typename A::V md = A::Set1(out.mDivisor);
+    const typename A::V vd = A::Set1(out.vDivisor);
+    for (uint32_t i = 0; i < whole; i += A::kLanes) {
+        EncodeAt<A>(m, v, out, md, vd, i);
+    }
+    const SearchEncoder<Scalar> mOne(*job.m);
+    const SearchEncoder<Scalar> vOne(*job.v);
+    for (uint32_t i = whole; i < len; ++i) {
+        EncodeAt<Scalar>(mOne, vOne, out, out.mDivisor, out.vDivisor, i);
+    }
+    out.m = nullptr;
+}
+
+/** `blocks` blocks from (entry, block) on, into the next entries (empty entries have none), with
+ *  encoders E: each whole block's update runs beside the previous block's encode. */
+template <class A, class K, class E>
+void RunBlocksWith(const Adam8bitJob& job, uint32_t entry, uint64_t block, uint64_t blocks)
 {
     const Consts<A> c(job.k, job.gradDivisor);
     const Consts<Scalar> one(job.k, job.gradDivisor);
+    const E m(*job.m);
+    const E v(*job.v);
+    PendingEncode pending[2];
+    pending[0].m = nullptr;
+    pending[1].m = nullptr;
+    uint32_t free = 0;  // pending[free ^ 1] is the block waiting for its encode, if any
     while (blocks > 0) {
         const uint64_t have = (job.numels[entry] + kBlock - 1U) / kBlock;
         if (block >= have) {
@@ -337,13 +503,32 @@ void RunBlocks(const Adam8bitJob& job, uint32_t entry, uint64_t block, uint64_t 
             block = 0;
             continue;
         }
-        if (block + kPrefetchBlocks < have) {
-            Prefetch<K>(job, entry, (block + kPrefetchBlocks) * kBlock);
+        const BlockTensors<K> t = TensorsOf<K>(job, entry, block);
+        const uint64_t left = job.numels[entry] - block * kBlock;
+        if (left >= kBlock) {
+            UpdateEncodingPrevious<A, K>(c, job, m, v, t, pending[free], pending[free ^ 1U]);
+            free ^= 1U;
+        } else {
+            Flush<A>(m, v, pending[free ^ 1U]);
+            RunPartialBlock<A, K>(c, one, job, m, v, t, static_cast<uint32_t>(left), pending[free]);
         }
-        RunBlock<A, K>(c, one, job, entry, block);
         ++block;
         --blocks;
     }
+    Flush<A>(m, v, pending[free ^ 1U]);
+}
+
+/** RunBlocksWith the encode tables where both maps have one (vector backends), else the search. */
+template <class A, class K>
+void RunBlocks(const Adam8bitJob& job, uint32_t entry, uint64_t block, uint64_t blocks)
+{
+    if constexpr (A::kLanes > 1) {
+        if (job.m->table.fast && job.v->table.fast) {
+            RunBlocksWith<A, K, TableEncoder<A>>(job, entry, block, blocks);
+            return;
+        }
+    }
+    RunBlocksWith<A, K, SearchEncoder<A>>(job, entry, block, blocks);
 }
 
 template <class A, class G, class P, class C, uint32_t kMode, Prologue kPro>

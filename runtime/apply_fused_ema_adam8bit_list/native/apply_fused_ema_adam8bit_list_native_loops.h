@@ -31,11 +31,37 @@ struct Adam8bitSearchLevels {
     alignas(64) float l1[128];
 };
 
+/** Most entries of an encode table (16 KiB: the two maps' tables stay in L1 beside the streams). */
+constexpr uint32_t kAdam8bitTableMax = 4096;
+
+/**
+ * A map's encode as one table lookup (the vector loops' fast path; `fast` false: the map does not
+ * fit one, and the loops search the thresholds). The thresholds' fp32 values are ordered by a key
+ * K of their bits: with a = |x|'s bits and floor the bits of the smallest power of two below every
+ * threshold's magnitude, c = max(a, floor) - floor and K = x < 0 ? ~c : c (a non-decreasing
+ * function of x that sends every |x| below 2^floor to the key of 0 or of -0). The key's bucket
+ * b = K >> shift (arithmetic) holds at most one threshold, so the code of x is
+ * base(b) + [K's low `shift` bits >= that threshold's], where base(b) counts the thresholds of the
+ * lower buckets: entries[clamp(b, lo, hi) - lo] = base << 24 | the threshold's low bits (1 << shift
+ * when the bucket has none; lo and hi are buckets below and above every threshold). Exact for
+ * every fp32 x (NaN: code 0) when every threshold is normal, nonzero, below 2 in magnitude and
+ * above the smallest normal binade (so no threshold shares a key with 0 or with a tiny x).
+ */
+struct Adam8bitEncodeTable {
+    bool fast;
+    uint32_t shift;  // 1 .. 22
+    int32_t floor;   // c = max(a, floor) - floor
+    int32_t lo;      // buckets clamped to [lo, hi]
+    int32_t hi;
+    alignas(64) uint32_t entries[kAdam8bitTableMax];
+};
+
 /** One map and what its encode needs. */
 struct Adam8bitCodebook {
     alignas(64) float map[256];
     alignas(64) float thresholds[256];  // 255 used: Adam8bitEncodeThreshold of neighbours
     Adam8bitSearchLevels levels;
+    Adam8bitEncodeTable table;
 };
 
 /** What one launch's loop is compiled for. */
