@@ -243,6 +243,96 @@ case(f"list fp16 AMSGrad, lr and EMA decay tensors: {OVERFLOWING}")(
 case(f"list bf16: {OVERFLOWING}")(lambda: _list_case(9, overflow=True))
 
 
+# ---------------------------------------------------------------------------------------------
+# The 8-bit list operator (ApplyFusedEmaAdam8bitList): codes, block scales and maps
+
+ADAM8BIT_SHAPES = [(300,), (1,), (2, 600), (256,), (37,)]
+
+
+def _adam8bit_case(row, ema=True, scalars=(), found_inf=0.0, maximize=False, mode=1,
+                   shapes=None, functional=False):
+    """An 8-bit list call of one dtype row (ascend_ema_adam._dtypes.LIST8BIT_DTYPES[row]): random
+    codes and positive block scales, bitsandbytes' maps (golden8bit.dynamic_map)."""
+    import torch
+    from ascend_ema_adam import golden8bit
+    from ascend_ema_adam._dtypes import LIST8BIT_DTYPES
+    from ascend_ema_adam.ops import apply_fused_ema_adam8bit_list
+    dt = LIST8BIT_DTYPES[row]
+    shapes = shapes or ADAM8BIT_SHAPES
+    with_copies = dt.copy is not None
+    per = 7 + with_copies
+
+    def make(gen):
+        tensors = []
+        for shape in shapes:
+            n = 1
+            for d in shape:
+                n *= d
+            blocks = (n + 255) // 256
+            tensors += [rand(gen, shape, dt.grad.torch) * 1e-2, rand(gen, shape, dt.param.torch),
+                        torch.randint(0, 256, shape, generator=gen, dtype=torch.uint8),
+                        torch.randint(0, 256, shape, generator=gen, dtype=torch.uint8),
+                        rand(gen, (blocks,), positive=True) * 1e-2,
+                        rand(gen, (blocks,), positive=True) * 1e-4, rand(gen, shape)]
+            if with_copies:
+                tensors.append(rand(gen, shape, dt.copy.torch))
+        tensors += [torch.from_numpy(golden8bit.dynamic_map(True).copy()),
+                    torch.from_numpy(golden8bit.dynamic_map(False).copy()), step_tensor(5),
+                    torch.tensor([2.0 ** 7]), torch.tensor([found_inf]), torch.tensor([3e-3]),
+                    torch.tensor([0.99])]
+        return tensors
+
+    def call(t):
+        entries = [t[i * per:(i + 1) * per] for i in range(len(shapes))]
+        qmap_m, qmap_v, step, scale, inf, lr, decay = t[len(shapes) * per:]
+        lists = [[e[k] for e in entries] for k in range(per)]
+        args = dict(lr=lr if "lr" in scalars else 1e-3,
+                    ema_decay=decay if "ema_decay" in scalars else 0.999, mode=mode,
+                    weight_decay=0.02, model_copies=lists[7] if with_copies else None,
+                    maximize=maximize, grad_scale=scale if "grad_scale" in scalars else None,
+                    found_inf=inf if "found_inf" in scalars else None)
+        if functional:
+            out = torch.ops.ascend_ema_adam.apply_fused_ema_adam8bit_list(
+                *lists[:6], lists[6] if ema else [], qmap_m, qmap_v, step, 1e-3, 0.999, 0.9,
+                0.999, 1e-8, mode, True, 0.02, model_copies=args["model_copies"])
+            return [x for lst in out for x in lst] + [x for e in entries for x in e]
+        apply_fused_ema_adam8bit_list(*lists[:6], lists[6] if ema else None, qmap_m, qmap_v,
+                                      step, **args)
+        return [x for e in entries for x in e[1:]]
+    return make, call
+
+
+def _refused_adam8bit(what):
+    """A valid fp32 8-bit call with its codes made float, or one entry's scales short."""
+    make, call = _adam8bit_case(0)
+
+    def broken(t):
+        per = 7
+        t = list(t)
+        if what == "codes":
+            t[2] = t[2].float()
+        else:
+            t[per + 4] = t[per + 4][:0]
+        return call(t)
+    return make, broken
+
+case("8-bit list fp32 (grad-param fp32-fp32)")(lambda: _adam8bit_case(0))
+case("8-bit list bf16 grads of fp32 masters with bf16 copies")(lambda: _adam8bit_case(8))
+case("8-bit list fp16 params without EMA (ss and model_copies placeholders)")(
+    lambda: _adam8bit_case(10, ema=False))
+case("8-bit list bf16 params: lr / decay tensors, grad_scale, found_inf clear, maximize, L2")(
+    lambda: _adam8bit_case(14, scalars=("lr", "ema_decay", "grad_scale", "found_inf"),
+                           maximize=True, mode=0))
+case("8-bit list fp32 found_inf set: nothing written")(
+    lambda: _adam8bit_case(3, scalars=("found_inf",), found_inf=1.0))
+case("8-bit list fp32 300 entries (two launches)")(
+    lambda: _adam8bit_case(1, shapes=[(7 + i % 300,) for i in range(300)]))
+case("8-bit list functional variant, fp16 copies")(lambda: _adam8bit_case(4, functional=True))
+case("8-bit list: float codes", REFUSED)(lambda: _refused_adam8bit("codes"))
+case("8-bit list: short block scales", REFUSED)(lambda: _refused_adam8bit("scales"))
+
+
+
 @case("single functional variant (apply_fused_ema_adam), bf16")
 def _():
     import torch
