@@ -72,15 +72,19 @@ void BuildEncodeTable(const float* thresholds, native::Adam8bitEncodeTable& t)
         t.shift = shift;
         t.lo = static_cast<int32_t>(lo);
         t.hi = static_cast<int32_t>(hi);
-        uint32_t below = 0;  // thresholds in buckets before b
-        for (int64_t b = lo; b <= hi; ++b) {
-            uint32_t low = 1U << shift;  // no threshold in b
-            if (below < kAdam8bitThresholds && bucket(below) == b) {
-                low = static_cast<uint32_t>(keys[below]) & ((1U << shift) - 1U);
-                t.entries[b - lo] = below << 24 | low;
-                ++below;
-            } else {
-                t.entries[b - lo] = below << 24 | low;
+        // runs of empty buckets (the count of the thresholds below, no threshold), each
+        // threshold's bucket after its run
+        uint32_t* entry = t.entries;
+        int64_t b = lo;
+        for (uint32_t k = 0; k <= kAdam8bitThresholds; ++k) {
+            const int64_t end = k < kAdam8bitThresholds ? bucket(k) : hi + 1;
+            const uint32_t empty = k << 24 | 1U << shift;
+            for (; b < end; ++b) {
+                *entry++ = empty;
+            }
+            if (k < kAdam8bitThresholds) {
+                *entry++ = k << 24 | (static_cast<uint32_t>(keys[k]) & ((1U << shift) - 1U));
+                ++b;
             }
         }
         t.fast = true;
