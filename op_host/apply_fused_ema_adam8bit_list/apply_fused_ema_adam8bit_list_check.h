@@ -41,11 +41,14 @@ constexpr const char* kAdam8bitListNames[kAdam8bitLists] = {
 constexpr bool kAdam8bitUpdated[kAdam8bitLists] = {false, true, true, true, true, true, true, true};
 
 /** The OpDef's outputs, the in-place lists, in declaration order as input lists (the kernel
- *  entry's order): an executor's output irIndex o is this list. */
+ *  entry's order; an executor's output irIndex o is this list): varsRef first (opbase keys an
+ *  empty output list by the first output's dtype) and a list that is never empty last (an empty
+ *  LAST output list leaves its place holder unfilled, and the runtime writes the argument buffer's
+ *  address over the kernel's first argument: docs/ACLNN.md, "D1"), as the list OpDefs do. */
 constexpr int kAdam8bitOutputs = kAdam8bitLists - 1;
 constexpr int kAdam8bitOutputOrder[kAdam8bitOutputs] = {
-    kAdam8bitVars, kAdam8bitMs, kAdam8bitVs, kAdam8bitMAbsmaxes, kAdam8bitVAbsmaxes, kAdam8bitSs,
-    kAdam8bitCopies};
+    kAdam8bitVars, kAdam8bitSs, kAdam8bitCopies, kAdam8bitMs, kAdam8bitVs, kAdam8bitMAbsmaxes,
+    kAdam8bitVAbsmaxes};
 
 /** Most tensors one list of a launch may hold (CANN opbase's dynamic-list limit). */
 constexpr size_t kAdam8bitMaxTensors = 256;

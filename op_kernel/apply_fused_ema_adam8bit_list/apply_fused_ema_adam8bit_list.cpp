@@ -1,7 +1,8 @@
 /**
  * @file apply_fused_ema_adam8bit_list.cpp
  * @brief Kernel entry of ApplyFusedEmaAdam8bitList (apply_fused_ema_adam8bit_list.h). Argument order
- *        is CANN's: inputs, in-place outputs, workspace, tiling.
+ *        is CANN's: inputs, in-place outputs in the OpDef's order (a list that is never empty last:
+ *        kAdam8bitOutputOrder, docs/ACLNN.md "D1"), workspace, tiling.
  */
 #include "apply_fused_ema_adam8bit_list.h"
 
@@ -9,8 +10,8 @@ extern "C" __global__ __aicore__ void apply_fused_ema_adam8bit_list(
     GM_ADDR grads, GM_ADDR vars, GM_ADDR ms, GM_ADDR vs, GM_ADDR mAbsmaxes, GM_ADDR vAbsmaxes,
     GM_ADDR ss, GM_ADDR modelCopies, GM_ADDR qmapM, GM_ADDR qmapV, GM_ADDR step,
     GM_ADDR gradScale, GM_ADDR foundInf, GM_ADDR lr, GM_ADDR emaDecay, GM_ADDR varsRef,
-    GM_ADDR msRef, GM_ADDR vsRef, GM_ADDR mAbsmaxesRef, GM_ADDR vAbsmaxesRef, GM_ADDR ssRef,
-    GM_ADDR modelCopiesRef, GM_ADDR workspace, GM_ADDR tiling)
+    GM_ADDR ssRef, GM_ADDR modelCopiesRef, GM_ADDR msRef, GM_ADDR vsRef, GM_ADDR mAbsmaxesRef,
+    GM_ADDR vAbsmaxesRef, GM_ADDR workspace, GM_ADDR tiling)
 {
     (void)modelCopies;  // written through modelCopiesRef, never read
     (void)workspace;    // the operator needs no workspace

@@ -16,8 +16,8 @@ extern "C" void apply_fused_ema_adam8bit_list(
     GM_ADDR grads, GM_ADDR vars, GM_ADDR ms, GM_ADDR vs, GM_ADDR mAbsmaxes, GM_ADDR vAbsmaxes,
     GM_ADDR ss, GM_ADDR modelCopies, GM_ADDR qmapM, GM_ADDR qmapV, GM_ADDR step,
     GM_ADDR gradScale, GM_ADDR foundInf, GM_ADDR lr, GM_ADDR emaDecay, GM_ADDR varsRef,
-    GM_ADDR msRef, GM_ADDR vsRef, GM_ADDR mAbsmaxesRef, GM_ADDR vAbsmaxesRef, GM_ADDR ssRef,
-    GM_ADDR modelCopiesRef, GM_ADDR workspace, GM_ADDR tiling);
+    GM_ADDR ssRef, GM_ADDR modelCopiesRef, GM_ADDR msRef, GM_ADDR vsRef, GM_ADDR mAbsmaxesRef,
+    GM_ADDR vAbsmaxesRef, GM_ADDR workspace, GM_ADDR tiling);
 
 namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
 
@@ -129,8 +129,8 @@ twin::LaunchResult RunAdam8bitListOnTwin(const Adam8bitTilingResult& tiling,
     cfg.gm.push_back({&tilingData, sizeof(tilingData)});
     return twin::Launch(&::apply_fused_ema_adam8bit_list, cfg, grads, vars, ms, vs, mAbsmaxes,
                         vAbsmaxes, ss, copiesIn, qmapM, qmapV, step, gradScale, foundInf, lr,
-                        emaDecay, varsRef, msRef, vsRef, mAbsmaxesRef, vAbsmaxesRef, ssRef,
-                        copiesRef, nullptr, Gm(&tilingData));
+                        emaDecay, varsRef, ssRef, copiesRef, msRef, vsRef, mAbsmaxesRef,
+                        vAbsmaxesRef, nullptr, Gm(&tilingData));
 }
 
 }  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list

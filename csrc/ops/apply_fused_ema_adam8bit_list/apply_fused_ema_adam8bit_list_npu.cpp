@@ -6,8 +6,8 @@
  *        op's NPU kernel (docs/ACLNN.md, "The NPU path"):
  *   - every list is a real aclTensorList; an absent ss (no EMA on this launch) or model_copies is a
  *     list of zero-element placeholders (fp32; the parameters' dtype), never an empty list
- *     (opbase keeps an empty list's last instances in a reused executor, and model_copies is the
- *     OpDef's last output: an empty last output list leaves its place holder unfilled, "D1");
+ *     (opbase keeps an empty list's last instances in a reused executor, "D2", and keys an empty
+ *     list's kernel by another tensor's dtype);
  *   - at most 256 tensors per list: a call runs as launches of at most 256 entries; the whole call
  *     is validated first (the shared validation on the real shapes, the memory rules on the device
  *     addresses), then phase 1 of every launch, and only then are the phase 2s queued;

@@ -17,10 +17,9 @@
  * Dtype columns: one per row of the contract (APPLY_FUSED_EMA_ADAM8BIT_LIST_KEYS), opbase
  * selecting the binary by each DYNAMIC list's first tensor; an absent optional list reaches CANN as
  * zero-element placeholders of the dtype it would have (ss fp32, model_copies the parameters'),
- * so a row without copies keys model_copies by P. The outputs follow the kernel entry's order
- * (varsRef ... modelCopiesRef): an EMPTY last output list would leave its place holder unfilled
- * (docs/ACLNN.md, "D1"), so a caller on the NPU passes placeholders for an absent model_copies,
- * as the torch op does.
+ * so a row without copies keys model_copies by P. The outputs (kAdam8bitOutputOrder, which the
+ * kernel entry follows) put varsRef first and a list that is never empty last: an EMPTY last
+ * output list would leave its place holder unfilled (docs/ACLNN.md, "D1").
  */
 #include <cstdint>
 #include <exception>

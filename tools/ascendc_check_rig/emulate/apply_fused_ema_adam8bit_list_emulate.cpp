@@ -36,8 +36,8 @@
 extern "C" void apply_fused_ema_adam8bit_list(
     uint8_t* grads, uint8_t* vars, uint8_t* ms, uint8_t* vs, uint8_t* mAbsmaxes, uint8_t* vAbsmaxes, uint8_t* ss,
     uint8_t* modelCopies, uint8_t* qmapM, uint8_t* qmapV, uint8_t* step, uint8_t* gradScale, uint8_t* foundInf,
-    uint8_t* lr, uint8_t* emaDecay, uint8_t* varsRef, uint8_t* msRef, uint8_t* vsRef, uint8_t* mAbsmaxesRef,
-    uint8_t* vAbsmaxesRef, uint8_t* ssRef, uint8_t* modelCopiesRef, uint8_t* workspace, uint8_t* tiling);
+    uint8_t* lr, uint8_t* emaDecay, uint8_t* varsRef, uint8_t* ssRef, uint8_t* modelCopiesRef, uint8_t* msRef,
+    uint8_t* vsRef, uint8_t* mAbsmaxesRef, uint8_t* vAbsmaxesRef, uint8_t* workspace, uint8_t* tiling);
 
 namespace {
 
@@ -276,8 +276,8 @@ int RunCase(const std::string& out, uint64_t seed, const Row& row, const Case& c
                                   inList("v_absmaxes"), inList("ss"), inList("model_copies"), qm, qv, base,
                                   options.gradScale ? base + 8 : nullptr, options.foundInf ? base + 12 : nullptr,
                                   options.lrTensor ? base + 16 : nullptr, options.emaDecayTensor ? base + 20 : nullptr,
-                                  outList("vars"), outList("ms"), outList("vs"), outList("m_absmaxes"),
-                                  outList("v_absmaxes"), outList("ss"), outList("model_copies"), nullptr,
+                                  outList("vars"), outList("ss"), outList("model_copies"), outList("ms"),
+                                  outList("vs"), outList("m_absmaxes"), outList("v_absmaxes"), nullptr,
                                   reinterpret_cast<uint8_t*>(&tiling));
                           });
     writeAll(".out", false);

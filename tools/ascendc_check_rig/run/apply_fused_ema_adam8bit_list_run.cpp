@@ -28,8 +28,8 @@
 extern "C" void apply_fused_ema_adam8bit_list(
     uint8_t* grads, uint8_t* vars, uint8_t* ms, uint8_t* vs, uint8_t* mAbsmaxes, uint8_t* vAbsmaxes, uint8_t* ss,
     uint8_t* modelCopies, uint8_t* qmapM, uint8_t* qmapV, uint8_t* step, uint8_t* gradScale, uint8_t* foundInf,
-    uint8_t* lr, uint8_t* emaDecay, uint8_t* varsRef, uint8_t* msRef, uint8_t* vsRef, uint8_t* mAbsmaxesRef,
-    uint8_t* vAbsmaxesRef, uint8_t* ssRef, uint8_t* modelCopiesRef, uint8_t* workspace, uint8_t* tiling);
+    uint8_t* lr, uint8_t* emaDecay, uint8_t* varsRef, uint8_t* ssRef, uint8_t* modelCopiesRef, uint8_t* msRef,
+    uint8_t* vsRef, uint8_t* mAbsmaxesRef, uint8_t* vAbsmaxesRef, uint8_t* workspace, uint8_t* tiling);
 
 namespace {
 
@@ -145,7 +145,7 @@ int RunCase(const op8::Adam8bitDtypes& dtypes, uint32_t key, bool ema, bool grad
             reinterpret_cast<uint8_t*>(qmapM.data()), reinterpret_cast<uint8_t*>(qmapV.data()),
             reinterpret_cast<uint8_t*>(step.data()), gradScale ? reinterpret_cast<uint8_t*>(scale.data()) : nullptr,
             options.foundInf ? reinterpret_cast<uint8_t*>(foundInfValue.data()) : nullptr, nullptr, nullptr,
-            vars.Addr(), ms.Addr(), vs.Addr(), mScales.Addr(), vScales.Addr(), ss.Addr(), copies.Addr(), nullptr,
+            vars.Addr(), ss.Addr(), copies.Addr(), ms.Addr(), vs.Addr(), mScales.Addr(), vScales.Addr(), nullptr,
             tiling.data());
     }, false);
     const std::vector<ascendc_check::GmCopy> moved = ascendc_check::GmCopyTrace::Take();
