@@ -33,8 +33,10 @@
 #include "acl/acl.h"
 #include "aclnn/acl_meta.h"
 #include "aclnn_aea_apply_fused_ema_adam.h"
+#include "aclnn_apply_fused_ema_adam8bit_list.h"
 #include "aclnn_apply_fused_ema_adam_list.h"
 #include "aclnn_apply_fused_ema_adam_list_v2.h"
+#include "apply_fused_ema_adam8bit_list_tiling_key.h"
 
 namespace {
 
@@ -55,6 +57,8 @@ struct Api {
     decltype(&aclnnApplyFusedEmaAdamList) v1b;
     decltype(&aclnnApplyFusedEmaAdamListV2GetWorkspaceSize) v2a;
     decltype(&aclnnApplyFusedEmaAdamListV2) v2b;
+    decltype(&aclnnApplyFusedEmaAdam8bitListGetWorkspaceSize) q8a;
+    decltype(&aclnnApplyFusedEmaAdam8bitList) q8b;
     decltype(&aclSetAclOpExecutorRepeatable) repeatable;
     decltype(&aclSetDynamicInputTensorAddr) setDynamicInput;
     decltype(&aclSetInputTensorAddr) setInput;
@@ -69,6 +73,7 @@ Api CannApi()
             &aclnnAeaApplyFusedEmaAdamGetWorkspaceSize, &aclnnAeaApplyFusedEmaAdam,
             &aclnnApplyFusedEmaAdamListGetWorkspaceSize, &aclnnApplyFusedEmaAdamList,
             &aclnnApplyFusedEmaAdamListV2GetWorkspaceSize, &aclnnApplyFusedEmaAdamListV2,
+            &aclnnApplyFusedEmaAdam8bitListGetWorkspaceSize, &aclnnApplyFusedEmaAdam8bitList,
             &aclSetAclOpExecutorRepeatable, &aclSetDynamicInputTensorAddr, &aclSetInputTensorAddr,
             &aclDestroyAclOpExecutor};
 }
@@ -107,6 +112,8 @@ Api CpuApi(const char* path, void** libOut)
     Sym(lib, "aclnnApplyFusedEmaAdamList", a.v1b);
     Sym(lib, "aclnnApplyFusedEmaAdamListV2GetWorkspaceSize", a.v2a);
     Sym(lib, "aclnnApplyFusedEmaAdamListV2", a.v2b);
+    Sym(lib, "aclnnApplyFusedEmaAdam8bitListGetWorkspaceSize", a.q8a);
+    Sym(lib, "aclnnApplyFusedEmaAdam8bitList", a.q8b);
     Sym(lib, "aclSetAclOpExecutorRepeatable", a.repeatable);
     Sym(lib, "aclSetDynamicInputTensorAddr", a.setDynamicInput);
     Sym(lib, "aclSetInputTensorAddr", a.setInput);
@@ -128,10 +135,13 @@ Api CpuApi(const char* path, void** libOut)
 }
 
 // ---- data ------------------------------------------------------------------------------------------------
-enum Dt { F32 = ACL_FLOAT, F16 = ACL_FLOAT16, BF16 = ACL_BF16, I64 = ACL_INT64 };
+enum Dt { F32 = ACL_FLOAT, F16 = ACL_FLOAT16, BF16 = ACL_BF16, I64 = ACL_INT64, U8 = ACL_UINT8 };
 
-size_t Bytes(int dt) { return dt == F32 ? 4 : dt == I64 ? 8 : 2; }
-const char* DtName(int dt) { return dt == F32 ? "f32" : dt == F16 ? "f16" : dt == BF16 ? "bf16" : "i64"; }
+size_t Bytes(int dt) { return dt == F32 ? 4 : dt == I64 ? 8 : dt == U8 ? 1 : 2; }
+const char* DtName(int dt)
+{
+    return dt == F32 ? "f32" : dt == F16 ? "f16" : dt == BF16 ? "bf16" : dt == U8 ? "u8" : "i64";
+}
 
 uint16_t ToHalf(float f)
 {
@@ -182,6 +192,32 @@ std::vector<uint8_t> Values(int dt, size_t n, uint64_t seed, float lo, float hi,
             const uint16_t b = ToBf16(v);
             std::memcpy(&out[i * 2], &b, 2);
         }
+    }
+    return out;
+}
+
+/** n uint8 codes (every value 0 .. 255) from a seeded generator: the 8-bit op's moments. */
+std::vector<uint8_t> Codes(size_t n, uint64_t seed)
+{
+    std::vector<uint8_t> out(n);
+    uint64_t s = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    for (uint8_t& c : out) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        c = static_cast<uint8_t>(s >> 56);
+    }
+    return out;
+}
+
+/** The 8-bit op's maps: sorted fp32 [256] within [-1, 1], dense near 0 as bitsandbytes' dynamic
+ *  maps are -- signed (((k - 127) / 128)^3, an exact 0 at code 127, 1 at 255) or unsigned
+ *  ((k / 255)^2). The kernels take any sorted map; both layers get these bytes. */
+std::vector<uint8_t> Map8(bool isSigned)
+{
+    std::vector<uint8_t> out(256 * 4);
+    for (int k = 0; k < 256; ++k) {
+        const float t = isSigned ? static_cast<float>(k - 127) / 128.0f : static_cast<float>(k) / 255.0f;
+        const float v = isSigned ? t * t * t : t * t;
+        std::memcpy(&out[4 * k], &v, 4);
     }
     return out;
 }
@@ -250,8 +286,11 @@ size_t NonFinite16(const std::vector<uint8_t>& bytes, int dt)
 }
 
 // ---- cases -----------------------------------------------------------------------------------------------
-enum class Op { kSingle, kV1, kV2 };
-const char* OpName(Op op) { return op == Op::kSingle ? "single" : op == Op::kV1 ? "V1" : "V2"; }
+enum class Op { kSingle, kV1, kV2, k8bit };  // k8bit: ApplyFusedEmaAdam8bitList
+const char* OpName(Op op)
+{
+    return op == Op::kSingle ? "single" : op == Op::kV1 ? "V1" : op == Op::kV2 ? "V2" : "8bit";
+}
 
 struct Combo {
     int grad, param, state, copy;  // copy < 0: none allowed (the list ops' model copies)
@@ -324,7 +363,9 @@ public:
     Outcome Run(const Case& k)
     {
         Release();
-        Outcome o;
+        if (k.op == Op::k8bit) {
+            return Run8(k);
+        }
         const bool list = k.op != Op::kSingle;
         const size_t n = k.numels.size();
         // Inputs (host), seeded by tensor role and index: both layers get identical bytes.
@@ -447,6 +488,122 @@ public:
         }
         stepTensor = step;
         lrTensor = lrT;
+        return Launch(k, st, ws, ex);
+    }
+
+    /** ApplyFusedEmaAdam8bitList: per entry grads, vars, ms and vs (uint8 codes), m / v absmaxes
+     *  (fp32 per block of 256), ss and model copies; then the maps, step and the optional scalar
+     *  tensors. Buffers 0 and 1 are grads[0] and vars[0], as Repeat expects. */
+    Outcome Run8(const Case& k)
+    {
+        const size_t n = k.numels.size();
+        std::vector<aclTensor*> grads, vars, ms, vs, mAbs, vAbs, ss, copies;
+        for (size_t i = 0; i < n; ++i) {
+            const int64_t numel = k.numels[i];
+            int64_t blocks = (numel + 255) / 256;
+            int gdt = k.c.grad;
+            int64_t gn = numel;
+            if (k.bad == "grad-dtype" && i == n - 1) {
+                gdt = gdt == F32 ? F16 : F32;  // two dtypes in one list
+            }
+            if (k.bad == "shape" && i == n - 1) {
+                gn += 1;
+            }
+            if (k.bad == "int-dtype" && i == 0) {
+                gdt = ACL_INT32;
+            }
+            const bool r2 = k.bad == "rank2" && i == 0;  // entry 0 of the element lists as [n/2, 2]
+            grads.push_back(T(Values(gdt == ACL_INT32 ? F32 : gdt, gn, 1000 + i, 0.01f, 1.0f, true), gdt, gn, r2));
+            bufs_.back().written = false;
+            vars.push_back(T(Values(k.c.param, numel, 2001 + i, 0.1f, 2.0f, true), k.c.param, numel, r2));
+            if (k.bad == "float-codes" && i == 0) {
+                ms.push_back(T(Values(F32, numel, 3001 + i, 0.0f, 0.1f, true), F32, numel, r2));
+            } else {
+                ms.push_back(T(Codes(numel, 3001 + i), U8, numel, r2));
+            }
+            vs.push_back(T(Codes(numel, 4001 + i), U8, numel, r2));
+            const int absDt = k.bad == "absmax-dtype" && i == 0 ? F16 : F32;
+            mAbs.push_back(T(Values(absDt, blocks, 8001 + i, 0.01f, 0.1f, false), absDt, blocks));
+            if (k.bad == "absmax-shape" && i == n - 1) {
+                blocks += 1;
+            }
+            vAbs.push_back(T(Values(F32, blocks, 9001 + i, 1e-4f, 1e-2f, false), F32, blocks));
+            if (k.ss && !(k.bad == "ss-short" && i == n - 1)) {
+                const int sdt = k.bad == "ss-dtype" && i == 0 ? BF16 : F32;
+                ss.push_back(T(Values(sdt, numel, 5001 + i, 0.1f, 2.0f, true), sdt, numel, r2));
+            }
+            if (k.copies) {
+                copies.push_back(T(Values(k.c.copy, numel, 7001 + i, 0.1f, 2.0f, true), k.c.copy, numel, r2));
+            }
+        }
+        if (!k.emptyLists) {  // absent lists as placeholders: ss fp32, model copies the parameters' dtype
+            for (size_t i = 0; i < n; ++i) {
+                if (!k.ss) ss.push_back(T({}, F32, 0));
+                if (!k.copies) copies.push_back(T({}, k.c.param, 0));
+            }
+        }
+        const int mapDt = k.bad == "map-dtype" ? F16 : F32;
+        std::vector<uint8_t> mapM = Map8(true);
+        if (k.bad == "map-shape") {
+            mapM.resize(255 * 4);
+        }
+        if (mapDt == F16) {
+            mapM.resize(256 * 2);
+        }
+        aclTensor* qmapM = T(mapM, mapDt, static_cast<int64_t>(mapM.size() / Bytes(mapDt)));
+        bufs_.back().written = false;
+        aclTensor* qmapV = T(Map8(false), F32, 256);
+        bufs_.back().written = false;
+        const int stepDt = k.bad == "step-dtype" ? F32 : I64;
+        std::vector<uint8_t> stepBytes(8);
+        if (stepDt == I64) {
+            std::memcpy(stepBytes.data(), &k.step, 8);
+        } else {
+            const float f = static_cast<float>(k.step);
+            std::memcpy(stepBytes.data(), &f, 4);
+            stepBytes.resize(4);
+        }
+        if (k.bad == "step-shape") {
+            stepBytes.resize(16, 0);  // [1, 2]
+        }
+        aclTensor* step = T(stepBytes, stepDt, k.bad == "step-shape" ? 2 : 1, k.bad == "step-shape",
+                            /*compared=*/false);
+        auto scalar = [&](float v) {
+            std::vector<uint8_t> b(4);
+            std::memcpy(b.data(), &v, 4);
+            return T(b, F32, 1);
+        };
+        aclTensor* gradScale = k.gradScale ? scalar(1024.0f) : nullptr;
+        aclTensor* foundInf = k.foundInf ? scalar(k.foundInfValue) : nullptr;
+        aclTensor* lrT = k.lrTensor ? scalar(2e-3f) : nullptr;
+        aclTensor* edT = k.emaDecayTensor ? scalar(0.99f) : nullptr;
+        auto L = [&](std::vector<aclTensor*>& v) -> aclTensorList* {
+            static aclTensor* none = nullptr;
+            aclTensorList* l = a_.createTensorList(v.empty() ? &none : v.data(), v.size());
+            lists_.push_back(l);
+            return l;
+        };
+        aclTensorList* gl = k.bad == "null-list" ? nullptr : L(grads);
+        aclTensorList* vl = L(vars);
+        uint64_t ws = 0;
+        aclOpExecutor* ex = nullptr;
+        const aclnnStatus st = a_.q8a(gl, vl, L(ms), L(vs), L(mAbs), L(vAbs), L(ss), L(copies), qmapM, qmapV, step,
+                                      gradScale, foundInf, lrT, edT, k.lr, k.emaDecay, k.beta1, k.beta2, k.eps,
+                                      k.mode, k.biasCorrection, k.weightDecay, k.maximize, &ws, &ex);
+        gradList = gl;
+        varList = vl;
+        size_t entries = 0;
+        for (const auto* v : {&grads, &vars, &ms, &vs, &mAbs, &vAbs, &ss, &copies}) entries += v->size();
+        stepIndex = entries + 2;  // the step's flat input index: after every list entry and the two maps
+        stepTensor = step;
+        lrTensor = lrT;
+        return Launch(k, st, ws, ex);
+    }
+
+    /** Phase 1's status `st`; then the workspace, phase 2 (and the repeats) and the outputs. */
+    Outcome Launch(const Case& k, aclnnStatus st, uint64_t ws, aclOpExecutor* ex)
+    {
+        Outcome o;
         if (st != 0) {
             o.status = st;
             o.where = "phase 1";
@@ -464,8 +621,10 @@ public:
             return o;
         }
         const auto phase2 = [&] {
-            aclnnStatus s2 = !list ? a_.single2(wsp, ws, ex, a_.stream)
-                             : k.op == Op::kV1 ? a_.v1b(wsp, ws, ex, a_.stream) : a_.v2b(wsp, ws, ex, a_.stream);
+            aclnnStatus s2 = k.op == Op::kSingle ? a_.single2(wsp, ws, ex, a_.stream)
+                             : k.op == Op::kV1  ? a_.v1b(wsp, ws, ex, a_.stream)
+                             : k.op == Op::kV2  ? a_.v2b(wsp, ws, ex, a_.stream)
+                                                : a_.q8b(wsp, ws, ex, a_.stream);
             return s2 == 0 ? static_cast<aclnnStatus>(a_.sync(a_.stream)) : s2;
         };
         st = phase2();
@@ -820,6 +979,171 @@ std::vector<Case> Table()
     return t;
 }
 
+// ApplyFusedEmaAdam8bitList's dtype rows, from its contract (the OpDef's columns, one tiling key
+// each): {G, P, state (unused: uint8 codes, fp32 scales and EMA for every row), C or -1}.
+constexpr int kRow8_FP32 = F32, kRow8_FP16 = F16, kRow8_BF16 = BF16, kRow8_NONE = -1;
+std::vector<Combo> Rows8()
+{
+    std::vector<Combo> rows;
+#define AEA_ROW8(key, P, G, C) rows.push_back({kRow8_##G, kRow8_##P, F32, kRow8_##C});
+    APPLY_FUSED_EMA_ADAM8BIT_LIST_KEYS(AEA_ROW8)
+#undef AEA_ROW8
+    return rows;
+}
+
+std::string RowName8(const Combo& c)
+{
+    return std::string("8bit_g") + DtName(c.grad) + "_p" + DtName(c.param) +
+           (c.copy >= 0 ? std::string("_c") + DtName(c.copy) : std::string());
+}
+
+/** The 8-bit list op: entries with tails (5, 300 and 513 elements: 1, 2 and 3 blocks of 256, the
+ *  last ones short). */
+std::vector<Case> Table8()
+{
+    std::vector<Case> t;
+    Case base;
+    base.op = Op::k8bit;
+    base.numels = {5, 300, 513};
+    // Every dtype row, with the EMA and without it (ss as placeholders).
+    for (const Combo& c : Rows8()) {
+        for (bool ema : {true, false}) {
+            Case k = base;
+            k.c = c;
+            k.copies = c.copy >= 0;
+            k.ss = ema;
+            k.name = RowName8(c) + (ema ? "" : "_noema");
+            t.push_back(k);
+        }
+    }
+    // D1: empty (not placeholder) ss / model_copies lists. model_copies was the last output list
+    // before the outputs were reordered: its place holder stayed unfilled and the kernel's first
+    // argument pointed at the argument buffer. Now an empty list is in the middle of the outputs.
+    {
+        Case k = base;
+        k.emptyLists = true;
+        k.name = "8bit_D1_empty_model_copies";
+        t.push_back(k);
+        k.ss = false;
+        k.name = "8bit_D1_empty_ss_and_model_copies";
+        t.push_back(k);
+        Case b = base;
+        b.c = {BF16, BF16, F32, -1};
+        b.emptyLists = true;
+        b.name = "8bit_D1_empty_model_copies_gbf16_pbf16";
+        t.push_back(b);
+        // opbase keys an empty list by grads[0]'s dtype as an input (and varsRef[0]'s as an
+        // output): where that is not the list's dtype in any column, it refuses the call.
+        Case ss = base;
+        ss.c = {F16, F32, F32, BF16};
+        ss.copies = true;
+        ss.ss = false;
+        ss.emptyLists = true;
+        ss.expected = 161002;
+        ss.cannRefuses = true;
+        ss.difference = "an empty (not placeholder) ss of fp16 gradients: opbase keys it fp16 and finds no OpDef "
+                        "column (ss is fp32); our CPU layer takes an empty list as absent";
+        ss.name = "8bit_empty_ss_without_a_column";
+        t.push_back(ss);
+        Case copies = base;
+        copies.c = {F32, BF16, F32, -1};
+        copies.emptyLists = true;
+        copies.expected = 161002;
+        copies.cannRefuses = true;
+        copies.difference = "an empty (not placeholder) model_copies of bf16 parameters with fp32 gradients: "
+                            "opbase keys it fp32 as an input, the column has bf16; our CPU layer takes an empty "
+                            "list as absent";
+        copies.name = "8bit_empty_model_copies_without_a_column";
+        t.push_back(copies);
+    }
+    // Scalars on fp32 masters with bf16 copies and fp16 gradients.
+    {
+        Case s = base;
+        s.c = {F16, F32, F32, BF16};
+        s.copies = true;
+        const struct {
+            const char* name;
+            std::function<void(Case&)> set;
+        } variants[] = {
+            {"grad_scale", [](Case& k) { k.gradScale = true; }},
+            {"found_inf_clear", [](Case& k) { k.foundInf = true; }},
+            {"found_inf_set", [](Case& k) { k.foundInf = true; k.foundInfValue = 1.0f; }},
+            {"grad_scale_found_inf_set", [](Case& k) { k.gradScale = k.foundInf = true; k.foundInfValue = 1.0f; }},
+            {"maximize", [](Case& k) { k.maximize = true; }},
+            {"l2_mode", [](Case& k) { k.mode = 0; }},
+            {"no_bias_correction", [](Case& k) { k.biasCorrection = false; }},
+            {"lr_tensor", [](Case& k) { k.lrTensor = true; }},
+            {"ema_decay_tensor", [](Case& k) { k.emaDecayTensor = true; }},
+            {"all_tensors", [](Case& k) { k.gradScale = k.foundInf = k.lrTensor = k.emaDecayTensor = true; }},
+            {"lr_tensor_noema", [](Case& k) { k.lrTensor = k.emaDecayTensor = true; k.ss = false; }},
+        };
+        for (const auto& v : variants) {
+            Case k = s;
+            v.set(k);
+            k.name = std::string("8bit_") + v.name;
+            t.push_back(k);
+        }
+    }
+    // Entry counts and sizes: one entry of many blocks (several chunks per core), 255 and 256 small
+    // entries (CANN's limit per list).
+    {
+        Case k = base;
+        k.numels = {1000003};
+        k.name = "8bit_one_entry_1000003";
+        t.push_back(k);
+        for (size_t count : {255, 256}) {
+            Case e = base;
+            e.numels.assign(count, 0);
+            for (size_t i = 0; i < count; ++i) {
+                e.numels[i] = static_cast<int64_t>(1 + (i * 37) % 301);
+            }
+            e.name = "8bit_entries" + std::to_string(count);
+            t.push_back(e);
+        }
+    }
+    // Repeatable executors: new gradients, vars entry 0 moved, a new step (and lr) each repeat.
+    for (int optionals = 0; optionals < 3; ++optionals) {
+        Case k = base;
+        k.c = {F16, F32, F32, F16};
+        k.copies = true;
+        k.gradScale = optionals != 1;
+        k.foundInf = optionals == 0;
+        k.lrTensor = k.emaDecayTensor = optionals != 1;
+        k.moveLr = optionals == 2;
+        k.repeats = 3;
+        k.name = std::string("8bit_repeatable") +
+                 (optionals == 1 ? "_no_optionals" : optionals == 2 ? "_no_found_inf_lr_moves" : "");
+        t.push_back(k);
+    }
+    // Executor reuse on one process (placeholders): the EMA on -> off -> on, copies -> none ->
+    // copies; with an empty model_copies list instead, D2 (an expected failure while it fails).
+    {
+        const auto chain = [](std::vector<Case> steps, const std::string& name) {
+            for (size_t i = 1; i < steps.size(); ++i) {
+                steps[i].before = std::make_shared<Case>(steps[i - 1]);
+            }
+            steps.back().name = name;
+            return steps.back();
+        };
+        Case on = base;
+        on.c = {BF16, F32, F32, BF16};
+        on.copies = true;
+        Case off = on;
+        off.ss = false;
+        t.push_back(chain({on, off, on}, "8bit_order_ema_on_off_on"));
+        Case none = base;
+        none.c = {BF16, F32, F32, -1};
+        t.push_back(chain({on, none, on}, "8bit_order_copies_none_copies"));
+        Case empty = base;
+        empty.emptyLists = true;
+        Case copies32 = base;
+        copies32.c = {F32, F32, F32, BF16};
+        copies32.copies = true;
+        t.push_back(chain({copies32, empty}, "8bit_reuse_copies_then_empty"));
+    }
+    return t;
+}
+
 // Refusals: what is wrong, and CANN's code for it: 161001 the generated aclnn's null check, 161002
 // opbase's checks (dtype against the OpDef columns, the 256-tensor list limit), 561002 our tiling
 // (opbase reports any tiling failure so).
@@ -880,6 +1204,46 @@ std::vector<Case> Refusals()
         k.step = 0;
         k.numels = {64};
         k.difference = "step is device data: CANN's tiling cannot read it; our CPU layer refuses step < 1";
+    });
+    // The 8-bit list op (fp32 masters with bf16 copies unless set).
+    const auto add8 = [&](const std::string& bad, int64_t code, std::function<void(Case&)> f = {}) {
+        add(Op::k8bit, bad, code, [f](Case& k) {
+            k.numels = {5, 300, 513};
+            k.c = {F32, F32, F32, BF16};
+            k.copies = true;
+            if (f) {
+                f(k);
+            }
+        });
+    };
+    add8("null-list", 161001);
+    add8("entries257", 161002, [](Case& k) { k.numels.assign(257, 3); });
+    add8("grad-dtype", 561002);
+    add8("int-dtype", 161002);
+    add8("float-codes", 161002);
+    add8("absmax-dtype", 161002);
+    add8("ss-dtype", 161002);
+    add8("map-dtype", 161002);
+    add8("step-dtype", 161002);
+    add8("shape", 561002);
+    add8("absmax-shape", 561002);
+    add8("ss-short", 561002);
+    add8("map-shape", 561002);
+    add8("step-shape", 561002);
+    add8("copies-of-fp16-params", 561002, [](Case& k) { k.c = {F16, F16, F32, F16}; });
+    add8("bad-mode", 561002, [](Case& k) { k.mode = 2; });
+    add8("bad-lr", 561002, [](Case& k) { k.lr = std::nan(""); });
+    add8("bad-beta", 561002, [](Case& k) { k.beta1 = 1.0; });
+    add8("rank2", 561002, [](Case& k) {
+        k.numels = {64, 300};
+        k.cannRefuses = true;
+        k.difference = "a 2-D list entry: our tiling takes 1-D entries only (the NPU torch op passes 1-D "
+                       "views), our CPU layer takes any shape";
+    });
+    add8("step0", -1, [](Case& k) {
+        k.step = 0;
+        k.difference = "step is device data: CANN's tiling cannot read it (the kernel divides by 1 - beta^0 = 0); "
+                       "our CPU layer reads it at phase 1 and refuses step < 1 with bias correction";
     });
     return t;
 }
@@ -1029,6 +1393,9 @@ int main(int argc, char** argv)
     }
 
     std::vector<Case> cases = Table();
+    for (Case& k : Table8()) {
+        cases.push_back(k);
+    }
     for (Case& k : Refusals()) {
         cases.push_back(k);
     }
