@@ -513,9 +513,17 @@ public:
                 gdt = ACL_INT32;
             }
             const bool r2 = k.bad == "rank2" && i == 0;  // entry 0 of the element lists as [n/2, 2]
-            grads.push_back(T(Values(gdt == ACL_INT32 ? F32 : gdt, gn, 1000 + i, 0.01f, 1.0f, true), gdt, gn, r2));
+            std::vector<uint8_t> grad = Values(gdt == ACL_INT32 ? F32 : gdt, gn, 1000 + i, 0.01f, 1.0f, true);
+            std::vector<uint8_t> var = Values(k.c.param, numel, 2001 + i, 0.1f, 2.0f, true);
+            if (k.overflowing) {  // +-inf and NaN gradients (the state is fp32), masters beyond the copies' range
+                Overflow(grad, gdt, F32, static_cast<size_t>(gn));
+                for (size_t j = 0; k.copies && j < static_cast<size_t>(numel); j += 3) {
+                    Put(var, k.c.param, j, k.c.copy == F16 ? 1e5f : 3.4e38f);
+                }
+            }
+            grads.push_back(T(grad, gdt, gn, r2));
             bufs_.back().written = false;
-            vars.push_back(T(Values(k.c.param, numel, 2001 + i, 0.1f, 2.0f, true), k.c.param, numel, r2));
+            vars.push_back(T(var, k.c.param, numel, r2));
             if (k.bad == "float-codes" && i == 0) {
                 ms.push_back(T(Values(F32, numel, 3001 + i, 0.0f, 0.1f, true), F32, numel, r2));
             } else {
@@ -1081,6 +1089,20 @@ std::vector<Case> Table8()
             Case k = s;
             v.set(k);
             k.name = std::string("8bit_") + v.name;
+            t.push_back(k);
+        }
+    }
+    // 16-bit results that overflow (16-bit parameters, model copies), the device in INF_NAN and in
+    // saturation mode; the blocks with a non-finite gradient get a NaN or inf scale.
+    for (const Combo& c : {Combo{F16, F16, F32, -1}, Combo{BF16, BF16, F32, -1}, Combo{F16, F32, F32, F16},
+                           Combo{F32, F32, F32, BF16}}) {
+        for (bool saturation : {false, true}) {
+            Case k = base;
+            k.c = c;
+            k.copies = c.copy >= 0;
+            k.overflowing = true;
+            k.saturation = saturation;
+            k.name = RowName8(c) + "_overflow" + (saturation ? "_saturation_mode" : "_inf_nan_mode");
             t.push_back(k);
         }
     }
