@@ -495,7 +495,7 @@ void RunBlocksWith(const Adam8bitJob& job, uint32_t entry, uint64_t block, uint6
     PendingEncode pending[2];
     pending[0].m = nullptr;
     pending[1].m = nullptr;
-    uint32_t free = 0;  // pending[free ^ 1] is the block waiting for its encode, if any
+    uint32_t idle = 0;  // pending[idle ^ 1] is the block waiting for its encode, if any
     while (blocks > 0) {
         const uint64_t have = (job.numels[entry] + kBlock - 1U) / kBlock;
         if (block >= have) {
@@ -506,16 +506,16 @@ void RunBlocksWith(const Adam8bitJob& job, uint32_t entry, uint64_t block, uint6
         const BlockTensors<K> t = TensorsOf<K>(job, entry, block);
         const uint64_t left = job.numels[entry] - block * kBlock;
         if (left >= kBlock) {
-            UpdateEncodingPrevious<A, K>(c, job, m, v, t, pending[free], pending[free ^ 1U]);
-            free ^= 1U;
+            UpdateEncodingPrevious<A, K>(c, job, m, v, t, pending[idle], pending[idle ^ 1U]);
+            idle ^= 1U;
         } else {
-            Flush<A>(m, v, pending[free ^ 1U]);
-            RunPartialBlock<A, K>(c, one, job, m, v, t, static_cast<uint32_t>(left), pending[free]);
+            Flush<A>(m, v, pending[idle ^ 1U]);
+            RunPartialBlock<A, K>(c, one, job, m, v, t, static_cast<uint32_t>(left), pending[idle]);
         }
         ++block;
         --blocks;
     }
-    Flush<A>(m, v, pending[free ^ 1U]);
+    Flush<A>(m, v, pending[idle ^ 1U]);
 }
 
 /** RunBlocksWith the encode tables where both maps have one (vector backends), else the search. */
