@@ -5,8 +5,8 @@
  *        elements, decode -> the shared fp32 update (ema_adam_native_update.h's Update, the
  *        AscendC kernels' op order) -> the block's new scales -> exact-nearest encode, the encode
  *        of a block interleaved with the update of the next. Decode by a gather from the map
- *        (AVX-512, AVX2) or indexing; encode by the map's encode table (one gather: vector
- *        backends, maps that have one) or the binary search over the thresholds (in-register
+ *        (AVX-512, AVX2) or indexing; encode by the map's encode table (one gather or load, for
+ *        maps that have one) or the binary search over the thresholds (in-register
  *        permutes on AVX-512, gathers on AVX2, indexing); every way computes the same codes.
  *        Internal linkage only (see native_simd.h).
  */
@@ -53,8 +53,8 @@ inline float FloatOf(uint32_t u)
  * Codes<A>: I, a vector of A::kLanes 32-bit code lanes; Load / Store of kLanes uint8 codes;
  * Decode(map, i) = map[i]; Encode(book, x) = the number of thresholds <= x (the binary search
  * i += s where x >= T[i + s - 1], s = 128 .. 1: false for NaN); AbsBits(x) = the bits of |x|;
- * MaxU / ReduceMaxU: unsigned maxima (NaN's bits above inf's above any finite value's); vector
- * backends also Table, a map's Adam8bitEncodeTable in registers whose call is that count too.
+ * MaxU / ReduceMaxU: unsigned maxima (NaN's bits above inf's above any finite value's); Table, a
+ * map's Adam8bitEncodeTable (in registers for vector backends) whose call is that count too.
  */
 template <class A>
 struct Codes;
@@ -74,6 +74,25 @@ struct Codes<Scalar> {
         }
         return i;
     }
+    /** A map's encode table (Adam8bitEncodeTable): the code of x by one load. */
+    struct Table {
+        explicit Table(const Adam8bitEncodeTable& table) : t(&table) {}
+        I operator()(float x) const
+        {
+            const uint32_t bits = BitsOf(x);
+            const uint32_t magnitude = bits & 0x7fffffffU;
+            const auto floor = static_cast<uint32_t>(t->floor);
+            const auto c = static_cast<int32_t>((magnitude > floor ? magnitude : floor) - floor);
+            const int32_t key = (bits >> 31) != 0U ? ~c : c;
+            int32_t bucket = key >> t->shift;
+            bucket = bucket < t->lo ? t->lo : (bucket > t->hi ? t->hi : bucket);
+            const uint32_t entry = t->entries[bucket - t->lo];
+            const uint32_t low = static_cast<uint32_t>(key) & ((1U << t->shift) - 1U);
+            const I code = (entry >> 24) + (low >= (entry & 0xffffffU) ? 1U : 0U);
+            return x == x ? code : 0U;  // NaN: code 0
+        }
+        const Adam8bitEncodeTable* t;
+    };
     static I AbsBits(float x) { return BitsOf(x) & 0x7fffffffU; }
     static I MaxU(I a, I b) { return a > b ? a : b; }
     static uint32_t ReduceMaxU(I a) { return a; }
@@ -361,7 +380,7 @@ inline void DecodeAndUpdate(const Consts<B>& c, const Adam8bitJob& job, const Bl
 }
 
 /** Encoders: the nearest code of fp32 lanes x of backend B, by the map's thresholds (any map) or
- *  by its encode table (a map whose table is `fast`, vector backends). */
+ *  by its encode table (a map whose table is `fast`). */
 template <class B>
 struct SearchEncoder {
     explicit SearchEncoder(const Adam8bitCodebook& b) : book(&b) {}
@@ -518,17 +537,15 @@ void RunBlocksWith(const Adam8bitJob& job, uint32_t entry, uint64_t block, uint6
     Flush<A>(m, v, pending[idle ^ 1U]);
 }
 
-/** RunBlocksWith the encode tables where both maps have one (vector backends), else the search. */
+/** RunBlocksWith the encode tables where both maps have one, else the search. */
 template <class A, class K>
 void RunBlocks(const Adam8bitJob& job, uint32_t entry, uint64_t block, uint64_t blocks)
 {
-    if constexpr (A::kLanes > 1) {
-        if (job.m->table.fast && job.v->table.fast) {
-            RunBlocksWith<A, K, TableEncoder<A>>(job, entry, block, blocks);
-            return;
-        }
+    if (job.m->table.fast && job.v->table.fast) {
+        RunBlocksWith<A, K, TableEncoder<A>>(job, entry, block, blocks);
+    } else {
+        RunBlocksWith<A, K, SearchEncoder<A>>(job, entry, block, blocks);
     }
-    RunBlocksWith<A, K, SearchEncoder<A>>(job, entry, block, blocks);
 }
 
 template <class A, class G, class P, class C, uint32_t kMode, Prologue kPro>
