@@ -38,13 +38,14 @@ def is_8bit(group: dict, numel: int) -> bool:
     return group.get("state_bits", 32) == 8 and numel >= group["min_8bit_size"]
 
 
+# (`state is not None`, not `bool(state)`: torch 2.7's dynamo cannot trace bool() of a dict)
 def has_8bit_state(state: dict | None) -> bool:
-    return bool(state) and CODES_M in state
+    return state is not None and CODES_M in state
 
 
 def has_moments(state: dict | None) -> bool:
     """Whether ``state`` holds moments, of either kind (a parameter updated before)."""
-    return bool(state) and ("exp_avg" in state or CODES_M in state)
+    return state is not None and ("exp_avg" in state or CODES_M in state)
 
 
 def default_map(key: str, device) -> Tensor:
