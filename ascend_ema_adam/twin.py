@@ -139,13 +139,10 @@ def apply_fused_ema_adam_native(grad, var, m, v, s, step, hyper: Hyper = Hyper()
                                                     threads, isa, **kwargs)
 
 
-def _checked_lists(grads, vars, ms, vs, ss, max_vs=None, model_copies=None) -> dict:
-    """Checks the lists of one list launch and returns them by name (``ss``, ``max_vs`` and
-    ``model_copies`` only when given): equal lengths; numpy arrays, C-contiguous, writeable where
-    the kernel writes; one dtype per list; entry i of every list has vars[i]'s shape; each entry's
-    dtypes follow :func:`golden.check_entry_dtypes`."""
-    named = {"grads": grads, "vars": vars, "ms": ms, "vs": vs, "ss": ss,
-             "max_vs": max_vs, "model_copies": model_copies}
+def _given_arrays(named: dict, one_dtype: bool) -> tuple[dict, int]:
+    """The given lists of a launch by name, and their length: equal lengths; numpy arrays,
+    C-contiguous, writeable where the kernel writes (all but ``grads``); with ``one_dtype``, one
+    dtype per list."""
     lists = {name: list(arrays) for name, arrays in named.items() if arrays is not None}
     count = len(lists["grads"])
     for name, arrays in lists.items():
@@ -158,9 +155,20 @@ def _checked_lists(grads, vars, ms, vs, ss, max_vs=None, model_copies=None) -> d
                 raise ValueError(f"{name}[{i}] must be C-contiguous")
             if name != "grads" and not a.flags.writeable:
                 raise ValueError(f"{name}[{i}] must be writeable (the kernel writes it)")
-            if a.dtype != arrays[0].dtype:
+            if one_dtype and a.dtype != arrays[0].dtype:
                 raise TypeError(f"{name}[{i}] is {a.dtype} but {name}[0] is {arrays[0].dtype}: "
                                 "every tensor of a list has one dtype")
+    return lists, count
+
+
+def _checked_lists(grads, vars, ms, vs, ss, max_vs=None, model_copies=None) -> dict:
+    """Checks the lists of one list launch and returns them by name (``ss``, ``max_vs`` and
+    ``model_copies`` only when given): equal lengths; numpy arrays, C-contiguous, writeable where
+    the kernel writes; one dtype per list; entry i of every list has vars[i]'s shape; each entry's
+    dtypes follow :func:`golden.check_entry_dtypes`."""
+    named = {"grads": grads, "vars": vars, "ms": ms, "vs": vs, "ss": ss,
+             "max_vs": max_vs, "model_copies": model_copies}
+    lists, count = _given_arrays(named, one_dtype=True)
     for i in range(count):
         entry = {name: arrays[i] for name, arrays in lists.items()}
         for name, a in entry.items():
@@ -273,18 +281,7 @@ def _checked_lists8(grads, vars, ms, vs, m_absmaxes, v_absmaxes, ss, model_copie
     from . import golden8bit
     named = {"grads": grads, "vars": vars, "ms": ms, "vs": vs, "m_absmaxes": m_absmaxes,
              "v_absmaxes": v_absmaxes, "ss": ss, "model_copies": model_copies}
-    lists = {name: list(arrays) for name, arrays in named.items() if arrays is not None}
-    count = len(lists["grads"])
-    for name, arrays in lists.items():
-        if len(arrays) != count:
-            raise ValueError(f"{name} has {len(arrays)} entries, grads has {count}")
-        for i, a in enumerate(arrays):
-            if not isinstance(a, np.ndarray):
-                raise TypeError(f"{name}[{i}] must be a numpy array, got {type(a).__name__}")
-            if not a.flags.c_contiguous:
-                raise ValueError(f"{name}[{i}] must be C-contiguous")
-            if name != "grads" and not a.flags.writeable:
-                raise ValueError(f"{name}[{i}] must be writeable (the kernel writes it)")
+    lists, count = _given_arrays(named, one_dtype=False)
     for i in range(count):
         e = {name: arrays[i] for name, arrays in lists.items()}
         golden8bit.check_entry8(e["grads"], e["vars"], e["ms"], e["vs"], e["m_absmaxes"],
