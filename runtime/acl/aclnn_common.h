@@ -101,6 +101,14 @@ aclnnStatus SelectCpuKernel(const char* api, CpuKernel* kernel, uint32_t* thread
 aclnnStatus RunPhase2(const AclnnOp& op, void* workspace, uint64_t workspaceSize,
                       aclOpExecutor* executor, aclrtStream stream);
 
+/** RunPhase2 behind the C boundary (Guarded): an operator's aclnn<Op> function. */
+inline aclnnStatus GuardedPhase2(const AclnnOp& op, void* workspace, uint64_t workspaceSize,
+                                 aclOpExecutor* executor, aclrtStream stream)
+{
+    return Guarded(op.phase2,
+                   [&] { return RunPhase2(op, workspace, workspaceSize, executor, stream); });
+}
+
 }  // namespace ascend_ema_adam::acl
 
 #endif  // ASCEND_EMA_ADAM_ACLNN_COMMON_H

@@ -7,11 +7,7 @@
 
 #include <c10/util/Exception.h>
 
-#include <algorithm>
-#include <string>
-
-#include "acl_dtype.h"
-#include "memory_layout.h"
+#include "list_call_checks.h"
 
 namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
 
@@ -24,72 +20,43 @@ constexpr const char* kCheckTensorNames[kCallTensors] = {
     "qmapM", "qmapV", "step", "gradScaleOptional", "foundInfOptional", "lrTensorOptional",
     "emaDecayTensorOptional"};
 
-/** The dtype code the shared validation reads (aclDataType's, which are ge::DataType's). */
-int32_t DtypeCode(at::ScalarType type)
+/** The call as the shared whole-call checks (list_call_checks.h) see it. */
+ListCallTensors WholeCallOf(const Adam8bitCall& call)
 {
-    return static_cast<int32_t>(ToAclDataType(type));
-}
-
-ViewLayout LayoutOf(const at::Tensor& t)
-{
-    return {t.sizes().data(), t.strides().data(), static_cast<size_t>(t.dim())};
-}
-
-/** Owner ids of the memory sweep: a list entry, or a single tensor after the lists. */
-uint64_t OwnerOf(int arg, size_t index)
-{
-    return (static_cast<uint64_t>(arg) << 32) | index;
+    ListCallTensors tensors;
+    tensors.lists = call.lists.data();
+    tensors.listCount = kAdam8bitLists;
+    tensors.torchListNames = kAdam8bitTorchListNames;
+    tensors.updated = kAdam8bitUpdated;
+    tensors.entryName = Adam8bitEntryName;
+    tensors.tensors = call.tensors.data();
+    tensors.tensorCount = kCallTensors;
+    tensors.torchTensorNames = kAdam8bitTorchTensorNames;
+    tensors.checkTensorNames = kCheckTensorNames;
+    return tensors;
 }
 
 }  // namespace
 
 void CheckAdam8bitCallDevice(const Adam8bitCall& call, const at::Device& device)
 {
-    for (int l = 0; l < kAdam8bitLists; ++l) {
-        for (size_t i = 0; i < call.lists[l].size(); ++i) {
-            TORCH_CHECK(call.lists[l][i].device() == device, kAdam8bitOpName, ": ",
-                        kAdam8bitTorchListNames[l], "[", i, "] is on ", call.lists[l][i].device(),
-                        ", expected ", device, ": all tensors must be on one device");
-        }
-    }
-    for (int t = 0; t < kCallTensors; ++t) {
-        const at::Tensor* tensor = call.tensors[t];
-        TORCH_CHECK(tensor == nullptr || tensor->device() == device, kAdam8bitOpName, ": ",
-                    kAdam8bitTorchTensorNames[t], " is on ", tensor->device(), ", expected ",
-                    device, ": all tensors must be on one device");
-    }
+    CheckWholeCallDevice(kAdam8bitOpName, WholeCallOf(call), device);
 }
 
 void CheckAdam8bitCallDescription(const Adam8bitCall& call, Adam8bitOptions* options)
 {
-    std::vector<std::vector<int64_t>> shapes[kAdam8bitLists];
-    std::vector<Adam8bitEntryArg> entries[kAdam8bitLists];
+    const ListCallTensors tensors = WholeCallOf(call);
+    const ListEntryArgs<Adam8bitEntryArg> entries(tensors);
+    const CallTensorArgs given(tensors);
     Adam8bitListArgs args;
-    for (int l = 0; l < kAdam8bitLists; ++l) {
-        shapes[l].reserve(call.lists[l].size());  // stable addresses for the entries
-        for (const at::Tensor& t : call.lists[l]) {
-            shapes[l].emplace_back(t.sizes().begin(), t.sizes().end());
-            entries[l].push_back({DtypeCode(t.scalar_type()), &shapes[l].back()});
-        }
-        args.lists[l] = &entries[l];
-    }
-    std::vector<int64_t> tensorShapes[kCallTensors];
-    std::optional<TensorArg> tensorArgs[kCallTensors];
-    for (int t = 0; t < kCallTensors; ++t) {
-        const at::Tensor* tensor = call.tensors[t];
-        if (tensor == nullptr) continue;
-        tensorShapes[t].assign(tensor->sizes().begin(), tensor->sizes().end());
-        tensorArgs[t].emplace(
-            TensorArg{kCheckTensorNames[t], DtypeCode(tensor->scalar_type()), tensorShapes[t]});
-    }
-    const auto given = [&](int t) { return tensorArgs[t] ? &*tensorArgs[t] : nullptr; };
-    args.qmapM = given(kCallQmapM);
-    args.qmapV = given(kCallQmapV);
-    args.step = given(kCallStep);
-    args.gradScale = given(kCallGradScale);
-    args.foundInf = given(kCallFoundInf);
-    args.lr = given(kCallLr);
-    args.emaDecay = given(kCallEmaDecay);
+    for (int l = 0; l < kAdam8bitLists; ++l) args.lists[l] = entries.list(l);
+    args.qmapM = given.Given(kCallQmapM);
+    args.qmapV = given.Given(kCallQmapV);
+    args.step = given.Given(kCallStep);
+    args.gradScale = given.Given(kCallGradScale);
+    args.foundInf = given.Given(kCallFoundInf);
+    args.lr = given.Given(kCallLr);
+    args.emaDecay = given.Given(kCallEmaDecay);
     args.wholeCall = true;  // launched in slices of at most 256 entries (Adam8bitLaunches)
     Adam8bitDtypes dtypes{DataType::kFloat32, DataType::kFloat32};
     Adam8bitOptions found;
@@ -101,51 +68,12 @@ void CheckAdam8bitCallDescription(const Adam8bitCall& call, Adam8bitOptions* opt
 
 void CheckAdam8bitCallMemory(const Adam8bitCall& call)
 {
-    std::vector<MemorySpan> spans;
-    for (int l = 0; l < kAdam8bitLists; ++l) {
-        const at::TensorList list = call.lists[l];
-        for (size_t i = 0; i < list.size(); ++i) {
-            const at::Tensor& t = list[i];
-            if (kAdam8bitUpdated[l] && !HasDistinctElements(LayoutOf(t))) {
-                TORCH_CHECK(false, kAdam8bitOpName, ": ",
-                            RepeatedElementsRefusal(Adam8bitEntryName(l, i).c_str(), LayoutOf(t)));
-            }
-            spans.push_back(SpanOfView(reinterpret_cast<uintptr_t>(t.data_ptr()), LayoutOf(t),
-                                       static_cast<uint32_t>(t.itemsize()), OwnerOf(l, i),
-                                       kAdam8bitUpdated[l]));
-        }
-    }
-    for (int t = 0; t < kCallTensors; ++t) {
-        const at::Tensor* tensor = call.tensors[t];
-        if (tensor == nullptr) continue;
-        spans.push_back(SpanOfView(reinterpret_cast<uintptr_t>(tensor->data_ptr()),
-                                   LayoutOf(*tensor), static_cast<uint32_t>(tensor->itemsize()),
-                                   OwnerOf(kAdam8bitLists + t, 0), false));
-    }
-    uint64_t first = 0;
-    uint64_t second = 0;
-    if (!FindUpdatedOverlap(&spans, &first, &second)) {
-        return;
-    }
-    const auto name = [&](uint64_t owner) {
-        const int arg = static_cast<int>(owner >> 32);
-        return arg < kAdam8bitLists ? Adam8bitEntryName(arg, owner & 0xffffffffU)
-                                    : std::string(kCheckTensorNames[arg - kAdam8bitLists]);
-    };
-    TORCH_CHECK(false, kAdam8bitOpName, ": ",
-                OverlapRefusal(name(first).c_str(), name(second).c_str()));
+    CheckWholeCallMemory(kAdam8bitOpName, WholeCallOf(call));
 }
 
 std::vector<std::pair<size_t, size_t>> Adam8bitLaunches(size_t entries)
 {
-    std::vector<std::pair<size_t, size_t>> launches;
-    size_t begin = 0;
-    do {
-        const size_t end = std::min(entries, begin + kAdam8bitMaxTensors);
-        launches.emplace_back(begin, end);
-        begin = end;
-    } while (begin < entries);
-    return launches;
+    return SplitLaunches(entries, kAdam8bitMaxTensors);
 }
 
 }  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list
