@@ -269,3 +269,43 @@ def test_every_map_kind_encodes_exactly(rng, maps, isa):
         np.array([1], np.int64), None, None, "float32", "float32", "", attrs_of(TIE_HYPER), False,
         threads=2, isa=isa, min_elems_per_thread=1)
     assert_entries_equal(entries, want)
+
+
+def scaled_entry(rng, row, thresholds, exponents):
+    """One entry (with TIE_HYPER: m' = g, v' = g * g) whose blocks have scales other than 1: block b
+    holds its scale a = (1 + u) * 2^exponents[b], the quotients' neighbourhoods of the thresholds
+    (fp32 T * a and 2 ulps either side) and magnitudes from a * 2^-30 down to a * 2^-70."""
+    blocks = []
+    for e in exponents:
+        a = np.float32(np.ldexp(1.0 + rng.uniform(0, 1), e))
+        near = (thresholds.astype(np.float64) * a).astype(np.float32)
+        for _ in range(2):
+            near = np.concatenate([near, np.nextafter(near, np.float32(-np.inf)),
+                                   np.nextafter(near, np.float32(np.inf))])
+        tiny = np.ldexp(a, -rng.integers(30, 71, 64)).astype(np.float32) * rng.choice([-1, 1], 64)
+        values = np.concatenate([rng.choice(near[np.abs(near) <= a], BLOCK - 1 - 64), tiny])
+        blocks.append(np.concatenate([[a], rng.permutation(values)]).astype(np.float32))
+    grad = np.concatenate(blocks)
+    [entry] = make_entries(rng, [grad.size], row)
+    entry["grad"] = grad.astype(row.grad.numpy)
+    return entry
+
+
+@pytest.mark.parametrize("isa", ISAS)
+def test_scaled_blocks_encode_exactly(rng, isa):
+    """Quotients m' / scale and v' / scale with scales other than 1 (the tie tests' scales are 1):
+    blocks with scales from 2^-75 to 2^62 (v' = g * g: 2^-150 to 2^124), their quotients around
+    every m threshold and far below them, a partial last block, equal to the golden."""
+    row = LIST8BIT_DTYPES[0]
+    exponents = [-75, -61, -60, -45, -20, -3, -1, 0, 5, 31, 49, 50, 62]
+    entry = scaled_entry(rng, row, g8.encode_thresholds(QMAP_M), exponents)
+    for name in ("grad", "var", "m", "v", "s"):  # a partial last block of 200
+        entry[name] = entry[name][:-56].copy()
+    entry["m_absmax"] = entry["m_absmax"].copy()
+    entry["v_absmax"] = entry["v_absmax"].copy()
+    entries = [entry]
+    want = expected(entries, 1, TIE_HYPER)
+    run_native(entries, row, 1, TIE_HYPER, isa=isa, threads=2, min_elems_per_thread=1)
+    assert_entries_equal(entries, want)
+    scales = entries[0]["m_absmax"]
+    assert np.all(np.frexp(scales[:-1])[1] - 1 == exponents[:-1])  # the blocks kept their scales
