@@ -425,45 +425,15 @@ public:
         if (k.bad == "alias-var-m") {
             ms[0] = vars[0];  // the parameter as its own first moment
         }
-        const int stepDt = k.bad == "step-dtype" ? F32 : I64;
-        std::vector<uint8_t> stepBytes(8);
-        if (stepDt == I64) {
-            std::memcpy(stepBytes.data(), &k.step, 8);
-        } else {
-            const float f = static_cast<float>(k.step);
-            std::memcpy(stepBytes.data(), &f, 4);
-            stepBytes.resize(4);
-        }
-        if (k.bad == "step-shape") {
-            stepBytes.resize(16, 0);  // [1, 2]
-        }
-        // the step: an input, not an output to compare (it may move)
-        aclTensor* step = T(stepBytes, stepDt, k.bad == "step-shape" ? 2 : 1, k.bad == "step-shape",
-                            /*compared=*/false);
-        auto scalar = [&](float v) {
-            std::vector<uint8_t> b(4);
-            std::memcpy(b.data(), &v, 4);
-            return T(b, F32, 1);
-        };
-        aclTensor* gradScale = k.gradScale ? scalar(1024.0f) : nullptr;
-        aclTensor* foundInf = k.foundInf ? scalar(k.foundInfValue) : nullptr;
-        aclTensor* lrT = k.lrTensor ? scalar(2e-3f) : nullptr;
-        aclTensor* edT = k.emaDecayTensor ? scalar(0.99f) : nullptr;
-
+        const Scalars sc = MakeScalars(k);
         uint64_t ws = 0;
         aclOpExecutor* ex = nullptr;
         aclnnStatus st;
         if (!list) {
-            st = a_.single1(grads[0], vars[0], ms[0], vs[0], k.ss ? ss[0] : nullptr, k.bad == "null-step" ? nullptr : step,
-                            k.lr, k.emaDecay, k.beta1, k.beta2, k.eps, k.mode, k.biasCorrection, k.weightDecay,
-                            &ws, &ex);
+            st = a_.single1(grads[0], vars[0], ms[0], vs[0], k.ss ? ss[0] : nullptr,
+                            k.bad == "null-step" ? nullptr : sc.step, k.lr, k.emaDecay, k.beta1, k.beta2, k.eps,
+                            k.mode, k.biasCorrection, k.weightDecay, &ws, &ex);
         } else {
-            auto L = [&](std::vector<aclTensor*>& v) -> aclTensorList* {
-                static aclTensor* none = nullptr;
-                aclTensorList* l = a_.createTensorList(v.empty() ? &none : v.data(), v.size());
-                lists_.push_back(l);
-                return l;
-            };
             std::vector<aclTensor*> grads257 = grads;
             aclTensorList* gl = k.bad == "null-list" ? nullptr : L(grads);
             aclTensorList* vl = L(vars);
@@ -473,12 +443,12 @@ public:
             aclTensorList* mvl = L(maxVs);
             aclTensorList* cl = L(copies);
             if (k.op == Op::kV1) {
-                st = a_.v1a(gl, vl, ml, vsl, sl, mvl, cl, step, gradScale, foundInf, k.lr, k.emaDecay, k.beta1,
-                            k.beta2, k.eps, k.mode, k.biasCorrection, k.weightDecay, k.maximize, &ws, &ex);
+                st = a_.v1a(gl, vl, ml, vsl, sl, mvl, cl, sc.step, sc.gradScale, sc.foundInf, k.lr, k.emaDecay,
+                            k.beta1, k.beta2, k.eps, k.mode, k.biasCorrection, k.weightDecay, k.maximize, &ws, &ex);
             } else {
-                st = a_.v2a(gl, vl, ml, vsl, sl, mvl, cl, step, gradScale, foundInf, lrT, edT, k.lr, k.emaDecay,
-                            k.beta1, k.beta2, k.eps, k.mode, k.biasCorrection, k.weightDecay, k.maximize, &ws,
-                            &ex);
+                st = a_.v2a(gl, vl, ml, vsl, sl, mvl, cl, sc.step, sc.gradScale, sc.foundInf, sc.lr, sc.emaDecay,
+                            k.lr, k.emaDecay, k.beta1, k.beta2, k.eps, k.mode, k.biasCorrection, k.weightDecay,
+                            k.maximize, &ws, &ex);
             }
             gradList = gl;
             varList = vl;
@@ -486,8 +456,8 @@ public:
             for (const auto* v : {&grads, &vars, &ms, &vs, &ss, &maxVs, &copies}) entries += v->size();
             stepIndex = entries;  // the step's flat input index: after every list entry
         }
-        stepTensor = step;
-        lrTensor = lrT;
+        stepTensor = sc.step;
+        lrTensor = sc.lr;
         return Launch(k, st, ws, ex);
     }
 
@@ -562,6 +532,38 @@ public:
         bufs_.back().written = false;
         aclTensor* qmapV = T(Map8(false), F32, 256);
         bufs_.back().written = false;
+        const Scalars sc = MakeScalars(k);
+        aclTensorList* gl = k.bad == "null-list" ? nullptr : L(grads);
+        aclTensorList* vl = L(vars);
+        uint64_t ws = 0;
+        aclOpExecutor* ex = nullptr;
+        const aclnnStatus st = a_.q8a(gl, vl, L(ms), L(vs), L(mAbs), L(vAbs), L(ss), L(copies), qmapM, qmapV,
+                                      sc.step, sc.gradScale, sc.foundInf, sc.lr, sc.emaDecay, k.lr, k.emaDecay,
+                                      k.beta1, k.beta2, k.eps, k.mode, k.biasCorrection, k.weightDecay, k.maximize,
+                                      &ws, &ex);
+        gradList = gl;
+        varList = vl;
+        size_t entries = 0;
+        for (const auto* v : {&grads, &vars, &ms, &vs, &mAbs, &vAbs, &ss, &copies}) entries += v->size();
+        stepIndex = entries + 2;  // the step's flat input index: after every list entry and the two maps
+        stepTensor = sc.step;
+        lrTensor = sc.lr;
+        return Launch(k, st, ws, ex);
+    }
+
+    /** A launch's single tensors after the lists, as the case gives them (null: absent). */
+    struct Scalars {
+        aclTensor* step;
+        aclTensor* gradScale;
+        aclTensor* foundInf;
+        aclTensor* lr;
+        aclTensor* emaDecay;
+    };
+
+    /** The step (int64 [1]; "step-dtype": fp32, "step-shape": [1, 2]), an input, not an output to
+     *  compare (it may move); then the fp32 scalar tensors the case gives. */
+    Scalars MakeScalars(const Case& k)
+    {
         const int stepDt = k.bad == "step-dtype" ? F32 : I64;
         std::vector<uint8_t> stepBytes(8);
         if (stepDt == I64) {
@@ -574,38 +576,28 @@ public:
         if (k.bad == "step-shape") {
             stepBytes.resize(16, 0);  // [1, 2]
         }
-        aclTensor* step = T(stepBytes, stepDt, k.bad == "step-shape" ? 2 : 1, k.bad == "step-shape",
-                            /*compared=*/false);
+        Scalars out{};
+        out.step = T(stepBytes, stepDt, k.bad == "step-shape" ? 2 : 1, k.bad == "step-shape",
+                     /*compared=*/false);
         auto scalar = [&](float v) {
             std::vector<uint8_t> b(4);
             std::memcpy(b.data(), &v, 4);
             return T(b, F32, 1);
         };
-        aclTensor* gradScale = k.gradScale ? scalar(1024.0f) : nullptr;
-        aclTensor* foundInf = k.foundInf ? scalar(k.foundInfValue) : nullptr;
-        aclTensor* lrT = k.lrTensor ? scalar(2e-3f) : nullptr;
-        aclTensor* edT = k.emaDecayTensor ? scalar(0.99f) : nullptr;
-        auto L = [&](std::vector<aclTensor*>& v) -> aclTensorList* {
-            static aclTensor* none = nullptr;
-            aclTensorList* l = a_.createTensorList(v.empty() ? &none : v.data(), v.size());
-            lists_.push_back(l);
-            return l;
-        };
-        aclTensorList* gl = k.bad == "null-list" ? nullptr : L(grads);
-        aclTensorList* vl = L(vars);
-        uint64_t ws = 0;
-        aclOpExecutor* ex = nullptr;
-        const aclnnStatus st = a_.q8a(gl, vl, L(ms), L(vs), L(mAbs), L(vAbs), L(ss), L(copies), qmapM, qmapV, step,
-                                      gradScale, foundInf, lrT, edT, k.lr, k.emaDecay, k.beta1, k.beta2, k.eps,
-                                      k.mode, k.biasCorrection, k.weightDecay, k.maximize, &ws, &ex);
-        gradList = gl;
-        varList = vl;
-        size_t entries = 0;
-        for (const auto* v : {&grads, &vars, &ms, &vs, &mAbs, &vAbs, &ss, &copies}) entries += v->size();
-        stepIndex = entries + 2;  // the step's flat input index: after every list entry and the two maps
-        stepTensor = step;
-        lrTensor = lrT;
-        return Launch(k, st, ws, ex);
+        out.gradScale = k.gradScale ? scalar(1024.0f) : nullptr;
+        out.foundInf = k.foundInf ? scalar(k.foundInfValue) : nullptr;
+        out.lr = k.lrTensor ? scalar(2e-3f) : nullptr;
+        out.emaDecay = k.emaDecayTensor ? scalar(0.99f) : nullptr;
+        return out;
+    }
+
+    /** The tensor list of `v` (released with the case's other lists). */
+    aclTensorList* L(std::vector<aclTensor*>& v)
+    {
+        static aclTensor* none = nullptr;
+        aclTensorList* l = a_.createTensorList(v.empty() ? &none : v.data(), v.size());
+        lists_.push_back(l);
+        return l;
     }
 
     /** Phase 1's status `st`; then the workspace, phase 2 (and the repeats) and the outputs. */
@@ -781,6 +773,29 @@ std::string ComboName(const Combo& c)
     return s;
 }
 
+/** Case steps.back() run after the others, in order, on the same layer (executor reuse), named `name`. */
+Case Chain(std::vector<Case> steps, const std::string& name)
+{
+    for (size_t i = 1; i < steps.size(); ++i) {
+        steps[i].before = std::make_shared<Case>(steps[i - 1]);
+    }
+    steps.back().name = name;
+    return steps.back();
+}
+
+/** `k` on combination `c` with its absent lists as empty lists (not placeholders) that opbase keys by a dtype no
+ *  OpDef column has for them: CANN refuses the call (161002), our CPU layer takes an empty list as absent. */
+Case EmptyListWithoutAColumn(Case k, const Combo& c, const char* difference, const char* name)
+{
+    k.c = c;
+    k.emptyLists = true;
+    k.expected = 161002;
+    k.cannRefuses = true;
+    k.difference = difference;
+    k.name = name;
+    return k;
+}
+
 std::vector<Case> Table()
 {
     std::vector<Case> t;
@@ -935,42 +950,32 @@ std::vector<Case> Table()
             // Every order of option sets the optimizer makes on one process: EMA on -> off -> on
             // (ema_every), AMSGrad with the EMA on then off (an empty ss aliased the stale max_vs
             // before placeholders), model copies -> none.
-            const auto chain = [](std::vector<Case> steps, const std::string& name) {
-                for (size_t i = 1; i < steps.size(); ++i) {
-                    steps[i].before = std::make_shared<Case>(steps[i - 1]);
-                }
-                steps.back().name = name;
-                return steps.back();
-            };
             Case on;
             on.op = op;
             on.c = {BF16, F32, F32, BF16};
             on.copies = true;
             Case off = on;
             off.ss = false;
-            t.push_back(chain({on, off, on}, "V2_order_ema_on_off_on"));
+            t.push_back(Chain({on, off, on}, "V2_order_ema_on_off_on"));
             Case amsOn = on;
             amsOn.maxVs = true;
             Case amsOff = amsOn;
             amsOff.ss = false;
-            t.push_back(chain({amsOn, amsOff}, "V2_order_amsgrad_ema_on_then_off"));
+            t.push_back(Chain({amsOn, amsOff}, "V2_order_amsgrad_ema_on_then_off"));
             Case copies = on;
             Case none = on;
             none.c = {F32, F32, F32, -1};
             none.copies = false;
-            t.push_back(chain({copies, none, copies}, "V2_order_copies_none_copies"));
+            t.push_back(Chain({copies, none, copies}, "V2_order_copies_none_copies"));
             // An empty max_vs is keyed with grads[0]'s dtype as an input and varsRef[0]'s as an
             // output: where they differ from the state's, the OpDef has no column for it.
             Case mixed;
             mixed.op = op;
-            mixed.c = {BF16, BF16, F32, -1};
-            mixed.emptyLists = true;
-            mixed.expected = 161002;
-            mixed.cannRefuses = true;
-            mixed.difference = "an empty (not placeholder) max_vs of a bf16 group with fp32 state: opbase keys it "
-                               "bf16 and finds no OpDef column; our CPU layer takes an empty list as absent";
-            mixed.name = "V2_empty_list_without_a_column";
-            t.push_back(mixed);
+            t.push_back(EmptyListWithoutAColumn(
+                mixed, {BF16, BF16, F32, -1},
+                "an empty (not placeholder) max_vs of a bf16 group with fp32 state: opbase keys it bf16 and finds "
+                "no OpDef column; our CPU layer takes an empty list as absent",
+                "V2_empty_list_without_a_column"));
         }
         // Entry counts.
         for (size_t count : {1, 255, 256}) {
@@ -1043,26 +1048,18 @@ std::vector<Case> Table8()
         // opbase keys an empty list by grads[0]'s dtype as an input (and varsRef[0]'s as an
         // output): where that is not the list's dtype in any column, it refuses the call.
         Case ss = base;
-        ss.c = {F16, F32, F32, BF16};
         ss.copies = true;
         ss.ss = false;
-        ss.emptyLists = true;
-        ss.expected = 161002;
-        ss.cannRefuses = true;
-        ss.difference = "an empty (not placeholder) ss of fp16 gradients: opbase keys it fp16 and finds no OpDef "
-                        "column (ss is fp32); our CPU layer takes an empty list as absent";
-        ss.name = "8bit_empty_ss_without_a_column";
-        t.push_back(ss);
-        Case copies = base;
-        copies.c = {F32, BF16, F32, -1};
-        copies.emptyLists = true;
-        copies.expected = 161002;
-        copies.cannRefuses = true;
-        copies.difference = "an empty (not placeholder) model_copies of bf16 parameters with fp32 gradients: "
-                            "opbase keys it fp32 as an input, the column has bf16; our CPU layer takes an empty "
-                            "list as absent";
-        copies.name = "8bit_empty_model_copies_without_a_column";
-        t.push_back(copies);
+        t.push_back(EmptyListWithoutAColumn(
+            ss, {F16, F32, F32, BF16},
+            "an empty (not placeholder) ss of fp16 gradients: opbase keys it fp16 and finds no OpDef column (ss is "
+            "fp32); our CPU layer takes an empty list as absent",
+            "8bit_empty_ss_without_a_column"));
+        t.push_back(EmptyListWithoutAColumn(
+            base, {F32, BF16, F32, -1},
+            "an empty (not placeholder) model_copies of bf16 parameters with fp32 gradients: opbase keys it fp32 as "
+            "an input, the column has bf16; our CPU layer takes an empty list as absent",
+            "8bit_empty_model_copies_without_a_column"));
     }
     // Scalars on fp32 masters with bf16 copies and fp16 gradients.
     {
@@ -1140,28 +1137,21 @@ std::vector<Case> Table8()
     // Executor reuse on one process (placeholders): the EMA on -> off -> on, copies -> none ->
     // copies; with an empty model_copies list instead, D2 (an expected failure while it fails).
     {
-        const auto chain = [](std::vector<Case> steps, const std::string& name) {
-            for (size_t i = 1; i < steps.size(); ++i) {
-                steps[i].before = std::make_shared<Case>(steps[i - 1]);
-            }
-            steps.back().name = name;
-            return steps.back();
-        };
         Case on = base;
         on.c = {BF16, F32, F32, BF16};
         on.copies = true;
         Case off = on;
         off.ss = false;
-        t.push_back(chain({on, off, on}, "8bit_order_ema_on_off_on"));
+        t.push_back(Chain({on, off, on}, "8bit_order_ema_on_off_on"));
         Case none = base;
         none.c = {BF16, F32, F32, -1};
-        t.push_back(chain({on, none, on}, "8bit_order_copies_none_copies"));
+        t.push_back(Chain({on, none, on}, "8bit_order_copies_none_copies"));
         Case empty = base;
         empty.emptyLists = true;
         Case copies32 = base;
         copies32.c = {F32, F32, F32, BF16};
         copies32.copies = true;
-        t.push_back(chain({copies32, empty}, "8bit_reuse_copies_then_empty"));
+        t.push_back(Chain({copies32, empty}, "8bit_reuse_copies_then_empty"));
     }
     return t;
 }
