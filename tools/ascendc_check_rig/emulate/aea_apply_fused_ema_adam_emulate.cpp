@@ -13,10 +13,7 @@
 
 #include "apply_fused_ema_adam_tiling.h"
 #include "emulate_support.h"
-
-extern "C" void aea_apply_fused_ema_adam(uint8_t* grad, uint8_t* var, uint8_t* m, uint8_t* v, uint8_t* s,
-                                         uint8_t* step, uint8_t* varRef, uint8_t* mRef, uint8_t* vRef, uint8_t* sRef,
-                                         uint8_t* workspace, uint8_t* tiling);
+#include "kernel_entries.h"
 
 namespace {
 
@@ -77,7 +74,7 @@ int RunCase(const std::string& out, uint64_t seed, Dt dt, const Case& c, bool sa
     in.Fill(v.data(), numel, dt, 0.0f, 0.01f, false);
     in.Fill(s.data(), numel, dt, 0.1f, 2.0f, true);
     if (c.overflow) Overflow(grad.data(), numel, dt);
-    const int64_t stepValue = 1 + static_cast<int64_t>((seed + static_cast<uint64_t>(index) * 7919) % 1000);
+    const int64_t stepValue = ascendc_emulate::SeededStep(seed, index);
     std::memcpy(step.data(), &stepValue, 8);
     std::memcpy(tiling.data(), &t.data, sizeof t.data);
 
@@ -102,25 +99,11 @@ int RunCase(const std::string& out, uint64_t seed, Dt dt, const Case& c, bool sa
     w.Meta("step", static_cast<double>(stepValue));
     w.Meta("lr", attrs.lr);
     w.Meta("ema_decay", attrs.emaDecay);
-    w.Meta("beta1", attrs.beta1);
-    w.Meta("beta2", attrs.beta2);
-    w.Meta("eps", attrs.eps);
-    w.Meta("mode", static_cast<double>(attrs.mode));
-    w.Meta("bias_correction", attrs.biasCorrection ? 1.0 : 0.0);
-    w.Meta("weight_decay", attrs.weightDecay);
-    w.Meta("overflow_mode", saturation ? "saturation" : "inf_nan");
+    ascendc_emulate::MetaAdamAttrs(w, attrs);
     w.Meta("platform", platform.name);
-    w.Meta("platform_cores", static_cast<double>(c.cores));
-    w.Meta("cores", static_cast<double>(t.blockDim));
-    w.Meta("chunk", static_cast<double>(t.data.chunkLength));
+    ascendc_emulate::MetaTiling(w, saturation, t.tilingKey, c.cores, t.blockDim, t.data.chunkLength);
     w.Meta("chunks_per_core", static_cast<double>(c.chunks));
-    w.Meta("failed_blocks", static_cast<double>(o.failedBlocks));
-    w.Meta("hazards", static_cast<double>(o.hazards));
-    w.Meta("vector_instructions", static_cast<double>(o.total.vectorInstructions));
-    w.Meta("mte2_bytes", static_cast<double>(o.total.mte2Bytes));
-    w.Meta("mte3_bytes", static_cast<double>(o.total.mte3Bytes));
-    w.Meta("max_core_vector_instructions", static_cast<double>(o.perCoreMax.vectorInstructions));
-    w.Meta("max_core_mte2_copies", static_cast<double>(o.perCoreMax.mte2Copies));
+    ascendc_emulate::MetaOutcome(w, o);
     return o.failedBlocks;
 }
 
@@ -128,13 +111,8 @@ int RunCase(const std::string& out, uint64_t seed, Dt dt, const Case& c, bool sa
 
 int main(int argc, char** argv)
 {
-    if (argc != 3) {
-        std::fprintf(stderr, "usage: %s <out dir> <seed>\n", argv[0]);
-        return 2;
-    }
-    ascendc_emulate::UseSourceRootsFromEnvironment();
-    const std::string out = argv[1];
-    const uint64_t seed = std::strtoull(argv[2], nullptr, 10);
+    const ascendc_emulate::DriverArgs args(argc, argv);
+    if (!args.ok) return 2;
     const Case cases[] = {
         {48, 0, 1, 1, true, false},      // one element: one core, one block
         {48, 0, 37, 0, false, false},    // fewer elements than cores
@@ -145,13 +123,12 @@ int main(int argc, char** argv)
     };
     int failed = 0, index = 0;
     for (Dt dt : {Dt::kF32, Dt::kF16, Dt::kBf16}) {
-        for (const Case& c : cases) failed += RunCase(out, seed, dt, c, false, index++);
+        for (const Case& c : cases) failed += RunCase(args.out, args.seed, dt, c, false, index++);
         if (dt != Dt::kF32) {
             const Case overflow{4, 2, 77, 1, true, true};
-            failed += RunCase(out, seed, dt, overflow, false, index++);
-            failed += RunCase(out, seed, dt, overflow, true, index++);
+            failed += RunCase(args.out, args.seed, dt, overflow, false, index++);
+            failed += RunCase(args.out, args.seed, dt, overflow, true, index++);
         }
     }
-    std::printf("emulate: %s: %d launches, %d failed block(s)\n", argv[0], index, failed);
-    return failed == 0 ? 0 : 1;
+    return ascendc_emulate::DriverResult(argv[0], index, failed);
 }

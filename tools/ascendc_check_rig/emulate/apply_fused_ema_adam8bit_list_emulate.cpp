@@ -20,39 +20,29 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "apply_fused_ema_adam8bit_list_codebook.h"
 #include "apply_fused_ema_adam8bit_list_tiling.h"
 #include "apply_fused_ema_adam8bit_list_tiling_key.h"
-#include "emu_convert.h"
 #include "emulate_support.h"
-#include "launcher_list.h"
-
-extern "C" void apply_fused_ema_adam8bit_list(
-    uint8_t* grads, uint8_t* vars, uint8_t* ms, uint8_t* vs, uint8_t* mAbsmaxes, uint8_t* vAbsmaxes, uint8_t* ss,
-    uint8_t* modelCopies, uint8_t* qmapM, uint8_t* qmapV, uint8_t* step, uint8_t* gradScale, uint8_t* foundInf,
-    uint8_t* lr, uint8_t* emaDecay, uint8_t* varsRef, uint8_t* ssRef, uint8_t* modelCopiesRef, uint8_t* msRef,
-    uint8_t* vsRef, uint8_t* mAbsmaxesRef, uint8_t* vAbsmaxesRef, uint8_t* workspace, uint8_t* tiling);
+#include "kernel_entries.h"
 
 namespace {
 
 namespace aea = ascend_ema_adam;
 namespace op8 = ascend_ema_adam::apply_fused_ema_adam8bit_list;
 using ascendc_emulate::Dt;
+using ascendc_emulate::DtBytes;
+using ascendc_emulate::DtOf;
+using ascendc_emulate::MakeList;
+using ascendc_emulate::PutFloat;
 
 constexpr float kNoValue = -1.0f;  // found_inf absent
 constexpr uint32_t kBlock = aea::kAdam8bitBlock;
 constexpr uint32_t kMapSize = aea::kAdam8bitMapSize;
-
-Dt DtOf(aea::DataType d)
-{
-    return d == aea::DataType::kFloat32 ? Dt::kF32 : d == aea::DataType::kFloat16 ? Dt::kF16 : Dt::kBf16;
-}
 
 struct Row {
     op8::Adam8bitDtypes dtypes;
@@ -120,38 +110,6 @@ std::vector<float> Map(Bits& bits, bool isSigned)
     return q;
 }
 
-/** One list: an arena per entry (shared with the blocks) and its launcher descriptor. */
-struct List {
-    std::vector<ascendc_emulate::SharedBytes> entries;
-    std::vector<uint64_t> words;
-    uint8_t* Descriptor() { return reinterpret_cast<uint8_t*>(words.data()); }
-};
-
-List MakeList(const std::vector<uint64_t>& counts, uint32_t elemBytes)
-{
-    List l;
-    std::vector<uint8_t*> data;
-    std::vector<std::vector<uint64_t>> shapes;
-    for (uint64_t n : counts) {
-        l.entries.emplace_back(n * elemBytes);
-        data.push_back(l.entries.back().data());
-        shapes.push_back({n});
-    }
-    l.words = ascendc_check::LauncherListWords(data, shapes);
-    return l;
-}
-
-void PutFloat(uint8_t* p, uint64_t i, Dt dt, float v)
-{
-    if (dt == Dt::kF32) {
-        std::memcpy(p + i * 4, &v, 4);
-    } else {
-        const uint16_t b = dt == Dt::kF16 ? ascendc_emu::FloatToHalf(v, ascendc_emu::Round::kRint)
-                                          : ascendc_emu::FloatToBf16(v, ascendc_emu::Round::kRint);
-        std::memcpy(p + i * 2, &b, 2);
-    }
-}
-
 /** +-inf and NaN gradients at a few places of an entry (the first elements and every 97th). */
 void NonFinite(uint8_t* grad, uint64_t n, Dt dt)
 {
@@ -195,15 +153,15 @@ int RunCase(const std::string& out, uint64_t seed, const Row& row, const Case& c
     }
 
     const Dt p = DtOf(d.param), g = DtOf(d.grad);
-    std::map<std::string, List> lists;
-    lists.emplace("grads", MakeList(numels, ascendc_emulate::DtBytes(g)));
-    lists.emplace("vars", MakeList(numels, ascendc_emulate::DtBytes(p)));
-    lists.emplace("ms", MakeList(numels, 1));
-    lists.emplace("vs", MakeList(numels, 1));
-    lists.emplace("m_absmaxes", MakeList(blocks, 4));
-    lists.emplace("v_absmaxes", MakeList(blocks, 4));
-    if (options.ema) lists.emplace("ss", MakeList(numels, 4));
-    if (d.hasCopy) lists.emplace("model_copies", MakeList(numels, ascendc_emulate::DtBytes(DtOf(d.copy))));
+    ascendc_emulate::Lists lists;
+    lists.Add("grads", MakeList(numels, DtBytes(g)));
+    lists.Add("vars", MakeList(numels, DtBytes(p)));
+    lists.Add("ms", MakeList(numels, 1));
+    lists.Add("vs", MakeList(numels, 1));
+    lists.Add("m_absmaxes", MakeList(blocks, 4));
+    lists.Add("v_absmaxes", MakeList(blocks, 4));
+    if (options.ema) lists.Add("ss", MakeList(numels, 4));
+    if (d.hasCopy) lists.Add("model_copies", MakeList(numels, DtBytes(DtOf(d.copy))));
 
     ascendc_emulate::Inputs in(seed * 1000 + static_cast<uint64_t>(index));
     Bits bits(seed * 1000 + static_cast<uint64_t>(index));
@@ -213,57 +171,32 @@ int RunCase(const std::string& out, uint64_t seed, const Row& row, const Case& c
     std::memcpy(maps.data() + kMapSize * 4, qmapV.data(), kMapSize * 4);
     for (size_t i = 0; i < numels.size(); ++i) {
         const uint64_t n = numels[i];
-        in.Fill(lists.at("grads").entries[i].data(), n, g, 0.01f, 1.0f, true);
-        in.Fill(lists.at("vars").entries[i].data(), n, p, 0.1f, 2.0f, true);
+        in.Fill(lists.Entry("grads", i), n, g, 0.01f, 1.0f, true);
+        in.Fill(lists.Entry("vars", i), n, p, 0.1f, 2.0f, true);
         for (const char* codes : {"ms", "vs"}) {
-            uint8_t* q = lists.at(codes).entries[i].data();
+            uint8_t* q = lists.Entry(codes, i);
             for (uint64_t k = 0; k < n; ++k) q[k] = static_cast<uint8_t>(bits.Next());
         }
         // Old scales: m's in [1e-3, 0.1), v's in [1e-6, 1e-2).
         for (uint64_t b = 0; b < blocks[i]; ++b) {
             const float sm = 1e-3f + bits.Unit() * 0.099f, sv = 1e-6f + bits.Unit() * 0.01f;
-            std::memcpy(lists.at("m_absmaxes").entries[i].data() + b * 4, &sm, 4);
-            std::memcpy(lists.at("v_absmaxes").entries[i].data() + b * 4, &sv, 4);
+            std::memcpy(lists.Entry("m_absmaxes", i) + b * 4, &sm, 4);
+            std::memcpy(lists.Entry("v_absmaxes", i) + b * 4, &sv, 4);
         }
-        if (options.ema) in.Fill(lists.at("ss").entries[i].data(), n, Dt::kF32, 0.1f, 2.0f, true);
-        if (d.hasCopy) in.Fill(lists.at("model_copies").entries[i].data(), n, DtOf(d.copy), 0.1f, 2.0f, true);
-        if (c.nonFinite) NonFinite(lists.at("grads").entries[i].data(), n, g);
-        if (c.overflow) Overflow(lists.at("vars").entries[i].data(), n, p);
+        if (options.ema) in.Fill(lists.Entry("ss", i), n, Dt::kF32, 0.1f, 2.0f, true);
+        if (d.hasCopy) in.Fill(lists.Entry("model_copies", i), n, DtOf(d.copy), 0.1f, 2.0f, true);
+        if (c.nonFinite) NonFinite(lists.Entry("grads", i), n, g);
+        if (c.overflow) Overflow(lists.Entry("vars", i), n, p);
     }
-    // Separate descriptors of the same tensors for the in-place outputs, as on the device.
-    std::map<std::string, std::vector<uint64_t>> outWords;
-    for (auto& [name, l] : lists) outWords[name] = l.words;
-    static uint64_t emptyList = sizeof(uint64_t);
-    auto inList = [&](const char* name) {
-        return lists.count(name) ? lists.at(name).Descriptor() : reinterpret_cast<uint8_t*>(&emptyList);
-    };
-    auto outList = [&](const char* name) {
-        return lists.count(name) ? reinterpret_cast<uint8_t*>(outWords.at(name).data())
-                                 : reinterpret_cast<uint8_t*>(&emptyList);
-    };
-    ascendc_emulate::SharedBytes scalars(64);
-    const int64_t stepValue = 1 + static_cast<int64_t>((seed + static_cast<uint64_t>(index) * 7919) % 1000);
-    const float gradScale = 512.0f, lr = 2e-3f, emaDecay = 0.99f;
-    uint8_t* const base = scalars.data();
-    std::memcpy(base, &stepValue, 8);
-    std::memcpy(base + 8, &gradScale, 4);
-    std::memcpy(base + 12, &c.foundInf, 4);
-    std::memcpy(base + 16, &lr, 4);
-    std::memcpy(base + 20, &emaDecay, 4);
+    const ascendc_emulate::ListScalars scalars(
+        ascendc_emulate::SeededStep(seed, index), c.foundInf,
+        {options.gradScale, options.foundInf, options.lrTensor, options.emaDecayTensor});
     ApplyFusedEmaAdam8bitListTilingData tiling = t.data;
 
     char name[96];
     std::snprintf(name, sizeof name, "list8bit_%03d", index);
     ascendc_emulate::CaseWriter w(out, name);
-    auto writeAll = [&](const char* suffix, bool inputs) {
-        for (auto& [listName, l] : lists) {
-            if (!inputs && listName == "grads") continue;
-            for (size_t i = 0; i < l.entries.size(); ++i) {
-                w.Tensor(listName + "_" + std::to_string(i) + suffix, l.entries[i].data(), l.entries[i].size());
-            }
-        }
-    };
-    writeAll(".in", true);
+    lists.Write(w, ".in", true);
     w.Tensor("qmap_m.in", maps.data(), kMapSize * 4);
     w.Tensor("qmap_v.in", maps.data() + kMapSize * 4, kMapSize * 4);
     uint8_t* const qm = maps.data();
@@ -272,38 +205,20 @@ int RunCase(const std::string& out, uint64_t seed, const Row& row, const Case& c
         t.blockDim == 0 ? ascendc_emulate::LaunchOutcome{}
                         : ascendc_emulate::Launch(name, t.blockDim, t.tilingKey, c.saturation, [&] {
                               apply_fused_ema_adam8bit_list(
-                                  inList("grads"), inList("vars"), inList("ms"), inList("vs"), inList("m_absmaxes"),
-                                  inList("v_absmaxes"), inList("ss"), inList("model_copies"), qm, qv, base,
-                                  options.gradScale ? base + 8 : nullptr, options.foundInf ? base + 12 : nullptr,
-                                  options.lrTensor ? base + 16 : nullptr, options.emaDecayTensor ? base + 20 : nullptr,
-                                  outList("vars"), outList("ss"), outList("model_copies"), outList("ms"),
-                                  outList("vs"), outList("m_absmaxes"), outList("v_absmaxes"), nullptr,
+                                  lists.In("grads"), lists.In("vars"), lists.In("ms"), lists.In("vs"),
+                                  lists.In("m_absmaxes"), lists.In("v_absmaxes"), lists.In("ss"),
+                                  lists.In("model_copies"), qm, qv, scalars.Step(), scalars.GradScale(),
+                                  scalars.FoundInf(), scalars.Lr(), scalars.EmaDecay(), lists.Out("vars"),
+                                  lists.Out("ss"), lists.Out("model_copies"), lists.Out("ms"), lists.Out("vs"),
+                                  lists.Out("m_absmaxes"), lists.Out("v_absmaxes"), nullptr,
                                   reinterpret_cast<uint8_t*>(&tiling));
                           });
-    writeAll(".out", false);
-    w.Meta("kernel", "list8bit");
-    w.Meta("param", ascendc_emulate::DtName(p));
-    w.Meta("grad", ascendc_emulate::DtName(g));
-    w.Meta("copy", d.hasCopy ? ascendc_emulate::DtName(DtOf(d.copy)) : "");
-    w.Meta("entries", static_cast<double>(numels.size()));
-    w.Meta("ema", options.ema ? 1.0 : 0.0);
-    w.Meta("maximize", options.maximize ? 1.0 : 0.0);
-    if (options.gradScale) w.Meta("grad_scale", gradScale); else w.Meta("grad_scale", "none");
-    if (options.foundInf) w.Meta("found_inf", c.foundInf); else w.Meta("found_inf", "none");
-    w.Meta("step", static_cast<double>(stepValue));
-    w.Meta("lr", options.lrTensor ? double{lr} : attrs.lr);
-    w.Meta("ema_decay", options.emaDecayTensor ? double{emaDecay} : attrs.emaDecay);
-    w.Meta("beta1", attrs.beta1);
-    w.Meta("beta2", attrs.beta2);
-    w.Meta("eps", attrs.eps);
-    w.Meta("mode", static_cast<double>(attrs.mode));
-    w.Meta("bias_correction", attrs.biasCorrection ? 1.0 : 0.0);
-    w.Meta("weight_decay", attrs.weightDecay);
-    w.Meta("overflow_mode", c.saturation ? "saturation" : "inf_nan");
-    w.Meta("tiling_key", static_cast<double>(t.tilingKey));
-    w.Meta("platform_cores", static_cast<double>(c.cores));
-    w.Meta("cores", static_cast<double>(t.blockDim));
-    w.Meta("chunk", static_cast<double>(t.data.chunkBlocks * kBlock));
+    lists.Write(w, ".out", false);
+    const Dt copy = DtOf(d.copy);
+    ascendc_emulate::MetaList(w, "list8bit", numels.size(), p, g, d.hasCopy ? &copy : nullptr, options.ema,
+                              options.maximize);
+    scalars.Meta(w, attrs);
+    ascendc_emulate::MetaTiling(w, c.saturation, t.tilingKey, c.cores, t.blockDim, t.data.chunkBlocks * kBlock);
     uint64_t totalBlocks = 0;
     for (uint64_t b : blocks) totalBlocks += b;
     // The most chunks one core walks (a chunk never crosses an entry).
@@ -320,13 +235,7 @@ int RunCase(const std::string& out, uint64_t seed, const Row& row, const Case& c
     }
     w.Meta("blocks", static_cast<double>(totalBlocks));
     w.Meta("most_chunks_per_core", static_cast<double>(mostChunks));
-    w.Meta("failed_blocks", static_cast<double>(o.failedBlocks));
-    w.Meta("hazards", static_cast<double>(o.hazards));
-    w.Meta("vector_instructions", static_cast<double>(o.total.vectorInstructions));
-    w.Meta("mte2_bytes", static_cast<double>(o.total.mte2Bytes));
-    w.Meta("mte3_bytes", static_cast<double>(o.total.mte3Bytes));
-    w.Meta("max_core_vector_instructions", static_cast<double>(o.perCoreMax.vectorInstructions));
-    w.Meta("max_core_mte2_copies", static_cast<double>(o.perCoreMax.mte2Copies));
+    ascendc_emulate::MetaOutcome(w, o);
     std::printf("emulate: %s key %u: %u cores, chunks of %u blocks, up to %llu chunks per core%s\n", name, row.key,
                 t.blockDim, t.data.chunkBlocks, static_cast<unsigned long long>(mostChunks),
                 o.failedBlocks == 0 ? "" : ", FAILED blocks");
@@ -337,13 +246,8 @@ int RunCase(const std::string& out, uint64_t seed, const Row& row, const Case& c
 
 int main(int argc, char** argv)
 {
-    if (argc != 3) {
-        std::fprintf(stderr, "usage: %s <out dir> <seed>\n", argv[0]);
-        return 2;
-    }
-    ascendc_emulate::UseSourceRootsFromEnvironment();
-    const std::string out = argv[1];
-    const uint64_t seed = std::strtoull(argv[2], nullptr, 10);
+    const ascendc_emulate::DriverArgs args(argc, argv);
+    if (!args.ok) return 2;
     op8::Adam8bitOptions small;  // the EMA, a grad scale (found_inf given and clear)
     small.ema = true;
     small.gradScale = true;
@@ -357,24 +261,24 @@ int main(int argc, char** argv)
     int failed = 0, index = 0;
     for (const Row& row : Rows()) {
         // 48 cores: 1 element, shorter than a block, a block, a block and a partial one (6 blocks: 6 cores).
-        failed += RunCase(out, seed, row, {48, {1, 37, 256, 300, 17}, small, 0.0f, 1, true}, index++);
+        failed += RunCase(args.out, args.seed, row, {48, {1, 37, 256, 300, 17}, small, 0.0f, 1, true}, index++);
         // 4 cores: 1 + 3 chunks and tails (1 to 3 chunks per core), Adam + L2 without bias correction.
-        failed += RunCase(out, seed, row, {4, {1000013, 1, 3000000, 200, 5}, chunked, kNoValue, 0, false}, index++);
+        failed += RunCase(args.out, args.seed, row,
+                          {4, {1000013, 1, 3000000, 200, 5}, chunked, kNoValue, 0, false}, index++);
         // 4 cores: 25 chunks and a partial block (6 and more per core), non-finite gradients.
         Case manyChunksCase{4, {25000029, 7}, manyChunks, kNoValue, 1, true};
         manyChunksCase.nonFinite = true;
-        failed += RunCase(out, seed, row, manyChunksCase, index++);
+        failed += RunCase(args.out, args.seed, row, manyChunksCase, index++);
         if (row.dtypes.param != aea::DataType::kFloat32) {
             for (bool saturation : {false, true}) {
                 Case c{4, {1000041, 9}, small, kNoValue, 1, true};
                 c.overflow = true;
                 c.saturation = saturation;
-                failed += RunCase(out, seed, row, c, index++);
+                failed += RunCase(args.out, args.seed, row, c, index++);
             }
         }
     }
     // found_inf set: nothing is written (the first row).
-    failed += RunCase(out, seed, Rows()[0], {4, {1000003, 40}, small, 1.0f, 1, true}, index++);
-    std::printf("emulate: %s: %d launches, %d failed block(s)\n", argv[0], index, failed);
-    return failed == 0 ? 0 : 1;
+    failed += RunCase(args.out, args.seed, Rows()[0], {4, {1000003, 40}, small, 1.0f, 1, true}, index++);
+    return ascendc_emulate::DriverResult(argv[0], index, failed);
 }

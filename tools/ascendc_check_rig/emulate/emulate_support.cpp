@@ -7,8 +7,10 @@
 #include <cerrno>
 #include <cmath>
 #include <sstream>
+#include <utility>
 
 #include "emu_convert.h"
+#include "launcher_list.h"
 #include "model/model_factory_mask.h"
 
 uint64_t ModelFactoryGetMaskHigh() { return ascendc_emu::State().maskHigh; }
@@ -52,6 +54,17 @@ uint64_t Inputs::Next()
     return state_;
 }
 
+void PutFloat(uint8_t* out, uint64_t i, Dt dt, float v)
+{
+    if (dt == Dt::kF32) {
+        std::memcpy(out + i * 4, &v, 4);
+    } else {
+        const uint16_t b = dt == Dt::kF16 ? ascendc_emu::FloatToHalf(v, ascendc_emu::Round::kRint)
+                                          : ascendc_emu::FloatToBf16(v, ascendc_emu::Round::kRint);
+        std::memcpy(out + i * 2, &b, 2);
+    }
+}
+
 void Inputs::Fill(uint8_t* out, uint64_t n, Dt dt, float lo, float hi, bool sign)
 {
     for (uint64_t i = 0; i < n; ++i) {
@@ -59,13 +72,7 @@ void Inputs::Fill(uint8_t* out, uint64_t n, Dt dt, float lo, float hi, bool sign
         float v = lo + (hi - lo) * static_cast<float>(r >> 40) / 16777216.0f;
         if (v == 0.0f) v = hi * 0.5f;
         if (sign && (r >> 20 & 1)) v = -v;
-        if (dt == Dt::kF32) {
-            std::memcpy(out + i * 4, &v, 4);
-        } else {
-            const uint16_t b = dt == Dt::kF16 ? ascendc_emu::FloatToHalf(v, ascendc_emu::Round::kRint)
-                                              : ascendc_emu::FloatToBf16(v, ascendc_emu::Round::kRint);
-            std::memcpy(out + i * 2, &b, 2);
-        }
+        PutFloat(out, i, dt, v);
     }
 }
 
@@ -119,6 +126,122 @@ void UseSourceRootsFromEnvironment()
         }
     }
     ascendc_emu::SetSourceRoots(roots);
+}
+
+DriverArgs::DriverArgs(int argc, char** argv)
+{
+    if (argc != 3) {
+        std::fprintf(stderr, "usage: %s <out dir> <seed>\n", argv[0]);
+        return;
+    }
+    UseSourceRootsFromEnvironment();
+    out = argv[1];
+    seed = std::strtoull(argv[2], nullptr, 10);
+    ok = true;
+}
+
+int DriverResult(const char* program, int launches, int failedBlocks)
+{
+    std::printf("emulate: %s: %d launches, %d failed block(s)\n", program, launches, failedBlocks);
+    return failedBlocks == 0 ? 0 : 1;
+}
+
+int64_t SeededStep(uint64_t seed, int index)
+{
+    return 1 + static_cast<int64_t>((seed + static_cast<uint64_t>(index) * 7919) % 1000);
+}
+
+void MetaTiling(CaseWriter& w, bool saturation, uint64_t tilingKey, uint32_t platformCores, uint32_t cores,
+                uint64_t chunk)
+{
+    w.Meta("overflow_mode", saturation ? "saturation" : "inf_nan");
+    w.Meta("tiling_key", static_cast<double>(tilingKey));
+    w.Meta("platform_cores", static_cast<double>(platformCores));
+    w.Meta("cores", static_cast<double>(cores));
+    w.Meta("chunk", static_cast<double>(chunk));
+}
+
+void MetaOutcome(CaseWriter& w, const LaunchOutcome& o)
+{
+    w.Meta("failed_blocks", static_cast<double>(o.failedBlocks));
+    w.Meta("hazards", static_cast<double>(o.hazards));
+    w.Meta("vector_instructions", static_cast<double>(o.total.vectorInstructions));
+    w.Meta("mte2_bytes", static_cast<double>(o.total.mte2Bytes));
+    w.Meta("mte3_bytes", static_cast<double>(o.total.mte3Bytes));
+    w.Meta("max_core_vector_instructions", static_cast<double>(o.perCoreMax.vectorInstructions));
+    w.Meta("max_core_mte2_copies", static_cast<double>(o.perCoreMax.mte2Copies));
+}
+
+List MakeList(const std::vector<uint64_t>& counts, uint32_t elemBytes)
+{
+    List l;
+    std::vector<uint8_t*> data;
+    std::vector<std::vector<uint64_t>> shapes;
+    for (uint64_t n : counts) {
+        l.entries.emplace_back(n * elemBytes);
+        data.push_back(l.entries.back().data());
+        shapes.push_back({n});
+    }
+    l.words = ascendc_check::LauncherListWords(data, shapes);
+    return l;
+}
+
+void MetaList(CaseWriter& w, const char* kernel, size_t entries, Dt param, Dt grad, const Dt* copy, bool ema,
+              bool maximize)
+{
+    w.Meta("kernel", kernel);
+    w.Meta("entries", static_cast<double>(entries));
+    w.Meta("param", DtName(param));
+    w.Meta("grad", DtName(grad));
+    w.Meta("copy", copy != nullptr ? DtName(*copy) : "");
+    w.Meta("ema", ema ? 1.0 : 0.0);
+    w.Meta("maximize", maximize ? 1.0 : 0.0);
+}
+
+void Lists::Add(const std::string& name, List list)
+{
+    outWords_[name] = list.words;
+    lists_.emplace(name, std::move(list));
+}
+
+uint8_t* Lists::In(const std::string& name)
+{
+    return reinterpret_cast<uint8_t*>(Has(name) ? lists_.at(name).words.data() : &empty_);
+}
+
+uint8_t* Lists::Out(const std::string& name)
+{
+    return reinterpret_cast<uint8_t*>(Has(name) ? outWords_.at(name).data() : &empty_);
+}
+
+void Lists::Write(CaseWriter& w, const char* suffix, bool inputs)
+{
+    for (auto& [name, l] : lists_) {
+        if (!inputs && name == "grads") continue;
+        for (size_t i = 0; i < l.entries.size(); ++i) {
+            w.Tensor(name + "_" + std::to_string(i) + suffix, l.entries[i].data(), l.entries[i].size());
+        }
+    }
+}
+
+ListScalars::ListScalars(int64_t step, float foundInf, Given given) : step_(step), foundInf_(foundInf), given_(given)
+{
+    uint8_t* const base = bytes_.data();
+    std::memcpy(base, &step, 8);
+    std::memcpy(base + 8, &kGradScale, 4);
+    std::memcpy(base + 12, &foundInf, 4);
+    std::memcpy(base + 16, &kLr, 4);
+    std::memcpy(base + 20, &kEmaDecay, 4);
+}
+
+void ListScalars::Meta(CaseWriter& w, const ascend_ema_adam::Attrs& attrs) const
+{
+    if (given_.gradScale) w.Meta("grad_scale", kGradScale); else w.Meta("grad_scale", "none");
+    if (given_.foundInf) w.Meta("found_inf", foundInf_); else w.Meta("found_inf", "none");
+    w.Meta("step", static_cast<double>(step_));
+    w.Meta("lr", given_.lr ? double{kLr} : attrs.lr);
+    w.Meta("ema_decay", given_.emaDecay ? double{kEmaDecay} : attrs.emaDecay);
+    MetaAdamAttrs(w, attrs);
 }
 
 }  // namespace ascendc_emulate

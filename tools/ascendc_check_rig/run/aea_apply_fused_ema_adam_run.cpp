@@ -15,11 +15,8 @@
 
 #include "apply_fused_ema_adam_tiling.h"
 #include "gm_coverage.h"
+#include "kernel_entries.h"
 #include "run_support.h"
-
-extern "C" void aea_apply_fused_ema_adam(uint8_t* grad, uint8_t* var, uint8_t* m, uint8_t* v, uint8_t* s,
-                                     uint8_t* step, uint8_t* varRef, uint8_t* mRef, uint8_t* vRef, uint8_t* sRef,
-                                     uint8_t* workspace, uint8_t* tiling);
 
 namespace {
 

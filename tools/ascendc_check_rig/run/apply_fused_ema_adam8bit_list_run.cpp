@@ -22,14 +22,9 @@
 #include "apply_fused_ema_adam8bit_list_tiling.h"
 #include "apply_fused_ema_adam8bit_list_tiling_key.h"
 #include "gm_coverage.h"
+#include "kernel_entries.h"
 #include "launcher_list.h"
 #include "run_support.h"
-
-extern "C" void apply_fused_ema_adam8bit_list(
-    uint8_t* grads, uint8_t* vars, uint8_t* ms, uint8_t* vs, uint8_t* mAbsmaxes, uint8_t* vAbsmaxes, uint8_t* ss,
-    uint8_t* modelCopies, uint8_t* qmapM, uint8_t* qmapV, uint8_t* step, uint8_t* gradScale, uint8_t* foundInf,
-    uint8_t* lr, uint8_t* emaDecay, uint8_t* varsRef, uint8_t* ssRef, uint8_t* modelCopiesRef, uint8_t* msRef,
-    uint8_t* vsRef, uint8_t* mAbsmaxesRef, uint8_t* vAbsmaxesRef, uint8_t* workspace, uint8_t* tiling);
 
 namespace {
 

@@ -29,6 +29,7 @@
 
 #include "apply_fused_ema_adam_list_tiling.h"
 #include "gm_coverage.h"
+#include "kernel_entries.h"
 #include "launcher_list.h"
 #include "run_support.h"
 
@@ -36,20 +37,6 @@
 // tensors, ss optional); 0: the driver of the V1 entry.
 #ifndef AEA_LIST_RUN_V2
 #define AEA_LIST_RUN_V2 0
-#endif
-
-#if AEA_LIST_RUN_V2
-extern "C" void apply_fused_ema_adam_list_v2(uint8_t* grads, uint8_t* vars, uint8_t* ms, uint8_t* vs, uint8_t* ss,
-                                             uint8_t* maxVs, uint8_t* modelCopies, uint8_t* step, uint8_t* gradScale,
-                                             uint8_t* foundInf, uint8_t* lr, uint8_t* emaDecay, uint8_t* varsRef,
-                                             uint8_t* ssRef, uint8_t* maxVsRef, uint8_t* modelCopiesRef,
-                                             uint8_t* msRef, uint8_t* vsRef, uint8_t* workspace, uint8_t* tiling);
-#else
-extern "C" void apply_fused_ema_adam_list(uint8_t* grads, uint8_t* vars, uint8_t* ms, uint8_t* vs, uint8_t* ss,
-                                          uint8_t* maxVs, uint8_t* modelCopies, uint8_t* step, uint8_t* gradScale,
-                                          uint8_t* foundInf, uint8_t* varsRef, uint8_t* ssRef, uint8_t* maxVsRef,
-                                          uint8_t* modelCopiesRef, uint8_t* msRef, uint8_t* vsRef,
-                                          uint8_t* workspace, uint8_t* tiling);
 #endif
 
 namespace {

@@ -151,32 +151,17 @@ int RunCase(const std::string& root, const std::string& ours, const Meta& meta, 
     w.Meta("step", static_cast<double>(stepValue));
     w.Meta("lr", static_cast<double>(attrs.lr));
     w.Meta("ema_decay", static_cast<double>(attrs.emaDecay));
-    w.Meta("beta1", static_cast<double>(attrs.beta1));
-    w.Meta("beta2", static_cast<double>(attrs.beta2));
-    w.Meta("eps", static_cast<double>(attrs.eps));
-    w.Meta("mode", static_cast<double>(attrs.mode));
-    w.Meta("bias_correction", attrs.biasCorrection ? 1.0 : 0.0);
-    w.Meta("weight_decay", static_cast<double>(attrs.weightDecay));
-    w.Meta("overflow_mode", "inf_nan");
-    w.Meta("platform_cores", static_cast<double>(platform.aivCoreNum));
+    ascendc_emulate::MetaAdamAttrs(w, attrs);
+    ascendc_emulate::MetaTiling(w, false, t.tilingKey, platform.aivCoreNum, t.blockDim, t.data.coreCalcMax);
     w.Meta("ub_bytes", static_cast<double>(platform.ubBytes));
-    w.Meta("tiling_key", static_cast<double>(t.tilingKey));
-    w.Meta("cores", static_cast<double>(t.blockDim));
     w.Meta("front_core_num", static_cast<double>(t.data.frontCoreNum));
     w.Meta("tail_core_num", static_cast<double>(t.data.tailCoreNum));
     w.Meta("core_calc_num", static_cast<double>(t.data.coreCalcNum));
-    w.Meta("chunk", static_cast<double>(t.data.coreCalcMax));
     w.Meta("loop_num", static_cast<double>(t.data.loopNum));
     w.Meta("front_calc_extra", static_cast<double>(t.data.frontCalcExtra));
     w.Meta("tail_calc_extra", static_cast<double>(t.data.tailCalcExtra));
     w.Meta("workspace_bytes", static_cast<double>(t.workspaceSize));
-    w.Meta("failed_blocks", static_cast<double>(o.failedBlocks));
-    w.Meta("hazards", static_cast<double>(o.hazards));
-    w.Meta("vector_instructions", static_cast<double>(o.total.vectorInstructions));
-    w.Meta("mte2_bytes", static_cast<double>(o.total.mte2Bytes));
-    w.Meta("mte3_bytes", static_cast<double>(o.total.mte3Bytes));
-    w.Meta("max_core_vector_instructions", static_cast<double>(o.perCoreMax.vectorInstructions));
-    w.Meta("max_core_mte2_copies", static_cast<double>(o.perCoreMax.mte2Copies));
+    ascendc_emulate::MetaOutcome(w, o);
     return o.failedBlocks;
 }
 
