@@ -783,6 +783,22 @@ Case Chain(std::vector<Case> steps, const std::string& name)
     return steps.back();
 }
 
+/** `k` with bf16 gradients, fp32 masters and state, and bf16 model copies. */
+Case WithModelCopies(Case k)
+{
+    k.c = {BF16, F32, F32, BF16};
+    k.copies = true;
+    return k;
+}
+
+/** `on` (with the EMA), then without the EMA, then `on` again on the same layer (ema_every), named `name`. */
+Case EmaOnOffOn(const Case& on, const std::string& name)
+{
+    Case off = on;
+    off.ss = false;
+    return Chain({on, off, on}, name);
+}
+
 /** `k` on combination `c` with its absent lists as empty lists (not placeholders) that opbase keys by a dtype no
  *  OpDef column has for them: CANN refuses the call (161002), our CPU layer takes an empty list as absent. */
 Case EmptyListWithoutAColumn(Case k, const Combo& c, const char* difference, const char* name)
@@ -950,13 +966,10 @@ std::vector<Case> Table()
             // Every order of option sets the optimizer makes on one process: EMA on -> off -> on
             // (ema_every), AMSGrad with the EMA on then off (an empty ss aliased the stale max_vs
             // before placeholders), model copies -> none.
-            Case on;
-            on.op = op;
-            on.c = {BF16, F32, F32, BF16};
-            on.copies = true;
-            Case off = on;
-            off.ss = false;
-            t.push_back(Chain({on, off, on}, "V2_order_ema_on_off_on"));
+            Case v2;
+            v2.op = op;
+            const Case on = WithModelCopies(v2);
+            t.push_back(EmaOnOffOn(on, "V2_order_ema_on_off_on"));
             Case amsOn = on;
             amsOn.maxVs = true;
             Case amsOff = amsOn;
@@ -1137,12 +1150,8 @@ std::vector<Case> Table8()
     // Executor reuse on one process (placeholders): the EMA on -> off -> on, copies -> none ->
     // copies; with an empty model_copies list instead, D2 (an expected failure while it fails).
     {
-        Case on = base;
-        on.c = {BF16, F32, F32, BF16};
-        on.copies = true;
-        Case off = on;
-        off.ss = false;
-        t.push_back(Chain({on, off, on}, "8bit_order_ema_on_off_on"));
+        const Case on = WithModelCopies(base);
+        t.push_back(EmaOnOffOn(on, "8bit_order_ema_on_off_on"));
         Case none = base;
         none.c = {BF16, F32, F32, -1};
         t.push_back(Chain({on, none, on}, "8bit_order_copies_none_copies"));
