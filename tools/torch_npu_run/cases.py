@@ -565,6 +565,20 @@ case("FusedEmaAdamW foreach=False (one single-op launch per parameter)")(
 case("FusedEmaAdamW lr changed between steps (scheduler-like)")(
     lambda: _optimizer_case(between=lambda opt, n: [g.__setitem__("lr", g["lr"] * 0.5)
                                                     for g in opt.param_groups]))
+# 8-bit state (min_8bit_size=0: these parameters are small): every launch goes through the
+# 8-bit op (no prepared relaunches); the state compared holds the codes, scales and the EMA.
+case("FusedEmaAdamW state_bits=8, 4 steps")(
+    lambda: _optimizer_case(options={"state_bits": 8, "min_8bit_size": 0}, relaunches=False))
+case("FusedEmaAdamW state_bits=8, bf16 params with fp32 masters, maximize")(
+    lambda: _optimizer_case(groups=[{"params": [0, 1, 2, 3, 4],
+                                     "dtype": __import__("torch").bfloat16}],
+                            options={"state_bits": 8, "min_8bit_size": 0, "master_weights": True,
+                                     "maximize": True}, relaunches=False))
+case("FusedEmaAdamW an 8-bit group beside an fp32 one, GradScaler with an inf step, "
+     "state_dict round trip")(
+    lambda: _optimizer_case(groups=[{"params": [0, 2, 4], "state_bits": 8, "min_8bit_size": 0},
+                                    {"params": [1, 3]}],
+                            scaler=True, inf_at=2, state_dict_round_trip=True))
 
 
 # ---------------------------------------------------------------------------------------------
