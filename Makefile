@@ -35,10 +35,21 @@ demo: python
 	$(MAKE) --no-print-directory sample
 	$(PY) -m ascend_ema_adam check --quick
 
+# The prerequisites build side by side (the sanitizer tree while the package builds, npu-check
+# beside them: one build's serial steps leave a core to the others), each one's output printed
+# whole when it ends. pytest runs on every core (pytest-xdist), a file's tests on one worker (a
+# module fixture, such as the spawned ranks of test_distributed and test_integration_*, runs
+# once). OMP_WAIT_POLICY=PASSIVE: torch's idle OpenMP threads sleep instead of spinning, which on
+# 2 cores took the other worker's time (the 8-bit digits training: 12 s alone, 55 s beside a
+# worker); the results are the same.
 # AEA_REQUIRE_ENGINES: the engines' tests fail instead of skipping when their engine is missing.
-test: cpp sanitize npu-check $(VENV)/.engines.stamp
-	AEA_REQUIRE_ENGINES=1 AEA_CPP_BIN=$(abspath $(BUILD))/bin $(PY) -m pytest -q
+test:
+	$(MAKE) --no-print-directory -j $(JOBS) --output-sync=target test-prerequisites
+	AEA_REQUIRE_ENGINES=1 AEA_CPP_BIN=$(abspath $(BUILD))/bin OMP_WAIT_POLICY=PASSIVE \
+	    $(PY) -m pytest -q -n $(JOBS) --dist loadfile
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+.PHONY: test-prerequisites
+test-prerequisites: cpp sanitize npu-check $(VENV)/.engines.stamp
 
 # The NPU-only sources compiled against the real torch_npu / op-plugin / ACL headers of the
 # torch-npu 2.13.0 wheel (downloaded and unpacked, never installed: without CANN an installed
@@ -152,7 +163,8 @@ extra_requirements = $(shell $(PY) -c 'import tomllib; \
     print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["$(1)"])')
 .PHONY: engines
 engines: $(VENV)/.engines.stamp
-$(VENV)/.engines.stamp: $(VENV)/.requirements.stamp pyproject.toml requirements-engines.txt
+# (After the package's own install: two pips never write .venv at once under make -j.)
+$(VENV)/.engines.stamp: $(VENV)/.requirements.stamp pyproject.toml requirements-engines.txt | $(VENV)/.python.stamp
 	$(foreach extra,$(ENGINE_EXTRAS),$(PY) -m pip install --quiet --no-build-isolation \
 	    --disable-pip-version-check -c requirements-engines.txt $(PIP_FLAGS_$(extra)) \
 	    $(call extra_requirements,$(extra)) &&) true
