@@ -90,10 +90,12 @@ ascendc-check: $(VENV)/.python.stamp
 check: python
 	$(PY) -m ascend_ema_adam check
 
+# --no-compile: the modules a run imports are byte-compiled when first imported, not the whole of
+# torch at install (half of the install's time).
 venv: $(VENV)/.requirements.stamp
 $(VENV)/.requirements.stamp: requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile -r requirements-dev.txt
 	touch $@
 
 # The Python package, built from the CMake project by scikit-build-core in $(BUILD) (editable, so
@@ -165,7 +167,7 @@ extra_requirements = $(shell $(PY) -c 'import tomllib; \
 engines: $(VENV)/.engines.stamp
 # (After the package's own install: two pips never write .venv at once under make -j.)
 $(VENV)/.engines.stamp: $(VENV)/.requirements.stamp pyproject.toml requirements-engines.txt | $(VENV)/.python.stamp
-	$(foreach extra,$(ENGINE_EXTRAS),$(PY) -m pip install --quiet --no-build-isolation \
+	$(foreach extra,$(ENGINE_EXTRAS),$(PY) -m pip install --quiet --no-build-isolation --no-compile \
 	    --disable-pip-version-check -c requirements-engines.txt $(PIP_FLAGS_$(extra)) \
 	    $(call extra_requirements,$(extra)) &&) true
 	touch $@
