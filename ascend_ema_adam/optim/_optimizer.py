@@ -34,7 +34,7 @@ from ._steps import StepCounters, warn_zero3_parts
 from ._validation import (_check_capturable, _check_ema_decay, _check_hyperparameters,
                           _check_implementation, _check_tensor_hypers, _check_types,
                           _hyperparameter_error, _option_error)
-from ._state8bit import QMAP_M, QMAP_V
+from ._state8bit import QMAP_M, QMAP_V, ensure_maps
 from .functional import ema_adamw, ema_adamw8bit
 
 
@@ -254,6 +254,11 @@ class FusedEmaAdamW(Optimizer):
         group.setdefault("num_updates", current)
         group.setdefault("ema_calls", 0)
         group["decoupled_weight_decay"] = bool(self.adam_w_mode)
+        if group["state_bits"] == 8:
+            # The maps from the start, even in a group with no parameters: ZeroRedundancyOptimizer
+            # gives a rank empty shares of groups, never steps them, and saves its consolidated
+            # checkpoint from those groups (without maps, the other ranks' codes could not load).
+            ensure_maps(group, group["params"][0].device if group["params"] else "cpu")
 
     # -- gradients
 

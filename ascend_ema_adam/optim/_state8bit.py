@@ -8,7 +8,8 @@ Per parameter of at least ``min_8bit_size`` elements in a group with ``state_bit
 ``exp_avg_sq_absmax`` (fp32 ``[ceil(n / 256)]``: one scale per block of 256 elements of the
 flattened parameter), beside the usual ``ema_params`` (fp32), ``master_param`` and ``step``.
 Per group: ``exp_avg_qmap`` and ``exp_avg_sq_qmap`` (fp32 ``[256]``, the signed and unsigned
-dynamic maps), made at the group's first 8-bit step or taken from a checkpoint."""
+dynamic maps), made when an 8-bit group is added (a group set to 8 bits later: at its next
+step) or taken from a checkpoint."""
 
 from __future__ import annotations
 

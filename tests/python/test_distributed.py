@@ -27,6 +27,7 @@ K, M = 5, 5          # steps before the checkpoint, steps after it
 TIMEOUT_S = 150      # the whole spawn; a hang fails the tests instead of blocking the suite
 
 ZERO_KWARGS = dict(lr=0.01, ema_decay=0.95, weight_decay=0.05)
+EIGHT_BIT = dict(state_bits=8, min_8bit_size=0)  # every parameter on 8 bits (they are small)
 FSDP_KWARGS = dict(lr=0.02, ema_decay=0.9, weight_decay=0.01, adam_w_mode=False)
 SCOPES = ["param", "group"]
 CLIP = 0.05          # fused clipping's max norm: below every step's gradient norm (asserted)
@@ -90,20 +91,22 @@ def full_params(model):
 # The ranks
 
 
-def zero_scenario(rank, seed, out_dir, scope):
+def zero_scenario(rank, seed, out_dir, scope, options=None):
+    """``options``: more FusedEmaAdamW arguments (EIGHT_BIT)."""
     from torch.distributed.optim import ZeroRedundancyOptimizer
 
     res = {}
+    options = options or {}
     batches = make_batches(seed, K + M)
     model = make_model(seed, extra=True)
     zero = ZeroRedundancyOptimizer(zero_groups(model), optimizer_class=FusedEmaAdamW,
-                                   **ZERO_KWARGS, step_scope=scope)
+                                   **ZERO_KWARGS, **options, step_scope=scope)
     res["local_group_sizes"] = [len(g["params"]) for g in zero.optim.param_groups]
     for batch in batches[:K]:
         backward(model, batch)
         zero.step()
     zero.consolidate_state_dict(to=0)
-    checkpoint = os.path.join(out_dir, f"zero_optimizer_{scope}.pt")
+    checkpoint = os.path.join(out_dir, f"zero_optimizer_{scope}_{len(options)}.pt")
     if rank == 0:
         torch.save(zero.state_dict(), checkpoint)
     model_k = copy.deepcopy(model.state_dict())
@@ -135,7 +138,7 @@ def zero_scenario(rank, seed, out_dir, scope):
     resumed = make_model(seed + 99, extra=True)
     resumed.load_state_dict(model_k)
     zero2 = ZeroRedundancyOptimizer(zero_groups(resumed), optimizer_class=FusedEmaAdamW,
-                                    **ZERO_KWARGS, step_scope=scope)
+                                    **ZERO_KWARGS, **options, step_scope=scope)
     zero2.load_state_dict(torch.load(checkpoint, weights_only=True))
     for batch in batches[K:]:
         backward(resumed, batch)
@@ -258,6 +261,7 @@ def worker(rank, port, seed, out_dir):
                        for scope in SCOPES}
             results["clip"] = {"zero": zero_clip_scenario(rank, seed),
                                "fsdp": fsdp_clip_scenario(rank, seed)}
+            results["zero8"] = zero_scenario(rank, seed, out_dir, "param", EIGHT_BIT)
             save_results(rank, out_dir, results)
     finally:
         dist.destroy_process_group()
@@ -267,10 +271,10 @@ def worker(rank, port, seed, out_dir):
 # Single-process references (in this process, one thread like the ranks)
 
 
-def single_process_zero(seed, scope):
+def single_process_zero(seed, scope, options=None):
     batches = make_batches(seed, K + M)
     model = make_model(seed, extra=True)
-    opt = FusedEmaAdamW(zero_groups(model), **ZERO_KWARGS, step_scope=scope)
+    opt = FusedEmaAdamW(zero_groups(model), **ZERO_KWARGS, **(options or {}), step_scope=scope)
     for batch in batches:
         backward(model, batch)
         opt.step()
@@ -318,6 +322,8 @@ def spawned(tmp_path_factory, new_seed):
                for scope in SCOPES}
         out["clip"] = dict(seed=seed, ranks=[r["clip"] for r in results],
                            ref=single_process_clip(seed))
+        out["zero8"] = dict(seed=seed, ranks=[r["zero8"] for r in results],
+                            ref=single_process_zero(seed, "param", EIGHT_BIT))
     return out
 
 
@@ -408,6 +414,29 @@ def test_zero_swap_ema_helper(runs):
                          runs["seed"])
         assert_same_dict(z["after_meta"], z["params"], f"rank {rank} after a meta stash",
                          runs["seed"])
+
+
+def test_zero_8bit_state_equals_single_process_and_resumes(spawned):
+    """state_bits=8 under ZeRO: rank 0 holds empty shares of groups 1 and 2 and consolidates,
+    so its checkpoint must still carry those groups' maps (the other rank's codes are decoded
+    with them on resume). Parameters, EMA, the consolidated state (codes and scales) and the
+    maps equal the single process's; the resumed run is bit-identical."""
+    runs = spawned["zero8"]
+    model, opt = runs["ref"]
+    params = {n: p.detach() for n, p in model.named_parameters()}
+    ema = opt.ema_state_dict(model)
+    for rank, res in enumerate(runs["ranks"]):
+        assert_same_dict(res["params"], params, f"rank {rank} params", runs["seed"])
+        assert_same_dict(res["ema"], ema, f"rank {rank} EMA", runs["seed"])
+        assert_same_dict(res["resumed_params"], res["params"], f"rank {rank} resumed",
+                         runs["seed"])
+        assert_same_dict(res["resumed_ema"], res["ema"], f"rank {rank} resumed EMA", runs["seed"])
+    actual, expected = runs["ranks"][0]["state_dict"], opt.state_dict()
+    assert all("exp_avg_codes" in st for st in actual["state"].values())
+    assert_same_tree(actual["state"], expected["state"], "state")
+    for a, e in zip(actual["param_groups"], expected["param_groups"], strict=True):
+        for key in ("exp_avg_qmap", "exp_avg_sq_qmap"):
+            assert torch.equal(a[key], e[key]), key
 
 
 # ------------------------------------------------------------------------------------------
