@@ -3,7 +3,8 @@ deepspeed``, DeepSpeed 0.19.8) on two gloo ranks (spawned processes, accelerator
 
 One spawn runs ZeRO-2 and ZeRO-3 (several sub-groups: a small ``sub_group_size``), each with
 per-parameter and per-group steps, fp32 and (ZeRO-3, group steps) a bf16 model with fp32
-partitions, the optimizer offloaded to the CPU, on a small MLP with two param groups; each rank
+partitions, and two of them again with 8-bit moments (``state_bits=8``), the optimizer
+offloaded to the CPU, on a small MLP with two param groups; each rank
 trains on its own batches. After every engine step the ranks record
 the full fp32 weights (``safe_get_full_fp32_param``), the full EMA (``safe_get_full_optimizer_
 state(param, "ema_params")``) and the counters; the tests below check them here:
@@ -54,22 +55,25 @@ EMA_DECAY = 0.999      # above the warm-up's (1 + n) / (10 + n) for these steps:
 BATCH = 8
 SUB_GROUP = 160        # ZeRO-3 sub-groups of <= 160 elements: several per param group
 PERSIST = 30           # ZeRO-3 keeps parameters below 30 elements whole (the biases)
-SCENARIOS = [(stage, scope, "fp32") for stage in (2, 3) for scope in ("param", "group")]
-SCENARIOS.append((3, "group", "bf16"))
+SCENARIOS = [(stage, scope, "fp32", 32) for stage in (2, 3) for scope in ("param", "group")]
+SCENARIOS += [(3, "group", "bf16", 32), (2, "param", "fp32", 8), (3, "group", "bf16", 8)]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
-NAMES = [f"zero{stage}-{scope}-{dtype}" for stage, scope, dtype in SCENARIOS]
+NAMES = [f"zero{stage}-{scope}-{dtype}" + ("-8bit" if bits == 8 else "")
+         for stage, scope, dtype, bits in SCENARIOS]
 
 
 def make_model(seed):
     return tanh_mlp(seed, (10, 24, 17, 3), 0.3)
 
 
-def make_optimizer(model, scope):
+def make_optimizer(model, scope, bits):
+    """``bits`` 8: every fp32 partition keeps 8-bit moments (min_8bit_size=0: they are small)."""
     weights = [p for n, p in model.named_parameters() if n.endswith("weight")]
     biases = [p for n, p in model.named_parameters() if n.endswith("bias")]
     return FusedEmaAdamW([{"params": weights},
                           {"params": biases, "lr": 0.01, "weight_decay": 0.0}],
-                         lr=0.02, weight_decay=0.05, ema_decay=EMA_DECAY, step_scope=scope)
+                         lr=0.02, weight_decay=0.05, ema_decay=EMA_DECAY, step_scope=scope,
+                         state_bits=bits, min_8bit_size=0)
 
 
 def ds_config(stage, dtype):
@@ -126,11 +130,11 @@ def record(engine, opt, scope):
             "counters": counters(opt, scope)}
 
 
-def scenario(rank, seed, out_dir, stage, scope, dtype):
+def scenario(rank, seed, out_dir, stage, scope, dtype, bits):
     res = {"steps": []}
     batches = make_batches(seed, rank, K + M, dtype)
     model = make_model(seed)
-    opt = make_optimizer(model, scope)
+    opt = make_optimizer(model, scope, bits)
     engine, *_ = integration.initialize(model, opt, ds_config(stage, dtype))
     assert integration.attach(engine) is opt  # idempotent: one wrapper, the same optimizer
     assert engine.optimizer.step._fused_ema_adamw is opt
@@ -142,7 +146,7 @@ def scenario(rank, seed, out_dir, stage, scope, dtype):
         integration.full_ema(engine, next(model.parameters()))
     except RuntimeError as e:
         res["before_first_step"] = str(e)
-    checkpoint = os.path.join(out_dir, f"ckpt_{stage}_{scope}_{dtype}")
+    checkpoint = os.path.join(out_dir, f"ckpt_{stage}_{scope}_{dtype}_{bits}")
     for k, batch in enumerate(batches, start=1):
         train_step(engine, batch)
         res["steps"].append(record(engine, opt, scope))
@@ -151,13 +155,14 @@ def scenario(rank, seed, out_dir, stage, scope, dtype):
         if k == SWAP_AT:
             res["swap"] = swap_checks(engine, seed, DTYPES[dtype])
     res["calls_per_engine_step"] = len(calls) / len(batches)
+    res["state_keys"] = sorted({k for st in opt.state.values() for k in st})
     res["final_model"] = full_model(engine)
     res["ema_state_dict"] = integration.ema_state_dict(engine)
     res["ema_rank0_only"] = integration.ema_state_dict(engine, rank0_only=True)
 
     # a fresh engine (other initial weights) resumes from the checkpoint
     model2 = make_model(seed + 99)
-    opt2 = make_optimizer(model2, scope)
+    opt2 = make_optimizer(model2, scope, bits)
     engine2, *_ = integration.initialize(model2, opt2, ds_config(stage, dtype))
     engine2.load_checkpoint(checkpoint, tag="k")
     res["loaded_ema"] = {n: integration.full_ema(engine2, p).clone()
@@ -227,7 +232,7 @@ def spawned(tmp_path_factory, new_seed):
 
 @pytest.fixture(params=SCENARIOS, ids=NAMES)
 def runs(request, spawned):
-    """One scenario's results: (name, (stage, scope, dtype), seed, each rank's results)."""
+    """One scenario's results: (name, (stage, scope, dtype, bits), seed, each rank's results)."""
     seed, ranks = spawned
     name = NAMES[SCENARIOS.index(request.param)]
     return name, request.param, seed, [r[name] for r in ranks]
@@ -248,7 +253,7 @@ def test_ema_follows_the_fp32_weights_with_the_engine_steps_decay(runs):
     """EMA_k = d_k EMA_{k-1} + (1 - d_k) W_k from the full fp32 weights after each engine step,
     d_k = min(ema_decay, (1 + k)/(10 + k)) at engine step k, starting from the initial
     weights; the fused kernel computes it in fp32 (so: to 1e-6)."""
-    name, (_, _, dtype), seed, ranks = runs
+    name, (_, _, dtype, _), seed, ranks = runs
     dtype = DTYPES[dtype]
     # DeepSpeed's fp32 partitions start as the model's weights in its dtype
     initial = {n: p.detach().to(dtype).float() for n, p in make_model(seed).named_parameters()}
@@ -274,7 +279,7 @@ def test_every_step_call_is_inside_an_engine_step_block(spawned):
 
 
 def test_counters_equal_the_engine_steps(runs):
-    name, (stage, scope, _), seed, ranks = runs
+    name, (stage, scope, _, _), seed, ranks = runs
     for rank, res in enumerate(ranks):
         if stage == 3:
             # DeepSpeed steps each sub-group separately: what made the counters run ahead
@@ -302,6 +307,18 @@ def test_checkpoint_resume_is_bit_identical(runs):
         assert "no EMA yet" in res["before_first_step"]
 
 
+def test_state_kind_is_the_groups(runs):
+    """The offloaded partitions keep 8-bit moments (codes and block scales) where the groups say
+    state_bits=8, fp32 moments otherwise: the 8-bit runs above are 8-bit."""
+    name, (_, _, _, bits), _, ranks = runs
+    moments = ({"exp_avg_codes", "exp_avg_sq_codes", "exp_avg_absmax", "exp_avg_sq_absmax"}
+               if bits == 8 else {"exp_avg", "exp_avg_sq"})
+    for rank, res in enumerate(ranks):
+        assert moments <= set(res["state_keys"]), (name, rank, res["state_keys"])
+        assert {"exp_avg_codes", "exp_avg"} & set(res["state_keys"]) == moments & {
+            "exp_avg_codes", "exp_avg"}, (name, rank)
+
+
 def in_dtype(tensors, dtype):
     return {n: t.to(dtype) for n, t in tensors.items()}
 
@@ -309,7 +326,7 @@ def in_dtype(tensors, dtype):
 def test_ema_state_dict_and_swap(runs):
     """The export has the model's keys and dtype (a bf16 model: the fp32 EMA rounded); inside
     the swap the model holds it and computes with it; after, its own weights."""
-    name, (_, _, dtype), seed, ranks = runs
+    name, (_, _, dtype, _), seed, ranks = runs
     dtype = DTYPES[dtype]
     for rank, res in enumerate(ranks):
         what = f"{name} rank {rank} (seed {seed})"
