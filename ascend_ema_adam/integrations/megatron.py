@@ -68,6 +68,12 @@ def _check_config(config) -> None:
                          "does not replace: set it to False")
 
 
+_EIGHT_BIT_REFUSED = (
+    "state_bits=8: megatron's DistributedOptimizer checkpoints each shard's exp_avg and exp_avg_sq "
+    "as fp32 buffers and re-shards them on load, and 8-bit codes come with a scale per block of "
+    "256 of the shard, which this glue does not carry; use state_bits=32 with megatron")
+
+
 def _optimizer_options(options: dict[str, Any]) -> dict[str, Any]:
     """FusedEmaAdamW's keywords for megatron: the EMA options are the caller's, the Adam
     hyper-parameters the OptimizerConfig's, the step scope megatron-core's checkpoint's."""
@@ -83,6 +89,8 @@ def _optimizer_options(options: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"step_scope={options['step_scope']!r}: this megatron-core's "
                          f"DistributedOptimizer checkpoints {saves}, so the steps survive a "
                          f"checkpoint only with step_scope={scope!r}")
+    if options.get("state_bits", 32) == 8:
+        raise ValueError(_EIGHT_BIT_REFUSED)
     if "ema_decay" in options and options["ema_decay"] is None:
         raise ValueError("ema_decay=None (no EMA): this glue carries the EMA in megatron's "
                          "checkpoints and exports it; without an EMA use megatron's own "
@@ -186,7 +194,7 @@ def attach(optimizer):
       they are, and an EMA the checkpoint lacks starts at the loaded weights."""
     parts = [p for p in _parts(optimizer) if _is_distributed(p) and not p.is_stub_optimizer]
     for part in parts:
-        _require_ema(part)
+        _require_glue_groups(part)
     for part in parts:
         if getattr(part, "_aea_ema_attached", False):
             continue
@@ -195,7 +203,7 @@ def attach(optimizer):
         set_stock = part._set_main_param_and_optimizer_states
 
         def get_parameter_state_dp_zero(part=part, get_stock=get_stock):
-            _require_ema(part)  # (an EMA switched off after attach)
+            _require_glue_groups(part)  # (an EMA switched off after attach, or 8-bit state)
             state = get_stock()
             _gather_ema(part, state)
             return state
@@ -206,7 +214,7 @@ def attach(optimizer):
 
         def _set_main_param_and_optimizer_states(model_param, tensors, part=part,
                                                  set_stock=set_stock):
-            _require_ema(part)
+            _require_glue_groups(part)
             _set_known_keys(part, model_param, tensors, set_stock)
 
         part.get_parameter_state_dp_zero = get_parameter_state_dp_zero
@@ -214,6 +222,13 @@ def attach(optimizer):
         part._set_main_param_and_optimizer_states = _set_main_param_and_optimizer_states
         part._aea_ema_attached = True
     return optimizer
+
+
+def _require_glue_groups(part) -> None:
+    """Every group as the glue carries it: with an EMA, and fp32 (or 16-bit) moments."""
+    _require_ema(part)
+    if any(g.get("state_bits", 32) == 8 for g in part.optimizer.param_groups):
+        raise ValueError(_EIGHT_BIT_REFUSED)
 
 
 def _require_ema(part) -> None:

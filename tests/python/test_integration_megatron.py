@@ -695,6 +695,7 @@ def test_unsupported_config_is_refused_before_building(change, message, megatron
     (dict(optimizer_kwargs=dict(ema_decay=0.9)), ValueError, "own keyword"),
     (dict(optimizer_kwargs=dict(capturable="yes")), TypeError, "capturable"),
     (dict(optimizer_kwargs=dict(emma_decay=0.9)), TypeError, "emma_decay"),
+    (dict(optimizer_kwargs=dict(state_bits=8)), ValueError, "state_bits=8: megatron's"),
 ])
 def test_bad_optimizer_options_are_refused_before_building(kwargs, error, message,
                                                            megatron_adam):
@@ -705,6 +706,22 @@ def test_bad_optimizer_options_are_refused_before_building(kwargs, error, messag
     config = OptimizerConfig(lr=1e-3, bf16=True, use_distributed_optimizer=True)
     with pytest.raises(error, match=message):
         glue.get_megatron_optimizer(config, [object()], **kwargs)
+
+
+def test_glue_refuses_8bit_groups_before_changing_anything(monkeypatch):
+    """An inner FusedEmaAdamW built by hand with an 8-bit group: attach refuses it and leaves
+    the optimizer as it was (a stand-in part, taken for a DistributedOptimizer)."""
+    from types import SimpleNamespace
+
+    from ascend_ema_adam.integrations import megatron as glue
+
+    inner = FusedEmaAdamW([{"params": [torch.zeros(3, requires_grad=True)]},
+                           {"params": [torch.zeros(3, requires_grad=True)], "state_bits": 8}])
+    part = SimpleNamespace(optimizer=inner, is_stub_optimizer=False)
+    monkeypatch.setattr(glue, "_is_distributed", lambda p: p is part)
+    with pytest.raises(ValueError, match="state_bits=8: megatron's"):
+        glue.attach(part)
+    assert not hasattr(part, "_aea_ema_attached")
 
 
 def test_glue_refuses_optimizers_around_another_adam():
