@@ -713,3 +713,19 @@ def test_cached_steps_equal_fully_checked_steps(rng, step_scope):
         assert torch.equal(bits(p), bits(q))
         for key, value in checked.state[q].items():
             assert torch.equal(bits(cached.state[p][key]), bits(value)), key
+
+
+def test_maps_are_made_with_the_group(seed):
+    """An 8-bit group holds its maps from construction, an empty group too (ZeRO saves its
+    consolidated checkpoint from a rank's empty shares of groups), on its parameters' device;
+    a group with fp32 state has none."""
+    gen = torch.Generator().manual_seed(seed)
+    p = torch.nn.Parameter(torch.randn(64, 80, generator=gen))
+    q = torch.nn.Parameter(torch.randn(64, 80, generator=gen))
+    opt = FusedEmaAdamW([{"params": [p]}, {"params": []}, {"params": [q], "state_bits": 32}],
+                        state_bits=8)
+    for group in opt.param_groups[:2]:
+        assert torch.equal(group["exp_avg_qmap"], torch.from_numpy(QMAP_M))
+        assert torch.equal(group["exp_avg_sq_qmap"], torch.from_numpy(QMAP_V))
+        assert group["exp_avg_qmap"].device == p.device
+    assert "exp_avg_qmap" not in opt.param_groups[2]
