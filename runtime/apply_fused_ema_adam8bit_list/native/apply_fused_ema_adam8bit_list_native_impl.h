@@ -395,6 +395,21 @@ struct TableEncoder {
     typename Codes<B>::Table table;
 };
 
+/** The encode tables where both maps have one, else the search: chosen per call (a branch that
+ *  goes the same way all launch), so that each loop is compiled once rather than once per
+ *  encoder (the 8-bit loop files were the slowest of the build). */
+template <class B>
+struct Encoder {
+    Encoder(const Adam8bitCodebook& b, bool useTable) : table(b), search(b), useTable(useTable) {}
+    typename Codes<B>::I operator()(typename B::V x) const
+    {
+        return useTable ? table(x) : search(x);
+    }
+    TableEncoder<B> table;
+    SearchEncoder<B> search;
+    bool useTable;
+};
+
 /** Pass 2 of one vector of backend B at element i of a pending block: both moments' codes of
  *  m' / mDivisor and v' / vDivisor. */
 template <class B, class E>
@@ -502,15 +517,16 @@ inline void RunPartialBlock(const Consts<A>& c, const Consts<Scalar>& one, const
     out.m = nullptr;
 }
 
-/** `blocks` blocks from (entry, block) on, into the next entries (empty entries have none), with
- *  encoders E: each whole block's update runs beside the previous block's encode. */
-template <class A, class K, class E>
-void RunBlocksWith(const Adam8bitJob& job, uint32_t entry, uint64_t block, uint64_t blocks)
+/** `blocks` blocks from (entry, block) on, into the next entries (empty entries have none): each
+ *  whole block's update runs beside the previous block's encode. */
+template <class A, class K>
+void RunBlocks(const Adam8bitJob& job, uint32_t entry, uint64_t block, uint64_t blocks)
 {
     const Consts<A> c(job.k, job.gradDivisor);
     const Consts<Scalar> one(job.k, job.gradDivisor);
-    const E m(*job.m);
-    const E v(*job.v);
+    const bool tables = job.m->table.fast && job.v->table.fast;
+    const Encoder<A> m(*job.m, tables);
+    const Encoder<A> v(*job.v, tables);
     PendingEncode pending[2];
     pending[0].m = nullptr;
     pending[1].m = nullptr;
@@ -535,17 +551,6 @@ void RunBlocksWith(const Adam8bitJob& job, uint32_t entry, uint64_t block, uint6
         --blocks;
     }
     Flush<A>(m, v, pending[idle ^ 1U]);
-}
-
-/** RunBlocksWith the encode tables where both maps have one, else the search. */
-template <class A, class K>
-void RunBlocks(const Adam8bitJob& job, uint32_t entry, uint64_t block, uint64_t blocks)
-{
-    if (job.m->table.fast && job.v->table.fast) {
-        RunBlocksWith<A, K, TableEncoder<A>>(job, entry, block, blocks);
-    } else {
-        RunBlocksWith<A, K, SearchEncoder<A>>(job, entry, block, blocks);
-    }
 }
 
 template <class A, class G, class P, class C, uint32_t kMode, Prologue kPro>
