@@ -14,7 +14,6 @@
 #define APPLY_FUSED_EMA_ADAM8BIT_LIST_NATIVE_IMPL_H
 
 #include <cstdint>
-#include <type_traits>
 
 #include "apply_fused_ema_adam8bit_list_native_loops.h"
 #include "apply_fused_ema_adam8bit_list_tiling_key.h"
@@ -322,24 +321,31 @@ struct Tops {
  *  thread, AVX-512: 2 blocks ahead spread beat bursts of 2 blocks ahead into L2 by a quarter). */
 constexpr uint32_t kPrefetchElements = 2 * kBlock;
 
-/** The lines of element i + kPrefetchElements of each input stream that a vector of backend B at
- *  element i starts (prefetches never fault: past an entry's end they are dropped or wasted). */
-template <class B, class K>
-inline void PrefetchAhead(const BlockTensors<K>& t, uint32_t i)
+/** The line of element i + kPrefetchElements of stream x, when a vector of backend B at element i
+ *  starts a line of x (prefetches never fault: past an entry's end they are dropped or wasted).
+ *  Always inlined, and no lambda: GCC counts a prefetch as free of side effects, so a call of an
+ *  outlined helper that only prefetches is deleted as dead code (the loops had lost every prefetch
+ *  that way). */
+template <class B, class T>
+__attribute__((always_inline)) inline void PrefetchLineAhead(const T* x, uint32_t i)
 {
-    const auto ahead = [i](const auto* x) {
-        using T = typename std::remove_pointer<decltype(x)>::type;
-        if ((i * sizeof(T)) % 64U < B::kLanes * sizeof(T)) {
-            const uintptr_t at = reinterpret_cast<uintptr_t>(x + i) + kPrefetchElements * sizeof(T);
-            __builtin_prefetch(reinterpret_cast<const void*>(at), 0, 3);
-        }
-    };
-    ahead(t.g);
-    ahead(t.p);
-    ahead(t.m);
-    ahead(t.v);
+    if ((i * sizeof(T)) % 64U < B::kLanes * sizeof(T)) {
+        const uintptr_t at = reinterpret_cast<uintptr_t>(x + i) + kPrefetchElements * sizeof(T);
+        __builtin_prefetch(reinterpret_cast<const void*>(at), 0, 3);
+    }
+}
+
+/** The lines of element i + kPrefetchElements of each input stream that a vector of backend B at
+ *  element i starts. */
+template <class B, class K>
+__attribute__((always_inline)) inline void PrefetchAhead(const BlockTensors<K>& t, uint32_t i)
+{
+    PrefetchLineAhead<B>(t.g, i);
+    PrefetchLineAhead<B>(t.p, i);
+    PrefetchLineAhead<B>(t.m, i);
+    PrefetchLineAhead<B>(t.v, i);
     if constexpr (K::kEma) {
-        ahead(static_cast<const float*>(t.s));
+        PrefetchLineAhead<B>(static_cast<const float*>(t.s), i);
     }
 }
 
