@@ -31,10 +31,12 @@ struct HostScalarReader {
 };
 
 /** The encode table of 255 sorted thresholds (native::Adam8bitEncodeTable): the smallest table
- *  whose buckets hold one threshold each, or `fast` false. */
+ *  whose buckets hold one threshold each, or `fast` false; its buckets cover every key of [-1, 1]
+ *  too (`unit`) when that table still fits. */
 void BuildEncodeTable(const float* thresholds, native::Adam8bitEncodeTable& t)
 {
     t.fast = false;
+    t.unit = false;
     t.shift = 0;
     t.floor = 0;
     t.lo = 0;
@@ -55,6 +57,7 @@ void BuildEncodeTable(const float* thresholds, native::Adam8bitEncodeTable& t)
         const int32_t c = static_cast<int32_t>(bits[k] & 0x7fffffffU) - t.floor;  // > 0
         keys[k] = (bits[k] >> 31) != 0U ? ~c : c;
     }
+    const int32_t keyOfOne = 0x3f800000 - t.floor;  // the key of 1.0; ~keyOfOne: of -1.0
     for (uint32_t shift = 22; shift >= 1U; --shift) {
         const auto bucket = [&](uint32_t k) { return keys[k] >> shift; };
         bool single = true;
@@ -64,9 +67,15 @@ void BuildEncodeTable(const float* thresholds, native::Adam8bitEncodeTable& t)
         if (!single) {
             continue;  // a finer table may separate them
         }
-        const int64_t lo = int64_t{bucket(0)} - 1;
-        const int64_t hi = int64_t{bucket(kAdam8bitThresholds - 1U)} + 1;
-        if (hi - lo + 1 > int64_t{native::kAdam8bitTableMax}) {
+        int64_t lo = int64_t{bucket(0)} - 1;
+        int64_t hi = int64_t{bucket(kAdam8bitThresholds - 1U)} + 1;
+        const int64_t unitLo = std::min<int64_t>(lo, ~keyOfOne >> shift);
+        const int64_t unitHi = std::max<int64_t>(hi, keyOfOne >> shift);
+        if (unitHi - unitLo + 1 <= int64_t{native::kAdam8bitTableMax}) {
+            lo = unitLo;
+            hi = unitHi;
+            t.unit = true;
+        } else if (hi - lo + 1 > int64_t{native::kAdam8bitTableMax}) {
             return;  // finer tables are larger still
         }
         t.shift = shift;

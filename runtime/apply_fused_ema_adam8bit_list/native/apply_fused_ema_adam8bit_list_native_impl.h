@@ -48,6 +48,16 @@ inline float FloatOf(uint32_t u)
     return x;
 }
 
+/** The address entry 0 of a table would have if its entries started at bucket 0 rather than lo
+ *  (outside the table unless lo is 0): a gather by bucket from it reads entries[bucket - lo],
+ *  without the subtraction. Only ever an operand of a gather, never dereferenced itself. */
+inline const void* EntriesAtBucketZero(const Adam8bitEncodeTable& t)
+{
+    return reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(t.entries) -
+                                         static_cast<uintptr_t>(static_cast<intptr_t>(t.lo)) *
+                                             sizeof(uint32_t));
+}
+
 /**
  * Codes<A>: I, a vector of A::kLanes 32-bit code lanes; Load / Store of kLanes uint8 codes;
  * Decode(map, i) = map[i]; Encode(book, x) = the number of thresholds <= x (the binary search
@@ -90,6 +100,9 @@ struct Codes<Scalar> {
             const I code = (entry >> 24) + (low >= (entry & 0xffffffU) ? 1U : 0U);
             return x == x ? code : 0U;  // NaN: code 0
         }
+        /** x in [-1, 1] of a `unit` table: the same lookup (the clamp and the NaN case cost
+         *  nothing here). */
+        I Unit(float x) const { return (*this)(x); }
         const Adam8bitEncodeTable* t;
     };
     static I AbsBits(float x) { return BitsOf(x) & 0x7fffffffU; }
@@ -166,7 +179,8 @@ struct Codes<Avx512> {
             : floor(_mm512_set1_epi32(t.floor)), lo(_mm512_set1_epi32(t.lo)),
               hi(_mm512_set1_epi32(t.hi)),
               lowMask(_mm512_set1_epi32(static_cast<int>((1U << t.shift) - 1U))),
-              shift(_mm_cvtsi32_si128(static_cast<int>(t.shift))), entries(t.entries)
+              shift(_mm_cvtsi32_si128(static_cast<int>(t.shift))), entries(t.entries),
+              entriesAtZero(EntriesAtBucketZero(t))
         {
         }
         I operator()(__m512 x) const
@@ -185,9 +199,24 @@ struct Codes<Avx512> {
                 _mm512_and_si512(entry, _mm512_set1_epi32(0xffffff)));
             return _mm512_mask_add_epi32(base, above, base, _mm512_set1_epi32(1));
         }
+        /** x in [-1, 1] of a `unit` table: its bucket is in [lo, hi] and it is not NaN. */
+        I Unit(__m512 x) const
+        {
+            const I bits = _mm512_castps_si512(x);
+            const I magnitude = _mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff));
+            const I c = _mm512_sub_epi32(_mm512_max_epu32(magnitude, floor), floor);
+            const I key = _mm512_xor_si512(c, _mm512_srai_epi32(bits, 31));
+            const I entry = _mm512_i32gather_epi32(_mm512_sra_epi32(key, shift), entriesAtZero, 4);
+            const I base = _mm512_srli_epi32(entry, 24);
+            const __mmask16 above = _mm512_cmpge_epu32_mask(
+                _mm512_and_si512(key, lowMask),
+                _mm512_and_si512(entry, _mm512_set1_epi32(0xffffff)));
+            return _mm512_mask_add_epi32(base, above, base, _mm512_set1_epi32(1));
+        }
         I floor, lo, hi, lowMask;
         __m128i shift;
         const uint32_t* entries;
+        const void* entriesAtZero;
     };
     static I AbsBits(__m512 x)
     {
@@ -233,7 +262,8 @@ struct Codes<Avx2> {
               hi(_mm256_set1_epi32(t.hi)),
               lowMask(_mm256_set1_epi32(static_cast<int>((1U << t.shift) - 1U))),
               shift(_mm_cvtsi32_si128(static_cast<int>(t.shift))),
-              entries(reinterpret_cast<const int*>(t.entries))
+              entries(reinterpret_cast<const int*>(t.entries)),
+              entriesAtZero(static_cast<const int*>(EntriesAtBucketZero(t)))
         {
         }
         I operator()(__m256 x) const
@@ -252,9 +282,23 @@ struct Codes<Avx2> {
                 _mm256_add_epi32(_mm256_srli_epi32(entry, 24), _mm256_set1_epi32(1)), below);
             return _mm256_and_si256(code, _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_ORD_Q)));
         }
+        /** x in [-1, 1] of a `unit` table: its bucket is in [lo, hi] and it is not NaN. */
+        I Unit(__m256 x) const
+        {
+            const I bits = _mm256_castps_si256(x);
+            const I magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(0x7fffffff));
+            const I c = _mm256_sub_epi32(_mm256_max_epu32(magnitude, floor), floor);
+            const I key = _mm256_xor_si256(c, _mm256_srai_epi32(bits, 31));
+            const I entry = _mm256_i32gather_epi32(entriesAtZero, _mm256_sra_epi32(key, shift), 4);
+            const I below = _mm256_cmpgt_epi32(_mm256_and_si256(entry, _mm256_set1_epi32(0xffffff)),
+                                               _mm256_and_si256(key, lowMask));
+            return _mm256_add_epi32(
+                _mm256_add_epi32(_mm256_srli_epi32(entry, 24), _mm256_set1_epi32(1)), below);
+        }
         I floor, lo, hi, lowMask;
         __m128i shift;
         const int* entries;
+        const int* entriesAtZero;
     };
     static I AbsBits(__m256 x)
     {
@@ -304,6 +348,8 @@ struct PendingEncode {
     uint8_t* v;
     float mDivisor;
     float vDivisor;
+    bool mUnit;  // the absmax is finite and above 0: every quotient is in [-1, 1], none NaN
+    bool vUnit;
     alignas(64) float mNew[kBlock];
     alignas(64) float vNew[kBlock];
 };
@@ -385,35 +431,39 @@ inline void DecodeAndUpdate(const Consts<B>& c, const Adam8bitJob& job, const Bl
     top.v = Q::MaxU(top.v, Q::AbsBits(next.v));
 }
 
-/** Encoders: the nearest code of fp32 lanes x of backend B, by the map's thresholds (any map) or
- *  by its encode table (a map whose table is `fast`). */
+/** Encoders: the nearest code of fp32 lanes x of backend B, quotients of any block or of a block
+ *  whose absmax is finite and above 0 (`unitBlock`: every x in [-1, 1] and none NaN). */
 template <class B>
 struct SearchEncoder {
     explicit SearchEncoder(const Adam8bitCodebook& b) : book(&b) {}
-    typename Codes<B>::I operator()(typename B::V x) const { return Codes<B>::Encode(*book, x); }
+    typename Codes<B>::I operator()(typename B::V x, bool /* unitBlock */) const
+    {
+        return Codes<B>::Encode(*book, x);
+    }
     const Adam8bitCodebook* book;
 };
 
-template <class B>
-struct TableEncoder {
-    explicit TableEncoder(const Adam8bitCodebook& b) : table(b.table) {}
-    typename Codes<B>::I operator()(typename B::V x) const { return table(x); }
-    typename Codes<B>::Table table;
-};
-
-/** The encode tables where both maps have one, else the search: chosen per call (a branch that
- *  goes the same way all launch), so that each loop is compiled once rather than once per
- *  encoder (the 8-bit loop files were the slowest of the build). */
+/** The encode tables where both maps have one (a unit block's by the lookup without the clamp and
+ *  the NaN case, where the table covers [-1, 1]), else the search: chosen per call (branches
+ *  that go the same way all launch or all block), so that each loop is compiled once rather than
+ *  once per encoder (the 8-bit loop files were the slowest of the build). */
 template <class B>
 struct Encoder {
-    Encoder(const Adam8bitCodebook& b, bool useTable) : table(b), search(b), useTable(useTable) {}
-    typename Codes<B>::I operator()(typename B::V x) const
+    Encoder(const Adam8bitCodebook& b, bool useTable)
+        : table(b.table), search(b), useTable(useTable), unitTable(useTable && b.table.unit)
     {
-        return useTable ? table(x) : search(x);
     }
-    TableEncoder<B> table;
+    typename Codes<B>::I operator()(typename B::V x, bool unitBlock) const
+    {
+        if (unitTable && unitBlock) {
+            return table.Unit(x);
+        }
+        return useTable ? table(x) : search(x, unitBlock);
+    }
+    typename Codes<B>::Table table;
     SearchEncoder<B> search;
     bool useTable;
+    bool unitTable;
 };
 
 /** Pass 2 of one vector of backend B at element i of a pending block: both moments' codes of
@@ -423,13 +473,15 @@ inline void EncodeAt(const E& m, const E& v, const PendingEncode& block, typenam
                      typename B::V vDivisor, uint32_t i)
 {
     using Q = Codes<B>;
-    Q::Store(block.m + i, m(B::Div(B::template Ordered<float>::Load(block.mNew + i).v[0], mDivisor)));
-    Q::Store(block.v + i, v(B::Div(B::template Ordered<float>::Load(block.vNew + i).v[0], vDivisor)));
+    const typename B::V mNew = B::template Ordered<float>::Load(block.mNew + i).v[0];
+    const typename B::V vNew = B::template Ordered<float>::Load(block.vNew + i).v[0];
+    Q::Store(block.m + i, m(B::Div(mNew, mDivisor), block.mUnit));
+    Q::Store(block.v + i, v(B::Div(vNew, vDivisor), block.vUnit));
 }
 
 /** The block's new scales from its largest magnitudes' bits, and their divisors: an all-zero
  *  block divides by 1 (its codes all encode 0); a NaN scale (NaN > 0 is false) likewise: the
- *  block decodes to NaN whatever its codes. */
+ *  block decodes to NaN whatever its codes. A finite scale above 0 makes a unit block. */
 template <class K>
 inline void Scales(const BlockTensors<K>& t, uint32_t maxM, uint32_t maxV, PendingEncode& out)
 {
@@ -441,6 +493,9 @@ inline void Scales(const BlockTensors<K>& t, uint32_t maxM, uint32_t maxV, Pendi
     out.v = t.v;
     out.mDivisor = mAbsmax > 0.0f ? mAbsmax : 1.0f;
     out.vDivisor = vAbsmax > 0.0f ? vAbsmax : 1.0f;
+    constexpr uint32_t kInfBits = 0x7f800000U;  // above it: NaN; the bits are of magnitudes
+    out.mUnit = maxM != 0U && maxM < kInfBits;
+    out.vUnit = maxV != 0U && maxV < kInfBits;
 }
 
 /** Encodes a pending block (if any) whole. */

@@ -45,10 +45,13 @@ constexpr uint32_t kAdam8bitTableMax = 4096;
  * lower buckets: entries[clamp(b, lo, hi) - lo] = base << 24 | the threshold's low bits (1 << shift
  * when the bucket has none; lo and hi are buckets below and above every threshold). Exact for
  * every fp32 x (NaN: code 0) when every threshold is normal, nonzero, below 2 in magnitude and
- * above the smallest normal binade (so no threshold shares a key with 0 or with a tiny x).
+ * above the smallest normal binade (so no threshold shares a key with 0 or with a tiny x). With
+ * `unit`, lo and hi also hold the buckets of every x in [-1, 1]: a block with a finite absmax above
+ * 0 has its quotients there, and their codes need neither the clamp nor the NaN case.
  */
 struct Adam8bitEncodeTable {
     bool fast;
+    bool unit;
     uint32_t shift;  // 1 .. 22
     int32_t floor;   // c = max(a, floor) - floor
     int32_t lo;      // buckets clamped to [lo, hi]
