@@ -215,16 +215,19 @@ py::dict LaunchNative8bit(const BufferList& grads, const BufferList& vars, const
                           const aea::Attrs& attrs, bool maximize, uint32_t threads,
                           const std::string& isa, uint64_t minElemsPerThread,
                           const std::optional<py::buffer>& lr,
-                          const std::optional<py::buffer>& emaDecay)
+                          const std::optional<py::buffer>& emaDecay, bool bytePlanes)
 {
     const auto run = [&](const ApplyFusedEmaAdam8bitListTilingData& t,
                          const op8::Adam8bitDtypes& dtypes, const op8::Adam8bitOptions&,
                          const op8::ApplyFusedEmaAdam8bitListBuffers& b,
                          const std::vector<uint64_t>&) {
-        const aea::NativeOptions options =
+        aea::NativeOptions options =
             NativeOptionsOf(threads, isa, minElemsPerThread, aea::kNativeStreamingBytes);
+        options.bytePlanes = bytePlanes;
         uint32_t used = 0;
+        bool decodedByPlanes = false;
         try {
+            decodedByPlanes = op8::Adam8bitBytePlaneDecode(aea::ResolveIsa(options.isa), options);
             py::gil_scoped_release release;
             used = op8::RunNative8bitList(t, dtypes, b, options);
         } catch (const std::invalid_argument& e) {
@@ -233,6 +236,7 @@ py::dict LaunchNative8bit(const BufferList& grads, const BufferList& vars, const
         py::dict out;
         out["isa"] = isa.empty() ? std::string(aea::NativeIsa()) : isa;
         out["threads"] = used;
+        out["byte_planes"] = decodedByPlanes;
         return out;
     };
     return Launch8bit(grads, vars, ms, vs, mAbsmaxes, vAbsmaxes, ss, copies, numels, qmapM, qmapV,
@@ -329,9 +333,12 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam8bit_list)
             py::arg("maximize"), py::arg("threads") = 0, py::arg("isa") = "",
             py::arg("min_elems_per_thread") = aea::kNativeMinElemsPerThread,
             py::arg("lr") = py::none(), py::arg("ema_decay") = py::none(),
+            py::arg("byte_planes") = true,
             "Run the native kernel of ApplyFusedEmaAdam8bitList in place on lists of contiguous "
-            "buffers (ss, model_copies, grad_scale, found_inf, lr, ema_decay: None when absent); "
-            "returns the instruction set and the threads used (0: nothing ran).");
+            "buffers (ss, model_copies, grad_scale, found_inf, lr, ema_decay: None when absent; "
+            "byte_planes false: the AVX-512 loops decode by gathers even with VBMI); returns the "
+            "instruction set, the threads used (0: nothing ran) and whether the codes were "
+            "decoded by byte planes.");
 
     mod.def("launch_adam8bit_list", &LaunchTwin8bit, py::arg("grads"), py::arg("vars"),
             py::arg("ms"), py::arg("vs"), py::arg("m_absmaxes"), py::arg("v_absmaxes"),

@@ -117,6 +117,19 @@ Isa BestIsa()
     return best;
 }
 
+bool CpuHasAvx512Vbmi()
+{
+    static const bool has = [] {
+#if defined(__x86_64__)
+        __builtin_cpu_init();
+        return BestIsa() == Isa::kAvx512 && __builtin_cpu_supports("avx512vbmi");
+#else
+        return false;
+#endif
+    }();
+    return has;
+}
+
 namespace {
 
 /** The named instruction set if this CPU runs it; throws std::invalid_argument. */

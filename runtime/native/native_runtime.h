@@ -59,6 +59,9 @@ const char* NativeIsa();
  * std::invalid_argument otherwise.
  */
 Isa ResolveIsa(const char* name);
+/** Whether this CPU has AVX-512 VBMI (byte permutes across a register pair), which the 8-bit
+ *  AVX-512 loops use where they may (NativeOptions::bytePlanes). */
+bool CpuHasAvx512Vbmi();
 
 /** Work is handed out in whole multiples of this many elements (>= 64 B for every dtype), so no
  *  two threads write the same cache line of a 64-B aligned tensor. */
@@ -177,6 +180,8 @@ struct NativeOptions {
     uint64_t minElemsPerThread = kNativeMinElemsPerThread;  // smaller launches use fewer threads
     const char* isa = nullptr;  // nullptr: NativeIsa(); else a narrower one the CPU supports
     uint64_t streamingBytes = kNativeStreamingBytes;  // launches moving as many bytes stream
+    bool bytePlanes = true;  // 8-bit AVX-512 loops: decode by VBMI byte planes where the CPU has
+                             // VBMI (false: by gathers, as without it)
 };
 
 }  // namespace ascend_ema_adam

@@ -15,10 +15,19 @@ from adam8bit_cases import (OPTIONS, QMAP_M, QMAP_V, ROW_IDS, SIZES, TIE_HYPER,
 from ascend_ema_adam import _twin, golden8bit as g8
 from ascend_ema_adam._dtypes import LIST8BIT_DTYPES, by_name
 from ascend_ema_adam.golden import Extras, Hyper
-from kernel_cases import CPUS, ISAS
+from kernel_cases import BEST_ISA, CPUS, ISAS
 
 BLOCK = g8.BLOCK
 run_native = functools.partial(run, _twin.launch_native_adam8bit_list)
+
+
+def _cpu_flags() -> set:
+    with open("/proc/cpuinfo") as f:
+        return next((set(line.split()) for line in f if line.startswith("flags")), set())
+
+
+#: The AVX-512 loops decode by AVX-512 VBMI byte planes where the CPU has VBMI, else by gathers.
+HAS_VBMI = BEST_ISA == "avx512" and "avx512vbmi" in _cpu_flags()
 
 def test_contract_is_the_goldens():
     rows = _twin.adam8bit_dtype_contract()
@@ -39,12 +48,15 @@ def test_thresholds_are_the_goldens(rng, which):
 
 @pytest.mark.parametrize("row", LIST8BIT_DTYPES, ids=ROW_IDS)
 @pytest.mark.parametrize("isa", ISAS)
-def test_every_row_and_isa_is_bit_exact(rng, row, isa):
+@pytest.mark.parametrize("byte_planes", [True, False], ids=["planes-if-vbmi", "gathers"])
+def test_every_row_and_isa_is_bit_exact(rng, row, isa, byte_planes):
     entries = make_entries(rng, SIZES, row)
     h = Hyper(lr=3e-3, mode=int(rng.integers(0, 2)), weight_decay=0.02)
     want = expected(entries, 9, h)
-    result = run_native(entries, row, 9, h, isa=isa, threads=2, min_elems_per_thread=1)
+    result = run_native(entries, row, 9, h, isa=isa, threads=2, min_elems_per_thread=1,
+                        byte_planes=byte_planes)
     assert result["isa"] == isa and 1 <= result["threads"] <= min(2, CPUS)
+    assert result["byte_planes"] == (byte_planes and isa == "avx512" and HAS_VBMI)
     assert_entries_equal(entries, want)
 
 

@@ -106,6 +106,13 @@ native::Adam8bitCodebook CodebookOf(const float* map)
 {
     native::Adam8bitCodebook book{};
     std::copy(map, map + kAdam8bitMapSize, book.map);
+    for (uint32_t j = 0; j < kAdam8bitMapSize; ++j) {
+        uint32_t bits;
+        std::memcpy(&bits, &map[j], sizeof bits);
+        for (uint32_t k = 0; k < 4U; ++k) {
+            book.planes[k][j] = static_cast<uint8_t>(bits >> (8U * k));
+        }
+    }
     BuildAdam8bitEncodeThresholds(book.map, book.thresholds);
     native::Adam8bitSearchLevels& l = book.levels;
     float* const levels[] = {l.l128, l.l64, l.l32, l.l16, l.l8, l.l4, l.l2, l.l1};
@@ -170,6 +177,11 @@ private:
 
 }  // namespace
 
+bool Adam8bitBytePlaneDecode(Isa isa, const NativeOptions& options)
+{
+    return isa == Isa::kAvx512 && options.bytePlanes && CpuHasAvx512Vbmi();
+}
+
 void Adam8bitEncodeThresholds(const float* map, float* thresholds)
 {
     BuildAdam8bitEncodeThresholds(map, thresholds);
@@ -207,7 +219,8 @@ uint32_t RunNative8bitList(const ApplyFusedEmaAdam8bitListTilingData& t,
     shape.mode = t.hyper.mode;
     shape.prologue = t.hasGradScale != 0U || t.maximize != 0U ? 1U : 0U;
     shape.ema = t.hasEma != 0U;
-    const native::Adam8bitLoop loop = LoopFor(ResolveIsa(options.isa), shape);
+    const Isa isa = ResolveIsa(options.isa);
+    const native::Adam8bitLoop loop = LoopFor(isa, shape);
 
     // The kernels' launch prologue: found_inf first (nonzero, NaN included: nothing more is read
     // or written), step only when it is used, the lr and decay tensors replacing the attributes.
@@ -227,6 +240,7 @@ uint32_t RunNative8bitList(const ApplyFusedEmaAdam8bitListTilingData& t,
     job.gradDivisor = launch.gradDivisor;
     job.m = &m;
     job.v = &v;
+    job.bytePlanes = Adam8bitBytePlaneDecode(isa, options);
     job.numels = b.numels;
     job.grads = b.grads;
     job.vars = b.vars;

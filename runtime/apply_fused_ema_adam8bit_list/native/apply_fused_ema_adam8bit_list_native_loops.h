@@ -59,9 +59,10 @@ struct Adam8bitEncodeTable {
     alignas(64) uint32_t entries[kAdam8bitTableMax];
 };
 
-/** One map and what its encode needs. */
+/** One map, its byte planes and what its encode needs. */
 struct Adam8bitCodebook {
     alignas(64) float map[256];
+    alignas(64) uint8_t planes[4][256];  // planes[k][j]: byte k of map[j] (the VBMI decode's)
     alignas(64) float thresholds[256];  // 255 used: Adam8bitEncodeThreshold of neighbours
     Adam8bitSearchLevels levels;
     Adam8bitEncodeTable table;
@@ -81,6 +82,7 @@ struct Adam8bitJob {
     float gradDivisor;
     const Adam8bitCodebook* m;
     const Adam8bitCodebook* v;
+    bool bytePlanes;  // AVX-512 loops: decode whole blocks by the maps' byte planes (VBMI)
     const uint64_t* numels;
     const void* const* grads;
     void* const* vars;
