@@ -4,8 +4,9 @@
  *        instantiated by each instruction set's translation unit: per quantization block of 256
  *        elements, decode -> the shared fp32 update (ema_adam_native_update.h's Update, the
  *        AscendC kernels' op order) -> the block's new scales -> exact-nearest encode, the encode
- *        of a block interleaved with the update of the next. Decode by a gather from the map
- *        (AVX-512, AVX2) or indexing; encode by the map's encode table (one gather or load, for
+ *        of a block interleaved with the update of the next. Decode by permutes of the map's
+ *        byte planes (AVX-512 with VBMI), a gather from the map (AVX-512, AVX2) or indexing;
+ *        encode by the map's encode table (one gather or load, for
  *        maps that have one) or the binary search over the thresholds (in-register
  *        permutes on AVX-512, gathers on AVX2, indexing); every way computes the same codes.
  *        Internal linkage only (see native_simd.h).
@@ -441,8 +442,8 @@ __attribute__((always_inline)) inline void PrefetchAhead(const BlockTensors<K>& 
  *  largest magnitudes' bits. */
 template <class B, class K>
 inline void UpdateVector(const Consts<B>& c, const BlockTensors<K>& t, typename B::V mMap,
-                   typename B::V vMap, typename B::V mScale, typename B::V vScale, uint32_t i,
-                   PendingEncode& out, Tops<B>& top)
+                         typename B::V vMap, typename B::V mScale, typename B::V vScale, uint32_t i,
+                         PendingEncode& out, Tops<B>& top)
 {
     using V = typename B::V;
     using Q = Codes<B>;
@@ -567,8 +568,9 @@ inline void Flush(const E& m, const E& v, PendingEncode& block)
 }
 
 /**
- * A whole block's pass 1 into `out`, with the previous block's pass 2 interleaved vector by vector
- * (then done: its m set null): the update's divisions and square roots keep the divider busy while
+ * A whole block's pass 1 into `out` (its codes decoded by the maps' byte planes, 64 at a time,
+ * where the launch may, else by gathers), with the previous block's pass 2 interleaved vector by
+ * vector (then done: its m set null): the update's divisions and square roots keep the divider busy while
  * the encode's lookups and compares use the other units, which two separate passes would leave
  * idle in turn.
  */
