@@ -283,6 +283,28 @@ def test_every_map_kind_encodes_exactly(rng, maps, isa):
     assert_entries_equal(entries, want)
 
 
+def test_maps_changed_in_place_are_used_at_once(rng):
+    """The driver keeps the last launch's codebooks (per thread) while the maps are the same bits:
+    maps rewritten in place between launches, in the same buffers, are used by the next launch
+    (a stale codebook decodes and encodes by the old maps)."""
+    row = LIST8BIT_DTYPES[0]
+    qmap_m, qmap_v = QMAP_M.copy(), QMAP_V.copy()
+    for kind in ["standard", "linear", "standard", "crowded", "crowded"]:
+        qmap_m[:], qmap_v[:] = MAPS[kind]
+        entries = make_entries(rng, [4 * BLOCK + 9, 300], row)
+        want = [g8.emulate_entry8(e["grad"], e["var"], e["m"], e["v"], e["m_absmax"],
+                                  e["v_absmax"], e["s"], np.array([3]), qmap_m, qmap_v, Hyper(),
+                                  Extras()) for e in entries]
+        lists = {k: [e[k] for e in entries]
+                 for k in ("grad", "var", "m", "v", "m_absmax", "v_absmax", "s")}
+        _twin.launch_native_adam8bit_list(
+            lists["grad"], lists["var"], lists["m"], lists["v"], lists["m_absmax"],
+            lists["v_absmax"], lists["s"], None, [e["var"].size for e in entries], qmap_m, qmap_v,
+            np.array([3], np.int64), None, None, "float32", "float32", "", attrs_of(Hyper()),
+            False, threads=1)
+        assert_entries_equal(entries, want)
+
+
 def scaled_entry(rng, row, thresholds, exponents):
     """One entry (with TIE_HYPER: m' = g, v' = g * g) whose blocks have scales other than 1: block b
     holds its scale a = (1 + u) * 2^exponents[b], the quotients' neighbourhoods of the thresholds

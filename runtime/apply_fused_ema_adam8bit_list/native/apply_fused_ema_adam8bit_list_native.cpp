@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -127,6 +128,37 @@ native::Adam8bitCodebook CodebookOf(const float* map)
     return book;
 }
 
+/** The last launch's maps on this thread and their codebooks: a launch whose maps are the same
+ *  bits reuses them (the maps are constant inputs, and building both codebooks cost more than
+ *  the update of a small launch). */
+struct CodebookCache {
+    bool valid = false;
+    float mapM[kAdam8bitMapSize];
+    float mapV[kAdam8bitMapSize];
+    native::Adam8bitCodebook m;
+    native::Adam8bitCodebook v;
+};
+
+const CodebookCache& CodebooksOf(const float* mapM, const float* mapV)
+{
+    // on the heap: a 40 KiB thread_local would take static TLS a dlopen'ed module may not have
+    thread_local std::unique_ptr<CodebookCache> cache;
+    if (!cache) {
+        cache = std::make_unique<CodebookCache>();
+    }
+    CodebookCache& c = *cache;
+    if (!c.valid || std::memcmp(c.mapM, mapM, sizeof c.mapM) != 0 ||
+        std::memcmp(c.mapV, mapV, sizeof c.mapV) != 0) {
+        c.valid = false;  // until both are built (CodebookOf does not throw; no half state stays)
+        std::memcpy(c.mapM, mapM, sizeof c.mapM);
+        std::memcpy(c.mapV, mapV, sizeof c.mapV);
+        c.m = CodebookOf(mapM);
+        c.v = CodebookOf(mapV);
+        c.valid = true;
+    }
+    return c;
+}
+
 native::Adam8bitLoop LoopFor(Isa isa, const native::Adam8bitLoopShape& shape)
 {
     using Pick = native::Adam8bitLoop (*)(const native::Adam8bitLoopShape&);
@@ -233,13 +265,12 @@ uint32_t RunNative8bitList(const ApplyFusedEmaAdam8bitListTilingData& t,
     if (launch.skip || elements == 0) {
         return 0;
     }
-    const native::Adam8bitCodebook m = CodebookOf(b.qmapM);
-    const native::Adam8bitCodebook v = CodebookOf(b.qmapV);
+    const CodebookCache& books = CodebooksOf(b.qmapM, b.qmapV);
     native::Adam8bitJob job{};
     job.k = launch.k;
     job.gradDivisor = launch.gradDivisor;
-    job.m = &m;
-    job.v = &v;
+    job.m = &books.m;
+    job.v = &books.v;
     job.bytePlanes = Adam8bitBytePlaneDecode(isa, options);
     job.numels = b.numels;
     job.grads = b.grads;
