@@ -1,8 +1,8 @@
 /**
  * @file apply_fused_ema_adam8bit_list_native.cpp
  * @brief RunNative8bitList: reads found_inf, folds the launch scalars with the kernels'
- *        LaunchPrologue, builds each map's encode tables (the codebook header's thresholds) and
- *        hands the launch's quantization blocks to the loops of the chosen instruction set.
+ *        LaunchPrologue, builds each map's encode tables (the codebook header's thresholds; kept
+ *        while the maps stay the same) and hands the launch's quantization blocks to the loops of the chosen instruction set.
  */
 #include "apply_fused_ema_adam8bit_list_native.h"
 
