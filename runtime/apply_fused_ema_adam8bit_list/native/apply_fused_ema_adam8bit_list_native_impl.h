@@ -180,43 +180,43 @@ struct Codes<Avx512> {
             : floor(_mm512_set1_epi32(t.floor)), lo(_mm512_set1_epi32(t.lo)),
               hi(_mm512_set1_epi32(t.hi)),
               lowMask(_mm512_set1_epi32(static_cast<int>((1U << t.shift) - 1U))),
-              shift(_mm_cvtsi32_si128(static_cast<int>(t.shift))), entries(t.entries),
+              shift(_mm_cvtsi32_si128(static_cast<int>(t.shift))),
               entriesAtZero(EntriesAtBucketZero(t))
         {
         }
         I operator()(__m512 x) const
         {
+            const I key = Key(x);
+            const I bucket = _mm512_min_epi32(_mm512_max_epi32(_mm512_sra_epi32(key, shift), lo), hi);
+            const __mmask16 number = _mm512_cmp_ps_mask(x, x, _CMP_ORD_Q);  // NaN: code 0
+            return CodeOf(key, _mm512_i32gather_epi32(bucket, entriesAtZero, 4), number);
+        }
+        /** x in [-1, 1] of a `unit` table: its bucket is in [lo, hi] and it is not NaN. */
+        I Unit(__m512 x) const
+        {
+            const I key = Key(x);
+            return CodeOf(key, _mm512_i32gather_epi32(_mm512_sra_epi32(key, shift), entriesAtZero, 4),
+                          0xffff);
+        }
+        I Key(__m512 x) const
+        {
             const I bits = _mm512_castps_si512(x);
             const I magnitude = _mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff));
             const I c = _mm512_sub_epi32(_mm512_max_epu32(magnitude, floor), floor);
-            const I key = _mm512_xor_si512(c, _mm512_srai_epi32(bits, 31));
-            const I bucket = _mm512_sub_epi32(
-                _mm512_min_epi32(_mm512_max_epi32(_mm512_sra_epi32(key, shift), lo), hi), lo);
-            const I entry = _mm512_i32gather_epi32(bucket, entries, 4);
-            const __mmask16 number = _mm512_cmp_ps_mask(x, x, _CMP_ORD_Q);  // NaN: code 0
+            return _mm512_xor_si512(c, _mm512_srai_epi32(bits, 31));
+        }
+        /** The lanes' codes from their keys and their buckets' entries (lanes outside `number`:
+         *  0). */
+        I CodeOf(I key, I entry, __mmask16 number) const
+        {
             const I base = _mm512_maskz_srli_epi32(number, entry, 24);
             const __mmask16 above = _mm512_mask_cmpge_epu32_mask(
                 number, _mm512_and_si512(key, lowMask),
                 _mm512_and_si512(entry, _mm512_set1_epi32(0xffffff)));
             return _mm512_mask_add_epi32(base, above, base, _mm512_set1_epi32(1));
         }
-        /** x in [-1, 1] of a `unit` table: its bucket is in [lo, hi] and it is not NaN. */
-        I Unit(__m512 x) const
-        {
-            const I bits = _mm512_castps_si512(x);
-            const I magnitude = _mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff));
-            const I c = _mm512_sub_epi32(_mm512_max_epu32(magnitude, floor), floor);
-            const I key = _mm512_xor_si512(c, _mm512_srai_epi32(bits, 31));
-            const I entry = _mm512_i32gather_epi32(_mm512_sra_epi32(key, shift), entriesAtZero, 4);
-            const I base = _mm512_srli_epi32(entry, 24);
-            const __mmask16 above = _mm512_cmpge_epu32_mask(
-                _mm512_and_si512(key, lowMask),
-                _mm512_and_si512(entry, _mm512_set1_epi32(0xffffff)));
-            return _mm512_mask_add_epi32(base, above, base, _mm512_set1_epi32(1));
-        }
         I floor, lo, hi, lowMask;
         __m128i shift;
-        const uint32_t* entries;
         const void* entriesAtZero;
     };
     static I AbsBits(__m512 x)
@@ -304,34 +304,33 @@ struct Codes<Avx2> {
               hi(_mm256_set1_epi32(t.hi)),
               lowMask(_mm256_set1_epi32(static_cast<int>((1U << t.shift) - 1U))),
               shift(_mm_cvtsi32_si128(static_cast<int>(t.shift))),
-              entries(reinterpret_cast<const int*>(t.entries)),
               entriesAtZero(static_cast<const int*>(EntriesAtBucketZero(t)))
         {
         }
         I operator()(__m256 x) const
         {
-            const I bits = _mm256_castps_si256(x);
-            const I magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(0x7fffffff));
-            const I c = _mm256_sub_epi32(_mm256_max_epu32(magnitude, floor), floor);
-            const I key = _mm256_xor_si256(c, _mm256_srai_epi32(bits, 31));
-            const I bucket = _mm256_sub_epi32(
-                _mm256_min_epi32(_mm256_max_epi32(_mm256_sra_epi32(key, shift), lo), hi), lo);
-            const I entry = _mm256_i32gather_epi32(entries, bucket, 4);
-            // the key's low bits < 2^22, the entry's < 2^23: a signed compare; -1 below
-            const I below = _mm256_cmpgt_epi32(_mm256_and_si256(entry, _mm256_set1_epi32(0xffffff)),
-                                               _mm256_and_si256(key, lowMask));
-            const I code = _mm256_add_epi32(
-                _mm256_add_epi32(_mm256_srli_epi32(entry, 24), _mm256_set1_epi32(1)), below);
+            const I key = Key(x);
+            const I bucket = _mm256_min_epi32(_mm256_max_epi32(_mm256_sra_epi32(key, shift), lo), hi);
+            const I code = CodeOf(key, _mm256_i32gather_epi32(entriesAtZero, bucket, 4));
             return _mm256_and_si256(code, _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_ORD_Q)));
         }
         /** x in [-1, 1] of a `unit` table: its bucket is in [lo, hi] and it is not NaN. */
         I Unit(__m256 x) const
         {
+            const I key = Key(x);
+            return CodeOf(key, _mm256_i32gather_epi32(entriesAtZero, _mm256_sra_epi32(key, shift), 4));
+        }
+        I Key(__m256 x) const
+        {
             const I bits = _mm256_castps_si256(x);
             const I magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(0x7fffffff));
             const I c = _mm256_sub_epi32(_mm256_max_epu32(magnitude, floor), floor);
-            const I key = _mm256_xor_si256(c, _mm256_srai_epi32(bits, 31));
-            const I entry = _mm256_i32gather_epi32(entriesAtZero, _mm256_sra_epi32(key, shift), 4);
+            return _mm256_xor_si256(c, _mm256_srai_epi32(bits, 31));
+        }
+        /** The lanes' codes from their keys and their buckets' entries. */
+        I CodeOf(I key, I entry) const
+        {
+            // the key's low bits < 2^22, the entry's < 2^23: a signed compare; -1 below
             const I below = _mm256_cmpgt_epi32(_mm256_and_si256(entry, _mm256_set1_epi32(0xffffff)),
                                                _mm256_and_si256(key, lowMask));
             return _mm256_add_epi32(
@@ -339,7 +338,6 @@ struct Codes<Avx2> {
         }
         I floor, lo, hi, lowMask;
         __m128i shift;
-        const int* entries;
         const int* entriesAtZero;
     };
     static I AbsBits(__m256 x)
@@ -593,9 +591,11 @@ inline void UpdateEncodingPrevious(const Consts<A>& c, const Adam8bitJob& job, c
             EncodeAt<A>(m, v, previous, md, vd, i);
         }
     };
+    bool bytePlanes = false;  // the same way all launch
 #ifdef AEA_NATIVE_HAVE_AVX512
     if constexpr (std::is_same<A, Avx512>::value) {
-        if (job.bytePlanes) {  // the same way all launch
+        bytePlanes = job.bytePlanes;
+        if (bytePlanes) {
             for (uint32_t i = 0; i < kBlock; i += kBytePlaneCodes) {
                 V mMap[kBytePlaneCodes / A::kLanes];
                 V vMap[kBytePlaneCodes / A::kLanes];
@@ -605,14 +605,13 @@ inline void UpdateEncodingPrevious(const Consts<A>& c, const Adam8bitJob& job, c
                     step(i + q * A::kLanes, mMap[q], vMap[q]);
                 }
             }
-            previous.m = nullptr;
-            Scales(t, Q::ReduceMaxU(top.m), Q::ReduceMaxU(top.v), out);
-            return;
         }
     }
 #endif
-    for (uint32_t i = 0; i < kBlock; i += A::kLanes) {
-        step(i, Q::Decode(job.m->map, Q::Load(t.m + i)), Q::Decode(job.v->map, Q::Load(t.v + i)));
+    if (!bytePlanes) {
+        for (uint32_t i = 0; i < kBlock; i += A::kLanes) {
+            step(i, Q::Decode(job.m->map, Q::Load(t.m + i)), Q::Decode(job.v->map, Q::Load(t.v + i)));
+        }
     }
     previous.m = nullptr;
     Scales(t, Q::ReduceMaxU(top.m), Q::ReduceMaxU(top.v), out);
