@@ -241,7 +241,9 @@ def test_exact_ties_encode_to_the_larger_code(rng):
 
 def _maps():
     """Map pairs (m's, v's) for both encodes of the vector loops: the standard maps and linear ones
-    have an encode table (at most one threshold per bucket of the table's key); a zero threshold,
+    have an encode table (at most one threshold per bucket of the table's key), keyed by the signed
+    value or, for a map whose thresholds are all above 0, by the value's bits as an int32 ("swapped":
+    m's negative quotients all below such a map's thresholds, its ties on them); a zero threshold,
     equal thresholds or a subnormal one leave the map without one (the threshold search)."""
     zero_threshold = QMAP_M.copy()
     at_zero = int(np.flatnonzero(zero_threshold == 0)[0])
@@ -253,6 +255,7 @@ def _maps():
     linear_m = np.append(np.linspace(-1, 1, 255), 1.0).astype(np.float32)
     linear_v = np.linspace(0, 1, 256).astype(np.float32)
     return {"standard": (QMAP_M, QMAP_V), "linear": (linear_m, linear_v),
+            "swapped": (QMAP_V, QMAP_M), "linear-swapped": (linear_v, linear_m),
             "zero-threshold": (zero_threshold, QMAP_V), "crowded": (crowded, subnormal)}
 
 

@@ -38,6 +38,7 @@ void BuildEncodeTable(const float* thresholds, native::Adam8bitEncodeTable& t)
 {
     t.fast = false;
     t.unit = false;
+    t.positive = true;
     t.shift = 0;
     t.floor = 0;
     t.lo = 0;
@@ -51,27 +52,35 @@ void BuildEncodeTable(const float* thresholds, native::Adam8bitEncodeTable& t)
             return;  // zero, subnormal, the smallest normal binade, |T| >= 2, inf or NaN
         }
         minExponent = std::min(minExponent, exponent);
+        t.positive = t.positive && (bits[k] >> 31) == 0U;
     }
     t.floor = static_cast<int32_t>((minExponent - 1U) << 23);
+    const auto keyOf = [&](uint32_t xBits) {  // Adam8bitEncodeTable's K
+        if (t.positive) {
+            return std::max(static_cast<int32_t>(xBits), t.floor);
+        }
+        const int32_t c = std::max(static_cast<int32_t>(xBits & 0x7fffffffU), t.floor) - t.floor;
+        return (xBits >> 31) != 0U ? ~c : c;
+    };
     int32_t keys[kAdam8bitThresholds];
     for (uint32_t k = 0; k < kAdam8bitThresholds; ++k) {
-        const int32_t c = static_cast<int32_t>(bits[k] & 0x7fffffffU) - t.floor;  // > 0
-        keys[k] = (bits[k] >> 31) != 0U ? ~c : c;
+        keys[k] = keyOf(bits[k]);
     }
-    const int32_t keyOfOne = 0x3f800000 - t.floor;  // the key of 1.0; ~keyOfOne: of -1.0
+    const int32_t keyOfMinusOne = keyOf(0xbf800000U);
+    const int32_t keyOfOne = keyOf(0x3f800000U);
     for (uint32_t shift = 22; shift >= 1U; --shift) {
-        const auto bucket = [&](uint32_t k) { return keys[k] >> shift; };
+        const auto bucket = [&](int32_t key) { return key >> shift; };
         bool single = true;
         for (uint32_t k = 1; k < kAdam8bitThresholds && single; ++k) {
-            single = bucket(k - 1U) < bucket(k);
+            single = bucket(keys[k - 1U]) < bucket(keys[k]);
         }
         if (!single) {
             continue;  // a finer table may separate them
         }
-        int64_t lo = int64_t{bucket(0)} - 1;
-        int64_t hi = int64_t{bucket(kAdam8bitThresholds - 1U)} + 1;
-        const int64_t unitLo = std::min<int64_t>(lo, ~keyOfOne >> shift);
-        const int64_t unitHi = std::max<int64_t>(hi, keyOfOne >> shift);
+        int64_t lo = int64_t{bucket(keys[0])} - 1;
+        int64_t hi = int64_t{bucket(keys[kAdam8bitThresholds - 1U])} + 1;
+        const int64_t unitLo = std::min<int64_t>(lo, bucket(keyOfMinusOne));
+        const int64_t unitHi = std::max<int64_t>(hi, bucket(keyOfOne));
         if (unitHi - unitLo + 1 <= int64_t{native::kAdam8bitTableMax}) {
             lo = unitLo;
             hi = unitHi;
@@ -84,16 +93,18 @@ void BuildEncodeTable(const float* thresholds, native::Adam8bitEncodeTable& t)
         t.hi = static_cast<int32_t>(hi);
         // runs of empty buckets (the count of the thresholds below, no threshold), each
         // threshold's bucket after its run
-        uint32_t* entry = t.entries;
+        const auto entry = [&](int64_t b, uint32_t base, uint32_t low) {
+            return static_cast<uint32_t>((int64_t{base + 1U} << 24) - low - b * (int64_t{1} << shift));
+        };
+        uint32_t* next = t.entries;
         int64_t b = lo;
         for (uint32_t k = 0; k <= kAdam8bitThresholds; ++k) {
-            const int64_t end = k < kAdam8bitThresholds ? bucket(k) : hi + 1;
-            const uint32_t empty = k << 24 | 1U << shift;
+            const int64_t end = k < kAdam8bitThresholds ? bucket(keys[k]) : hi + 1;
             for (; b < end; ++b) {
-                *entry++ = empty;
+                *next++ = entry(b, k, 1U << shift);
             }
             if (k < kAdam8bitThresholds) {
-                *entry++ = k << 24 | (static_cast<uint32_t>(keys[k]) & ((1U << shift) - 1U));
+                *next++ = entry(b, k, static_cast<uint32_t>(keys[k]) & ((1U << shift) - 1U));
                 ++b;
             }
         }

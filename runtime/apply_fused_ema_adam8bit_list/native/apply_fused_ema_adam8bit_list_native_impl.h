@@ -59,6 +59,12 @@ inline const void* EntriesAtBucketZero(const Adam8bitEncodeTable& t)
                                              sizeof(uint32_t));
 }
 
+/** The first key of bucket b of a table (b << shift, computed without overflowing int32). */
+inline int32_t KeyOfBucket(const Adam8bitEncodeTable& t, int32_t b)
+{
+    return static_cast<int32_t>(int64_t{b} * (int64_t{1} << t.shift));
+}
+
 /**
  * Codes<A>: I, a vector of A::kLanes 32-bit code lanes; Load / Store of kLanes uint8 codes;
  * Decode(map, i) = map[i]; Encode(book, x) = the number of thresholds <= x (the binary search
@@ -86,25 +92,34 @@ struct Codes<Scalar> {
     }
     /** A map's encode table (Adam8bitEncodeTable): the code of x by one load. */
     struct Table {
-        explicit Table(const Adam8bitEncodeTable& table) : t(&table) {}
+        explicit Table(const Adam8bitEncodeTable& table)
+            : t(&table), keyLo(KeyOfBucket(table, table.lo)),
+              keyHi(KeyOfBucket(table, table.hi + 1) - 1)
+        {
+        }
         I operator()(float x) const
         {
-            const uint32_t bits = BitsOf(x);
-            const uint32_t magnitude = bits & 0x7fffffffU;
-            const auto floor = static_cast<uint32_t>(t->floor);
-            const auto c = static_cast<int32_t>((magnitude > floor ? magnitude : floor) - floor);
-            const int32_t key = (bits >> 31) != 0U ? ~c : c;
-            int32_t bucket = key >> t->shift;
-            bucket = bucket < t->lo ? t->lo : (bucket > t->hi ? t->hi : bucket);
-            const uint32_t entry = t->entries[bucket - t->lo];
-            const uint32_t low = static_cast<uint32_t>(key) & ((1U << t->shift) - 1U);
-            const I code = (entry >> 24) + (low >= (entry & 0xffffffU) ? 1U : 0U);
-            return x == x ? code : 0U;  // NaN: code 0
+            int32_t key = Key(x);
+            key = key < keyLo ? keyLo : (key > keyHi ? keyHi : key);
+            const uint32_t entry = t->entries[(key >> t->shift) - t->lo];
+            return x == x ? (entry + static_cast<uint32_t>(key)) >> 24 : 0U;  // NaN: code 0
         }
         /** x in [-1, 1] of a `unit` table: the same lookup (the clamp and the NaN case cost
          *  nothing here). */
         I Unit(float x) const { return (*this)(x); }
+        int32_t Key(float x) const
+        {
+            const uint32_t bits = BitsOf(x);
+            if (t->positive) {
+                const auto k = static_cast<int32_t>(bits);
+                return k > t->floor ? k : t->floor;
+            }
+            const auto magnitude = static_cast<int32_t>(bits & 0x7fffffffU);
+            const int32_t c = (magnitude > t->floor ? magnitude : t->floor) - t->floor;
+            return (bits >> 31) != 0U ? ~c : c;
+        }
         const Adam8bitEncodeTable* t;
+        int32_t keyLo, keyHi;  // the first key of bucket lo, the last of hi
     };
     static I AbsBits(float x) { return BitsOf(x) & 0x7fffffffU; }
     static I MaxU(I a, I b) { return a > b ? a : b; }
@@ -177,47 +192,43 @@ struct Codes<Avx512> {
     /** A map's encode table (Adam8bitEncodeTable) in registers: the code of x by one gather. */
     struct Table {
         explicit Table(const Adam8bitEncodeTable& t)
-            : floor(_mm512_set1_epi32(t.floor)), lo(_mm512_set1_epi32(t.lo)),
-              hi(_mm512_set1_epi32(t.hi)),
-              lowMask(_mm512_set1_epi32(static_cast<int>((1U << t.shift) - 1U))),
-              shift(_mm_cvtsi32_si128(static_cast<int>(t.shift))),
-              entriesAtZero(EntriesAtBucketZero(t))
+            : floor(_mm512_set1_epi32(t.floor)), keyLo(_mm512_set1_epi32(KeyOfBucket(t, t.lo))),
+              keyHi(_mm512_set1_epi32(KeyOfBucket(t, t.hi + 1) - 1)),
+              shift(_mm512_set1_epi32(static_cast<int>(t.shift))),
+              entriesAtZero(EntriesAtBucketZero(t)), positive(t.positive)
         {
         }
         I operator()(__m512 x) const
         {
-            const I key = Key(x);
-            const I bucket = _mm512_min_epi32(_mm512_max_epi32(_mm512_sra_epi32(key, shift), lo), hi);
+            const I key = _mm512_min_epi32(_mm512_max_epi32(Key(x), keyLo), keyHi);
             const __mmask16 number = _mm512_cmp_ps_mask(x, x, _CMP_ORD_Q);  // NaN: code 0
-            return CodeOf(key, _mm512_i32gather_epi32(bucket, entriesAtZero, 4), number);
+            return _mm512_maskz_srli_epi32(number, _mm512_add_epi32(Entry(key), key), 24);
         }
-        /** x in [-1, 1] of a `unit` table: its bucket is in [lo, hi] and it is not NaN. */
+        /** x in [-1, 1] of a `unit` table: its key is in [keyLo, keyHi] and it is not NaN. */
         I Unit(__m512 x) const
         {
             const I key = Key(x);
-            return CodeOf(key, _mm512_i32gather_epi32(_mm512_sra_epi32(key, shift), entriesAtZero, 4),
-                          0xffff);
+            return _mm512_srli_epi32(_mm512_add_epi32(Entry(key), key), 24);
         }
         I Key(__m512 x) const
         {
             const I bits = _mm512_castps_si512(x);
+            if (positive) {  // the same way all launch
+                return _mm512_max_epi32(bits, floor);
+            }
             const I magnitude = _mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff));
             const I c = _mm512_sub_epi32(_mm512_max_epu32(magnitude, floor), floor);
             return _mm512_xor_si512(c, _mm512_srai_epi32(bits, 31));
         }
-        /** The lanes' codes from their keys and their buckets' entries (lanes outside `number`:
-         *  0). */
-        I CodeOf(I key, I entry, __mmask16 number) const
+        /** The entries of the keys' buckets (a per-lane shift: one uop, where a shift by a
+         *  register count takes two). */
+        I Entry(I key) const
         {
-            const I base = _mm512_maskz_srli_epi32(number, entry, 24);
-            const __mmask16 above = _mm512_mask_cmpge_epu32_mask(
-                number, _mm512_and_si512(key, lowMask),
-                _mm512_and_si512(entry, _mm512_set1_epi32(0xffffff)));
-            return _mm512_mask_add_epi32(base, above, base, _mm512_set1_epi32(1));
+            return _mm512_i32gather_epi32(_mm512_srav_epi32(key, shift), entriesAtZero, 4);
         }
-        I floor, lo, hi, lowMask;
-        __m128i shift;
+        I floor, keyLo, keyHi, shift;
         const void* entriesAtZero;
+        bool positive;
     };
     static I AbsBits(__m512 x)
     {
@@ -300,45 +311,43 @@ struct Codes<Avx2> {
     /** A map's encode table (Adam8bitEncodeTable) in registers: the code of x by one gather. */
     struct Table {
         explicit Table(const Adam8bitEncodeTable& t)
-            : floor(_mm256_set1_epi32(t.floor)), lo(_mm256_set1_epi32(t.lo)),
-              hi(_mm256_set1_epi32(t.hi)),
-              lowMask(_mm256_set1_epi32(static_cast<int>((1U << t.shift) - 1U))),
-              shift(_mm_cvtsi32_si128(static_cast<int>(t.shift))),
-              entriesAtZero(static_cast<const int*>(EntriesAtBucketZero(t)))
+            : floor(_mm256_set1_epi32(t.floor)), keyLo(_mm256_set1_epi32(KeyOfBucket(t, t.lo))),
+              keyHi(_mm256_set1_epi32(KeyOfBucket(t, t.hi + 1) - 1)),
+              shift(_mm256_set1_epi32(static_cast<int>(t.shift))),
+              entriesAtZero(static_cast<const int*>(EntriesAtBucketZero(t))), positive(t.positive)
         {
         }
         I operator()(__m256 x) const
         {
-            const I key = Key(x);
-            const I bucket = _mm256_min_epi32(_mm256_max_epi32(_mm256_sra_epi32(key, shift), lo), hi);
-            const I code = CodeOf(key, _mm256_i32gather_epi32(entriesAtZero, bucket, 4));
+            const I key = _mm256_min_epi32(_mm256_max_epi32(Key(x), keyLo), keyHi);
+            const I code = _mm256_srli_epi32(_mm256_add_epi32(Entry(key), key), 24);
             return _mm256_and_si256(code, _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_ORD_Q)));
         }
-        /** x in [-1, 1] of a `unit` table: its bucket is in [lo, hi] and it is not NaN. */
+        /** x in [-1, 1] of a `unit` table: its key is in [keyLo, keyHi] and it is not NaN. */
         I Unit(__m256 x) const
         {
             const I key = Key(x);
-            return CodeOf(key, _mm256_i32gather_epi32(entriesAtZero, _mm256_sra_epi32(key, shift), 4));
+            return _mm256_srli_epi32(_mm256_add_epi32(Entry(key), key), 24);
         }
         I Key(__m256 x) const
         {
             const I bits = _mm256_castps_si256(x);
+            if (positive) {  // the same way all launch
+                return _mm256_max_epi32(bits, floor);
+            }
             const I magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(0x7fffffff));
             const I c = _mm256_sub_epi32(_mm256_max_epu32(magnitude, floor), floor);
             return _mm256_xor_si256(c, _mm256_srai_epi32(bits, 31));
         }
-        /** The lanes' codes from their keys and their buckets' entries. */
-        I CodeOf(I key, I entry) const
+        /** The entries of the keys' buckets (a per-lane shift: one uop, where a shift by a
+         *  register count takes two). */
+        I Entry(I key) const
         {
-            // the key's low bits < 2^22, the entry's < 2^23: a signed compare; -1 below
-            const I below = _mm256_cmpgt_epi32(_mm256_and_si256(entry, _mm256_set1_epi32(0xffffff)),
-                                               _mm256_and_si256(key, lowMask));
-            return _mm256_add_epi32(
-                _mm256_add_epi32(_mm256_srli_epi32(entry, 24), _mm256_set1_epi32(1)), below);
+            return _mm256_i32gather_epi32(entriesAtZero, _mm256_srav_epi32(key, shift), 4);
         }
-        I floor, lo, hi, lowMask;
-        __m128i shift;
+        I floor, keyLo, keyHi, shift;
         const int* entriesAtZero;
+        bool positive;
     };
     static I AbsBits(__m256 x)
     {

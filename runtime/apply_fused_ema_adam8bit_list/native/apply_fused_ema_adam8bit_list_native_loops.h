@@ -37,24 +37,31 @@ constexpr uint32_t kAdam8bitTableMax = 4096;
 /**
  * A map's encode as one table lookup (the vector loops' fast path; `fast` false: the map does not
  * fit one, and the loops search the thresholds). The thresholds' fp32 values are ordered by a key
- * K of their bits: with a = |x|'s bits and floor the bits of the smallest power of two below every
- * threshold's magnitude, c = max(a, floor) - floor and K = x < 0 ? ~c : c (a non-decreasing
- * function of x that sends every |x| below 2^floor to the key of 0 or of -0). The key's bucket
- * b = K >> shift (arithmetic) holds at most one threshold, so the code of x is
- * base(b) + [K's low `shift` bits >= that threshold's], where base(b) counts the thresholds of the
- * lower buckets: entries[clamp(b, lo, hi) - lo] = base << 24 | the threshold's low bits (1 << shift
- * when the bucket has none; lo and hi are buckets below and above every threshold). Exact for
- * every fp32 x (NaN: code 0) when every threshold is normal, nonzero, below 2 in magnitude and
- * above the smallest normal binade (so no threshold shares a key with 0 or with a tiny x). With
- * `unit`, lo and hi also hold the buckets of every x in [-1, 1]: a block with a finite absmax above
- * 0 has its quotients there, and their codes need neither the clamp nor the NaN case.
+ * K of their bits, a non-decreasing function of x; floor is the bits of the smallest power of two
+ * below every threshold's magnitude:
+ *  - `positive` (every threshold above 0, as the unsigned map's): K = max(x's bits as an int32,
+ *    floor), so every negative x and every x below 2^floor has the key of floor;
+ *  - else, with a = |x|'s bits and c = max(a, floor) - floor: K = x < 0 ? ~c : c, so every |x|
+ *    below 2^floor has the key of 0 or of -0.
+ * The key's bucket b = K >> shift (arithmetic) holds at most one threshold, so the code of x is
+ * base(b) + [K's low `shift` bits >= L(b)], where base(b) counts the thresholds of the lower
+ * buckets and L(b) is the low bits of b's threshold (1 << shift when b has none). One addition
+ * does both: entries[b - lo] = ((base(b) + 1) << 24) - L(b) - (b << shift) (mod 2^32) and the
+ * code is (entries[b - lo] + K) >> 24, since K - (b << shift) is K's low bits, which carry into
+ * the base exactly when they are >= L(b). Keys are clamped to the buckets [lo, hi], below and
+ * above every threshold's. Exact for every fp32 x (NaN: code 0) when every threshold is normal,
+ * nonzero, below 2 in magnitude and above the smallest normal binade (so no threshold shares a key
+ * with 0 or with a tiny x). With `unit`, lo and hi also hold the buckets of every x in [-1, 1]: a
+ * block with a finite absmax above 0 has its quotients there, and their codes need neither the
+ * clamp nor the NaN case.
  */
 struct Adam8bitEncodeTable {
     bool fast;
     bool unit;
+    bool positive;
     uint32_t shift;  // 1 .. 22
-    int32_t floor;   // c = max(a, floor) - floor
-    int32_t lo;      // buckets clamped to [lo, hi]
+    int32_t floor;
+    int32_t lo;      // keys clamped to the buckets [lo, hi]
     int32_t hi;
     alignas(64) uint32_t entries[kAdam8bitTableMax];
 };
