@@ -47,7 +47,7 @@ import numpy as np
 from .. import twin
 from .._dtypes import by_name
 from .bench_common import (BENCH_OUT, HYPER, NPU_PLATFORM, TARGET_NUMEL, Timing, _cpu_name,
-                           _deepspeed, _fmt_time, measure, output_dir, use_isa)
+                           _deepspeed, _fmt_time, measure, output_dir, use_isa, use_threads)
 from .bench_8bit import adam8bit_step
 from .bench_steps import optimizer_steps
 
@@ -214,11 +214,10 @@ def run(quick: bool = False, out_dir: str = BENCH_OUT, threads: list[int] | None
     for case in selected:
         state = State(case, torch, seed)
         for t in threads:
-            torch.set_num_threads(t)  # torch and DeepSpeed (one OpenMP runtime)
-            os.environ["ASCEND_EMA_ADAM_NUM_THREADS"] = str(t)  # ours, read per call
-            fns = implementations(case, state, torch, deepspeed_cls)
-            fns.update(probes(case.total, t, torch))
-            timings = measure(fns, repeats, sample_seconds, gap_seconds, rng)
+            with use_threads(torch, t):  # torch and DeepSpeed (one OpenMP runtime), ours
+                fns = implementations(case, state, torch, deepspeed_cls)
+                fns.update(probes(case.total, t, torch))
+                timings = measure(fns, repeats, sample_seconds, gap_seconds, rng)
             results.append(_row(case, t, timings))
             _print_row(results[-1], out)
             del fns
@@ -293,8 +292,6 @@ def _op_overhead(torch) -> dict:
     and the raw dispatcher op)."""
     from ..ops import npu_apply_fused_ema_adamw
 
-    torch.set_num_threads(1)
-    os.environ["ASCEND_EMA_ADAM_NUM_THREADS"] = "1"
     g, p, m, v, s = (torch.rand(1) for _ in range(5))
     step = torch.tensor([3])
     h = HYPER
@@ -303,7 +300,8 @@ def _op_overhead(torch) -> dict:
     raw = torch.ops.ascend_ema_adam.apply_fused_ema_adam_
     fns = {"npu_apply_fused_ema_adamw": lambda: npu_apply_fused_ema_adamw(*args),
            "torch.ops.ascend_ema_adam.apply_fused_ema_adam_": lambda: raw(*args)}
-    timings = measure(fns, 9, 0.01, 0.002, random.Random(1))
+    with use_threads(torch, 1):
+        timings = measure(fns, 9, 0.01, 0.002, random.Random(1))
     return {k: t.seconds * 1e6 for k, t in timings.items()}
 
 

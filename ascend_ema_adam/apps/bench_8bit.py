@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import _twin, golden8bit as g8
 from ..optim import FusedEmaAdamW
-from .bench_common import HYPER, TARGET_NUMEL, _fmt_time, measure
+from .bench_common import HYPER, TARGET_NUMEL, _fmt_time, measure, use_threads
 
 
 def _attrs(attrs):
@@ -122,12 +122,15 @@ def adam8bit_step(torch, quick: bool = False, seed: int = 0, out=sys.stdout) -> 
            "ours_8bit": ours_8bit, "ours_fp32": ours_fp32}
     steps, optimizers, missing = _baselines(torch, params, ema)
     fns.update(steps)
-    print(f"\n8-bit state: one {n / 1e6:.1f}M fp32 tensor, {os.cpu_count()} CPUs, medians of "
+    cpus = len(os.sched_getaffinity(0))
+    print(f"\n8-bit state: one {n / 1e6:.1f}M fp32 tensor, {cpus} threads, medians of "
           f"{repeats} interleaved rounds", file=out)
     for name, why in missing.items():
         print(f"  {name}: {why}", file=out)
-    with warnings.catch_warnings():  # torchao's tensor subclass under torch.compile says why
-        warnings.simplefilter("ignore")  # it cannot be cached; nothing to act on here
+    with warnings.catch_warnings(), use_threads(torch, cpus):
+        # torchao's tensor subclass under torch.compile says why it cannot be cached: nothing to
+        # act on here
+        warnings.simplefilter("ignore")
         timings = measure(fns, repeats, 0.0, 0.05, random.Random(seed))
     ours = timings["opt_8bit"].seconds
     state = {"ours_8bit": (m_codes.nbytes + v_codes.nbytes + m_absmax.nbytes + v_absmax.nbytes
@@ -140,8 +143,8 @@ def adam8bit_step(torch, quick: bool = False, seed: int = 0, out=sys.stdout) -> 
     for name, opt in optimizers.items():
         p = params[0 if name == "torchao" else 1]
         state[name] = (_state_bytes(opt, p, torch) + ema[0].numel() * 4) / n
-    row = {"numel": n, "timings": timings, "opt_8bit_over": {}, "state_bytes_per_param": state,
-           "missing": missing}
+    row = {"numel": n, "threads": cpus, "timings": timings, "opt_8bit_over": {},
+           "state_bytes_per_param": state, "missing": missing}
     print(f"  {'impl':<11}{'time':>12}{'opt_8bit/impl':>16}{'state+EMA B/param':>19}", file=out)
     for name, t in timings.items():
         ratio = ours / t.seconds

@@ -5,6 +5,7 @@ helpers. Used by :mod:`.bench` (the op), :mod:`.bench_steps` (whole optimizer st
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import platform
@@ -36,6 +37,24 @@ class Timing:
 
 # ---------------------------------------------------------------------------------------------
 # The harness
+
+
+@contextlib.contextmanager
+def use_threads(torch, count: int):
+    """torch's and our kernel's thread count (ASCEND_EMA_ADAM_NUM_THREADS, read per call) for
+    the block, both restored after it: a one-thread measurement must not leave the cases after it
+    on one thread (the 8-bit row had run on one of two CPUs that way)."""
+    before = torch.get_num_threads(), os.environ.get("ASCEND_EMA_ADAM_NUM_THREADS")
+    torch.set_num_threads(count)
+    os.environ["ASCEND_EMA_ADAM_NUM_THREADS"] = str(count)
+    try:
+        yield count
+    finally:
+        torch.set_num_threads(before[0])
+        if before[1] is None:
+            os.environ.pop("ASCEND_EMA_ADAM_NUM_THREADS", None)
+        else:
+            os.environ["ASCEND_EMA_ADAM_NUM_THREADS"] = before[1]
 
 
 def _sample(fn, calls: int) -> tuple[float, float]:

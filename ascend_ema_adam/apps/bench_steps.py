@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import twin
-from .bench_common import HYPER, NPU_PLATFORM, _fmt_time, gpt2_small_shapes, measure
+from .bench_common import (HYPER, NPU_PLATFORM, _fmt_time, gpt2_small_shapes, measure,
+                           use_threads)
 
 @dataclass(frozen=True)
 class StepCase:
@@ -112,8 +113,6 @@ def host_overhead(torch, count: int = 2048) -> dict:
     from ..ops import apply_fused_ema_adam_list
     from ..optim import FusedEmaAdamW
 
-    torch.set_num_threads(1)
-    os.environ["ASCEND_EMA_ADAM_NUM_THREADS"] = "1"
     lists = [[torch.rand(1) for _ in range(count)] for _ in range(5)]
     step = torch.tensor([3])
     params = [torch.nn.Parameter(torch.rand(1)) for _ in range(count)]
@@ -130,7 +129,8 @@ def host_overhead(torch, count: int = 2048) -> dict:
     fns = {"list op, 5 lists": lambda: apply_fused_ema_adam_list(*lists, step),
            "FusedEmaAdamW.step()": opt.step,
            "FusedEmaAdamW.step(), foreach=False": per_parameter}
-    timings = measure(fns, 7, 0.05, 0.002, random.Random(2))
+    with use_threads(torch, 1):
+        timings = measure(fns, 7, 0.05, 0.002, random.Random(2))
     return {"tensors": count,
             **{name: {"call_us": t.seconds * 1e6, "per_tensor_ns": t.seconds / count * 1e9}
                for name, t in timings.items()}}
@@ -141,8 +141,6 @@ def optimizer_steps(torch, deepspeed_cls, quick: bool, seed: int, only: list[str
     """Whole optimizer steps on all CPUs: medians of interleaved rounds, the issue's targets.
     ``only`` keeps the cases whose name contains one of its strings ("step" keeps them all)."""
     cpus = len(os.sched_getaffinity(0))
-    torch.set_num_threads(cpus)
-    os.environ["ASCEND_EMA_ADAM_NUM_THREADS"] = str(cpus)
     rng = random.Random(seed + 1)
     print(f"\nOptimizer steps, {cpus} threads (medians of interleaved rounds):", file=out)
     print(f"  {'case':<26}{'impl':<16}{'time':>12}{'ours/impl':>11}", file=out)
@@ -152,7 +150,8 @@ def optimizer_steps(torch, deepspeed_cls, quick: bool, seed: int, only: list[str
             continue
         fns = step_implementations(case, torch, deepspeed_cls, seed)
         repeats = 5 if quick or case.total > 2**26 else 11
-        timings = measure(fns, repeats, 0.0 if case.total > 2**26 else 0.05, 0.002, rng)
+        with use_threads(torch, cpus):
+            timings = measure(fns, repeats, 0.0 if case.total > 2**26 else 0.05, 0.002, rng)
         ours = timings["ours"].seconds
         rows[case.name] = {"tensors": len(case.shapes), "elements": case.total,
                            "seconds": {k: t.seconds for k, t in timings.items()},

@@ -109,3 +109,19 @@ print(json.dumps(out))
     args = out["args"]
     assert "-D__AVX256__" in args and "-D__AVX512__" not in args
     assert args.index("-mno-avx512f") > max(i for i, a in enumerate(args) if a.startswith("-march"))
+
+
+def test_one_thread_measurements_leave_the_thread_counts_as_they_were(monkeypatch):
+    """The bench's one-thread measurements (the op's call overhead, the host time per call)
+    restore torch's thread count and ASCEND_EMA_ADAM_NUM_THREADS: the cases measured after them
+    (the 8-bit row) had run on one thread while the report said all CPUs."""
+    import torch
+    from ascend_ema_adam.apps import bench, bench_steps
+
+    monkeypatch.setenv("ASCEND_EMA_ADAM_NUM_THREADS", "2")
+    before = torch.get_num_threads()
+    overhead = bench._op_overhead(torch)
+    host = bench_steps.host_overhead(torch, count=4)
+    assert torch.get_num_threads() == before
+    assert os.environ["ASCEND_EMA_ADAM_NUM_THREADS"] == "2"
+    assert all(us > 0 for us in overhead.values()) and host["tensors"] == 4
