@@ -346,3 +346,21 @@ def test_scaled_blocks_encode_exactly(rng, isa):
     assert_entries_equal(entries, want)
     scales = entries[0]["m_absmax"]
     assert np.all(np.frexp(scales[:-1])[1] - 1 == exponents[:-1])  # the blocks kept their scales
+
+
+@pytest.mark.parametrize("isa", ISAS)
+def test_negative_scales_encode_exactly(rng, isa):
+    """Scales below 0 (a hand-made or corrupted state: scales are data, nothing refuses them)
+    decode m and v with flipped signs, so v' / scale is negative in blocks whose new scale is finite
+    and above 0: the unsigned map's table keys such quotients below all its thresholds (code 0),
+    as the golden's comparison of x with each threshold does."""
+    row = LIST8BIT_DTYPES[0]
+    [entry] = make_entries(rng, [6 * BLOCK + 40], row)
+    entry["m_absmax"] = -entry["m_absmax"]
+    entry["v_absmax"][::2] *= np.float32(-1e3)  # b2 * v below 0 outweighs (1 - b2) * g * g
+    entries = [entry]
+    want = expected(entries, 3)
+    run_native(entries, row, 3, isa=isa, threads=2, min_elems_per_thread=1)
+    assert_entries_equal(entries, want)
+    negated = np.concatenate([want[0].v[b * BLOCK:(b + 1) * BLOCK] for b in range(0, 6, 2)])
+    assert np.mean(negated == 0) > 0.5  # the case is exercised: most of those quotients are < 0

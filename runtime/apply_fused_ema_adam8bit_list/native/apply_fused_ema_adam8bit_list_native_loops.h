@@ -61,7 +61,7 @@ struct Adam8bitEncodeTable {
     bool positive;
     uint32_t shift;  // 1 .. 22
     int32_t floor;
-    int32_t lo;      // keys clamped to the buckets [lo, hi]
+    int32_t lo;  // keys clamped to the buckets [lo, hi]
     int32_t hi;
     alignas(64) uint32_t entries[kAdam8bitTableMax];
 };
