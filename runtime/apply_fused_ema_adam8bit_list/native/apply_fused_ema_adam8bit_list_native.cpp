@@ -2,7 +2,8 @@
  * @file apply_fused_ema_adam8bit_list_native.cpp
  * @brief RunNative8bitList: reads found_inf, folds the launch scalars with the kernels'
  *        LaunchPrologue, builds each map's encode tables (the codebook header's thresholds; kept
- *        while the maps stay the same) and hands the launch's quantization blocks to the loops of the chosen instruction set.
+ *        while the maps stay the same) and hands the launch's quantization blocks to the loops
+ *        of the chosen instruction set.
  */
 #include "apply_fused_ema_adam8bit_list_native.h"
 
@@ -94,7 +95,8 @@ void BuildEncodeTable(const float* thresholds, native::Adam8bitEncodeTable& t)
         // runs of empty buckets (the count of the thresholds below, no threshold), each
         // threshold's bucket after its run
         const auto entry = [&](int64_t b, uint32_t base, uint32_t low) {
-            return static_cast<uint32_t>((int64_t{base + 1U} << 24) - low - b * (int64_t{1} << shift));
+            const int64_t value = (int64_t{base + 1U} << 24) - low - b * (int64_t{1} << shift);
+            return static_cast<uint32_t>(value);  // mod 2^32
         };
         uint32_t* next = t.entries;
         int64_t b = lo;

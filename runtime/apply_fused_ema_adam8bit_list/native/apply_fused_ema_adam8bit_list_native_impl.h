@@ -577,9 +577,9 @@ inline void Flush(const E& m, const E& v, PendingEncode& block)
 /**
  * A whole block's pass 1 into `out` (its codes decoded by the maps' byte planes, 64 at a time,
  * where the launch may, else by gathers), with the previous block's pass 2 interleaved vector by
- * vector (then done: its m set null): the update's divisions and square roots keep the divider busy while
- * the encode's lookups and compares use the other units, which two separate passes would leave
- * idle in turn.
+ * vector (then done: its m set null): the update's divisions and square roots keep the divider
+ * busy while the encode's lookups and compares use the other units, which two separate passes
+ * would leave idle in turn.
  */
 template <class A, class K, class E>
 inline void UpdateEncodingPrevious(const Consts<A>& c, const Adam8bitJob& job, const E& m,
@@ -619,7 +619,8 @@ inline void UpdateEncodingPrevious(const Consts<A>& c, const Adam8bitJob& job, c
 #endif
     if (!bytePlanes) {
         for (uint32_t i = 0; i < kBlock; i += A::kLanes) {
-            step(i, Q::Decode(job.m->map, Q::Load(t.m + i)), Q::Decode(job.v->map, Q::Load(t.v + i)));
+            step(i, Q::Decode(job.m->map, Q::Load(t.m + i)),
+                 Q::Decode(job.v->map, Q::Load(t.v + i)));
         }
     }
     previous.m = nullptr;
