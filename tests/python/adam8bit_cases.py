@@ -57,10 +57,10 @@ def buffer_of(x):
 
 
 def run(launch, entries, row, step, h=Hyper(), extras=Extras(), *, lr=None, ema_decay=None,
-        **options):
+        maps=(QMAP_M, QMAP_V), **options):
     """One launch in place on `entries` through `launch` (_twin.launch_native_adam8bit_list or
-    _twin.launch_adam8bit_list; lr / ema_decay: one-element tensors replacing h's); returns its
-    result dict."""
+    _twin.launch_adam8bit_list; lr / ema_decay: one-element tensors replacing h's; maps: m's and
+    v's); returns its result dict."""
     names = row.names
     lists = {k: [buffer_of(e[k]) for e in entries] for k in entries[0]} if entries else {}
     col = (lambda k: lists.get(k, []))
@@ -68,14 +68,15 @@ def run(launch, entries, row, step, h=Hyper(), extras=Extras(), *, lr=None, ema_
     return launch(
         col("grad"), col("var"), col("m"), col("v"), col("m_absmax"), col("v_absmax"),
         col("s") if ema else None, col("copy") if names[2] else None,
-        [e["var"].size for e in entries], QMAP_M, QMAP_V, np.array([step], np.int64),
+        [e["var"].size for e in entries], *maps, np.array([step], np.int64),
         f32(extras.grad_scale), f32(extras.found_inf), names[0], names[1], names[2] or "",
         attrs_of(h), extras.maximize, lr=f32(lr), ema_decay=f32(ema_decay), **options)
 
 
-def expected(entries, step, h=Hyper(), extras=Extras(), overflow_mode="inf_nan"):
+def expected(entries, step, h=Hyper(), extras=Extras(), overflow_mode="inf_nan",
+             maps=(QMAP_M, QMAP_V)):
     return [g8.emulate_entry8(e["grad"], e["var"], e["m"], e["v"], e["m_absmax"], e["v_absmax"],
-                              e["s"], np.array([step]), QMAP_M, QMAP_V, h, extras,
+                              e["s"], np.array([step]), *maps, h, extras,
                               copy=e["copy"], overflow_mode=overflow_mode) for e in entries]
 
 

@@ -29,6 +29,11 @@ def _cpu_flags() -> set:
 #: The AVX-512 loops decode by AVX-512 VBMI byte planes where the CPU has VBMI, else by gathers.
 HAS_VBMI = BEST_ISA == "avx512" and "avx512vbmi" in _cpu_flags()
 
+#: Thread counts for small entries: one thread runs the entry's blocks as one run (each block's
+#: encode beside the next one's update, as large launches do); two split it into runs of one block
+#: (each encoded on its own).
+RUNS = pytest.mark.parametrize("threads", [1, 2], ids=["one-run", "block-runs"])
+
 def test_contract_is_the_goldens():
     rows = _twin.adam8bit_dtype_contract()
     assert [r[:3] for r in rows] == [row.names for row in LIST8BIT_DTYPES]
@@ -328,8 +333,9 @@ def scaled_entry(rng, row, thresholds, exponents):
     return entry
 
 
+@RUNS
 @pytest.mark.parametrize("isa", ISAS)
-def test_scaled_blocks_encode_exactly(rng, isa):
+def test_scaled_blocks_encode_exactly(rng, isa, threads):
     """Quotients m' / scale and v' / scale with scales other than 1 (the tie tests' scales are 1):
     blocks with scales from 2^-75 to 2^62 (v' = g * g: 2^-150 to 2^124), their quotients around
     every m threshold and far below them, a partial last block, equal to the golden."""
@@ -342,14 +348,102 @@ def test_scaled_blocks_encode_exactly(rng, isa):
     entry["v_absmax"] = entry["v_absmax"].copy()
     entries = [entry]
     want = expected(entries, 1, TIE_HYPER)
-    run_native(entries, row, 1, TIE_HYPER, isa=isa, threads=2, min_elems_per_thread=1)
+    run_native(entries, row, 1, TIE_HYPER, isa=isa, threads=threads, min_elems_per_thread=1)
     assert_entries_equal(entries, want)
     scales = entries[0]["m_absmax"]
     assert np.all(np.frexp(scales[:-1])[1] - 1 == exponents[:-1])  # the blocks kept their scales
 
 
+def _neighbours(x, ulps):
+    """Finite fp32 x and the fp32 values up to `ulps` steps either side of each."""
+    bits = np.asarray(x, np.float32).view(np.int32)
+    return np.concatenate([(bits + k).view(np.float32) for k in range(-ulps, ulps + 1)])
+
+
+def _product_misses(numerators, scale, thresholds):
+    """The numerators x (|x| <= scale) whose quotient x / scale has another code than the product
+    x * (1 / scale) (both rounded in fp32): where a division by multiplying with the reciprocal,
+    unless corrected, encodes wrong."""
+    x = numerators[np.isfinite(numerators) & (np.abs(numerators) <= scale) & (numerators != 0)]
+    exact = x / scale
+    product = x * (np.float32(1) / scale)
+    return x[g8.encode(exact, thresholds) != g8.encode(product, thresholds)]
+
+
+def reciprocal_miss_entry(rng, row, exponents):
+    """One entry (with TIE_HYPER: m' = g, v' = g * g) of two blocks per scale exponent e: block a
+    has |g| <= a = (1 + u) * 2^e with a first, and every g next to a threshold of m's map whose
+    product m' * (1 / a) encodes differently from m' / a; block b likewise for v' against its
+    scale a * a. Returns the entry and how many such lanes it holds."""
+    blocks, misses = [], 0
+    t_m, t_v = g8.encode_thresholds(QMAP_M), g8.encode_thresholds(QMAP_V)
+    for e in exponents:
+        a = np.float32(np.ldexp(1.0 + rng.uniform(0, 1), e))
+        near = _neighbours((t_m.astype(np.float64) * a).astype(np.float32), 6)
+        m_lanes = _product_misses(near, a, t_m)
+        roots = np.sqrt(t_v[t_v > 0].astype(np.float64)) * a
+        g = _neighbours(roots.astype(np.float32), 6)
+        g = g[(g > 0) & (g <= a)]
+        v_scale = a * a
+        v_lanes = g[np.isin(g * g, _product_misses(g * g, v_scale, t_v))]
+        for lanes in (m_lanes, v_lanes):
+            lanes = rng.permutation(lanes)[:BLOCK - 1]
+            misses += lanes.size
+            fill = (rng.uniform(-1, 1, BLOCK - 1 - lanes.size) * a).astype(np.float32)
+            blocks.append(np.concatenate([[a], rng.permutation(np.concatenate([lanes, fill]))]))
+    grad = np.concatenate(blocks).astype(np.float32)
+    [entry] = make_entries(rng, [grad.size], row)
+    entry["grad"] = grad.astype(row.grad.numpy)
+    return entry, misses
+
+
+@RUNS
 @pytest.mark.parametrize("isa", ISAS)
-def test_negative_scales_encode_exactly(rng, isa):
+def test_quotients_a_reciprocal_would_round_wrong_encode_exactly(rng, isa, threads):
+    """The AVX-512 loops take a block's quotients from its scale's reciprocal with Markstein's
+    correction (no division): quotients next to m's and v's thresholds where the uncorrected
+    product x * (1 / scale) has another code, with scales inside and outside the range that
+    correction is taken for (v's scale a * a: 2^-50 to 2^48), equal to the golden."""
+    row = LIST8BIT_DTYPES[0]
+    entry, misses = reciprocal_miss_entry(rng, row, [-25, -19, -7, -1, 0, 4, 19, 24])
+    entries = [entry]
+    want = expected(entries, 1, TIE_HYPER)
+    run_native(entries, row, 1, TIE_HYPER, isa=isa, threads=threads, min_elems_per_thread=1)
+    assert_entries_equal(entries, want)
+    assert misses > 200  # the case is exercised
+
+
+@RUNS
+@pytest.mark.parametrize("isa", ISAS)
+def test_thresholds_far_below_one_encode_exactly(rng, isa, threads):
+    """A map spaced by a constant ratio from 2^-120 to 1 (for m and v): its encode table keys
+    quotients down to its thresholds near 2^-120, whose numerators in blocks of small scales are
+    subnormal, where a reciprocal's correction no longer holds (the loops divide for such maps):
+    quotients next to every threshold, equal to the golden."""
+    qmap = np.exp2(np.linspace(-120, 0, 256)).astype(np.float32)
+    thresholds = g8.encode_thresholds(qmap)
+    row = LIST8BIT_DTYPES[0]
+    blocks = []
+    for e in [-39, -35, -30, -20, -10, 0]:
+        a = np.float32(np.ldexp(1.0 + rng.uniform(0, 1), e))
+        near = _neighbours((thresholds.astype(np.float64) * a).astype(np.float32), 3)
+        near = rng.permutation(near[(near > 0) & (near <= a)])
+        for start in range(0, near.size, BLOCK - 1):
+            part = near[start:start + BLOCK - 1]
+            fill = (rng.uniform(0, 1, BLOCK - 1 - part.size) * a).astype(np.float32)
+            blocks.append(np.concatenate([[a], part, fill]))
+    [entry] = make_entries(rng, [BLOCK * len(blocks)], row)
+    entry["grad"] = np.concatenate(blocks).astype(np.float32)
+    entries = [entry]
+    want = expected(entries, 1, TIE_HYPER, maps=(qmap, qmap))
+    run_native(entries, row, 1, TIE_HYPER, isa=isa, threads=threads, min_elems_per_thread=1,
+               maps=(qmap, qmap))
+    assert_entries_equal(entries, want)
+
+
+@RUNS
+@pytest.mark.parametrize("isa", ISAS)
+def test_negative_scales_encode_exactly(rng, isa, threads):
     """Scales below 0 (a hand-made or corrupted state: scales are data, nothing refuses them)
     decode m and v with flipped signs, so v' / scale is negative in blocks whose new scale is finite
     and above 0: the unsigned map's table keys such quotients below all its thresholds (code 0),
@@ -360,7 +454,7 @@ def test_negative_scales_encode_exactly(rng, isa):
     entry["v_absmax"][::2] *= np.float32(-1e3)  # b2 * v below 0 outweighs (1 - b2) * g * g
     entries = [entry]
     want = expected(entries, 3)
-    run_native(entries, row, 3, isa=isa, threads=2, min_elems_per_thread=1)
+    run_native(entries, row, 3, isa=isa, threads=threads, min_elems_per_thread=1)
     assert_entries_equal(entries, want)
     negated = np.concatenate([want[0].v[b * BLOCK:(b + 1) * BLOCK] for b in range(0, 6, 2)])
     assert np.mean(negated == 0) > 0.5  # the case is exercised: most of those quotients are < 0
