@@ -34,6 +34,13 @@ HAS_VBMI = BEST_ISA == "avx512" and "avx512vbmi" in _cpu_flags()
 #: (each encoded on its own).
 RUNS = pytest.mark.parametrize("threads", [1, 2], ids=["one-run", "block-runs"])
 
+#: Each loop file of this CPU: per instruction set, and on AVX-512 both decodes (byte planes: the
+#: VBMI loops where the CPU has VBMI; gathers: the loops without VBMI).
+LOOPS = pytest.mark.parametrize("isa, byte_planes", [
+    pytest.param(isa, planes, id=isa if isa != "avx512" else
+                 f"{isa}-{'planes' if planes else 'gathers'}")
+    for isa in ISAS for planes in ((True, False) if isa == "avx512" else (True,))])
+
 def test_contract_is_the_goldens():
     rows = _twin.adam8bit_dtype_contract()
     assert [r[:3] for r in rows] == [row.names for row in LIST8BIT_DTYPES]
@@ -334,8 +341,8 @@ def scaled_entry(rng, row, thresholds, exponents):
 
 
 @RUNS
-@pytest.mark.parametrize("isa", ISAS)
-def test_scaled_blocks_encode_exactly(rng, isa, threads):
+@LOOPS
+def test_scaled_blocks_encode_exactly(rng, isa, byte_planes, threads):
     """Quotients m' / scale and v' / scale with scales other than 1 (the tie tests' scales are 1):
     blocks with scales from 2^-75 to 2^62 (v' = g * g: 2^-150 to 2^124), their quotients around
     every m threshold and far below them, a partial last block, equal to the golden."""
@@ -348,7 +355,8 @@ def test_scaled_blocks_encode_exactly(rng, isa, threads):
     entry["v_absmax"] = entry["v_absmax"].copy()
     entries = [entry]
     want = expected(entries, 1, TIE_HYPER)
-    run_native(entries, row, 1, TIE_HYPER, isa=isa, threads=threads, min_elems_per_thread=1)
+    run_native(entries, row, 1, TIE_HYPER, isa=isa, threads=threads, min_elems_per_thread=1,
+               byte_planes=byte_planes)
     assert_entries_equal(entries, want)
     scales = entries[0]["m_absmax"]
     assert np.all(np.frexp(scales[:-1])[1] - 1 == exponents[:-1])  # the blocks kept their scales
@@ -398,8 +406,8 @@ def reciprocal_miss_entry(rng, row, exponents):
 
 
 @RUNS
-@pytest.mark.parametrize("isa", ISAS)
-def test_quotients_a_reciprocal_would_round_wrong_encode_exactly(rng, isa, threads):
+@LOOPS
+def test_quotients_a_reciprocal_would_round_wrong_encode_exactly(rng, isa, byte_planes, threads):
     """The AVX-512 loops take a block's quotients from its scale's reciprocal with Markstein's
     correction (no division): quotients next to m's and v's thresholds where the uncorrected
     product x * (1 / scale) has another code, with scales inside and outside the range that
@@ -408,14 +416,15 @@ def test_quotients_a_reciprocal_would_round_wrong_encode_exactly(rng, isa, threa
     entry, misses = reciprocal_miss_entry(rng, row, [-25, -19, -7, -1, 0, 4, 19, 24])
     entries = [entry]
     want = expected(entries, 1, TIE_HYPER)
-    run_native(entries, row, 1, TIE_HYPER, isa=isa, threads=threads, min_elems_per_thread=1)
+    run_native(entries, row, 1, TIE_HYPER, isa=isa, threads=threads, min_elems_per_thread=1,
+               byte_planes=byte_planes)
     assert_entries_equal(entries, want)
     assert misses > 200  # the case is exercised
 
 
 @RUNS
-@pytest.mark.parametrize("isa", ISAS)
-def test_thresholds_far_below_one_encode_exactly(rng, isa, threads):
+@LOOPS
+def test_thresholds_far_below_one_encode_exactly(rng, isa, byte_planes, threads):
     """A map spaced by a constant ratio from 2^-120 to 1 (for m and v): its encode table keys
     quotients down to its thresholds near 2^-120, whose numerators in blocks of small scales are
     subnormal, where a reciprocal's correction no longer holds (the loops divide for such maps):
@@ -437,13 +446,13 @@ def test_thresholds_far_below_one_encode_exactly(rng, isa, threads):
     entries = [entry]
     want = expected(entries, 1, TIE_HYPER, maps=(qmap, qmap))
     run_native(entries, row, 1, TIE_HYPER, isa=isa, threads=threads, min_elems_per_thread=1,
-               maps=(qmap, qmap))
+               maps=(qmap, qmap), byte_planes=byte_planes)
     assert_entries_equal(entries, want)
 
 
 @RUNS
-@pytest.mark.parametrize("isa", ISAS)
-def test_negative_scales_encode_exactly(rng, isa, threads):
+@LOOPS
+def test_negative_scales_encode_exactly(rng, isa, byte_planes, threads):
     """Scales below 0 (a hand-made or corrupted state: scales are data, nothing refuses them)
     decode m and v with flipped signs, so v' / scale is negative in blocks whose new scale is finite
     and above 0: the unsigned map's table keys such quotients below all its thresholds (code 0),
@@ -454,7 +463,8 @@ def test_negative_scales_encode_exactly(rng, isa, threads):
     entry["v_absmax"][::2] *= np.float32(-1e3)  # b2 * v below 0 outweighs (1 - b2) * g * g
     entries = [entry]
     want = expected(entries, 3)
-    run_native(entries, row, 3, isa=isa, threads=threads, min_elems_per_thread=1)
+    run_native(entries, row, 3, isa=isa, threads=threads, min_elems_per_thread=1,
+               byte_planes=byte_planes)
     assert_entries_equal(entries, want)
     negated = np.concatenate([want[0].v[b * BLOCK:(b + 1) * BLOCK] for b in range(0, 6, 2)])
     assert np.mean(negated == 0) > 0.5  # the case is exercised: most of those quotients are < 0

@@ -172,12 +172,15 @@ const CodebookCache& CodebooksOf(const float* mapM, const float* mapV)
     return c;
 }
 
-native::Adam8bitLoop LoopFor(Isa isa, const native::Adam8bitLoopShape& shape)
+/** The loop for `shape` on `isa` (AVX-512 decoding by byte planes: the VBMI loops). */
+native::Adam8bitLoop LoopFor(Isa isa, bool bytePlanes, const native::Adam8bitLoopShape& shape)
 {
     using Pick = native::Adam8bitLoop (*)(const native::Adam8bitLoopShape&);
     const Pick byIsa[kIsaCount] = {&native::Adam8bitLoopAvx512, &native::Adam8bitLoopAvx2,
                                    &native::Adam8bitLoopGeneric};
-    const native::Adam8bitLoop loop = byIsa[static_cast<uint32_t>(isa)](shape);
+    const Pick pick = bytePlanes ? &native::Adam8bitLoopAvx512Vbmi
+                                 : byIsa[static_cast<uint32_t>(isa)];
+    const native::Adam8bitLoop loop = pick(shape);
     if (loop == nullptr) {
         throw std::invalid_argument(std::string("native 8-bit EMA-Adam kernel: no '") +
                                     IsaName(isa) + "' loop for these storage types in this build");
@@ -265,7 +268,8 @@ uint32_t RunNative8bitList(const ApplyFusedEmaAdam8bitListTilingData& t,
     shape.prologue = t.hasGradScale != 0U || t.maximize != 0U ? 1U : 0U;
     shape.ema = t.hasEma != 0U;
     const Isa isa = ResolveIsa(options.isa);
-    const native::Adam8bitLoop loop = LoopFor(isa, shape);
+    const bool bytePlanes = Adam8bitBytePlaneDecode(isa, options);
+    const native::Adam8bitLoop loop = LoopFor(isa, bytePlanes, shape);
 
     // The kernels' launch prologue: found_inf first (nonzero, NaN included: nothing more is read
     // or written), step only when it is used, the lr and decay tensors replacing the attributes.
@@ -284,7 +288,7 @@ uint32_t RunNative8bitList(const ApplyFusedEmaAdam8bitListTilingData& t,
     job.gradDivisor = launch.gradDivisor;
     job.m = &books.m;
     job.v = &books.v;
-    job.bytePlanes = Adam8bitBytePlaneDecode(isa, options);
+    job.bytePlanes = bytePlanes;
     job.numels = b.numels;
     job.grads = b.grads;
     job.vars = b.vars;

@@ -49,8 +49,9 @@ std::vector<Adam8bitChunk> Native8bitListChunks(const uint64_t* numels, uint32_t
  *  BuildAdam8bitEncodeThresholds). */
 void Adam8bitEncodeThresholds(const float* map, float* thresholds);
 
-/** Whether a launch on `isa` with `options` decodes by the maps' byte planes (the AVX-512 loops
- *  on a CPU with VBMI, unless options.bytePlanes is false) rather than by gathers. */
+/** Whether a launch on `isa` with `options` decodes by the maps' byte planes (the AVX-512 VBMI
+ *  loops, on a CPU with VBMI, unless options.bytePlanes is false) rather than by gathers (the
+ *  AVX-512 loops without VBMI, AVX2). */
 bool Adam8bitBytePlaneDecode(Isa isa, const NativeOptions& options);
 
 }  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list

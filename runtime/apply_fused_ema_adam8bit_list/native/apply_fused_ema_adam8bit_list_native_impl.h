@@ -224,10 +224,12 @@ struct Codes<Avx512> {
             return _mm512_maskz_srli_epi32(number, _mm512_add_epi32(Entry(key), key), 24);
         }
         /** x in [-1, 1] of a `unit` table: its key is in [keyLo, keyHi] and it is not NaN. */
-        I Unit(__m512 x) const
+        I Unit(__m512 x) const { return _mm512_srli_epi32(UnitSum(x), 24); }
+        /** Unit's code in the top byte of each lane, the lower bytes not cleared. */
+        I UnitSum(__m512 x) const
         {
             const I key = Key(x);
-            return _mm512_srli_epi32(_mm512_add_epi32(Entry(key), key), 24);
+            return _mm512_add_epi32(Entry(key), key);
         }
         I Key(__m512 x) const
         {
@@ -256,6 +258,12 @@ struct Codes<Avx512> {
     static I MaxU(I a, I b) { return _mm512_max_epu32(a, b); }
     static uint32_t ReduceMaxU(I a) { return _mm512_reduce_max_epu32(a); }
 };
+#endif
+
+#if defined(AEA_NATIVE_HAVE_AVX512) && defined(AEA_ADAM8BIT_VBMI)
+/** The byte-plane decode and code lines: only in the translation unit compiled for AVX-512 VBMI
+ *  (*_native_vbmi_avx512.cpp), whose loops run on CPUs with it (Adam8bitBytePlaneDecode). */
+#define AEA_ADAM8BIT_BYTE_PLANES 1
 
 /** Codes decoded at once by DecodeBytePlanes. */
 constexpr uint32_t kBytePlaneCodes = 64;
@@ -266,11 +274,10 @@ constexpr uint32_t kBytePlaneCodes = 64;
  * pair chosen by its top bit), then the four bytes interleaved into values. The codes go in
  * shuffled so that the in-lane interleave leaves the values in order. No loads beside the planes
  * (L1): the gathers it replaces load every lane on their own, and the loop was bound by its loads
- * (one thread, 65,536 fp32 elements in L2: 7 % fewer cycles than gathering). Called on CPUs with
- * VBMI only (Adam8bitJob::bytePlanes), hence its own target and no inlining.
+ * (one thread, 65,536 fp32 elements in L2: 7 % fewer cycles than gathering).
  */
-__attribute__((target("avx512f,avx512bw,avx512vbmi"), noinline)) void DecodeBytePlanes(
-    const uint8_t (*planes)[256], const uint8_t* codes, __m512* out)
+__attribute__((always_inline)) inline void DecodeBytePlanes(const uint8_t (*planes)[256],
+                                                            const uint8_t* codes, __m512* out)
 {
     // lane 16l + 4q + d of the interleave holds value 16q + 4l + d
     alignas(64) static constexpr uint8_t kOrder[kBytePlaneCodes] = {
@@ -296,6 +303,26 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"), noinline)) void DecodeByte
     out[1] = _mm512_castsi512_ps(_mm512_unpackhi_epi16(low01, low23));
     out[2] = _mm512_castsi512_ps(_mm512_unpacklo_epi16(high01, high23));
     out[3] = _mm512_castsi512_ps(_mm512_unpackhi_epi16(high01, high23));
+}
+
+/**
+ * The codes of 64 lanes from four vectors of Table::UnitSum (the code in each 32-bit lane's top
+ * byte), stored as 64 bytes: two byte permutes pick the top bytes of two vectors each, a blend
+ * joins the halves (VBMI: 3 uops where narrowing each vector takes a shift and a two-uop store).
+ */
+__attribute__((always_inline)) inline void StoreCodeLine(uint8_t* codes, const __m512i* sums)
+{
+    // byte k < 32 of a permute of (a, b): the top byte of lane k % 16 of a (k < 16) or b; the
+    // upper half of the line the same from the second pair
+    alignas(64) static constexpr uint8_t kTopBytes[kBytePlaneCodes] = {
+        3,  7,  11, 15, 19, 23, 27, 31, 35, 39, 43, 47, 51, 55, 59, 63,
+        67, 71, 75, 79, 83, 87, 91, 95, 99, 103, 107, 111, 115, 119, 123, 127,
+        3,  7,  11, 15, 19, 23, 27, 31, 35, 39, 43, 47, 51, 55, 59, 63,
+        67, 71, 75, 79, 83, 87, 91, 95, 99, 103, 107, 111, 115, 119, 123, 127};
+    const __m512i top = _mm512_load_si512(kTopBytes);
+    const __m512i low = _mm512_permutex2var_epi8(sums[0], top, sums[1]);
+    const __m512i high = _mm512_permutex2var_epi8(sums[2], top, sums[3]);
+    _mm512_storeu_si512(codes, _mm512_mask_blend_epi8(0xffffffff00000000ULL, low, high));
 }
 #endif
 
@@ -639,6 +666,46 @@ inline void Flush(const E& m, const E& v, PendingEncode& block)
     block.m = nullptr;
 }
 
+#ifdef AEA_ADAM8BIT_BYTE_PLANES
+/**
+ * UpdateEncodingPrevious by byte planes where the previous block is a reciprocal block (its
+ * quotients by QuotientByReciprocal): each vector's update beside the previous block's encode of
+ * the same lanes, each line of 64 codes stored by StoreCodeLine.
+ */
+template <class K, class E>
+__attribute__((always_inline)) inline void UpdateEncodingReciprocalByPlanes(
+    const Consts<Avx512>& c, const Adam8bitJob& job, const E& m, const E& v,
+    const BlockTensors<K>& t, PendingEncode& out, const PendingEncode& previous, Tops<Avx512>& top)
+{
+    using Q = Codes<Avx512>;
+    constexpr uint32_t kLanes = Avx512::kLanes;
+    const __m512 mScale = _mm512_set1_ps(*t.mScale);
+    const __m512 vScale = _mm512_set1_ps(*t.vScale);
+    const __m512 md = _mm512_set1_ps(previous.mDivisor);
+    const __m512 vd = _mm512_set1_ps(previous.vDivisor);
+    const __m512 mr = _mm512_set1_ps(previous.mReciprocal);
+    const __m512 vr = _mm512_set1_ps(previous.vReciprocal);
+    for (uint32_t i = 0; i < kBlock; i += kBytePlaneCodes) {
+        __m512 mMap[kBytePlaneCodes / kLanes];
+        __m512 vMap[kBytePlaneCodes / kLanes];
+        DecodeBytePlanes(job.m->planes, t.m + i, mMap);
+        DecodeBytePlanes(job.v->planes, t.v + i, vMap);
+        __m512i mSums[kBytePlaneCodes / kLanes];
+        __m512i vSums[kBytePlaneCodes / kLanes];
+        for (uint32_t q = 0; q < kBytePlaneCodes / kLanes; ++q) {
+            const uint32_t at = i + q * kLanes;
+            UpdateVector<Avx512, K>(c, t, mMap[q], vMap[q], mScale, vScale, at, out, top);
+            const __m512 mNew = _mm512_load_ps(previous.mNew + at);
+            const __m512 vNew = _mm512_load_ps(previous.vNew + at);
+            mSums[q] = m.table.UnitSum(Q::QuotientByReciprocal(mNew, md, mr));
+            vSums[q] = v.table.UnitSum(Q::QuotientByReciprocal(vNew, vd, vr));
+        }
+        StoreCodeLine(previous.m + i, mSums);
+        StoreCodeLine(previous.v + i, vSums);
+    }
+}
+#endif
+
 /**
  * A whole block's pass 1 into `out` (its codes decoded by the maps' byte planes, 64 at a time,
  * where the launch may, else by gathers), with the previous block's pass 2 interleaved vector by
@@ -677,10 +744,12 @@ inline void UpdateEncodingPrevious(const Consts<A>& c, const Adam8bitJob& job, c
         }
     };
     bool bytePlanes = false;  // the same way all launch
-#ifdef AEA_NATIVE_HAVE_AVX512
+#ifdef AEA_ADAM8BIT_BYTE_PLANES
     if constexpr (std::is_same<A, Avx512>::value) {
         bytePlanes = job.bytePlanes;
-        if (bytePlanes) {
+        if (bytePlanes && byReciprocal) {
+            UpdateEncodingReciprocalByPlanes<K>(c, job, m, v, t, out, previous, top);
+        } else if (bytePlanes) {
             for (uint32_t i = 0; i < kBlock; i += kBytePlaneCodes) {
                 V mMap[kBytePlaneCodes / A::kLanes];
                 V vMap[kBytePlaneCodes / A::kLanes];

@@ -89,7 +89,7 @@ struct Adam8bitJob {
     float gradDivisor;
     const Adam8bitCodebook* m;
     const Adam8bitCodebook* v;
-    bool bytePlanes;  // AVX-512 loops: decode whole blocks by the maps' byte planes (VBMI)
+    bool bytePlanes;  // AVX-512 VBMI loops: decode whole blocks by the maps' byte planes
     const uint64_t* numels;
     const void* const* grads;
     void* const* vars;
@@ -107,7 +107,9 @@ using Adam8bitLoop = void (*)(const Adam8bitJob& job, uint32_t entry, uint64_t b
                               uint64_t blocks);
 
 // Defined in apply_fused_ema_adam8bit_list_native_<isa>.cpp: the loop for `shape`, null for
-// storage types outside the contract or (AVX) a build for another architecture.
+// storage types outside the contract or (AVX) a build for another architecture. The VBMI loops
+// (*_native_vbmi_avx512.cpp) run on CPUs with AVX-512 VBMI only.
+Adam8bitLoop Adam8bitLoopAvx512Vbmi(const Adam8bitLoopShape& shape);
 Adam8bitLoop Adam8bitLoopAvx512(const Adam8bitLoopShape& shape);
 Adam8bitLoop Adam8bitLoopAvx2(const Adam8bitLoopShape& shape);
 Adam8bitLoop Adam8bitLoopGeneric(const Adam8bitLoopShape& shape);
