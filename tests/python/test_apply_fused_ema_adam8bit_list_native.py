@@ -41,6 +41,7 @@ LOOPS = pytest.mark.parametrize("isa, byte_planes", [
                  f"{isa}-{'planes' if planes else 'gathers'}")
     for isa in ISAS for planes in ((True, False) if isa == "avx512" else (True,))])
 
+
 def test_contract_is_the_goldens():
     rows = _twin.adam8bit_dtype_contract()
     assert [r[:3] for r in rows] == [row.names for row in LIST8BIT_DTYPES]
