@@ -13,7 +13,7 @@ from adam8bit_cases import (OPTIONS, QMAP_M, QMAP_V, ROW_IDS, SIZES, TIE_HYPER,
                             assert_entries_equal, attrs_of, buffer_of, copied, expected,
                             make_entries, run, same, tie_entries)
 from ascend_ema_adam import _twin, golden8bit as g8
-from ascend_ema_adam._dtypes import LIST8BIT_DTYPES, by_name
+from ascend_ema_adam._dtypes import LIST8BIT_DTYPES
 from ascend_ema_adam.golden import Extras, Hyper
 from kernel_cases import BEST_ISA, CPUS, ISAS
 
