@@ -224,7 +224,7 @@ struct Codes<Avx512> {
             return _mm512_maskz_srli_epi32(number, _mm512_add_epi32(Entry(key), key), 24);
         }
         /** x in [-1, 1] of a `unit` table: its key is in [keyLo, keyHi] and it is not NaN. */
-        I Unit(__m512 x) const { return _mm512_srli_epi32(UnitSum(x), 24); }
+        I Unit(__m512 x) const { return CodeOfSum(UnitSum(x)); }
         /** Unit's code in the top byte of each lane, the lower bytes not cleared. */
         I UnitSum(__m512 x) const
         {
@@ -251,6 +251,8 @@ struct Codes<Avx512> {
         const void* entriesAtZero;
         bool positive;
     };
+    /** The code in the top byte of each lane of a Table::UnitSum. */
+    static I CodeOfSum(I sum) { return _mm512_srli_epi32(sum, 24); }
     static I AbsBits(__m512 x)
     {
         return _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
@@ -610,18 +612,37 @@ inline void EncodeAt(const E& m, const E& v, const PendingEncode& block, typenam
     Q::Store(block.v + i, v(B::Div(vNew, vDivisor), block.vUnit));
 }
 
-/** EncodeAt of a reciprocal block (both encoders' `reciprocal`) on a backend with
- *  kQuotientByReciprocal: the same codes, the quotients from the divisors' reciprocals. */
+/** A reciprocal block's divisors and their reciprocals (PendingEncode's), broadcast. */
+template <class B>
+struct ReciprocalDivisors {
+    typename B::V m, v, mReciprocal, vReciprocal;
+};
+
+/** Both moments' Table::UnitSum at element i of a reciprocal block (both encoders'
+ *  `reciprocal`) on a backend with kQuotientByReciprocal: the quotients from the divisors'
+ *  reciprocals, each lane's code in its top byte. */
 template <class B, class E>
-inline void EncodeByReciprocalAt(const E& m, const E& v, const PendingEncode& block,
-                                 typename B::V mDivisor, typename B::V vDivisor,
-                                 typename B::V mReciprocal, typename B::V vReciprocal, uint32_t i)
+__attribute__((always_inline)) inline void CodeSumsByReciprocalAt(const E& m, const E& v, const PendingEncode& block,
+                                   const ReciprocalDivisors<B>& d, uint32_t i,
+                                   typename Codes<B>::I& mSum, typename Codes<B>::I& vSum)
 {
     using Q = Codes<B>;
     const typename B::V mNew = B::template Ordered<float>::Load(block.mNew + i).v[0];
     const typename B::V vNew = B::template Ordered<float>::Load(block.vNew + i).v[0];
-    Q::Store(block.m + i, m.table.Unit(Q::QuotientByReciprocal(mNew, mDivisor, mReciprocal)));
-    Q::Store(block.v + i, v.table.Unit(Q::QuotientByReciprocal(vNew, vDivisor, vReciprocal)));
+    mSum = m.table.UnitSum(Q::QuotientByReciprocal(mNew, d.m, d.mReciprocal));
+    vSum = v.table.UnitSum(Q::QuotientByReciprocal(vNew, d.v, d.vReciprocal));
+}
+
+/** EncodeAt of a reciprocal block: the same codes as the division's. */
+template <class B, class E>
+inline void EncodeByReciprocalAt(const E& m, const E& v, const PendingEncode& block,
+                                 const ReciprocalDivisors<B>& d, uint32_t i)
+{
+    using Q = Codes<B>;
+    typename Q::I mSum, vSum;
+    CodeSumsByReciprocalAt<B>(m, v, block, d, i, mSum, vSum);
+    Q::Store(block.m + i, Q::CodeOfSum(mSum));
+    Q::Store(block.v + i, Q::CodeOfSum(vSum));
 }
 
 /** The block's new scales from its largest magnitudes' bits, and their divisors: an all-zero
@@ -675,16 +696,10 @@ inline void Flush(const E& m, const E& v, PendingEncode& block)
 template <class K, class E>
 __attribute__((always_inline)) inline void UpdateEncodingReciprocalByPlanes(
     const Consts<Avx512>& c, const Adam8bitJob& job, const E& m, const E& v,
-    const BlockTensors<K>& t, PendingEncode& out, const PendingEncode& previous, Tops<Avx512>& top)
+    const BlockTensors<K>& t, __m512 mScale, __m512 vScale, PendingEncode& out,
+    const PendingEncode& previous, const ReciprocalDivisors<Avx512>& d, Tops<Avx512>& top)
 {
-    using Q = Codes<Avx512>;
     constexpr uint32_t kLanes = Avx512::kLanes;
-    const __m512 mScale = _mm512_set1_ps(*t.mScale);
-    const __m512 vScale = _mm512_set1_ps(*t.vScale);
-    const __m512 md = _mm512_set1_ps(previous.mDivisor);
-    const __m512 vd = _mm512_set1_ps(previous.vDivisor);
-    const __m512 mr = _mm512_set1_ps(previous.mReciprocal);
-    const __m512 vr = _mm512_set1_ps(previous.vReciprocal);
     for (uint32_t i = 0; i < kBlock; i += kBytePlaneCodes) {
         __m512 mMap[kBytePlaneCodes / kLanes];
         __m512 vMap[kBytePlaneCodes / kLanes];
@@ -695,10 +710,7 @@ __attribute__((always_inline)) inline void UpdateEncodingReciprocalByPlanes(
         for (uint32_t q = 0; q < kBytePlaneCodes / kLanes; ++q) {
             const uint32_t at = i + q * kLanes;
             UpdateVector<Avx512, K>(c, t, mMap[q], vMap[q], mScale, vScale, at, out, top);
-            const __m512 mNew = _mm512_load_ps(previous.mNew + at);
-            const __m512 vNew = _mm512_load_ps(previous.vNew + at);
-            mSums[q] = m.table.UnitSum(Q::QuotientByReciprocal(mNew, md, mr));
-            vSums[q] = v.table.UnitSum(Q::QuotientByReciprocal(vNew, vd, vr));
+            CodeSumsByReciprocalAt<Avx512>(m, v, previous, d, at, mSums[q], vSums[q]);
         }
         StoreCodeLine(previous.m + i, mSums);
         StoreCodeLine(previous.v + i, vSums);
@@ -727,15 +739,16 @@ inline void UpdateEncodingPrevious(const Consts<A>& c, const Adam8bitJob& job, c
     const V vd = A::Set1(encode ? previous.vDivisor : 1.0f);
     const bool byReciprocal = Q::kQuotientByReciprocal && encode && previous.reciprocal &&
                               m.reciprocal && v.reciprocal;
-    const V mr = A::Set1(byReciprocal ? previous.mReciprocal : 1.0f);  // set only then (Scales)
-    const V vr = A::Set1(byReciprocal ? previous.vReciprocal : 1.0f);
+    const ReciprocalDivisors<A> rd{md, vd,  // the reciprocals are set only then (Scales)
+                                   A::Set1(byReciprocal ? previous.mReciprocal : 1.0f),
+                                   A::Set1(byReciprocal ? previous.vReciprocal : 1.0f)};
     Tops<A> top;
     const auto step = [&](uint32_t i, V mMap, V vMap) __attribute__((always_inline)) {
         UpdateVector<A, K>(c, t, mMap, vMap, mScale, vScale, i, out, top);
         // both the same way all block
         if constexpr (Q::kQuotientByReciprocal) {
             if (byReciprocal) {
-                EncodeByReciprocalAt<A>(m, v, previous, md, vd, mr, vr, i);
+                EncodeByReciprocalAt<A>(m, v, previous, rd, i);
                 return;
             }
         }
@@ -748,7 +761,8 @@ inline void UpdateEncodingPrevious(const Consts<A>& c, const Adam8bitJob& job, c
     if constexpr (std::is_same<A, Avx512>::value) {
         bytePlanes = job.bytePlanes;
         if (bytePlanes && byReciprocal) {
-            UpdateEncodingReciprocalByPlanes<K>(c, job, m, v, t, out, previous, top);
+            UpdateEncodingReciprocalByPlanes<K>(c, job, m, v, t, mScale, vScale, out, previous,
+                                                rd, top);
         } else if (bytePlanes) {
             for (uint32_t i = 0; i < kBlock; i += kBytePlaneCodes) {
                 V mMap[kBytePlaneCodes / A::kLanes];
