@@ -54,7 +54,7 @@ class GroupCache:
     __slots__ = ("config", "group_params", "indexes", "gradients", "params", "state_map",
                  "states", "columns", "column_keys", "column_values", "devices",
                  "first_on_device", "prepared", "_lists", "eight_bit", "wide", "qmaps",
-                 "_lists8")
+                 "_lists8", "prepared8")
 
     def __init__(self, state_map, items: list[Item], group: dict[str, Any]):
         self.config = _group_config(group)
@@ -86,7 +86,7 @@ class GroupCache:
         columns = self.columns
         # an 8-bit group: which parameters keep 8-bit state (``eight_bit``, their indexes into
         # the items; None in a 32-bit group), which fp32 state (``wide``), and the maps
-        self.eight_bit = self.wide = self.qmaps = self._lists8 = None
+        self.eight_bit = self.wide = self.qmaps = self._lists8 = self.prepared8 = None
         if group["state_bits"] == 8:
             flags = [is_8bit(group, p.numel()) for p in self.params]
             self.eight_bit = [k for k, f in enumerate(flags) if f]
@@ -98,6 +98,9 @@ class GroupCache:
             self._lists8 = TensorLists8(
                 [self.params[k] for k in self.eight_bit], None, eight[CODES_M], eight[CODES_V],
                 eight[ABSMAX_M], eight[ABSMAX_V], eight.get("ema_params"), eight.get(_MASTER))
+            if self.eight_bit:  # (their launches, prepared as the others')
+                self.prepared8 = PreparedLaunches(self._lists8.params,
+                                                  [grads[k] for k in self.eight_bit])
         params, wide_grads = self._wide(self.params), self._wide(grads)
         self.prepared = PreparedLaunches(params, wide_grads)
         self._lists = TensorLists(params, wide_grads, columns["exp_avg"], columns["exp_avg_sq"],

@@ -425,7 +425,7 @@ class FusedEmaAdamW(Optimizer):
                 step, keep = steps.advance_cached(i, group, self.state, cached, grads, scaler)
             else:
                 step = steps.next_group_step(i, group, self.state, scaler)
-            lists, prepared = cached.lists(grads), cached.prepared
+            lists, prepared, prepared8 = cached.lists(grads), cached.prepared, cached.prepared8
             if cached.eight_bit is not None:  # (an 8-bit group: its parameters of either kind)
                 lists8 = cached.lists8(grads)
                 step, step8 = cached.split_steps(step)
@@ -436,7 +436,7 @@ class FusedEmaAdamW(Optimizer):
             if group["state_bits"] == 8:
                 wide, step, items8, step8 = split_8bit(group, items, step)
                 lists8 = TensorLists8.of_items(items8, group) if items8 else None
-            lists, prepared = TensorLists.of_items(wide, group, dtensor), None
+            lists, prepared, prepared8 = TensorLists.of_items(wide, group, dtensor), None, None
         if lists.params or lists8 is not None:
             # (the lists hold local tensors; 8-bit parameters are never DTensors)
             first = (lists.params or lists8.params)[0]
@@ -456,7 +456,8 @@ class FusedEmaAdamW(Optimizer):
                               qmap_m=group[QMAP_M], qmap_v=group[QMAP_V],
                               master_params=lists8.master_params,
                               foreach=group.get("foreach"), grad_scale=scaler.grad_scale,
-                              found_inf=scaler.found_inf, **hypers)
+                              found_inf=scaler.found_inf, **hypers, prepared=prepared8,
+                              prepared_checked=cache is not None and cache.held_checked)
         if cache is None:
             return
         if cached is None:

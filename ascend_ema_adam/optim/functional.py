@@ -148,7 +148,8 @@ def ema_adamw8bit(params: list[Tensor], grads: list[Tensor], exp_avg_codes: list
                   amsgrad: bool = False, beta1: float, beta2: float, lr: float | Tensor,
                   weight_decay: float, eps: float, maximize: bool,
                   ema_decay: float | Tensor | None, bias_correction: bool = True,
-                  decoupled_weight_decay: bool = True) -> None:
+                  decoupled_weight_decay: bool = True, prepared: PreparedLaunches | None = None,
+                  prepared_checked: bool = False) -> None:
     r""":func:`ema_adamw` with 8-bit blockwise moments (the ``ApplyFusedEmaAdam8bitList``
     operator, op_host/apply_fused_ema_adam8bit_list/README.md): per parameter its moments as
     uint8 codes (``exp_avg_codes``, ``exp_avg_sq_codes``, the parameter's shape) and one fp32
@@ -158,8 +159,9 @@ def ema_adamw8bit(params: list[Tensor], grads: list[Tensor], exp_avg_codes: list
     encoded again, in place; the EMA (``ema_params``) is fp32. Every other argument is
     :func:`ema_adamw`'s, the launches are grouped as there (one call of
     :func:`ascend_ema_adam.ops.apply_fused_ema_adam8bit_list` per device, dtype pair and step;
-    ``foreach=False``: one per parameter, the same bits). AMSGrad is refused (the operator has
-    no 8-bit running maximum)."""
+    ``foreach=False``: one per parameter, the same bits). ``prepared`` and ``prepared_checked``
+    as :func:`ema_adamw`'s (prepared launches on the CPU device: ``_C.Adam8bitListLaunch``).
+    AMSGrad is refused (the operator has no 8-bit running maximum)."""
     if amsgrad:
         raise ValueError("ema_adamw8bit: AMSGrad is not available with 8-bit state (the "
                          "operator keeps no running maximum of v)")
@@ -179,11 +181,12 @@ def ema_adamw8bit(params: list[Tensor], grads: list[Tensor], exp_avg_codes: list
         raise ValueError("ema_adamw8bit: ema_params without an ema_decay")
     if not count:
         return
-    launches = _split_by_step(_launch_groups(params, grads), steps, count)
+    groups = prepared.groups if prepared is not None else _launch_groups(params, grads)
+    launches = _split_by_step(groups, steps, count)
     rest = (float(beta1), float(beta2), float(eps), 1 if decoupled_weight_decay else 0,
             bool(bias_correction), float(weight_decay))
     moved: dict = {}
-    for device, indexes, step in launches:
+    for k, (device, indexes, step) in enumerate(launches):
         lists = (grads, params, exp_avg_codes, exp_avg_sq_codes, exp_avg_absmaxes,
                  exp_avg_sq_absmaxes, ema_params, master_params)
         if indexes is not None:
@@ -199,6 +202,12 @@ def ema_adamw8bit(params: list[Tensor], grads: list[Tensor], exp_avg_codes: list
         scalars = [None if t is None else _on(t, device, moved)
                    for t in (grad_scale, found_inf, step, qmap_m, qmap_v)]
         scale, found, step_k, q_m, q_v = scalars
+        if (prepared is not None and PREPARED_LAUNCHES and foreach is not False
+                and device.type == "cpu"):
+            _launch_prepared8bit(prepared.launches, (k, ss is not None), grads_k, vars, ms, vs,
+                                 m_scales, v_scales, ss, copies, step_k, q_m, q_v, lr_k, decay,
+                                 rest, bool(maximize), scale, found, prepared_checked)
+            continue
         if foreach is not False:
             _launch_adam8bit_list(grads_k, vars, ms, vs, m_scales, v_scales, ss, copies, step_k,
                                   q_m, q_v, lr_k, decay, rest, bool(maximize), scale, found)
@@ -225,6 +234,30 @@ def _launch_adam8bit_list(grads, vars, ms, vs, m_absmaxes, v_absmaxes, ss, copie
                                   maximize=maximize)
 
 
+def _launch_prepared8bit(launches: dict, slot: tuple, grads, vars, ms, vs, m_absmaxes,
+                         v_absmaxes, ss, copies, step, qmap_m, qmap_v, lr, decay, rest: tuple,
+                         maximize: bool, scale: Tensor | None, found: Tensor | None,
+                         checked: bool) -> None:
+    """:func:`_launch_prepared` of the 8-bit list op: its launch kept per slot with what decides
+    it besides the lists (the attributes, which one-element tensors are given, the maps)."""
+    lr = lr if isinstance(lr, Tensor) else float(lr)
+    decay = decay if isinstance(decay, Tensor) else float(decay)
+    kind = (rest, maximize, scale is not None, found is not None, isinstance(lr, Tensor),
+            isinstance(decay, Tensor))
+    kept = launches.get(slot)
+    if (kept is not None and kept[0] == kind and kept[1][0] is qmap_m and kept[1][1] is qmap_v
+            and kept[2].run(grads, step, lr, decay, scale, found, checked)):
+        return
+    launches.pop(slot, None)  # (its executors go before the new ones are made)
+    launch = _C.Adam8bitListLaunch(grads, vars, ms, vs, m_absmaxes, v_absmaxes, ss or [],
+                                   copies or [], qmap_m, qmap_v, step, scale, found, lr, decay,
+                                   *rest, maximize)
+    launches[slot] = (kind, (qmap_m, qmap_v), launch)
+    if not launch.run(grads, step, lr, decay, scale, found):
+        raise RuntimeError("FusedEmaAdamW: a launch prepared from this step's tensors refused "
+                           "them")  # cannot happen: nothing changed since it was prepared
+
+
 def fused_ema_adamw(grad: list[Tensor], var: list[Tensor], m: list[Tensor], v: list[Tensor],
                     s: list[Tensor], step: Tensor, lr: float, ema_decay: float, beta1: float,
                     beta2: float, eps: float, mode: int, bias_correction: bool,
@@ -245,9 +278,10 @@ def fused_ema_adamw(grad: list[Tensor], var: list[Tensor], m: list[Tensor], v: l
 
 
 class PreparedLaunches:
-    """What :func:`ema_adamw` keeps for lists handed in again and again (FusedEmaAdamW's cached
-    groups): their grouping into launches, made once, and per launch its prepared phase 2
-    (``_C.ListLaunch``: CANN's repeatable executors), made at its first run. Valid while the lists
+    """What :func:`ema_adamw` (or :func:`ema_adamw8bit`) keeps for lists handed in again and
+    again (FusedEmaAdamW's cached groups): their grouping into launches, made once, and per
+    launch its prepared phase 2 (``_C.ListLaunch``, ``_C.Adam8bitListLaunch``: CANN's repeatable
+    executors), made at its first run. Valid while the lists
     hold the same tensors in the same order (the caller's promise); the gradients and steps may
     be new tensors of the same kind: a launch that finds anything its phase 1 checked changed is
     prepared again."""

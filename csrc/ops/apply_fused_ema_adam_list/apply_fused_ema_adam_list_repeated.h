@@ -37,19 +37,13 @@
 
 #include "apply_fused_ema_adam_list_call.h"
 #include "memory_layout.h"
+#include "repeated_launch.h"
 #include "tensor_identity.h"
 
 namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
-/** The gradients of a repeated launch, borrowed: the caller holds them for the call (no
- *  at::Tensor copies: copying a tensor that Python owns takes the GIL). */
-using BorrowedTensors = std::vector<const at::Tensor*>;
-
-/** lr or the EMA decay of a repeated launch: a value, or a one-element fp32 tensor. */
-struct ScalarArg {
-    double value = 0.0;
-    std::optional<at::Tensor> tensor;
-};
+using ops::BorrowedTensors;  // the gradients of a repeated launch, borrowed
+using ops::ScalarArg;        // lr or the EMA decay: a value, or a one-element fp32 tensor
 
 /** The one-element inputs after the lists, in the aclnn's order (-1 the step, then
  *  ListCallScalar), and the flat input index of each relative to a launch's first one. */

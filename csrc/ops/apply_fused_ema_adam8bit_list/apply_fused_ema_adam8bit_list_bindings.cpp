@@ -1,0 +1,149 @@
+/**
+ * @file apply_fused_ema_adam8bit_list_bindings.cpp
+ * @brief ascend_ema_adam._C.Adam8bitListLaunch: a repeatable prepared 8-bit list call for Python,
+ *        on the CPU device: FusedEmaAdamW's phase-2-only steps of 8-bit state
+ *        (optim/functional.py, _launch_prepared8bit).
+ */
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <torch/csrc/autograd/python_variable.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "apply_fused_ema_adam8bit_list_prepared.h"
+#include "op_bindings.h"
+
+namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
+
+using namespace ops;  // the torch ops' shared part (csrc/ops/common/)
+
+namespace {
+
+namespace py = pybind11;
+
+using Tensors = std::vector<at::Tensor>;
+/** lr or the EMA decay: a number, or a one-element fp32 tensor the launches read. */
+using Scalar = std::variant<double, at::Tensor>;
+
+ScalarArg ToScalarArg(const Scalar& s)
+{
+    ScalarArg arg;
+    if (const double* value = std::get_if<double>(&s)) {
+        arg.value = *value;
+    } else {
+        arg.tensor = std::get<at::Tensor>(s);
+    }
+    return arg;
+}
+
+// The attributes after lr and the EMA decay, in the spec's order (CANN's): as parameters, their
+// types, their Python names, and into the call's Adam8bitAttrs.
+#define AEA_ATTR_PARAM(type, cpp, name) , type cpp
+#define AEA_ATTR_TYPE(type, cpp, name) , type
+#define AEA_ATTR_ARG(type, cpp, name) , py::arg(name)
+#define AEA_ATTR_SET(type, cpp, name) attrs.cpp = cpp;
+
+/** Phase 1 of every launch of one call, kept for its phase 2s: the op's lists and tensors in
+ *  CANN's order (an absent model_copies list empty; an empty ss: no EMA), lr and the decay each a
+ *  number or a one-element tensor. */
+class Adam8bitListLaunch {
+public:
+    Adam8bitListLaunch(const Tensors& grads, const Tensors& vars, const Tensors& ms,
+                       const Tensors& vs, const Tensors& mAbsmaxes, const Tensors& vAbsmaxes,
+                       const Tensors& ss, const Tensors& modelCopies, const at::Tensor& qmapM,
+                       const at::Tensor& qmapV, const at::Tensor& step,
+                       const std::optional<at::Tensor>& gradScale,
+                       const std::optional<at::Tensor>& foundInf, const Scalar& lr,
+                       const Scalar& emaDecay
+                           APPLY_FUSED_EMA_ADAM8BIT_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_PARAM))
+    {
+        const ScalarArg lrArg = ToScalarArg(lr);
+        const ScalarArg decayArg = ToScalarArg(emaDecay);
+        Adam8bitCall call;
+        call.lists = {grads, vars, ms, vs, mAbsmaxes, vAbsmaxes, ss, modelCopies};
+        call.tensors = {&qmapM,
+                        &qmapV,
+                        &step,
+                        gradScale ? &*gradScale : nullptr,
+                        foundInf ? &*foundInf : nullptr,
+                        lrArg.tensor ? &*lrArg.tensor : nullptr,
+                        decayArg.tensor ? &*decayArg.tensor : nullptr};
+        Adam8bitAttrs& attrs = call.attrs;
+        attrs.lr = lrArg.value;
+        attrs.emaDecay = decayArg.value;
+        APPLY_FUSED_EMA_ADAM8BIT_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_SET)
+        TORCH_CHECK(step.device().is_cpu(), "Adam8bitListLaunch: the step is on ", step.device(),
+                    "; prepared 8-bit launches run on the CPU device (elsewhere the op runs "
+                    "both phases each step)");
+        prepared_ = std::make_unique<Adam8bitPreparedCall>(call, /*repeatable=*/true);
+    }
+
+    /** `grads`: a list of tensors, borrowed (the list holds them during the call); the launch
+     *  runs without the GIL. */
+    bool Run(const py::list& grads, const at::Tensor& step, const Scalar& lr,
+             const Scalar& emaDecay, const std::optional<at::Tensor>& gradScale,
+             const std::optional<at::Tensor>& foundInf, bool heldChecked)
+    {
+        BorrowedTensors borrowed(PyList_GET_SIZE(grads.ptr()));
+        for (size_t i = 0; i < borrowed.size(); ++i) {
+            PyObject* grad = PyList_GET_ITEM(grads.ptr(), static_cast<Py_ssize_t>(i));
+            if (!THPVariable_Check(grad)) {
+                throw py::type_error("Adam8bitListLaunch.run: grads[" + std::to_string(i) +
+                                     "] is a " + Py_TYPE(grad)->tp_name + ", not a tensor");
+            }
+            borrowed[i] = &THPVariable_Unpack(grad);
+        }
+        const ScalarArg lrArg = ToScalarArg(lr);
+        const ScalarArg decayArg = ToScalarArg(emaDecay);
+        py::gil_scoped_release released;
+        return prepared_->RunAgain(borrowed, step, lrArg, decayArg, gradScale, foundInf,
+                                   heldChecked);
+    }
+
+    size_t Launches() const { return prepared_->Launches(); }
+
+private:
+    std::unique_ptr<Adam8bitPreparedCall> prepared_;
+};
+
+void Bind(py::module_& mod)
+{
+    py::class_<Adam8bitListLaunch>(
+        mod, "Adam8bitListLaunch",
+        "apply_fused_ema_adam8bit_list_ on the CPU device with phase 1 done once: run() is "
+        "phase 2 only (CANN's repeatable executors).")
+        .def(py::init<const Tensors&, const Tensors&, const Tensors&, const Tensors&,
+                      const Tensors&, const Tensors&, const Tensors&, const Tensors&,
+                      const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                      const std::optional<at::Tensor>&, const std::optional<at::Tensor>&,
+                      const Scalar&, const Scalar&
+                      APPLY_FUSED_EMA_ADAM8BIT_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_TYPE)>(),
+             py::arg("grads"), py::arg("vars"), py::arg("ms"), py::arg("vs"),
+             py::arg("m_absmaxes"), py::arg("v_absmaxes"), py::arg("ss"),
+             py::arg("model_copies"), py::arg("qmap_m"), py::arg("qmap_v"), py::arg("step"),
+             py::arg("grad_scale"), py::arg("found_inf"), py::arg("lr"),
+             py::arg("ema_decay") APPLY_FUSED_EMA_ADAM8BIT_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_ARG),
+             "Validates the call as the op does and runs phase 1 of every launch (raises the "
+             "op's errors); writes nothing.")
+        .def("run", &Adam8bitListLaunch::Run, py::arg("grads"), py::arg("step"), py::arg("lr"),
+             py::arg("ema_decay"), py::arg("grad_scale"), py::arg("found_inf"),
+             py::arg("held_checked") = false,
+             "The update with these gradients, step, scale, flag, lr and decay, phase 2 only: "
+             "True once done; False, with nothing written, if anything phase 1 checked has "
+             "changed (then prepare a new Adam8bitListLaunch). held_checked: the caller has just "
+             "compared every tensor of the lists with what phase 1 saw "
+             "(_C.UpdatedStorages.in_place over them).")
+        .def_property_readonly("launches", &Adam8bitListLaunch::Launches,
+                               "Its launches: one per 256 entries.");
+}
+
+}  // namespace
+
+AEA_OP_BINDINGS(apply_fused_ema_adam8bit_list, Bind);
+
+}  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list
