@@ -6,16 +6,14 @@
  */
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
-#include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include <memory>
 #include <optional>
-#include <string>
-#include <variant>
 #include <vector>
 
 #include "apply_fused_ema_adam8bit_list_prepared.h"
+#include "launch_bindings.h"
 #include "op_bindings.h"
 
 namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
@@ -27,26 +25,7 @@ namespace {
 namespace py = pybind11;
 
 using Tensors = std::vector<at::Tensor>;
-/** lr or the EMA decay: a number, or a one-element fp32 tensor the launches read. */
-using Scalar = std::variant<double, at::Tensor>;
-
-ScalarArg ToScalarArg(const Scalar& s)
-{
-    ScalarArg arg;
-    if (const double* value = std::get_if<double>(&s)) {
-        arg.value = *value;
-    } else {
-        arg.tensor = std::get<at::Tensor>(s);
-    }
-    return arg;
-}
-
-// The attributes after lr and the EMA decay, in the spec's order (CANN's): as parameters, their
-// types, their Python names, and into the call's Adam8bitAttrs.
-#define AEA_ATTR_PARAM(type, cpp, name) , type cpp
-#define AEA_ATTR_TYPE(type, cpp, name) , type
-#define AEA_ATTR_ARG(type, cpp, name) , py::arg(name)
-#define AEA_ATTR_SET(type, cpp, name) attrs.cpp = cpp;
+using Scalar = NumberOrTensor;  // lr or the EMA decay
 
 /** Phase 1 of every launch of one call, kept for its phase 2s: the op's lists and tensors in
  *  CANN's order (an absent model_copies list empty; an empty ss: no EMA), lr and the decay each a
@@ -89,15 +68,7 @@ public:
              const Scalar& emaDecay, const std::optional<at::Tensor>& gradScale,
              const std::optional<at::Tensor>& foundInf, bool heldChecked)
     {
-        BorrowedTensors borrowed(PyList_GET_SIZE(grads.ptr()));
-        for (size_t i = 0; i < borrowed.size(); ++i) {
-            PyObject* grad = PyList_GET_ITEM(grads.ptr(), static_cast<Py_ssize_t>(i));
-            if (!THPVariable_Check(grad)) {
-                throw py::type_error("Adam8bitListLaunch.run: grads[" + std::to_string(i) +
-                                     "] is a " + Py_TYPE(grad)->tp_name + ", not a tensor");
-            }
-            borrowed[i] = &THPVariable_Unpack(grad);
-        }
+        const BorrowedTensors borrowed = BorrowTensors(grads, "Adam8bitListLaunch.run");
         const ScalarArg lrArg = ToScalarArg(lr);
         const ScalarArg decayArg = ToScalarArg(emaDecay);
         py::gil_scoped_release released;
