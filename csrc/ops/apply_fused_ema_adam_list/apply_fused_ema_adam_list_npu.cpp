@@ -223,7 +223,7 @@ private:
         updates->grads.resize(state_->launches.size());
         for (size_t i : moves.grads) {
             updates->grads[i / kListMaxTensors].push_back(
-                {i % kListMaxTensors, SeenAddress(kListGrads, i, *grads[i])});
+                {i % kListMaxTensors, SeenGradAddress(i, *grads[i])});
             updates->keep.push_back(*grads[i]);
         }
         for (int s = 0; s < 1 + kCallScalars; ++s) {

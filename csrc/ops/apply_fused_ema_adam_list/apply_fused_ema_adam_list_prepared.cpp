@@ -136,7 +136,7 @@ void PreparedListCall::Relaunch(const Moves& moves, const BorrowedTensors& grads
         CheckAclnnStatus("aclSetDynamicInputTensorAddr",
                          api.setDynamicInput(launch.executor.get(), kListGrads,
                                              i % kListMaxTensors, launch.lists[kListGrads].get(),
-                                             SeenAddress(kListGrads, i, *grads[i])));
+                                             SeenGradAddress(i, *grads[i])));
     }
     for (int s = 0; s < 1 + kCallScalars; ++s) {
         const at::Tensor* t = moves.scalars[s];

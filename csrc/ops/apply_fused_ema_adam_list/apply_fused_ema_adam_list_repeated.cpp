@@ -7,26 +7,9 @@
 
 #include <ATen/ops/full.h>
 
-#include <algorithm>
-
 namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
 using namespace ops;  // the torch ops' shared part (csrc/ops/common/)
-
-namespace {
-
-ViewLayout LayoutOf(const at::Tensor& t)
-{
-    return {t.sizes().data(), t.strides().data(), static_cast<size_t>(t.dim())};
-}
-
-MemorySpan SpanOf(const at::Tensor& t, bool updated)
-{
-    return SpanOfView(reinterpret_cast<uintptr_t>(t.data_ptr()), LayoutOf(t),
-                      static_cast<uint32_t>(t.itemsize()), 0, updated);
-}
-
-}  // namespace
 
 // ---- RepeatedListCall: what may be launched again --------------------------------------------
 
@@ -45,18 +28,8 @@ void RepeatedListCall::OwnValues(ListCall* call, const at::TensorOptions& option
 void RepeatedListCall::Remember(const ListCall& call)
 {
     biasCorrection_ = call.attrs.biasCorrection;
-    for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
-        for (const at::Tensor& t : call.lists[l]) {
-            seen_[l].emplace_back(t);
-            if (l != kListGrads) held_[l].push_back(t);  // gradients are replaced, not held
-            if (kApplyFusedEmaAdamListUpdated[l]) {
-                const MemorySpan span = SpanOf(t, true);
-                if (span.begin != span.end) updatedSpans_.push_back(span);
-            }
-        }
-    }
-    std::sort(updatedSpans_.begin(), updatedSpans_.end(),
-              [](const MemorySpan& a, const MemorySpan& b) { return a.begin < b.begin; });
+    tensors_.Remember(call.lists.data(), kApplyFusedEmaAdamLists, kListGrads,
+                      kApplyFusedEmaAdamListUpdated, {});
     seenScalars_[0].emplace(*call.step);
     for (int s = 0; s < kCallScalars; ++s) {
         const at::Tensor* given = call.scalars[s]->has_value() ? &**call.scalars[s] : nullptr;
@@ -66,19 +39,9 @@ void RepeatedListCall::Remember(const ListCall& call)
     }
 }
 
-void* RepeatedListCall::SeenAddress(int list, size_t index, const at::Tensor& t) const
-{
-    return seen_[list][index].StorageAddressOf(t);
-}
-
 void* RepeatedListCall::SeenScalarAddress(int slot, const at::Tensor& t) const
 {
     return seenScalars_[slot]->StorageAddressOf(t);
-}
-
-bool RepeatedListCall::OverlapsNoUpdated(const at::Tensor& t) const
-{
-    return !TouchesSortedSpans(updatedSpans_, SpanOf(t, false));  // (an empty span touches none)
 }
 
 bool RepeatedListCall::RunAgain(const BorrowedTensors& grads, const at::Tensor& step,
@@ -87,25 +50,9 @@ bool RepeatedListCall::RunAgain(const BorrowedTensors& grads, const at::Tensor& 
                                 const std::optional<at::Tensor>& foundInf, bool heldChecked)
 {
     // ---- everything phase 1 checked, read only
-    std::vector<SeenTensor>& seenGrads = seen_[kListGrads];
-    if (grads.size() != seenGrads.size()) return false;
-    for (int l = 0; l < kApplyFusedEmaAdamLists && !heldChecked; ++l) {
-        const std::vector<at::Tensor>& held = held_[l];
-        for (size_t i = 0; i < held.size(); ++i) {
-            PrefetchAhead(i, held.size(), [&](size_t j) -> const at::Tensor& { return held[j]; });
-            if (!seen_[l][i].Matches(held[i])) return false;
-        }
-    }
+    if (!tensors_.HeldUnchanged(heldChecked)) return false;
     Moves moves;
-    for (size_t i = 0; i < grads.size(); ++i) {
-        PrefetchAhead(i, grads.size(), [&](size_t j) -> const at::Tensor& { return *grads[j]; });
-        const at::Tensor& grad = *grads[i];
-        if (!seenGrads[i].SameDescription(grad)) return false;
-        if (grad.data_ptr() != seenGrads[i].data) {
-            if (!OverlapsNoUpdated(grad)) return false;
-            moves.grads.push_back(i);
-        }
-    }
+    if (!tensors_.GradsFit(grads, &moves.grads)) return false;
     const std::array<const at::Tensor*, 1 + kCallScalars> scalars = {
         &step, gradScale ? &*gradScale : nullptr, foundInf ? &*foundInf : nullptr,
         lr.tensor ? &*lr.tensor : nullptr, emaDecay.tensor ? &*emaDecay.tensor : nullptr};
@@ -116,7 +63,7 @@ bool RepeatedListCall::RunAgain(const BorrowedTensors& grads, const at::Tensor& 
         if (t == nullptr) continue;
         if (!seen->SameDescription(*t)) return false;
         if (t->data_ptr() != seen->data) {
-            if (!OverlapsNoUpdated(*t)) return false;
+            if (!tensors_.OverlapsNoUpdated(*t)) return false;
             moves.scalars[s] = t;
         }
     }
@@ -124,7 +71,7 @@ bool RepeatedListCall::RunAgain(const BorrowedTensors& grads, const at::Tensor& 
 
     // ---- launch, then remember where the moved tensors are now
     Relaunch(moves, grads, lr, emaDecay);
-    for (size_t i : moves.grads) seenGrads[i].data = grads[i]->data_ptr();
+    for (size_t i : moves.grads) tensors_.GradMoved(i, *grads[i]);
     for (size_t s = 0; s < scalars.size(); ++s) {
         if (moves.scalars[s] != nullptr) seenScalars_[s]->data = moves.scalars[s]->data_ptr();
     }

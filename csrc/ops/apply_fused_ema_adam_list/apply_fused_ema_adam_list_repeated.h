@@ -96,22 +96,20 @@ protected:
      *  order; raises only on a runtime failure. */
     virtual void Relaunch(const Moves& moves, const BorrowedTensors& grads,
                           const ScalarArg& lr, const ScalarArg& emaDecay) = 0;
-    /** The storage address for aclSet*TensorAddr that puts phase 1's view of list entry
-     *  (list, index), or of one-element input slot `slot` (0 the step, 1 + ListCallScalar), at
-     *  t's first element. */
-    void* SeenAddress(int list, size_t index, const at::Tensor& t) const;
+    /** The storage address for aclSet*TensorAddr that puts phase 1's view of gradient i, or of
+     *  one-element input slot `slot` (0 the step, 1 + ListCallScalar), at t's first element. */
+    void* SeenGradAddress(size_t i, const at::Tensor& t) const
+    {
+        return tensors_.GradStorageAddress(i, t);
+    }
     void* SeenScalarAddress(int slot, const at::Tensor& t) const;
 
     bool biasCorrection_ = true;
     std::optional<at::Tensor> lrValue_, emaDecayValue_;  // owned: the launches read lr / decay
 
 private:
-    bool OverlapsNoUpdated(const at::Tensor& t) const;
-
-    std::array<std::vector<at::Tensor>, kApplyFusedEmaAdamLists> held_;  // gradients: not held
-    std::array<std::vector<ops::SeenTensor>, kApplyFusedEmaAdamLists> seen_;
+    ops::RepeatedLaunchTensors tensors_;  // the lists: held, and the gradients' descriptions
     std::array<std::optional<ops::SeenTensor>, 1 + kCallScalars> seenScalars_;  // step, ListCallScalar
-    std::vector<MemorySpan> updatedSpans_;  // sorted, disjoint (phase 1 checked)
 };
 
 /** The NPU device's repeatable prepared call (apply_fused_ema_adam_list_npu.cpp, built

@@ -3,8 +3,9 @@
  * @brief What a repeated prepared launch compares before it runs phase 2 again, whatever the
  *        operator (RepeatedLaunchTensors): the tensors it holds, still at the address and with the
  *        description phase 1 saw, and the gradients it is handed, new tensors of the description
- *        phase 1 saw that share no memory with a tensor the launch updates. The 8-bit list op's
- *        prepared call uses it (apply_fused_ema_adam8bit_list_prepared.h).
+ *        phase 1 saw that share no memory with a tensor the launch updates. The list ops'
+ *        prepared calls use it (apply_fused_ema_adam_list_repeated.h,
+ *        apply_fused_ema_adam8bit_list_prepared.h).
  */
 #ifndef ASCEND_EMA_ADAM_OPS_REPEATED_LAUNCH_H
 #define ASCEND_EMA_ADAM_OPS_REPEATED_LAUNCH_H
@@ -61,9 +62,10 @@ public:
     }
     void GradMoved(size_t i, const at::Tensor& t) { seenGrads_[i].data = t.data_ptr(); }
 
-private:
+    /** Whether t shares no byte with a tensor the launch updates (an empty t shares none). */
     bool OverlapsNoUpdated(const at::Tensor& t) const;
 
+private:
     std::vector<at::Tensor> held_;  // every list entry but the gradients, in list order
     std::vector<SeenTensor> seenHeld_;
     std::vector<std::pair<at::Tensor, int64_t>> maps_;  // with their versions
