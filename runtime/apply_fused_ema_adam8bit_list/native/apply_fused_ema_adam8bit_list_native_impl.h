@@ -707,6 +707,10 @@ __attribute__((always_inline)) inline void UpdateEncodingReciprocalByPlanes(
         DecodeBytePlanes(job.v->planes, t.v + i, vMap);
         __m512i mSums[kBytePlaneCodes / kLanes];
         __m512i vSums[kBytePlaneCodes / kLanes];
+        // Unrolled: the decoded values and the sums stay in registers instead of a stack round
+        // trip per vector (in cache, one thread: 5-6 % fewer cycles, both orders of an in-process
+        // A/B; 16.8M on two threads, bound by memory: unchanged).
+#pragma GCC unroll 4
         for (uint32_t q = 0; q < kBytePlaneCodes / kLanes; ++q) {
             const uint32_t at = i + q * kLanes;
             UpdateVector<Avx512, K>(c, t, mMap[q], vMap[q], mScale, vScale, at, out, top);
