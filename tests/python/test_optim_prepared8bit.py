@@ -5,6 +5,7 @@ bit the op over many runs, what makes run() refuse, that a refusal writes nothin
 at construction), then the optimizer through the changes that must prepare again (or must not),
 bit for bit an optimizer that checks and launches through the op at every step."""
 
+import re
 import types
 
 import pytest
@@ -135,6 +136,8 @@ def refusals():
         x["step"] = torch.tensor([0])
     def step_float(x):
         x["step"] = torch.tensor([2.0])
+    def step_inside_var(x):
+        x["step"] = x["vars"][3].view(-1)[:2].view(torch.int64)
     def scale_given(x):
         x["scale"] = torch.tensor([2.0])
     def map_written(x):
@@ -145,6 +148,7 @@ def refusals():
             "grad dtype": grad_dtype, "fewer grads": fewer_grads,
             "grad inside an EMA": grad_inside_ema, "grad is a parameter": grad_inside_var,
             "step 0 with bias correction": step_zero, "step of another dtype": step_float,
+            "step inside a parameter": step_inside_var,
             "grad scale given": scale_given, "map written": map_written,
             "map's memory replaced": map_replaced_in_storage}
 
@@ -191,6 +195,15 @@ def test_launch_is_validated_as_the_op_is(rng):
         prepare(overlapping, qm, qv, torch.tensor([1]))
     with pytest.raises(RuntimeError, match=r"qmapV"):
         prepare(x, qm, qv.flip(0).contiguous(), torch.tensor([1]))
+    # a step inside a parameter: refused as the op refuses it (the launch reads a copy)
+    inside = x["vars"][0][:2].view(torch.int64)
+    with pytest.raises(RuntimeError, match=r"varsRef\[0\] and step overlap in memory") as op_error:
+        op(x, x["grads"], qm, qv, inside)
+    with pytest.raises(RuntimeError) as launch_error:
+        prepare(x, qm, qv, inside)
+    def reason(error):  # the message without the layer that raised it (phase 1, whole call)
+        return re.search(r"varsRef\[0\] and step overlap in memory[^\n]*", str(error.value))[0]
+    assert reason(launch_error) == reason(op_error)
     assert_same(x, before)
     launch = prepare(x, qm, qv, torch.tensor([1]))
     with pytest.raises(TypeError, match=r"grads\[1\] is a numpy.ndarray, not a tensor"):

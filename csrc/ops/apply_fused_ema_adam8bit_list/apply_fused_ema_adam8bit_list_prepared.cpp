@@ -59,6 +59,10 @@ Adam8bitPreparedCall::Adam8bitPreparedCall(const Adam8bitCall& given, bool repea
 {
     Adam8bitCall call = given;
     if (repeatable) {  // the one-element inputs: copies, which RunAgain refills
+        // the caller's own, first: one that shares memory with an updated tensor is refused as
+        // the op refuses it (its copy would share none)
+        CheckAdam8bitCallDevice(given, at::Device(at::kCPU));
+        CheckAdam8bitCallMemory(given);
         for (int t : {kCallStep, kCallGradScale, kCallFoundInf}) {
             if (call.tensors[t] != nullptr) owned_[t] = call.tensors[t]->clone();
         }
@@ -161,7 +165,10 @@ bool Adam8bitPreparedCall::RunAgain(const BorrowedTensors& grads, const at::Tens
         if ((given[t] != nullptr) != owned_[t].defined()) return false;  // given then, not now
     }
     for (int t : {kCallStep, kCallGradScale, kCallFoundInf, kCallLr, kCallEmaDecay}) {
-        if (given[t] != nullptr && !FitsOneElement(*given[t], owned_[t])) return false;
+        if (given[t] != nullptr && (!FitsOneElement(*given[t], owned_[t]) ||
+                                    !seen_.OverlapsNoUpdated(*given[t]))) {
+            return false;
+        }
     }
     if (!CheckStepValue(*step.data_ptr<int64_t>(), biasCorrection_).empty() ||
         at::get_num_threads() != torchThreads_) {
