@@ -229,6 +229,7 @@ def reference_amsgrad(rng, **options):
     gen = torch.Generator().manual_seed(seed)
     params = [torch.nn.Parameter(torch.randn(s, generator=gen)) for s in ((7, 5), (31,), (1,))]
     refs = copy.deepcopy(params)
+    starts = [p.detach().clone() for p in params]
     opt = FusedEmaAdamW(params, lr=1e-2, betas=(0.8, 0.99), weight_decay=0.05, **options)
     adamw = torch.optim.AdamW(refs, lr=1e-2, betas=(0.8, 0.99), weight_decay=0.05,
                               foreach=False, **options)
@@ -239,7 +240,7 @@ def reference_amsgrad(rng, **options):
             r.grad = p.grad.clone()
         opt.step()
         adamw.step()
-    return params, refs, opt, adamw
+    return params, refs, opt, adamw, starts
 
 
 @pytest.mark.parametrize("options", [dict(amsgrad=True), dict(maximize=True),
@@ -247,11 +248,14 @@ def reference_amsgrad(rng, **options):
                          ids=["amsgrad", "maximize", "both"])
 def test_target_amsgrad_and_maximize_match_torch_adamw(rng, options):
     """100 steps against torch.optim.AdamW with the same options: fp32 rounding apart."""
-    params, refs, opt, adamw = reference_amsgrad(rng, **options)
+    params, refs, opt, adamw, starts = reference_amsgrad(rng, **options)
     worst = 0.0
-    for p, r in zip(params, refs):
+    for p, r, start in zip(params, refs, starts):
         err = (p - r).abs().max().item()
-        scale = r.abs().max().item()
+        # relative to the magnitudes the steps worked at (the start's or the end's, the larger):
+        # the rounding of 100 steps stays in absolute terms where a parameter drifted towards 0
+        # (seed 2354769522978818818: the one-element parameter ends at 0.0119, err 3.2e-7)
+        scale = max(r.abs().max().item(), start.abs().max().item())
         worst = max(worst, err / scale)
         assert err <= 2e-5 * scale, (err, scale)
         if options.get("amsgrad"):
