@@ -131,19 +131,7 @@ Adam8bitPreparedCall::~Adam8bitPreparedCall() = default;
 
 void Adam8bitPreparedCall::Run()
 {
-    const Api& api = CpuApi();
-    for (Launch& launch : launches_) {
-        TORCH_CHECK(launch.executor != nullptr, kAdam8bitOpName,
-                    ": this prepared call already ran (it is not repeatable)");
-        // The null stream is the CPU device's synchronous default stream: done when this returns.
-        const aclnnStatus status =
-            api.phase2(launch.workspaceSize > 0 ? workspace_.data_ptr() : nullptr,
-                       launch.workspaceSize, launch.executor.get(), nullptr);
-        if (status == ACLNN_SUCCESS && !repeatable_) {
-            launch.executor.release();  // consumed by phase 2; a refused one is destroyed
-        }
-        CheckAclnnStatus(kPhase2, status);
-    }
+    RunCpuPhase2s(launches_, CpuApi().phase2, kPhase2, workspace_, repeatable_, kAdam8bitOpName);
 }
 
 bool Adam8bitPreparedCall::RunAgain(const BorrowedTensors& grads, const at::Tensor& step,

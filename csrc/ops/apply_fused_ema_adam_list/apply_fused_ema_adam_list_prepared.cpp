@@ -104,19 +104,7 @@ PreparedListCall::~PreparedListCall() = default;
 
 void PreparedListCall::Run()
 {
-    const ListOpApi& api = V2();
-    for (Launch& launch : launches_) {
-        TORCH_CHECK(launch.executor != nullptr, kOpName,
-                    ": this prepared call already ran (it is not repeatable)");
-        // The null stream is the CPU device's synchronous default stream: done when this returns.
-        const aclnnStatus status =
-            api.phase2(launch.workspaceSize > 0 ? workspace_.data_ptr() : nullptr,
-                       launch.workspaceSize, launch.executor.get(), nullptr);
-        if (status == ACLNN_SUCCESS && !repeatable_) {
-            launch.executor.release();  // consumed by phase 2; a refused one is destroyed
-        }
-        CheckAclnnStatus(kListPhase2, status);
-    }
+    RunCpuPhase2s(launches_, V2().phase2, kListPhase2, workspace_, repeatable_, kOpName);
 }
 
 bool PreparedListCall::MayLaunch(const at::Tensor& step) const

@@ -12,12 +12,14 @@
 #define ASCEND_EMA_ADAM_CPU_OP_API_H
 
 #include <ATen/core/Tensor.h>
+#include <c10/util/Exception.h>
 
 #include <functional>
 #include <initializer_list>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "acl/acl.h"
 #include "aclnn/acl_meta.h"
@@ -78,6 +80,31 @@ using AclnnPhase2 = aclnnStatus (*)(void* workspace, uint64_t workspaceSize,
  */
 void RunAclnn(const char* api, AclnnPhase2 phase2,
               const std::function<aclnnStatus(uint64_t*, aclOpExecutor**)>& phase1);
+
+/**
+ * Phase 2 of each launch of a prepared call, in order, on the CPU device's synchronous default
+ * stream (done when this returns), with `workspace`. A launch holds `executor` (a unique_ptr,
+ * null once a single-use phase 2 consumed it) and `workspaceSize`; a single-use (not
+ * `repeatable`) executor goes to the phase 2 that succeeds with it, a refused one stays to be
+ * destroyed. Raises "<op>: this prepared call already ran" for a consumed one, and
+ * CheckAclnnStatus(phase2Name, ...) for a failure.
+ */
+template <class Launch>
+void RunCpuPhase2s(std::vector<Launch>& launches, AclnnPhase2 phase2, const char* phase2Name,
+                   const at::Tensor& workspace, bool repeatable, const char* op)
+{
+    for (Launch& launch : launches) {
+        TORCH_CHECK(launch.executor != nullptr, op,
+                    ": this prepared call already ran (it is not repeatable)");
+        const aclnnStatus status =
+            phase2(launch.workspaceSize > 0 ? workspace.data_ptr() : nullptr,
+                   launch.workspaceSize, launch.executor.get(), nullptr);
+        if (status == ACLNN_SUCCESS && !repeatable) {
+            launch.executor.release();  // consumed by phase 2
+        }
+        CheckAclnnStatus(phase2Name, status);
+    }
+}
 
 /** Hands torch's intra-op thread count (torch.get_num_threads()) to the CPU device for the next
  *  launches (aeaSetCpuThreads; ASCEND_EMA_ADAM_NUM_THREADS, when set, still wins). */
