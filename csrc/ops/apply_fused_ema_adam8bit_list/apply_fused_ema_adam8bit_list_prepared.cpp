@@ -57,12 +57,19 @@ at::Tensor OwnedValue(const at::Tensor* given, double value)
 Adam8bitPreparedCall::Adam8bitPreparedCall(const Adam8bitCall& given, bool repeatable)
     : repeatable_(repeatable), biasCorrection_(given.attrs.biasCorrection)
 {
+    CheckAdam8bitCallDevice(given, at::Device(at::kCPU));
+    const std::vector<std::pair<size_t, size_t>> slices = Adam8bitLaunches(given.Entries());
+    if (slices.size() > 1) {  // the whole call, named with its own entry indexes
+        CheckAdam8bitCallDescription(given);
+    }
+    if (slices.size() > 1 || repeatable) {
+        // (a repeatable call's own: phase 1 sees copies of its one-element inputs, which share
+        // no memory, and one the caller's shares with an updated tensor is refused as the op
+        // refuses it)
+        CheckAdam8bitCallMemory(given);
+    }
     Adam8bitCall call = given;
     if (repeatable) {  // the one-element inputs: copies, which RunAgain refills
-        // the caller's own, first: one that shares memory with an updated tensor is refused as
-        // the op refuses it (its copy would share none)
-        CheckAdam8bitCallDevice(given, at::Device(at::kCPU));
-        CheckAdam8bitCallMemory(given);
         for (int t : {kCallStep, kCallGradScale, kCallFoundInf}) {
             if (call.tensors[t] != nullptr) owned_[t] = call.tensors[t]->clone();
         }
@@ -71,12 +78,6 @@ Adam8bitPreparedCall::Adam8bitPreparedCall(const Adam8bitCall& given, bool repea
         for (int t = kCallStep; t < kCallTensors; ++t) {
             if (owned_[t].defined()) call.tensors[t] = &owned_[t];
         }
-    }
-    CheckAdam8bitCallDevice(call, at::Device(at::kCPU));
-    const std::vector<std::pair<size_t, size_t>> slices = Adam8bitLaunches(call.Entries());
-    if (slices.size() > 1) {  // the whole call, named with its own entry indexes
-        CheckAdam8bitCallDescription(call);
-        CheckAdam8bitCallMemory(call);
     }
     for (int t = 0; t < kCallTensors; ++t) {
         if (call.tensors[t] != nullptr) tensors_[t] = ToAclTensor(*call.tensors[t], false);
