@@ -231,7 +231,7 @@ def run(quick: bool = False, out_dir: str = BENCH_OUT, threads: list[int] | None
     _print_summary(report, out)
     report["optimizer_steps"] = optimizer_steps(torch, deepspeed_cls, quick, seed, only, out)
     if not only or any("8bit" in name for name in only):
-        report["adam8bit"] = adam8bit_step(torch, quick, seed, out)
+        report["adam8bit"] = adam8bit_step(torch, quick, seed, out, repeats)
     env["load_average_after_steps"] = os.getloadavg()
     print(f"load average after the optimizer steps {env['load_average_after_steps'][0]:.2f}",
           file=out)

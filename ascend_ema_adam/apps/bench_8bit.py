@@ -8,6 +8,9 @@ round, an idle gap before each sample, warm-up first), medians:
 * ``ours_8bit``: ApplyFusedEmaAdam8bitList's native kernel launched alone (uint8 m, v with fp32
   block scales, an fp32 EMA: decode, update, new scales, encode and the EMA in one pass);
 * ``ours_fp32``: ApplyFusedEmaAdamList's native kernel alone on fp32 m, v and EMA (the same update);
+* ``probe_8bit``, ``probe_fp32``: the two kernels' access patterns with one add per output (the
+  ``update8bit`` and ``update`` stream probes: 24 and 36 B/elem, split over the threads as the
+  kernels are): what this machine's memory allows the 8-bit step against the fp32 one;
 * ``torchao``: ``torchao.optim.AdamW8bit.step()`` (its compiled per-parameter step) +
   ``torch._foreach_lerp_`` EMA;
 * ``bnb``: ``bitsandbytes.optim.AdamW8bit.step()`` (its CPU backend) + ``torch._foreach_lerp_`` EMA.
@@ -81,10 +84,20 @@ def _state_bytes(optimizer, param, torch) -> int:
     return total
 
 
-def adam8bit_step(torch, quick: bool = False, seed: int = 0, out=sys.stdout) -> dict:
-    """The row: timings, ratios and state bytes per parameter (see the module docstring)."""
+def _pattern_probes(n: int, threads: int, torch) -> dict:
+    """The access-pattern probes on fresh buffers of ones (the code streams' n bytes as floats)."""
+    fp32 = [torch.ones(n).numpy() for _ in range(5)]
+    eight = [torch.ones(n).numpy() for _ in range(3)] + [torch.ones(n // 4).numpy() for _ in range(2)]
+    return {"probe_8bit": lambda: _twin.stream_probe("update8bit", eight, 0.5, n, threads),
+            "probe_fp32": lambda: _twin.stream_probe("update", fp32, 0.5, n, threads)}
+
+
+def adam8bit_step(torch, quick: bool = False, seed: int = 0, out=sys.stdout,
+                  repeats: int | None = None) -> dict:
+    """The row: timings, ratios and state bytes per parameter (see the module docstring);
+    ``repeats`` interleaved rounds (default 11, 3 with ``quick``)."""
     n = TARGET_NUMEL
-    repeats = 3 if quick else 5
+    repeats = repeats or (3 if quick else 11)
     gen = torch.Generator().manual_seed(seed)
     grad = torch.randn(n, generator=gen) * 1e-2
     # four copies of the weights and EMAs: ours (8-bit, fp32) and the two baselines
@@ -120,9 +133,10 @@ def adam8bit_step(torch, quick: bool = False, seed: int = 0, out=sys.stdout) -> 
                    for bits, i in ((8, 4), (32, 5))}
     fns = {"opt_8bit": optimizers8[8].step, "opt_fp32": optimizers8[32].step,
            "ours_8bit": ours_8bit, "ours_fp32": ours_fp32}
+    cpus = len(os.sched_getaffinity(0))
+    fns.update(_pattern_probes(n, cpus, torch))
     steps, optimizers, missing = _baselines(torch, params, ema)
     fns.update(steps)
-    cpus = len(os.sched_getaffinity(0))
     print(f"\n8-bit state: one {n / 1e6:.1f}M fp32 tensor, {cpus} threads, medians of "
           f"{repeats} interleaved rounds", file=out)
     for name, why in missing.items():
@@ -135,7 +149,8 @@ def adam8bit_step(torch, quick: bool = False, seed: int = 0, out=sys.stdout) -> 
     ours = timings["opt_8bit"].seconds
     state = {"ours_8bit": (m_codes.nbytes + v_codes.nbytes + m_absmax.nbytes + v_absmax.nbytes
                            + s8.nbytes) / n,
-             "ours_fp32": (m32_np.nbytes + v32_np.nbytes + s32.nbytes) / n}
+             "ours_fp32": (m32_np.nbytes + v32_np.nbytes + s32.nbytes) / n,
+             "probe_8bit": None, "probe_fp32": None}
     for bits, opt in optimizers8.items():
         state["opt_8bit" if bits == 8 else "opt_fp32"] = sum(
             t.numel() * t.element_size() for t in opt.state[opt.param_groups[0]["params"][0]].values()
@@ -143,14 +158,22 @@ def adam8bit_step(torch, quick: bool = False, seed: int = 0, out=sys.stdout) -> 
     for name, opt in optimizers.items():
         p = params[0 if name == "torchao" else 1]
         state[name] = (_state_bytes(opt, p, torch) + ema[0].numel() * 4) / n
-    row = {"numel": n, "threads": cpus, "timings": timings, "opt_8bit_over": {},
-           "state_bytes_per_param": state, "missing": missing}
+    eight_over_fp32 = {what: timings[f"{a}_8bit"].seconds / timings[f"{a}_fp32"].seconds
+                       for what, a in (("step", "opt"), ("kernel", "ours"),
+                                       ("access_pattern", "probe"))}
+    row = {"numel": n, "threads": cpus, "repeats": repeats, "timings": timings,
+           "opt_8bit_over": {}, "state_bytes_per_param": state, "missing": missing,
+           "eight_bit_over_fp32": eight_over_fp32}
     print(f"  {'impl':<11}{'time':>12}{'opt_8bit/impl':>16}{'state+EMA B/param':>19}", file=out)
     for name, t in timings.items():
         ratio = ours / t.seconds
         row["opt_8bit_over"][name] = ratio
-        print(f"  {name:<11}{_fmt_time(t.seconds):>12}{ratio:>16.3f}{state[name]:>19.2f}",
+        bytes_column = "" if state[name] is None else f"{state[name]:.2f}"
+        print(f"  {name:<11}{_fmt_time(t.seconds):>12}{ratio:>16.3f}{bytes_column:>19}",
               file=out)
+    print("  8-bit / fp32: " + ", ".join(f"{what.replace('_', ' ')} {r:.3f}"
+                                         for what, r in eight_over_fp32.items())
+          + " (the access pattern alone: what the memory allows)", file=out)
     return row
 
 

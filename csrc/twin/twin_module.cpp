@@ -13,6 +13,7 @@
 #include "cpu_kernel.h"
 #include "ema_adam_attrs.h"
 #include "kernel_scalar_host.h"
+#include "native_runtime.h"
 #include "native_stream_probe.h"
 #include "native_thread_pool.h"
 #include "platform.h"
@@ -66,8 +67,9 @@ aea::StreamProbe ParseProbe(const std::string& kind)
     if (kind == "triad") return aea::StreamProbe::kTriad;
     if (kind == "triad_nt") return aea::StreamProbe::kTriadNt;
     if (kind == "update") return aea::StreamProbe::kUpdate;
-    throw py::value_error("kind must be copy, copy_nt, triad, triad_nt or update, got '" + kind +
-                          "'");
+    if (kind == "update8bit") return aea::StreamProbe::kUpdate8bit;
+    throw py::value_error("kind must be copy, copy_nt, triad, triad_nt, update or update8bit, got '" +
+                          kind + "'");
 }
 
 }  // namespace
@@ -161,11 +163,17 @@ PYBIND11_MODULE(_twin, mod)
                     throw py::value_error(kind + " needs " +
                                           std::to_string(aea::StreamProbeArrays(k)) + " arrays");
                 }
+                if (!aea::StreamProbeTakes(k, n)) {
+                    throw py::value_error(kind + ": n must be a multiple of " +
+                                          std::to_string(aea::kNativeGrain));
+                }
                 std::vector<float*> ptrs;
                 for (size_t i = 0; i < arrays.size(); ++i) {
                     const std::string name = "arrays[" + std::to_string(i) + "]";
+                    const auto bytes = static_cast<uint64_t>(
+                        aea::StreamProbeElementBytes(k, static_cast<int>(i)));
                     ptrs.push_back(static_cast<float*>(
-                        BufferPtr(arrays[i], name.c_str(), n * sizeof(float), true)));
+                        BufferPtr(arrays[i], name.c_str(), n * bytes, true)));
                 }
                 py::gil_scoped_release release;
                 return aea::RunStreamProbe(k, ptrs.data(), scalar, n, threads);
@@ -175,7 +183,9 @@ PYBIND11_MODULE(_twin, mod)
             "Streaming-bandwidth probe on float32 buffers of n elements, split over threads like "
             "the native kernel: copy (a0 = a1; 8 B/elem), triad (a0 = a1 + scalar*a2; 12 B/elem), "
             "their _nt variants storing around the caches; update (ak += a0 for k = 1..4 in "
-            "place: the kernel's 36 B/elem pattern). Returns the threads used.");
+            "place: the kernel's 36 B/elem pattern); update8bit (a1 += a0, a2 += a1 in place, and "
+            "a3, a4 of n bytes holding normal floats read and written in place: the 8-bit "
+            "kernel's 24 B/elem pattern; n a multiple of 64). Returns the threads used.");
 
     BindAll(mod);  // every operator's bindings (they use Attrs, registered above)
 }

@@ -4,6 +4,9 @@
  */
 #include "native_stream_probe.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "native_runtime.h"
 #include "native_stream_probe_impl.h"
 
@@ -16,9 +19,21 @@ int StreamProbeArrays(StreamProbe kind)
         case StreamProbe::kCopyNt: return 2;
         case StreamProbe::kTriad:
         case StreamProbe::kTriadNt: return 3;
-        case StreamProbe::kUpdate: break;
+        case StreamProbe::kUpdate:
+        case StreamProbe::kUpdate8bit: break;
     }
     return 5;
+}
+
+int StreamProbeElementBytes(StreamProbe kind, int i)
+{
+    return kind == StreamProbe::kUpdate8bit && i >= 3 ? 1 : 4;
+}
+
+bool StreamProbeTakes(StreamProbe kind, uint64_t n)
+{
+    // Parallel's chunks are whole grains, and a grain is whole steps of every backend's 8-bit loop
+    return kind != StreamProbe::kUpdate8bit || n % kNativeGrain == 0;
 }
 
 uint32_t RunStreamProbe(StreamProbe kind, float* const* arrays, float scalar, uint64_t n,
@@ -26,12 +41,19 @@ uint32_t RunStreamProbe(StreamProbe kind, float* const* arrays, float scalar, ui
 {
     const native::StreamProbeLoop byIsa[kIsaCount] = {
         native::StreamProbeAvx512(), native::StreamProbeAvx2(), native::StreamProbeGeneric()};
-    native::StreamProbeLoop loop = byIsa[static_cast<uint32_t>(BestIsa())];
+    if (!StreamProbeTakes(kind, n)) {
+        throw std::invalid_argument("stream probe update8bit: n must be a multiple of " +
+                                    std::to_string(kNativeGrain));
+    }
+    native::StreamProbeLoop loop = byIsa[static_cast<uint32_t>(ResolveIsa(nullptr))];
     loop = loop != nullptr ? loop : native::StreamProbeGeneric();
     native::ProbeJob job{};
     const bool copy = kind == StreamProbe::kCopy || kind == StreamProbe::kCopyNt;
     const bool triad = kind == StreamProbe::kTriad || kind == StreamProbe::kTriadNt;
-    job.kind = copy ? native::Probe::kCopy : triad ? native::Probe::kTriad : native::Probe::kUpdate;
+    job.kind = copy                            ? native::Probe::kCopy
+               : triad                         ? native::Probe::kTriad
+               : kind == StreamProbe::kUpdate8bit ? native::Probe::kUpdate8bit
+                                               : native::Probe::kUpdate;
     job.streamingStores = kind == StreamProbe::kCopyNt || kind == StreamProbe::kTriadNt;
     for (int i = 0; i < StreamProbeArrays(kind); ++i) {
         job.x[i] = arrays[i];
