@@ -1,9 +1,13 @@
 """Training side by side (issue 33's numerics), each from the same start on the same batches:
 
 * an MLP on scikit-learn's digits (shipped with the package, no download), 300 steps, by our fp32
-  list op, our 8-bit operator (its native kernel) and torchao's AdamW8bit + lerp EMA: the final
-  training loss and the EMA model's test accuracy agree within noise (measured over six seeds:
-  losses within 6 %, EMA accuracies within 0.3 points);
+  list op, our 8-bit operator (its native kernel, on the parameters of at least 4096 elements; the
+  others keep fp32 state, as in FusedEmaAdamW, torchao and bitsandbytes) and torchao's AdamW8bit +
+  lerp EMA: the final training loss and the EMA model's test accuracy agree within noise
+  (measured over sixty seeds: losses within 0.954-1.027x of fp32's and 0.994-1.011x of torchao's,
+  EMA accuracies within 0.5 and 0.3 points). With every parameter on 8 bits, the 10-element bias
+  and the 1,280-element output layer too, 5 of those 60 seeds ended on a late loss spike, 1.13 to
+  9.1x fp32's loss, where torchao stayed within 0.95-1.03x: the reason for the size rule;
 * through the optimizer as users run it, ``FusedEmaAdamW(state_bits=8)`` against
   ``FusedEmaAdamW()`` and torchao's AdamW8bit + lerp, with a linearly decaying learning rate: the
   demo's CNN (``train-demo``'s model and data, 4 epochs) and a tiny transformer (2 encoder layers,
@@ -76,6 +80,26 @@ class Ours:
                 None, None, "float32", "float32", "", self.attrs, False)
 
 
+class Ours8bit:
+    """The 8-bit operator on the parameters of at least MIN_8BIT_SIZE elements, the fp32 list op on
+    the others (FusedEmaAdamW's min_8bit_size default, torchao's and bitsandbytes' rule)."""
+
+    MIN_8BIT_SIZE = 4096
+
+    def __init__(self, params):
+        params = list(params)
+        self.large = Ours([p for p in params if p.numel() >= self.MIN_8BIT_SIZE], 8)
+        self.small = Ours([p for p in params if p.numel() < self.MIN_8BIT_SIZE], 32)
+        large, small = iter(self.large.ema), iter(self.small.ema)
+        self.ema = [next(large) if p.numel() >= self.MIN_8BIT_SIZE else next(small)
+                    for p in params]
+        self.eight_bit_elements = sum(p.numel() for p in self.large.params)
+
+    def __call__(self):
+        self.large()
+        self.small()
+
+
 class Torchao:
     """torchao's AdamW8bit (block 256) + torch._foreach_lerp_ EMA."""
 
@@ -121,12 +145,20 @@ def test_8bit_trains_like_fp32_and_torchao(rng, monkeypatch):
     seed = int(rng.integers(0, 2**31))
     data = digits(seed)
     fp32 = train(lambda p: Ours(p, 32), seed, data)
-    ours = train(lambda p: Ours(p, 8), seed, data)
+    eight_bit = []
+
+    def make_eight_bit(params):
+        eight_bit.append(Ours8bit(params))
+        return eight_bit[-1]
+
+    ours = train(make_eight_bit, seed, data)
     theirs = train(Torchao, seed, data)
     print(f"final loss / EMA test accuracy: fp32 {fp32}, 8-bit {ours}, torchao {theirs}")
-    for reference in (fp32, theirs):
-        assert abs(ours[0] - reference[0]) <= 0.2 * reference[0] + 0.005, (ours, reference)
-        assert abs(ours[1] - reference[1]) <= 0.02, (ours, reference)
+    assert eight_bit[0].eight_bit_elements == 64 * 128  # the first layer's weight
+    # about twice the largest gaps of sixty seeds (the module docstring)
+    for reference, loss, points in ((fp32, 0.1, 0.01), (theirs, 0.03, 0.006)):
+        assert abs(ours[0] / reference[0] - 1) <= loss, (ours, reference)
+        assert abs(ours[1] - reference[1]) <= points, (ours, reference)
     assert ours[1] > 0.9  # it learned: ten classes, 10 % by chance
 
 
