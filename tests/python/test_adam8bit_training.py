@@ -11,8 +11,8 @@
 * through the optimizer as users run it, ``FusedEmaAdamW(state_bits=8)`` against
   ``FusedEmaAdamW()`` and torchao's AdamW8bit + lerp, with a linearly decaying learning rate: the
   demo's CNN (``train-demo``'s model and data, 4 epochs) and a tiny transformer (2 encoder layers,
-  d_model 64) learning to sort 10 digits, 200 steps. The limits are two to three times the
-  largest gap measured over eight seeds (given at each test).
+  d_model 64) learning to sort 10 digits, 200 steps. The limits are about twice the largest gap
+  measured over 24 seeds (given at each test), against each reference.
 """
 
 import warnings
@@ -275,23 +275,26 @@ def held_out(x, y):
 
 
 def compare_runs(runs, limits):
-    """Our 8-bit run against fp32 and torchao: training loss and held-out loss within the
-    relative limits, held-out accuracy within the absolute one."""
+    """Our 8-bit run against fp32 and against torchao (limits[32], limits["torchao"]): training
+    loss and held-out loss within the relative limits, held-out accuracy within the absolute one
+    (a fraction: 0.01 is one point)."""
     print("final training loss, EMA held-out accuracy and loss:",
           {kind: tuple(round(x, 4) for x in run[:3]) for kind, run in runs.items()})
     ours = runs[8]
-    for reference in (runs[32], runs["torchao"]):
-        assert abs(ours[0] / reference[0] - 1) <= limits["train_loss"], (ours, reference)
-        assert abs(ours[1] - reference[1]) <= limits["accuracy"], (ours, reference)
-        assert abs(ours[2] / reference[2] - 1) <= limits["held_out_loss"], (ours, reference)
+    for kind, limit in limits.items():
+        reference = runs[kind]
+        assert abs(ours[0] / reference[0] - 1) <= limit["train_loss"], (kind, ours, reference)
+        assert abs(ours[1] - reference[1]) <= limit["accuracy"], (kind, ours, reference)
+        assert abs(ours[2] / reference[2] - 1) <= limit["held_out_loss"], (kind, ours, reference)
 
 
 @pytest.mark.slow
 def test_8bit_trains_the_demo_cnn_like_fp32_and_torchao(rng, monkeypatch):
-    """The demo's CNN on its digits split, 4 epochs of batch 32 at lr 1e-2 (the demo's high rate),
-    EMA decay 0.99. Eight seeds, 8-bit against fp32 / torchao: EMA accuracy within 0.7 / 0.7
-    points, held-out loss within 20 % / 16 %, training loss (the last 50 batches, noisy at this
-    rate) within 48 % / 33 %."""
+    """The demo's CNN on its digits split, 4 epochs of batch 32 at lr 3e-3, EMA decay 0.99.
+    Largest gaps over 24 seeds, 8-bit against fp32 / torchao: training loss (the last 50 batches)
+    11 % / 2.0 %, EMA accuracy 0.89 / 0.44 points, held-out loss 6.1 % / 1.2 %. (At the demo's
+    own lr of 1e-2 both 8-bit optimizers sometimes end well behind fp32, e.g. held-out loss
+    0.244 (ours) and 0.203 (torchao) against 0.119: too noisy a rate to compare at.)"""
     monkeypatch.setattr(torch, "compile", lambda fn, **kwargs: fn)  # torchao's step, eagerly
     seed = int(rng.integers(0, 2**31))
     x, y, x_test, y_test = train_demo._data(seed)
@@ -306,20 +309,21 @@ def test_8bit_trains_the_demo_cnn_like_fp32_and_torchao(rng, monkeypatch):
                 index = shuffled[i * batch:(i + 1) * batch]
                 yield x[index], y[index]
 
-    runs = {kind: train_model(kind, seed, train_demo._model, batches, epochs * per_epoch, 1e-2,
+    runs = {kind: train_model(kind, seed, train_demo._model, batches, epochs * per_epoch, 3e-3,
                               0.99, held_out(x_test, y_test))
             for kind in (32, 8, "torchao")}
     # the two large layers (4,608 and 32,768 weights) keep 8-bit moments, the others fp32
     assert runs[8][3] == 16 * 32 * 9 + 32 * 4 * 4 * 64 and runs[32][3] == 0
-    compare_runs(runs, {"train_loss": 0.8, "accuracy": 0.015, "held_out_loss": 0.35})
-    assert runs[8][1] > 0.95  # ten classes: 10 % by chance
+    compare_runs(runs, {32: {"train_loss": 0.25, "accuracy": 0.02, "held_out_loss": 0.13},
+                        "torchao": {"train_loss": 0.05, "accuracy": 0.01, "held_out_loss": 0.03}})
+    assert runs[8][1] > 0.9  # ten classes: 10 % by chance (fp32: 94.4-98.2 % over 24 seeds)
 
 
 @pytest.mark.slow
 def test_8bit_trains_a_tiny_transformer_like_fp32_and_torchao(rng, monkeypatch):
-    """TinySorter, 200 steps of 64 fresh sequences at lr 3e-3, EMA decay 0.99. Eight seeds, 8-bit
-    against fp32 / torchao: training loss within 3 % / 2 %, EMA per-digit accuracy within 0.2 /
-    0.3 points, held-out loss within 0.6 % / 0.8 %."""
+    """TinySorter, 200 steps of 64 fresh sequences at lr 3e-3, EMA decay 0.99. Largest gaps over
+    24 seeds, 8-bit against fp32 / torchao: training loss (the last 50 batches) 9.7 % / 5.1 %,
+    EMA per-digit accuracy 0.32 / 0.23 points, held-out loss 1.7 % / 1.3 %."""
     monkeypatch.setattr(torch, "compile", lambda fn, **kwargs: fn)
     seed = int(rng.integers(0, 2**31))
     x_test, y_test = sorting_batch(torch.Generator().manual_seed(seed + 2), 1000)
@@ -334,5 +338,6 @@ def test_8bit_trains_a_tiny_transformer_like_fp32_and_torchao(rng, monkeypatch):
             for kind in (32, 8, "torchao")}
     # every attention and feed-forward weight (12,288, 4,096, 8,192 and 8,192 per layer) is 8-bit
     assert runs[8][3] == 2 * (3 * 64 * 64 + 64 * 64 + 2 * 128 * 64)
-    compare_runs(runs, {"train_loss": 0.06, "accuracy": 0.01, "held_out_loss": 0.03})
+    compare_runs(runs, {32: {"train_loss": 0.2, "accuracy": 0.007, "held_out_loss": 0.035},
+                        "torchao": {"train_loss": 0.1, "accuracy": 0.005, "held_out_loss": 0.03}})
     assert runs[8][1] > 0.6  # 10 % by chance
