@@ -87,7 +87,8 @@ def _state_bytes(optimizer, param, torch) -> int:
 def _pattern_probes(n: int, threads: int, torch) -> dict:
     """The access-pattern probes on fresh buffers of ones (the code streams' n bytes as floats)."""
     fp32 = [torch.ones(n).numpy() for _ in range(5)]
-    eight = [torch.ones(n).numpy() for _ in range(3)] + [torch.ones(n // 4).numpy() for _ in range(2)]
+    eight = ([torch.ones(n).numpy() for _ in range(3)]
+             + [torch.ones(n // 4).numpy() for _ in range(2)])
     return {"probe_8bit": lambda: _twin.stream_probe("update8bit", eight, 0.5, n, threads),
             "probe_fp32": lambda: _twin.stream_probe("update", fp32, 0.5, n, threads)}
 

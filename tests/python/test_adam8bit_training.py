@@ -244,7 +244,8 @@ def train_model(kind, seed, make_model, batches, steps, lr, ema_decay, evaluate)
     for x, y in batches(steps):
         for p in params:
             p.grad = None
-        loss = torch.nn.functional.cross_entropy(model(x).reshape(-1, model_classes(model)),
+        logits = model(x)
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
                                                  y.reshape(-1))
         loss.backward()
         optimizer.step()
@@ -258,10 +259,6 @@ def train_model(kind, seed, make_model, batches, steps, lr, ema_decay, evaluate)
         accuracy, held_out_loss = evaluate(ema)
     return float(np.mean(losses[-50:])), accuracy, held_out_loss, eight_bit_elements(optimizer,
                                                                                      params)
-
-
-def model_classes(model):
-    return TinySorter.VOCAB if isinstance(model, TinySorter) else 10
 
 
 def held_out(x, y):
