@@ -13,7 +13,6 @@
 #include "cpu_kernel.h"
 #include "ema_adam_attrs.h"
 #include "kernel_scalar_host.h"
-#include "native_runtime.h"
 #include "native_stream_probe.h"
 #include "native_thread_pool.h"
 #include "platform.h"
@@ -68,8 +67,8 @@ aea::StreamProbe ParseProbe(const std::string& kind)
     if (kind == "triad_nt") return aea::StreamProbe::kTriadNt;
     if (kind == "update") return aea::StreamProbe::kUpdate;
     if (kind == "update8bit") return aea::StreamProbe::kUpdate8bit;
-    throw py::value_error("kind must be copy, copy_nt, triad, triad_nt, update or update8bit, got '" +
-                          kind + "'");
+    throw py::value_error("kind must be copy, copy_nt, triad, triad_nt, update or update8bit, "
+                          "got '" + kind + "'");
 }
 
 }  // namespace
@@ -162,10 +161,6 @@ PYBIND11_MODULE(_twin, mod)
                 if (arrays.size() != static_cast<size_t>(aea::StreamProbeArrays(k))) {
                     throw py::value_error(kind + " needs " +
                                           std::to_string(aea::StreamProbeArrays(k)) + " arrays");
-                }
-                if (!aea::StreamProbeTakes(k, n)) {
-                    throw py::value_error(kind + ": n must be a multiple of " +
-                                          std::to_string(aea::kNativeGrain));
                 }
                 std::vector<float*> ptrs;
                 for (size_t i = 0; i < arrays.size(); ++i) {

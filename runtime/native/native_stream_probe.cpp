@@ -30,18 +30,13 @@ int StreamProbeElementBytes(StreamProbe kind, int i)
     return kind == StreamProbe::kUpdate8bit && i >= 3 ? 1 : 4;
 }
 
-bool StreamProbeTakes(StreamProbe kind, uint64_t n)
-{
-    // Parallel's chunks are whole grains, and a grain is whole steps of every backend's 8-bit loop
-    return kind != StreamProbe::kUpdate8bit || n % kNativeGrain == 0;
-}
-
 uint32_t RunStreamProbe(StreamProbe kind, float* const* arrays, float scalar, uint64_t n,
                         uint32_t threads)
 {
     const native::StreamProbeLoop byIsa[kIsaCount] = {
         native::StreamProbeAvx512(), native::StreamProbeAvx2(), native::StreamProbeGeneric()};
-    if (!StreamProbeTakes(kind, n)) {
+    // Parallel's chunks are whole grains, and a grain is whole steps of every backend's 8-bit loop
+    if (kind == StreamProbe::kUpdate8bit && n % kNativeGrain != 0) {
         throw std::invalid_argument("stream probe update8bit: n must be a multiple of " +
                                     std::to_string(kNativeGrain));
     }

@@ -24,14 +24,11 @@ int StreamProbeArrays(StreamProbe kind);
  *  and 4 (buffers of n bytes holding normal floats, e.g. ones). */
 int StreamProbeElementBytes(StreamProbe kind, int i);
 
-/** Element counts a probe accepts: update8bit takes whole grains (multiples of 64), so that each
- *  thread's range holds whole floats of the code streams; the others any n. */
-bool StreamProbeTakes(StreamProbe kind, uint64_t n);
-
 /** Runs a probe over n elements of each of `arrays` (StreamProbeArrays(kind) of them) with the
  *  kernels' instruction set (NativeIsa: ASCEND_EMA_ADAM_ISA, as `bench --isa` sets it, else the
  *  best); `threads` as in NativeOptions. Returns the threads used. Throws
- *  std::invalid_argument for an n the probe does not take. */
+ *  std::invalid_argument for an update8bit n that is not whole grains (multiples of 64: each
+ *  thread's range then holds whole floats of the code streams). */
 uint32_t RunStreamProbe(StreamProbe kind, float* const* arrays, float scalar, uint64_t n,
                         uint32_t threads = 0);
 

@@ -13,10 +13,11 @@
  * flag, lr and EMA decay are copied into one-element tensors the launches own and read (host
  * memory on the CPU device, so each step's values are read when it launches); a grad scale or
  * flag must be given again if it was given then, and not if not, none may share memory with an
- * updated tensor (as the op's memory rules say), and the step's value passes phase 1's check. The maps must be the tensors phase 1 checked, unwritten since (their version
- * counters); every other tensor must still have the address, dtype, sizes and strides phase 1
- * saw. Anything else is a new call: RunAgain returns false and writes nothing, and the caller
- * prepares again, through the full validation.
+ * updated tensor (as the op's memory rules say), and the step's value passes phase 1's check.
+ * The maps must be the tensors phase 1 checked, unwritten since (their version counters); every
+ * other tensor must still have the address, dtype, sizes and strides phase 1 saw. Anything else
+ * is a new call: RunAgain returns false and writes nothing, and the caller prepares again,
+ * through the full validation.
  */
 #ifndef ASCEND_EMA_ADAM_OPS_APPLY_FUSED_EMA_ADAM8BIT_LIST_PREPARED_H
 #define ASCEND_EMA_ADAM_OPS_APPLY_FUSED_EMA_ADAM8BIT_LIST_PREPARED_H
