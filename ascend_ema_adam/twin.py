@@ -119,7 +119,8 @@ def apply_fused_ema_adam_native(grad, var, m, v, s, step, hyper: Hyper = Hyper()
     """Run one update with the native CPU kernel: in place, or, with ``out=(var, m, v, s)``, into
     those arrays (the inputs are then only read). Same array rules as
     :func:`apply_fused_ema_adam`. ``threads`` 0 uses :func:`cpu_kernel`'s default; ``isa``
-    forces a narrower instruction set ("avx2", "generic") than the best one; smaller launches
+    forces a narrower one of this CPU's instruction sets than the best ("avx2", "generic" on an
+    AVX-512 machine; "generic" on aarch64, whose best is "neon"); smaller launches
     than ``min_elems_per_thread`` per thread use fewer threads; launches moving at least
     ``streaming_bytes`` bytes run the loops tuned for streaming from memory (0: always). Returns
     the tiling, the instruction set and the threads used."""

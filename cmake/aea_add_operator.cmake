@@ -136,11 +136,11 @@ function(aea_native_isa_properties target source)
   endif()
 endfunction()
 
-# The instruction set a native source is compiled for ("avx512", "avx2", "generic"), or "none" for
+# The instruction set a native source is compiled for ("avx512", "avx2", "neon", "generic"), or "none" for
 # a source every build compiles.
 function(aea_native_isa_of source out)
   set(isa none)
-  if(source MATCHES "_(avx512|avx2|generic)\\.cpp$")
+  if(source MATCHES "_(avx512|avx2|neon|generic)\\.cpp$")
     set(isa ${CMAKE_MATCH_1})
   endif()
   set(${out} ${isa} PARENT_SCOPE)

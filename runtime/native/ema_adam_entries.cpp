@@ -75,7 +75,7 @@ native::EntriesLoop LoopFor(Isa isa, const native::EntryLoopShape& shape)
 {
     using Pick = native::EntriesLoop (*)(const native::EntryLoopShape&);
     const Pick byIsa[kIsaCount] = {&native::EmaAdamEntriesAvx512, &native::EmaAdamEntriesAvx2,
-                                   &native::EmaAdamEntriesGeneric};
+                                   &native::EmaAdamEntriesNeon, &native::EmaAdamEntriesGeneric};
     const native::EntriesLoop loop = byIsa[static_cast<uint32_t>(isa)](shape);
     if (loop == nullptr) {
         throw std::invalid_argument(std::string("native EMA-Adam kernel: no '") + IsaName(isa) +

@@ -1,7 +1,7 @@
 /**
  * @file ema_adam_entries_loops.h
  * @brief Internal interface between the EMA-Adam entries driver (ema_adam_entries.cpp) and its
- *        loops per instruction set (ema_adam_entries_{avx512,avx2,generic}.cpp), and the storage
+ *        loops per instruction set (ema_adam_entries_{avx512,avx2,neon,generic}.cpp), and the storage
  *        types those loops are compiled for. Plain structs and constants only: the loop files are
  *        compiled for other instruction sets (native_simd.h says why nothing else may be shared).
  */
@@ -104,6 +104,7 @@ using EntriesLoop = void (*)(const EntriesJob& job, uint32_t entry, uint64_t off
 // EMA_ADAM_ENTRY_TYPES or (AVX) a build for another architecture.
 EntriesLoop EmaAdamEntriesAvx512(const EntryLoopShape& shape);
 EntriesLoop EmaAdamEntriesAvx2(const EntryLoopShape& shape);
+EntriesLoop EmaAdamEntriesNeon(const EntryLoopShape& shape);
 EntriesLoop EmaAdamEntriesGeneric(const EntryLoopShape& shape);
 
 }  // namespace native

@@ -16,7 +16,19 @@ namespace ascend_ema_adam {
 
 namespace {
 
-constexpr const char* kIsaNames[kIsaCount] = {"avx512", "avx2", "generic"};
+constexpr const char* kIsaNames[kIsaCount] = {"avx512", "avx2", "neon", "generic"};
+
+/** Whether instruction set `isa` belongs to the architecture this library was built for. */
+constexpr bool IsaOfThisArchitecture(Isa isa)
+{
+#if defined(__x86_64__)
+    return isa != Isa::kNeon;
+#elif defined(__aarch64__)
+    return isa == Isa::kNeon || isa == Isa::kGeneric;
+#else
+    return isa == Isa::kGeneric;
+#endif
+}
 
 uint32_t ProcessCpusCached()
 {
@@ -111,6 +123,8 @@ Isa BestIsa()
         if (f16c && __builtin_cpu_supports("avx2")) {
             return Isa::kAvx2;
         }
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+        return Isa::kNeon;  // Advanced SIMD is mandatory in ARMv8-A
 #endif
         return Isa::kGeneric;
     }();
@@ -137,7 +151,7 @@ Isa SupportedIsa(const char* name, const char* what)
 {
     const Isa best = BestIsa();
     for (uint32_t i = static_cast<uint32_t>(best); i < kIsaCount; ++i) {
-        if (std::strcmp(kIsaNames[i], name) == 0) {
+        if (IsaOfThisArchitecture(static_cast<Isa>(i)) && std::strcmp(kIsaNames[i], name) == 0) {
             return static_cast<Isa>(i);
         }
     }

@@ -39,13 +39,16 @@ uint32_t LastNativeLaunchThreads();
 /** Threads for n elements: `requested` (0: NativeThreads()), fewer for small n, at least 1. */
 uint32_t NativeThreadsFor(uint64_t n, uint32_t requested, uint64_t minElemsPerThread);
 
-/** The instruction sets of the native kernels, widest first: a CPU that runs one runs the later. */
-enum class Isa : uint32_t { kAvx512, kAvx2, kGeneric };
-constexpr uint32_t kIsaCount = 3;
+/** The instruction sets of the native kernels, widest first within an architecture (x86-64:
+ *  avx512, avx2, generic; aarch64: neon, generic): a CPU that runs one runs the later ones of its
+ *  architecture. */
+enum class Isa : uint32_t { kAvx512, kAvx2, kNeon, kGeneric };
+constexpr uint32_t kIsaCount = 4;
 
-/** "avx512", "avx2", "generic". */
+/** "avx512", "avx2", "neon", "generic". */
 const char* IsaName(Isa isa);
-/** The widest instruction set this CPU runs (AVX-512 F/BW/VL + F16C, AVX2 + F16C, or portable). */
+/** The widest instruction set this CPU runs (AVX-512 F/BW/VL + F16C, AVX2 + F16C, NEON on
+ *  aarch64, or portable). */
 Isa BestIsa();
 /**
  * The instruction set launches use by default: ASCEND_EMA_ADAM_ISA if set and not empty (read at

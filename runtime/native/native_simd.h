@@ -43,7 +43,9 @@ struct Pack {
 
 /**
  * Portable backend: one element at a time (the generic build, and the tails of backends without
- * masked memory access). F16 uses the compiler's _Float16, whose conversions round to nearest even.
+ * masked memory access). F16 converts on the bit pattern, rounding to nearest even and quieting
+ * NaNs (keeping their payload's top bits) as F16C's vcvtps2ph/vcvtph2ps and aarch64's fcvt do: no
+ * _Float16, which GCC's C++ has on x86 from GCC 12 and on aarch64 only from GCC 13.
  */
 struct Scalar {
     using V = float;
@@ -91,16 +93,50 @@ struct Scalar {
     }
     static V Widen(F16 x)
     {
-        _Float16 h;
-        __builtin_memcpy(&h, &x.bits, sizeof h);
-        return static_cast<float>(h);
+        const uint32_t sign = static_cast<uint32_t>(x.bits & 0x8000U) << 16;
+        const uint32_t exponent = (x.bits >> 10) & 0x1fU;
+        const uint32_t mantissa = x.bits & 0x3ffU;
+        uint32_t bits;
+        if (exponent == 0x1fU) {  // inf, or a NaN made quiet
+            bits = sign | 0x7f800000U | (mantissa << 13) | (mantissa != 0U ? 0x00400000U : 0U);
+        } else if (exponent != 0U) {
+            bits = sign | ((exponent + (127U - 15U)) << 23) | (mantissa << 13);
+        } else {  // zero or subnormal: mantissa * 2^-24, exact in fp32
+            const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
+            __builtin_memcpy(&bits, &magnitude, sizeof bits);
+            bits |= sign;
+        }
+        float f;
+        __builtin_memcpy(&f, &bits, sizeof f);
+        return f;
     }
     static F16 Narrow(V y, const F16*)
     {
-        const _Float16 h = static_cast<_Float16>(y);
-        F16 x;
-        __builtin_memcpy(&x.bits, &h, sizeof h);
-        return x;
+        uint32_t bits;
+        __builtin_memcpy(&bits, &y, sizeof bits);
+        const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000U);
+        const uint32_t magnitude = bits & 0x7fffffffU;
+        if (magnitude > 0x7f800000U) {  // NaN: quiet, the payload's top 9 bits kept
+            return {static_cast<uint16_t>(sign | 0x7e00U | ((magnitude >> 13) & 0x3ffU))};
+        }
+        if (magnitude >= 0x477ff000U) {  // 65520 and above round to inf
+            return {static_cast<uint16_t>(sign | 0x7c00U)};
+        }
+        if (magnitude < 0x38800000U) {
+            // Below 2^-14, half's subnormals: adding 0.5 (ulp 2^-24, half's subnormal step) rounds
+            // the magnitude to nearest even in fp32 arithmetic; the code is in the sum's low bits.
+            float f;
+            __builtin_memcpy(&f, &magnitude, sizeof f);
+            const float sum = f + 0.5f;
+            uint32_t sumBits;
+            __builtin_memcpy(&sumBits, &sum, sizeof sumBits);
+            return {static_cast<uint16_t>(sign | (sumBits - 0x3f000000U))};
+        }
+        // Normal: rebias the exponent and round the 13 dropped bits to nearest even (a carry into
+        // the exponent is the correct result, up to inf).
+        const uint32_t odd = (magnitude >> 13) & 1U;
+        const uint32_t rounded = magnitude + ((15U - 127U) << 23) + 0xfffU + odd;
+        return {static_cast<uint16_t>(sign | (rounded >> 13))};
     }
 };
 

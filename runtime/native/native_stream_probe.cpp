@@ -34,7 +34,8 @@ uint32_t RunStreamProbe(StreamProbe kind, float* const* arrays, float scalar, ui
                         uint32_t threads)
 {
     const native::StreamProbeLoop byIsa[kIsaCount] = {
-        native::StreamProbeAvx512(), native::StreamProbeAvx2(), native::StreamProbeGeneric()};
+        native::StreamProbeAvx512(), native::StreamProbeAvx2(), native::StreamProbeNeon(),
+        native::StreamProbeGeneric()};
     // Parallel's chunks are whole grains, and a grain is whole steps of every backend's 8-bit loop
     if (kind == StreamProbe::kUpdate8bit && n % kNativeGrain != 0) {
         throw std::invalid_argument("stream probe update8bit: n must be a multiple of " +

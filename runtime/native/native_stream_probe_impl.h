@@ -29,6 +29,7 @@ using StreamProbeLoop = void (*)(const ProbeJob& job, uint64_t begin, uint64_t e
 // Defined in native_stream_probe_<isa>.cpp; the AVX ones are null on other architectures.
 StreamProbeLoop StreamProbeAvx512();
 StreamProbeLoop StreamProbeAvx2();
+StreamProbeLoop StreamProbeNeon();
 StreamProbeLoop StreamProbeGeneric();
 
 namespace {

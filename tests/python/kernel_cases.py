@@ -10,7 +10,8 @@ from ascend_ema_adam._dtypes import FLOAT_DTYPES
 from ascend_ema_adam.apps.check import OUTPUTS
 
 BEST_ISA = twin.cpu_kernel()["isa"]
-_WIDEST_FIRST = ("avx512", "avx2", "generic")
+#: Each architecture's instruction sets, widest first (native_runtime.h's Isa).
+_WIDEST_FIRST = ("neon", "generic") if BEST_ISA == "neon" else ("avx512", "avx2", "generic")
 #: Every instruction set this CPU runs ("generic" runs everywhere).
 ISAS = list(_WIDEST_FIRST[_WIDEST_FIRST.index(BEST_ISA):])
 CPUS = len(os.sched_getaffinity(0))

@@ -177,7 +177,7 @@ native::Adam8bitLoop LoopFor(Isa isa, bool bytePlanes, const native::Adam8bitLoo
 {
     using Pick = native::Adam8bitLoop (*)(const native::Adam8bitLoopShape&);
     const Pick byIsa[kIsaCount] = {&native::Adam8bitLoopAvx512, &native::Adam8bitLoopAvx2,
-                                   &native::Adam8bitLoopGeneric};
+                                   &native::Adam8bitLoopNeon, &native::Adam8bitLoopGeneric};
     const Pick pick = bytePlanes ? &native::Adam8bitLoopAvx512Vbmi
                                  : byIsa[static_cast<uint32_t>(isa)];
     const native::Adam8bitLoop loop = pick(shape);

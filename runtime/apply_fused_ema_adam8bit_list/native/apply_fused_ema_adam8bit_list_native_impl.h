@@ -5,10 +5,11 @@
  *        elements, decode -> the shared fp32 update (ema_adam_native_update.h's Update, the
  *        AscendC kernels' op order) -> the block's new scales -> exact-nearest encode, the encode
  *        of a block interleaved with the update of the next. Decode by permutes of the map's
- *        byte planes (AVX-512 with VBMI), a gather from the map (AVX-512, AVX2) or indexing;
- *        encode by the map's encode table (one gather or load, for
+ *        byte planes (AVX-512 with VBMI), a gather from the map (AVX-512, AVX2; four lane loads
+ *        on NEON) or indexing; encode by the map's encode table (one gather or load, for
  *        maps that have one) or the binary search over the thresholds (in-register
- *        permutes on AVX-512, gathers on AVX2, indexing); every way computes the same codes.
+ *        permutes on AVX-512, gathers on AVX2, lane loads on NEON, indexing); every way computes
+ *        the same codes.
  *        Internal linkage only (see native_simd.h).
  */
 #ifndef APPLY_FUSED_EMA_ADAM8BIT_LIST_NATIVE_IMPL_H
@@ -410,6 +411,101 @@ struct Codes<Avx2> {
         m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0xb1));
         return static_cast<uint32_t>(_mm_cvtsi128_si32(m));
     }
+};
+#endif
+
+#ifdef AEA_NATIVE_HAVE_NEON
+using ascend_ema_adam::native::Neon;
+
+/** NEON has no gather: a lookup is four lane loads (ld1 {v.s}[lane]) from L1-resident tables. */
+template <>
+struct Codes<Neon> {
+    using I = uint32x4_t;
+    static constexpr bool kQuotientByReciprocal = false;  // no reciprocal table path measured here
+    static I Zero() { return vdupq_n_u32(0); }
+    static I Load(const uint8_t* c)
+    {
+        uint32_t word;
+        __builtin_memcpy(&word, c, sizeof word);
+        return vmovl_u16(vget_low_u16(vmovl_u8(vreinterpret_u8_u32(vdup_n_u32(word)))));
+    }
+    static void Store(uint8_t* c, I i)
+    {
+        const uint16x4_t words = vmovn_u32(i);
+        const uint8x8_t bytes = vmovn_u16(vcombine_u16(words, words));
+        const uint32_t word = vget_lane_u32(vreinterpret_u32_u8(bytes), 0);
+        __builtin_memcpy(c, &word, sizeof word);
+    }
+    static float32x4_t Gather(const float* table, I i)
+    {
+        float32x4_t x = vld1q_dup_f32(table + vgetq_lane_u32(i, 0));
+        x = vld1q_lane_f32(table + vgetq_lane_u32(i, 1), x, 1);
+        x = vld1q_lane_f32(table + vgetq_lane_u32(i, 2), x, 2);
+        return vld1q_lane_f32(table + vgetq_lane_u32(i, 3), x, 3);
+    }
+    static float32x4_t Decode(const float* map, I i) { return Gather(map, i); }
+    static I Encode(const Adam8bitCodebook& book, float32x4_t x)
+    {
+        I i = Zero();
+        for (uint32_t s = 128; s > 0; s >>= 1) {
+            const float32x4_t t = Gather(book.thresholds + s - 1, i);
+            i = vaddq_u32(i, vandq_u32(vcgeq_f32(x, t), vdupq_n_u32(s)));  // false for NaN
+        }
+        return i;
+    }
+    /** A map's encode table (Adam8bitEncodeTable): the key and the code in registers, the
+     *  bucket's entry by four lane loads. */
+    struct Table {
+        explicit Table(const Adam8bitEncodeTable& t)
+            : floor(vdupq_n_s32(t.floor)), keyLo(vdupq_n_s32(KeyOfBucket(t, t.lo))),
+              keyHi(vdupq_n_s32(KeyOfBucket(t, t.hi + 1) - 1)),
+              shiftRight(vdupq_n_s32(-static_cast<int32_t>(t.shift))), lo(t.lo),
+              entries(t.entries), positive(t.positive)
+        {
+        }
+        I operator()(float32x4_t x) const
+        {
+            const int32x4_t key = vminq_s32(vmaxq_s32(Key(x), keyLo), keyHi);
+            const I code = vshrq_n_u32(vaddq_u32(Entry(key), vreinterpretq_u32_s32(key)), 24);
+            return vandq_u32(code, vceqq_f32(x, x));  // NaN: code 0
+        }
+        /** x in [-1, 1] of a `unit` table: its key is in [keyLo, keyHi] and it is not NaN. */
+        I Unit(float32x4_t x) const
+        {
+            const int32x4_t key = Key(x);
+            return vshrq_n_u32(vaddq_u32(Entry(key), vreinterpretq_u32_s32(key)), 24);
+        }
+        int32x4_t Key(float32x4_t x) const
+        {
+            const int32x4_t bits = vreinterpretq_s32_f32(x);
+            if (positive) {  // the same way all launch
+                return vmaxq_s32(bits, floor);
+            }
+            const uint32x4_t magnitude = vandq_u32(vreinterpretq_u32_f32(x), vdupq_n_u32(0x7fffffffU));
+            const int32x4_t c = vsubq_s32(
+                vreinterpretq_s32_u32(vmaxq_u32(magnitude, vreinterpretq_u32_s32(floor))), floor);
+            return veorq_s32(c, vshrq_n_s32(bits, 31));
+        }
+        /** The entries of the keys' buckets (an arithmetic shift by a register: sshl by -shift). */
+        I Entry(int32x4_t key) const
+        {
+            const int32x4_t bucket = vsubq_s32(vshlq_s32(key, shiftRight), vdupq_n_s32(lo));
+            uint32x4_t e = vld1q_dup_u32(entries + vgetq_lane_s32(bucket, 0));
+            e = vld1q_lane_u32(entries + vgetq_lane_s32(bucket, 1), e, 1);
+            e = vld1q_lane_u32(entries + vgetq_lane_s32(bucket, 2), e, 2);
+            return vld1q_lane_u32(entries + vgetq_lane_s32(bucket, 3), e, 3);
+        }
+        int32x4_t floor, keyLo, keyHi, shiftRight;
+        int32_t lo;
+        const uint32_t* entries;
+        bool positive;
+    };
+    static I AbsBits(float32x4_t x)
+    {
+        return vandq_u32(vreinterpretq_u32_f32(x), vdupq_n_u32(0x7fffffffU));
+    }
+    static I MaxU(I a, I b) { return vmaxq_u32(a, b); }
+    static uint32_t ReduceMaxU(I a) { return vmaxvq_u32(a); }
 };
 #endif
 

@@ -1,7 +1,7 @@
 /**
  * @file apply_fused_ema_adam8bit_list_native_loops.h
  * @brief Internal interface between the 8-bit native driver (apply_fused_ema_adam8bit_list_native.cpp)
- *        and its loops per instruction set (*_native_{avx512,avx2,generic}.cpp). Plain structs and
+ *        and its loops per instruction set (*_native_{avx512,avx2,neon,generic}.cpp). Plain structs and
  *        constants only: the loop files are compiled for other instruction sets (native_simd.h
  *        says why nothing else may be shared).
  */
@@ -107,11 +107,12 @@ using Adam8bitLoop = void (*)(const Adam8bitJob& job, uint32_t entry, uint64_t b
                               uint64_t blocks);
 
 // Defined in apply_fused_ema_adam8bit_list_native_<isa>.cpp: the loop for `shape`, null for
-// storage types outside the contract or (AVX) a build for another architecture. The VBMI loops
+// storage types outside the contract or (AVX, NEON) a build for another architecture. The VBMI loops
 // (*_native_vbmi_avx512.cpp) run on CPUs with AVX-512 VBMI only.
 Adam8bitLoop Adam8bitLoopAvx512Vbmi(const Adam8bitLoopShape& shape);
 Adam8bitLoop Adam8bitLoopAvx512(const Adam8bitLoopShape& shape);
 Adam8bitLoop Adam8bitLoopAvx2(const Adam8bitLoopShape& shape);
+Adam8bitLoop Adam8bitLoopNeon(const Adam8bitLoopShape& shape);
 Adam8bitLoop Adam8bitLoopGeneric(const Adam8bitLoopShape& shape);
 
 }  // namespace native

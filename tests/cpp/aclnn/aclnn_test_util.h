@@ -63,8 +63,24 @@ inline void StoreAs(aclDataType dtype, float x, void* out)
     if (dtype == ACL_FLOAT) {
         std::memcpy(out, &x, 4);
     } else if (dtype == ACL_FLOAT16) {
-        const _Float16 h = static_cast<_Float16>(x);
-        std::memcpy(out, &h, 2);
+        // On the bit pattern (no _Float16, which GCC's C++ lacks on aarch64 before GCC 13).
+        uint32_t bits = 0;
+        std::memcpy(&bits, &x, 4);
+        const uint32_t magnitude = bits & 0x7FFFFFFFU;
+        uint32_t h = 0;
+        if (magnitude >= 0x477FF000U) {
+            h = 0x7C00U;  // rounds to inf
+        } else if (magnitude < 0x38800000U) {
+            float tiny = 0;  // a subnormal half: 0.5 + |x| rounds |x| to a multiple of 2^-24
+            std::memcpy(&tiny, &magnitude, 4);
+            const float sum = tiny + 0.5F;
+            std::memcpy(&h, &sum, 4);
+            h -= 0x3F000000U;
+        } else {
+            h = (magnitude + 0xC8000FFFU + ((magnitude >> 13) & 1U)) >> 13;  // rebias, round to even
+        }
+        const auto half = static_cast<uint16_t>(((bits >> 16) & 0x8000U) | h);
+        std::memcpy(out, &half, 2);
     } else {
         uint32_t bits = 0;
         std::memcpy(&bits, &x, 4);

@@ -1,13 +1,15 @@
 # ctest -P script: runs OURS and CANN (two builds of one probe program) and requires identical
 # output, line by line. CANN empty: CANN's headers were missing at configure time, a failure.
+# EMULATOR (comma-separated; a cross build's CMAKE_CROSSCOMPILING_EMULATOR) runs the two.
 cmake_minimum_required(VERSION 3.20)
+string(REPLACE "," ";" EMULATOR "${EMULATOR}")
 if(NOT CANN)
   message(FATAL_ERROR "CANN's acl headers were not found at configure time (${CANN_INC}). "
                       "Run `make third_party/torch_npu` (unpacks them from the torch-npu 2.13.0 "
                       "wheel) and reconfigure.")
 endif()
-execute_process(COMMAND ${OURS} OUTPUT_VARIABLE ours RESULT_VARIABLE ours_rc)
-execute_process(COMMAND ${CANN} OUTPUT_VARIABLE cann RESULT_VARIABLE cann_rc)
+execute_process(COMMAND ${EMULATOR} ${OURS} OUTPUT_VARIABLE ours RESULT_VARIABLE ours_rc)
+execute_process(COMMAND ${EMULATOR} ${CANN} OUTPUT_VARIABLE cann RESULT_VARIABLE cann_rc)
 if(NOT ours_rc EQUAL 0 OR NOT cann_rc EQUAL 0)
   message(FATAL_ERROR "a probe failed: ours ${ours_rc}, CANN ${cann_rc}")
 endif()
