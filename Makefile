@@ -26,7 +26,8 @@ TORCH_NPU_STAMP := $(TORCH_NPU)/.stamp
 ASAN_BUILD := build/asan
 SAMPLE_BUILD := build/aclnn_sample
 
-.PHONY: demo test check cpp python venv clean sanitize sample third_party/torch_npu npu-check ascendc-check
+.PHONY: demo test check cpp python venv clean sanitize sample third_party/torch_npu npu-check ascendc-check \
+        aarch64-check
 
 # The main job: train a small model with FusedEmaAdamW through the kernel, then the C++ aclnn
 # sample, then the golden-compare sweep of the kernel on the CPU twin (short mode).
@@ -76,6 +77,16 @@ build/npu-check.stamp: $(TORCH_NPU_STAMP) $(VENV)/.python.stamp tools/npu_check.
                                   tools/npu_abi_selftest/*)
 	tools/npu_check.sh $(TORCH_NPU) $(PY) $(BUILD)
 	mkdir -p build && touch $@
+
+# The aarch64 hosts of Atlas A2/A3 (Kunpeng 920), not part of `make test` (it takes longer than
+# CI's budget): the package cross-built for aarch64 (cmake/aarch64-linux-gnu.cmake, Debian's cross
+# GCC 12 and GCC 11, the oldest supported) against PyPI's aarch64 torch 2.7.1 (AARCH64_TORCH: the
+# rows to build against; newer rows' aarch64 wheels are CUDA builds and say SKIPPED), then, under
+# qemu-aarch64 with a Debian arm64 CPython (no binfmt registration): ctest, the C aclnn sample, a
+# Python subset and digests of every layer that must equal this machine's (tools/aarch64/run.sh).
+# Outputs under build/aarch64/ (prefix-torch-<v>/ascend_ema_adam/{lib,include}: the C library).
+aarch64-check: $(VENV)/.python.stamp
+	tools/aarch64/run.sh
 
 # The AscendC kernels (op_kernel/*.cpp) type-checked, then run once per tiling key, against the real AscendC
 # headers, then computed through the real AscendC library over emulated intrinsics with a pipe-hazard checker,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import os
 import subprocess
 import sys
 from collections import defaultdict
@@ -68,8 +69,9 @@ def demangle(names: list[str]) -> list[str]:
 
 
 def system_library(name: str) -> Path:
-    found = subprocess.run(["g++", f"-print-file-name={name}"], check=True, capture_output=True,
-                           text=True).stdout.strip()
+    # NPU_CHECK_CXX: the compiler of the objects (aarch64-linux-gnu-g++ for an aarch64 build)
+    found = subprocess.run([os.environ.get("NPU_CHECK_CXX", "g++"), f"-print-file-name={name}"],
+                           check=True, capture_output=True, text=True).stdout.strip()
     return Path(found)
 
 

@@ -17,13 +17,19 @@ out="${4:-build/npu_check}"
 mkdir -p "$out"
 npu_inc="$npu/include"
 npu_version="$(cat "$npu/VERSION" 2> /dev/null || echo '?')"  # (tools/unpack_torch_npu.py)
-torch_inc="$("$python" -c 'import torch.utils.cpp_extension as e; print(" ".join(e.include_paths()))')"
-torch_lib="$("$python" -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')"
-py_inc="$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
+# What the build asks of the Python with torch; a cross build (tools/aarch64/run.sh) gives each
+# as NPU_CHECK_<NAME> instead (asking the emulated Python costs half a minute a question), the
+# compiler as NPU_CHECK_CXX, and runs the ABI check with NPU_CHECK_HOST_PYTHON.
+ask() { "$python" -c "$1"; }
+torch_inc="${NPU_CHECK_TORCH_INC:-$(ask 'import torch.utils.cpp_extension as e; print(" ".join(e.include_paths()))')}"
+torch_lib="${NPU_CHECK_TORCH_LIB:-$(ask 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')}"
+py_inc="${NPU_CHECK_PY_INC:-$(ask 'import sysconfig; print(sysconfig.get_paths()["include"])')}"
 # op-plugin's headers pick their code by the torch they compile against (CURRENT_VERSION=V2R<minor>,
 # as csrc/CMakeLists.txt and torch_npu's own build define it); the C++11 ABI is torch's.
-torch_minor="$("$python" -c 'import torch; print(torch.__version__.split(".")[1])')"
-cxx11_abi="$("$python" -c 'import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')"
+torch_minor="${NPU_CHECK_TORCH_MINOR:-$(ask 'import torch; print(torch.__version__.split(".")[1])')}"
+cxx11_abi="${NPU_CHECK_CXX11_ABI:-$(ask 'import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')}"
+cxx="${NPU_CHECK_CXX:-g++}"
+export NPU_CHECK_CXX="$cxx"
 # The _C target's include order with torch_npu: ops/common, CANN's ACL headers (the wheel's; ours
 # in include/acl/ are the same declarations, aclnn.acl_headers_match_cann), our C API headers (for
 # aclnn/ and aclnnop/), the shared host folders, the source's own operator's folders (as
@@ -54,7 +60,7 @@ compile() {  # source object
   echo "npu-check: $1"
   local own=()
   mapfile -t own < <(operator_flags "$1")
-  g++ "${flags[@]}" "${own[@]}" "${system[@]}" -c "$1" -o "$2"
+  "$cxx" "${flags[@]}" "${own[@]}" "${system[@]}" -c "$1" -o "$2"
 }
 pids=()
 i=0
@@ -71,6 +77,6 @@ echo "npu-check: ${#sources[@]} NPU source(s) compile against torch-npu $npu_ver
 # The rest of _C, as the package build made it: its definitions count as the extension's own.
 ours=("$package_build"/csrc/CMakeFiles/_C.dir/ops/*.o "$package_build"/csrc/CMakeFiles/_C.dir/ops/*/*.o
       "$package_build"/op_host/libaea_tiling.a)
-"$python" tools/npu_abi_check.py --objects "${objects[@]}" --ours "${ours[@]}" --torch-lib "$torch_lib" \
+"${NPU_CHECK_HOST_PYTHON:-$python}" tools/npu_abi_check.py --objects "${objects[@]}" --ours "${ours[@]}" --torch-lib "$torch_lib" \
   --wheel "x86_64=$npu/symbols/x86_64" --wheel "aarch64=$npu/symbols/aarch64" \
   --expect-unresolved "$selftest"

@@ -18,6 +18,10 @@
 #     prefix), the Python subset (PYTHON_SUBSET below) and tools/aarch64/digest.py, whose every case
 #     must print the digest the same script prints on this x86 machine.
 #  4. GCC 11 (AARCH64_OLDEST_GCC): the same build and ctest with the oldest supported compiler.
+#  5. The NPU extension: its sources compiled for aarch64 against the aarch64 torch_npu wheels
+#     (AARCH64_TORCH_NPU: 2.7.1.post11 and 2.13.0) and the ABI check on those objects.
+#  6. GCC 13 (AARCH64_NEWEST_GCC), the first with _Float16 in C++ on aarch64, from a Debian 13 root:
+#     the C libraries and the C++ tests, ctest under qemu.
 #
 # Prints one line: `aarch64: ctest N/N, M Python tests passed under qemu-aarch64 (torch X, GCC Y),
 # native backend neon`, then the digest and GCC 11 lines; SKIPPED (why) for a missing piece. Exits
@@ -93,15 +97,21 @@ EOF
 # ---- the x86 digests (the reference) -----------------------------------------------------------
 timed "$work/digest-x86.log" "$host_python" tools/aarch64/digest.py
 cp "$work/digest-x86.log" "$work/digest-x86.txt"
+! grep -q MISMATCH "$work/digest-x86.txt" || die "the x86 instruction sets disagree (build/aarch64/digest-x86.txt)"
 
 cross_build() {  # cross_build GCC_SUFFIX TORCH PYTHON BUILD_DIR LOG
     local suffix="$1" torch="$2" python="$3" dir="$4" log="$5" pybind11_dir
     pybind11_dir="$("$host_python" -m pybind11 --cmakedir)"
+    # Debian's pyconfig.h includes its multiarch half, <aarch64-linux-gnu/python3.11/pyconfig.h>:
+    # that folder alone, not the root's other multiarch headers (the cross compiler has its own).
+    mkdir -p "$work/python-include/aarch64-linux-gnu"
+    ln -sfn "$root/usr/include/aarch64-linux-gnu/python3.11" "$work/python-include/aarch64-linux-gnu/python3.11"
     AEA_AARCH64_GCC="${suffix#-}" AEA_AARCH64_SYSROOT="$root" timed "$log" \
         cmake -S "$repo" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
             -DCMAKE_TOOLCHAIN_FILE="$repo/cmake/aarch64-linux-gnu.cmake" \
             -DAEA_BUILD_PYTHON=ON -DAEA_BUILD_TESTS=ON -DPython_EXECUTABLE="$python" \
             -DPython_INCLUDE_DIR="$root/usr/include/python3.11" \
+            -DCMAKE_CXX_FLAGS="-isystem $work/python-include" \
             -DPython_SOABI=cpython-311-aarch64-linux-gnu -Dpybind11_DIR="$pybind11_dir" \
             -DCMAKE_MAKE_PROGRAM="$repo/.venv/bin/ninja"
     PATH="$repo/.venv/bin:$PATH" AEA_AARCH64_GCC="${suffix#-}" AEA_AARCH64_SYSROOT="$root" \
@@ -155,13 +165,16 @@ for torch in $torch_rows; do
         -DAEA_LIBRARY="$prefix/ascend_ema_adam/lib/libascend_ema_adam_acl.so"
     timed "$work/sample-$torch-build.log" cmake --build "$sample"
     timed "$work/sample-$torch-run.log" qemu-aarch64 -L "$root" "$sample/aclnn_apply_fused_ema_adam_sample"
-    backend="$(PYTHONPATH="$prefix" "$python" -c 'from ascend_ema_adam import twin; print(twin.cpu_kernel()["isa"])' 2>> "$work/python-$torch.log")"
-    PYTHONPATH="$prefix:$repo/tests/python" AEA_CPP_BIN="$build/bin" OMP_WAIT_POLICY=PASSIVE \
-        "$python" -m pytest -q -p no:cacheprovider -x "${PYTHON_SUBSET[@]}" > "$work/pytest-$torch.log" 2>&1 || {
+    # (from build/aarch64: the checkout's own ascend_ema_adam/, without modules, is not on the path)
+    backend="$(cd "$work" && PYTHONPATH="$prefix" "$python" -c \
+        'from ascend_ema_adam import twin; print(twin.cpu_kernel()["isa"])' 2> "$work/python-$torch.log")" || {
+        cat "$work/python-$torch.log" >&2; die "the package does not import under qemu"; }
+    (cd "$work" && PYTHONPATH="$prefix" AEA_CPP_BIN="$build/bin" OMP_WAIT_POLICY=PASSIVE \
+        "$python" -m pytest -q -p no:cacheprovider -x "${PYTHON_SUBSET[@]/#/$repo/}") > "$work/pytest-$torch.log" 2>&1 || {
         tail -40 "$work/pytest-$torch.log" >&2; die "the Python subset failed (log: build/aarch64/pytest-$torch.log)"; }
     passed="$(sed -nE 's/^([0-9]+) passed.*/\1/p; s/^=+ ([0-9]+) passed.*/\1/p' "$work/pytest-$torch.log" | tail -1)"
     if grep -qE '[0-9]+ (failed|error)' "$work/pytest-$torch.log"; then die "pytest reported failures"; fi
-    PYTHONPATH="$prefix" timed "$work/digest-aarch64-$torch.log" "$python" tools/aarch64/digest.py
+    (cd "$work" && PYTHONPATH="$prefix" timed "$work/digest-aarch64-$torch.log" "$python" "$repo/tools/aarch64/digest.py")
     say "ctest $tests, $passed Python tests passed under qemu-aarch64 (torch $torch, GCC $gcc), native backend $backend"
     if diff <(cut -d' ' -f1,2 "$work/digest-x86.txt") <(cut -d' ' -f1,2 "$work/digest-aarch64-$torch.log") > "$work/digest-$torch.diff"; then
         say "digest: $(wc -l < "$work/digest-x86.txt") cases bit-identical to x86 (tools/aarch64/digest.py, torch $torch)"
@@ -172,9 +185,73 @@ for torch in $torch_rows; do
 done
 [ -n "${last_python:-}" ] || die "no torch row could run"
 
+# ---- 5. the NPU extension for aarch64 ---------------------------------------------------------------
+# The NPU-only sources compiled for aarch64 against each torch_npu of AARCH64_TORCH_NPU (its torch:
+# the version before any .post), with that torch's aarch64 headers (the row's site, or the headers
+# and libraries of its aarch64 wheel, which need not import), then the ABI check on those aarch64
+# objects (tools/npu_check.sh): every torch_npu / op-plugin / torch symbol they need is one the
+# aarch64 (and x86_64) wheels export.
+npu_rows="${AARCH64_TORCH_NPU:-2.7.1.post11 2.13.0}"
+npu_summary=()
+for npu in $npu_rows; do
+    npu_torch="${npu%%.post*}"
+    wheels="$repo/third_party/wheels/torch_npu-$npu"
+    mkdir -p "$wheels"
+    for arch in x86_64 aarch64; do
+        ls "$wheels"/torch_npu-*"$arch".whl > /dev/null 2>&1 ||
+            timed "$work/npu-download-$npu.log" "$host_python" -m pip download --quiet --disable-pip-version-check                 --no-deps --only-binary=:all: --platform "manylinux_2_28_$arch" --python-version 3.11                 "torch-npu==$npu" -d "$wheels"
+    done
+    unpacked="$work/npu-$npu/torch_npu"
+    [ -f "$unpacked/VERSION" ] || timed "$work/npu-unpack-$npu.log" "$host_python" tools/unpack_torch_npu.py "$wheels" "$unpacked"
+    if [ -d "$work/site-torch-$npu_torch/torch/include" ]; then
+        torch_dir="$work/site-torch-$npu_torch/torch"
+    else  # the aarch64 torch wheel's headers and libraries, unpacked (never imported)
+        torch_dir="$work/torch-$npu_torch-unpacked/torch"
+        if [ ! -f "$torch_dir/.stamp" ]; then
+            torch_wheels="$repo/third_party/wheels/torch-$npu_torch-aarch64"
+            ls "$torch_wheels"/torch-*aarch64.whl > /dev/null 2>&1 ||
+                timed "$work/torch-download-$npu_torch.log" "$host_python" -m pip download --quiet                     --disable-pip-version-check --no-deps --only-binary=:all: --platform manylinux_2_28_aarch64                     --python-version 3.11 "torch==$npu_torch" -d "$torch_wheels"
+            rm -rf "$(dirname "$torch_dir")" && mkdir -p "$(dirname "$torch_dir")"
+            (cd "$(dirname "$torch_dir")" && unzip -q "$torch_wheels"/torch-*aarch64.whl 'torch/include/*' 'torch/lib/*.so*')
+            touch "$torch_dir/.stamp"
+        fi
+    fi
+    CPLUS_INCLUDE_PATH="$work/python-include" NPU_CHECK_CXX=aarch64-linux-gnu-g++ \
+    NPU_CHECK_TORCH_INC="$torch_dir/include $torch_dir/include/torch/csrc/api/include" \
+    NPU_CHECK_TORCH_LIB="$torch_dir/lib" NPU_CHECK_PY_INC="$root/usr/include/python3.11" \
+    NPU_CHECK_TORCH_MINOR="$(echo "$npu_torch" | cut -d. -f2)" NPU_CHECK_CXX11_ABI=1 \
+    NPU_CHECK_HOST_PYTHON="$host_python" \
+        timed "$work/npu-check-$npu.log" tools/npu_check.sh "$unpacked" "$last_python" "$work/gcc12-torch-$last_torch" \
+            "$work/npu-check-$npu"
+    npu_summary+=("$npu: $(grep -cE '^npu-check: csrc/' "$work/npu-check-$npu.log") sources, $(grep -oE 'ABI check[^(]*' "$work/npu-check-$npu.log" | head -1)")
+done
+say "NPU extension compiled for aarch64 against torch_npu ${npu_summary[*]}"
+
 # ---- 4. the oldest supported compiler ------------------------------------------------------------
 gcc="$(gcc_version "-$oldest_gcc")"
 build="$work/gcc$oldest_gcc-torch-$last_torch"
 cross_build "-$oldest_gcc" "$last_torch" "$last_python" "$build" "$work/configure-gcc$oldest_gcc.log"
 say "GCC $gcc (the oldest supported): the package built (C libraries, _twin, _C), ctest $(run_ctest "$build" "$work/ctest-gcc$oldest_gcc.log") under qemu-aarch64"
+# ---- 6. GCC 13, the first with _Float16 in C++ on aarch64: Debian 13's cross compiler, in a Debian 13
+# root of its own (build/aarch64/trixie: mmdebstrap, run with proot, this checkout bound at its own
+# path), the C libraries and the C++ tests built and run under its qemu.
+newest_gcc="${AARCH64_NEWEST_GCC:-13}"
+trixie="$work/trixie"
+if [ ! -x "$trixie/usr/bin/aarch64-linux-gnu-g++-$newest_gcc" ]; then
+    rm -rf "$trixie"
+    timed "$work/trixie.log" mmdebstrap --variant=apt \
+        --include="g++-$newest_gcc-aarch64-linux-gnu,cmake,ninja-build,qemu-user,binutils-aarch64-linux-gnu" \
+        trixie "$trixie"
+fi
+in_trixie() { proot -r "$trixie" -b "$repo" -b /proc -b /dev -b /tmp -w "$repo" "$@"; }
+build="$work/gcc$newest_gcc-cpp"
+AEA_AARCH64_GCC="$newest_gcc" timed "$work/configure-gcc$newest_gcc.log" in_trixie \
+    cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$repo/cmake/aarch64-linux-gnu.cmake" \
+        -DAEA_BUILD_PYTHON=OFF -DAEA_BUILD_TESTS=ON
+AEA_AARCH64_GCC="$newest_gcc" timed "$work/build-gcc$newest_gcc.log" in_trixie cmake --build "$build" -j "$jobs"
+in_trixie ctest --test-dir "$build" -j "$jobs" --output-on-failure > "$work/ctest-gcc$newest_gcc.log" 2>&1 || {
+    tail -40 "$work/ctest-gcc$newest_gcc.log" >&2; die "ctest failed with GCC $newest_gcc"; }
+say "GCC $(in_trixie "aarch64-linux-gnu-g++-$newest_gcc" -dumpfullversion) (Debian 13): the C libraries and" \
+    "C++ tests built, ctest $(sed -nE 's/.*tests passed, 0 tests failed out of ([0-9]+).*/\1\/\1/p' \
+    "$work/ctest-gcc$newest_gcc.log") under qemu-aarch64"
 exit $status
