@@ -74,10 +74,13 @@ if [ ${#need[@]} -gt 0 ]; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"; } \
         > "$work/apt.log" 2>&1 || die "apt-get install ${need[*]} failed (log: build/aarch64/apt.log)"
 fi
-if [ ! -x "$root/usr/bin/python3.11" ]; then
+# (protobuf and nlohmann-json: CANN's host stack cross-built for the NPU run, npu_run.sh)
+root_packages=python3.11,python3.11-dev,libpython3.11-dev,libstdc++6,libgomp1,libprotobuf-dev,nlohmann-json3-dev
+if [ "$(cat "$root/.packages" 2> /dev/null)" != "$root_packages" ]; then
     rm -rf "$root"
-    timed "$work/root.log" mmdebstrap --variant=extract --architectures=arm64 \
-        --include=python3.11,python3.11-dev,libpython3.11-dev,libstdc++6,libgomp1 bookworm "$root"
+    timed "$work/root.log" mmdebstrap --variant=extract --architectures=arm64 --include="$root_packages" \
+        bookworm "$root"
+    echo "$root_packages" > "$root/.packages"
 fi
 gcc_version() { "aarch64-linux-gnu-g++$1" -dumpfullversion; }
 
@@ -129,7 +132,8 @@ status=0
 for torch in $torch_rows; do
     site="$work/site-torch-$torch"
     # ---- 2. the row's wheels for aarch64 --------------------------------------------------------
-    if [ ! -f "$site/.stamp" ]; then
+    wanted="torch==$torch $(sha256sum tools/aarch64/requirements.txt | cut -c1-16)"
+    if [ "$(cat "$site/.stamp" 2> /dev/null)" != "$wanted" ]; then
         rm -rf "$site"
         # --no-deps with the dependencies named: pip evaluates the wheels' markers for this x86
         # machine, not for --platform (it would ask for torch's x86-only CUDA wheels).
@@ -142,7 +146,7 @@ for torch in $torch_rows; do
             say "torch $torch SKIPPED (its aarch64 wheel is a CUDA build: it imports only with the aarch64 nvidia-* wheels)"
             rm -rf "$site"; continue
         fi
-        touch "$site/.stamp"
+        echo "$wanted" > "$site/.stamp"
     fi
     python="$(emulated_python "$site")"
     gcc="$(gcc_version "")"
@@ -170,7 +174,7 @@ for torch in $torch_rows; do
         'from ascend_ema_adam import twin; print(twin.cpu_kernel()["isa"])' 2> "$work/python-$torch.log")" || {
         cat "$work/python-$torch.log" >&2; die "the package does not import under qemu"; }
     (cd "$work" && PYTHONPATH="$prefix" AEA_CPP_BIN="$build/bin" OMP_WAIT_POLICY=PASSIVE \
-        "$python" -m pytest -q -p no:cacheprovider -x "${PYTHON_SUBSET[@]/#/$repo/}") > "$work/pytest-$torch.log" 2>&1 || {
+        "$python" -m pytest -q -p no:cacheprovider -n "$jobs" --dist loadfile "${PYTHON_SUBSET[@]/#/$repo/}") > "$work/pytest-$torch.log" 2>&1 || {
         tail -40 "$work/pytest-$torch.log" >&2; die "the Python subset failed (log: build/aarch64/pytest-$torch.log)"; }
     passed="$(sed -nE 's/^([0-9]+) passed.*/\1/p; s/^=+ ([0-9]+) passed.*/\1/p' "$work/pytest-$torch.log" | tail -1)"
     if grep -qE '[0-9]+ (failed|error)' "$work/pytest-$torch.log"; then die "pytest reported failures"; fi
@@ -226,6 +230,20 @@ for npu in $npu_rows; do
     npu_summary+=("$npu: $(grep -cE '^npu-check: csrc/' "$work/npu-check-$npu.log") sources, $(grep -oE 'ABI check[^(]*' "$work/npu-check-$npu.log" | head -1)")
 done
 say "NPU extension compiled for aarch64 against torch_npu ${npu_summary[*]}"
+
+# ---- 6. the real aarch64 torch_npu under qemu (tools/aarch64/npu_run.sh), with the CANN snapshots --------
+npu_run_version="${AARCH64_NPU_RUN:-2.7.1.post11}"
+missing_snapshots=()
+for v in CANN_OPBASE_DIR CANN_RUNTIME_DIR CANN_METADEF_DIR ASC_DEVKIT_DIR ASC_TOOLS_DIR; do
+    [ -n "${!v:-}" ] || missing_snapshots+=("$v")
+done
+if [ ${#missing_snapshots[@]} -gt 0 ]; then
+    say "torch_npu $npu_run_version under qemu SKIPPED (set ${missing_snapshots[*]}: the snapshots of make npu-check)"
+elif [ "${npu_run_version%%.post*}" != "$last_torch" ]; then
+    say "torch_npu $npu_run_version under qemu SKIPPED (its torch ${npu_run_version%%.post*} is not a built row: AARCH64_TORCH)"
+else
+    tools/aarch64/npu_run.sh "$npu_run_version" "$work/site-torch-$last_torch" "$last_python" || status=1
+fi
 
 # ---- 4. the oldest supported compiler ------------------------------------------------------------
 gcc="$(gcc_version "-$oldest_gcc")"

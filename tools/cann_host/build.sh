@@ -5,6 +5,8 @@
 #
 #   CANN_OPBASE_DIR CANN_RUNTIME_DIR CANN_METADEF_DIR ASC_DEVKIT_DIR ASC_TOOLS_DIR: snapshots
 #   JOBS (default 2): parallel compile jobs
+#   CANN_HOST_WORK (default build/cann_host), CANN_HOST_ARCH (default x86_64) and
+#   CANN_HOST_CMAKE_ARGS (words added to the configure): a cross build's (tools/aarch64/run.sh)
 # Needs build/cann_op_build/out/ (tools/cann_op_build.sh: op_build's generated aclnn and ops-info).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,7 +16,9 @@ repo="$PWD"
 # its own block for the sources it compiles). ---------------------------------------------------
 host_dir="$repo/tools/cann_host"
 op_build_out="$repo/build/cann_op_build/out"   # tools/cann_op_build.sh's output
-work="$repo/build/cann_host"
+work="${CANN_HOST_WORK:-$repo/build/cann_host}"
+arch="${CANN_HOST_ARCH:-x86_64}"
+read -ra cmake_extra <<< "${CANN_HOST_CMAKE_ARGS:-}"
 staged="$work/project"                          # the sources as CANN's custom-op project has them
 stage="$repo/op_host/common/cann/build.sh"      # ... laid out by its --stage
 # ---------------------------------------------------------------------------------------------------
@@ -56,7 +60,7 @@ rm -rf "$staged"
 cmake -S "$host_dir" -B "$work/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCANN_OPBASE_DIR="$CANN_OPBASE_DIR" -DCANN_METADEF_DIR="$CANN_METADEF_DIR" \
   -DCANN_RUNTIME_DIR="$CANN_RUNTIME_DIR" -DASC_DEVKIT_DIR="$ASC_DEVKIT_DIR" \
-  -DAEA_REPO="$repo" -DAEA_OP_BUILD_OUT="$op_build_out" -DAEA_STAGED_DIR="$staged" \
+  -DAEA_REPO="$repo" -DAEA_OP_BUILD_OUT="$op_build_out" -DAEA_STAGED_DIR="$staged" "${cmake_extra[@]}" \
   > "$work/configure.log" 2>&1 ||
   { cat "$work/configure.log" >&2; die "FAILED: cmake configure (log: build/cann_host/configure.log)"; }
 if ! ninja -C "$work/cmake" -j "${JOBS:-2}" > "$work/build.log" 2>&1; then
@@ -69,14 +73,14 @@ fi
 # package's OS and CPU, the op_tiling/lib/<os>/<cpu>/ directory of our tiling library).
 # ASCEND_OPP_PATH is its opp/, empty: no built-in operators, ours come from the custom path.
 mkdir -p "$work/ascend_home/share/info/opbase" "$work/ascend_home/opp/vendors"
-printf 'os=linux\narch=x86_64\n' > "$work/ascend_home/share/info/opbase/scene.info"
+printf 'os=linux\narch=%s\n' "$arch" > "$work/ascend_home/share/info/opbase/scene.info"
 
 # The operator package: the normal one, and two broken ones for the self-tests of run.sh (cases of
 # the list operator's table: its V1 fp32 launch).
 gen() {
   python3 "$host_dir/gen_opp.py" --ini-dir "$1" --opp "$2/aea" --kernel-dir "$staged/op_kernel" \
     --tiling-lib "$work/cmake/libcust_opmaster_rt2.0.so" --asc-tools "$ASC_TOOLS_DIR" \
-    --asc-devkit "$ASC_DEVKIT_DIR" "${@:3}" 2> "$work/gen_opp.log"
+    --asc-devkit "$ASC_DEVKIT_DIR" --arch "$arch" "${@:3}" 2> "$work/gen_opp.log"
 }
 gen "$op_build_out" "$work/opp"
 # A wrong dtype column in the OpDef: op_build's ops-info with the list ops' first column's grads

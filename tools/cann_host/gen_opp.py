@@ -4,7 +4,7 @@ builds it, for opbase to read at run time:
 
   <opp>/op_impl/ai_core/tbe/kernel/config/<soc>/binary_info_config.json  (+ <op>.json)
   <opp>/op_impl/ai_core/tbe/kernel/<soc>/<op_dir>/<bin>.json + <bin>.o
-  <opp>/op_impl/ai_core/tbe/op_tiling/lib/linux/x86_64/libcust_opmaster_rt2.0.so  (symlink)
+  <opp>/op_impl/ai_core/tbe/op_tiling/lib/linux/<arch>/libcust_opmaster_rt2.0.so  (symlink)
 
 CANN's steps (asc-tools customize/cmake/func.cmake, add_kernels_compile) and who runs them here:
   1. ascendc_bin_param_build.py <ops-info.ini> <dir> <soc>: one compile parameter set per dtype
@@ -85,6 +85,7 @@ def main():
     ap.add_argument("--asc-tools", required=True)
     ap.add_argument("--asc-devkit", required=True)
     ap.add_argument("--drop-key", type=int, action="append", default=[])
+    ap.add_argument("--arch", default="x86_64", help="the host CPU of the tiling library (aarch64)")
     args = ap.parse_args()
 
     util = os.path.join(args.asc_tools,
@@ -146,7 +147,7 @@ def main():
     subprocess.run([sys.executable, os.path.join(util, "ascendc_ops_config.py"), "-p", binary, "-s",
                     args.soc, "-o", config], check=True, cwd=util)
     shutil.copytree(binary, os.path.join(tbe, "kernel", args.soc))
-    lib_dir = os.path.join(tbe, "op_tiling/lib/linux/x86_64")
+    lib_dir = os.path.join(tbe, "op_tiling/lib/linux", args.arch)
     os.makedirs(lib_dir)
     os.symlink(os.path.abspath(args.tiling_lib), os.path.join(lib_dir, "libcust_opmaster_rt2.0.so"))
     print(f"gen_opp: {count} kernel binaries (one per OpDef dtype column) for {args.soc}, "

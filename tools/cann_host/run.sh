@@ -15,7 +15,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo="$PWD"
-work="$repo/build/cann_host"
+# CANN_HOST_WORK, CANN_HOST_ARCH, CANN_HOST_CMAKE_ARGS: a cross build (build.sh); CANN_HOST_RUNNER
+# runs its programs (qemu-aarch64 -L <root>).
+work="${CANN_HOST_WORK:-$repo/build/cann_host}"
+read -ra runner <<< "${CANN_HOST_RUNNER:-}"
 say() { echo "cann-host: $*"; }
 
 for v in CANN_OPBASE_DIR CANN_RUNTIME_DIR CANN_METADEF_DIR ASC_DEVKIT_DIR ASC_TOOLS_DIR; do
@@ -49,7 +52,7 @@ export ASCEND_HOME_PATH="$work/ascend_home"  # scene.info and an empty built-in 
 export ASCEND_OPP_PATH="$ASCEND_HOME_PATH/opp"
 
 # The sample, unchanged source, against CANN's host stack.
-if (ASCEND_CUSTOM_OPP_PATH="$work/opp/aea" exec stdbuf -oL "$bin/cann_host_sample" > "$work/sample.log" \
+if (ASCEND_CUSTOM_OPP_PATH="$work/opp/aea" exec stdbuf -oL "${runner[@]}" "$bin/cann_host_sample" > "$work/sample.log" \
      2> "$work/sample.err") 2> /dev/null; then
   say "aclnn sample (examples/aclnn_sample/main.cpp, unchanged): all $(grep -c '^  \[ ok \]' "$work/sample.log")" \
       "checks passed through CANN's generated aclnn and opbase"
@@ -64,7 +67,7 @@ fi
 # Self-tests: each must fail the way CANN would.
 selftest() {  # name, opp dir, case filter, expected code (phase-1 status)
   local out
-  out="$(ASCEND_CUSTOM_OPP_PATH="$2/aea" "$bin/cann_host_cases" "$cpu_lib" --only "$3" --expect "$4" 2> /dev/null)" || true
+  out="$(ASCEND_CUSTOM_OPP_PATH="$2/aea" "${runner[@]}" "$bin/cann_host_cases" "$cpu_lib" --only "$3" --expect "$4" 2> /dev/null)" || true
   if grep -q "^cann-host: selftest ok" <<< "$out"; then
     say "self-test $1: $(grep '^cann-host: selftest ok' <<< "$out" | sed 's/^cann-host: selftest ok: //')"
   else
@@ -80,7 +83,7 @@ selftest "257-entry list" "$work/opp" 'bad_V1_entries257$' 161002
 
 # The case table.
 # (CANN's own error log of the refusals goes to build/cann_host/cases.err)
-ASCEND_CUSTOM_OPP_PATH="$work/opp/aea" "$bin/cann_host_cases" "$cpu_lib" 2> "$work/cases.err" |
+ASCEND_CUSTOM_OPP_PATH="$work/opp/aea" "${runner[@]}" "$bin/cann_host_cases" "$cpu_lib" 2> "$work/cases.err" |
   tee "$work/cases.log" | grep -v "^cann-host: refused" || status=1
 [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
 exit $status
