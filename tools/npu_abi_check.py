@@ -35,6 +35,9 @@ CANN_C_API = re.compile(r"^(acl[A-Za-z]|Hccl[A-Z])")
 PYTHON_C_API = re.compile(r"^_?Py[A-Za-z_]")
 LINKER_PROVIDED = {"_GLOBAL_OFFSET_TABLE_", "__dso_handle", "__tls_get_addr"}
 SYSTEM_LIBRARIES = ("libstdc++.so.6", "libc.so.6", "libm.so.6", "libgcc_s.so.1")
+# What the link copies into the extension itself from the compiler's static runtime: on aarch64
+# GCC >= 10 calls libgcc.a's outline atomics (__aarch64_ldadd4_acq_rel, ...) for std::atomic.
+STATIC_SYSTEM_LIBRARIES = ("libgcc.a",)
 
 
 def nm(path: Path | str, *flags: str) -> list[tuple[str, str]]:
@@ -109,6 +112,8 @@ def main() -> int:
     system: set[str] = set()
     for name in SYSTEM_LIBRARIES:
         system |= defined(system_library(name), dynamic=True)
+    for name in STATIC_SYSTEM_LIBRARIES:
+        system |= defined(system_library(name))
     wheels = dict(wheel_exports(spec) for spec in args.wheel)
 
     def check(objects: list[Path], extra_ours: set[str]) -> tuple[dict, dict, dict]:

@@ -17,10 +17,12 @@
 #  3. Under qemu-aarch64: ctest, the C aclnn sample (examples/aclnn_sample, built against that
 #     prefix), the Python subset (PYTHON_SUBSET below) and tools/aarch64/digest.py, whose every case
 #     must print the digest the same script prints on this x86 machine.
-#  4. GCC 11 (AARCH64_OLDEST_GCC): the same build and ctest with the oldest supported compiler.
-#  5. The NPU extension: its sources compiled for aarch64 against the aarch64 torch_npu wheels
+#  4. The NPU extension: its sources compiled for aarch64 against the aarch64 torch_npu wheels
 #     (AARCH64_TORCH_NPU: 2.7.1.post11 and 2.13.0) and the ABI check on those objects.
-#  6. GCC 13 (AARCH64_NEWEST_GCC), the first with _Float16 in C++ on aarch64, from a Debian 13 root:
+#  5. With the CANN snapshots of `make npu-check`: the aarch64 torch_npu (AARCH64_NPU_RUN,
+#     2.7.1.post11) running the torch-npu case table under qemu (tools/aarch64/npu_run.sh).
+#  6. GCC 11 (AARCH64_OLDEST_GCC): the same build and ctest with the oldest supported compiler.
+#  7. GCC 13 (AARCH64_NEWEST_GCC), the first with _Float16 in C++ on aarch64, from a Debian 13 root:
 #     the C libraries and the C++ tests, ctest under qemu.
 #
 # Prints one line: `aarch64: ctest N/N, M Python tests passed under qemu-aarch64 (torch X, GCC Y),
@@ -97,7 +99,7 @@ EOF
     echo "$wrapper"
 }
 
-# ---- the x86 digests (the reference) -----------------------------------------------------------
+# ---- the x86 digests (the reference of step 3) -----------------------------------------------------------
 timed "$work/digest-x86.log" "$host_python" tools/aarch64/digest.py
 cp "$work/digest-x86.log" "$work/digest-x86.txt"
 ! grep -q MISMATCH "$work/digest-x86.txt" || die "the x86 instruction sets disagree (build/aarch64/digest-x86.txt)"
@@ -189,7 +191,7 @@ for torch in $torch_rows; do
 done
 [ -n "${last_python:-}" ] || die "no torch row could run"
 
-# ---- 5. the NPU extension for aarch64 ---------------------------------------------------------------
+# ---- 4. the NPU extension for aarch64 ---------------------------------------------------------------
 # The NPU-only sources compiled for aarch64 against each torch_npu of AARCH64_TORCH_NPU (its torch:
 # the version before any .post), with that torch's aarch64 headers (the row's site, or the headers
 # and libraries of its aarch64 wheel, which need not import), then the ABI check on those aarch64
@@ -216,7 +218,8 @@ for npu in $npu_rows; do
             ls "$torch_wheels"/torch-*aarch64.whl > /dev/null 2>&1 ||
                 timed "$work/torch-download-$npu_torch.log" "$host_python" -m pip download --quiet                     --disable-pip-version-check --no-deps --only-binary=:all: --platform manylinux_2_28_aarch64                     --python-version 3.11 "torch==$npu_torch" -d "$torch_wheels"
             rm -rf "$(dirname "$torch_dir")" && mkdir -p "$(dirname "$torch_dir")"
-            (cd "$(dirname "$torch_dir")" && unzip -q "$torch_wheels"/torch-*aarch64.whl 'torch/include/*' 'torch/lib/*.so*')
+            (cd "$(dirname "$torch_dir")" && unzip -q "$torch_wheels"/torch-*aarch64.whl 'torch/include/*' \
+                torch/lib/libc10.so torch/lib/libtorch.so torch/lib/libtorch_cpu.so torch/lib/libtorch_python.so)
             touch "$torch_dir/.stamp"
         fi
     fi
@@ -227,11 +230,11 @@ for npu in $npu_rows; do
     NPU_CHECK_HOST_PYTHON="$host_python" \
         timed "$work/npu-check-$npu.log" tools/npu_check.sh "$unpacked" "$last_python" "$work/gcc12-torch-$last_torch" \
             "$work/npu-check-$npu"
-    npu_summary+=("$npu: $(grep -cE '^npu-check: csrc/' "$work/npu-check-$npu.log") sources, $(grep -oE 'ABI check[^(]*' "$work/npu-check-$npu.log" | head -1)")
+    npu_summary+=("$npu ($(grep -cE '^npu-check: csrc/' "$work/npu-check-$npu.log") sources, ABI check passed on the aarch64 objects)")
 done
 say "NPU extension compiled for aarch64 against torch_npu ${npu_summary[*]}"
 
-# ---- 6. the real aarch64 torch_npu under qemu (tools/aarch64/npu_run.sh), with the CANN snapshots --------
+# ---- 5. the real aarch64 torch_npu under qemu (tools/aarch64/npu_run.sh), with the CANN snapshots --------
 npu_run_version="${AARCH64_NPU_RUN:-2.7.1.post11}"
 missing_snapshots=()
 for v in CANN_OPBASE_DIR CANN_RUNTIME_DIR CANN_METADEF_DIR ASC_DEVKIT_DIR ASC_TOOLS_DIR; do
@@ -245,12 +248,12 @@ else
     tools/aarch64/npu_run.sh "$npu_run_version" "$work/site-torch-$last_torch" "$last_python" || status=1
 fi
 
-# ---- 4. the oldest supported compiler ------------------------------------------------------------
+# ---- 6. the oldest supported compiler ------------------------------------------------------------
 gcc="$(gcc_version "-$oldest_gcc")"
 build="$work/gcc$oldest_gcc-torch-$last_torch"
 cross_build "-$oldest_gcc" "$last_torch" "$last_python" "$build" "$work/configure-gcc$oldest_gcc.log"
 say "GCC $gcc (the oldest supported): the package built (C libraries, _twin, _C), ctest $(run_ctest "$build" "$work/ctest-gcc$oldest_gcc.log") under qemu-aarch64"
-# ---- 6. GCC 13, the first with _Float16 in C++ on aarch64: Debian 13's cross compiler, in a Debian 13
+# ---- 7. GCC 13, the first with _Float16 in C++ on aarch64: Debian 13's cross compiler, in a Debian 13
 # root of its own (build/aarch64/trixie: mmdebstrap, run with proot, this checkout bound at its own
 # path), the C libraries and the C++ tests built and run under its qemu.
 newest_gcc="${AARCH64_NEWEST_GCC:-13}"
