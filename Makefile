@@ -83,7 +83,9 @@ build/npu-check.stamp: $(TORCH_NPU_STAMP) $(VENV)/.python.stamp tools/npu_check.
 # GCC 12 and GCC 11, the oldest supported) against PyPI's aarch64 torch 2.7.1 (AARCH64_TORCH: the
 # rows to build against; newer rows' aarch64 wheels are CUDA builds and say SKIPPED), then, under
 # qemu-aarch64 with a Debian arm64 CPython (no binfmt registration): ctest, the C aclnn sample, a
-# Python subset and digests of every layer that must equal this machine's (tools/aarch64/run.sh).
+# Python subset and digests of every layer that must equal this machine's; the NPU sources compiled
+# for aarch64 against the aarch64 torch_npu wheels with the ABI check on those objects; GCC 13 from a
+# Debian 13 root (tools/aarch64/run.sh, which lists its steps and settings).
 # Outputs under build/aarch64/ (prefix-torch-<v>/ascend_ema_adam/{lib,include}: the C library).
 aarch64-check: $(VENV)/.python.stamp
 	tools/aarch64/run.sh

@@ -261,7 +261,7 @@ trixie="$work/trixie"
 if [ ! -x "$trixie/usr/bin/aarch64-linux-gnu-g++-$newest_gcc" ]; then
     rm -rf "$trixie"
     timed "$work/trixie.log" mmdebstrap --variant=apt \
-        --include="g++-$newest_gcc-aarch64-linux-gnu,cmake,ninja-build,qemu-user,binutils-aarch64-linux-gnu" \
+        --include="g++-$newest_gcc-aarch64-linux-gnu,cmake,ninja-build,python3,qemu-user,binutils-aarch64-linux-gnu" \
         trixie "$trixie"
 fi
 in_trixie() { proot -r "$trixie" -b "$repo" -b /proc -b /dev -b /tmp -w "$repo" "$@"; }
