@@ -98,7 +98,6 @@ cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${toolchain[@]
     -DPython_SOABI=cpython-311-aarch64-linux-gnu -Dpybind11_DIR="$("$host_python" -m pybind11 --cmakedir)" \
     -DAEA_TORCH_NPU_ROOT="$npu_site/torch_npu" > "$work/npu-package-configure.log" 2>&1 ||
     { tail -20 "$work/npu-package-configure.log" >&2; die "NPU run: configuring the package with its NPU extension"; }
-grep -q 'AEA_WITH_NPU' "$build/CMakeCache.txt" || true
 PATH="$repo/.venv/bin:$PATH" cmake --build "$build" -j "$jobs" > "$work/npu-package.log" 2>&1 ||
     { grep -B2 -A8 error "$work/npu-package.log" | head -40 >&2; die "NPU run: building the package with its NPU extension"; }
 rm -rf "$prefix"
