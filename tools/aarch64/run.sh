@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make aarch64-check`: the package for the aarch64 hosts of Atlas A2/A3 (Kunpeng 920), cross-built
-# here and run under qemu-user, no binfmt registration (docs: README "Supported versions").
+# here and run under qemu-user, no binfmt registration (docs/AARCH64.md).
 #
 #  1. Tools from Debian (installed when missing: g++-aarch64-linux-gnu (GCC 12),
 #     g++-11-aarch64-linux-gnu (GCC 11, the oldest cross GCC Debian offers), qemu-user, mmdebstrap,
