@@ -4,17 +4,12 @@
 # and vaddq_f32 are plain vector * and +); one rounding instead of two breaks bit-exactness with the
 # golden. AEA_EXACT_FP_FLAGS (-ffp-contract=off) forbids it; this holds the built code to it.
 cmake_minimum_required(VERSION 3.20)
+include(${CMAKE_CURRENT_LIST_DIR}/count_instructions.cmake)
 string(REPLACE "," ";" OBJECTS "${OBJECTS}")
 set(total 0)
 set(fused 0)
 foreach(object ${OBJECTS})
-  execute_process(COMMAND ${OBJDUMP} -d --no-show-raw-insn ${object}
-                  OUTPUT_VARIABLE out RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${OBJDUMP} failed on ${object}")
-  endif()
-  string(REGEX MATCHALL "[ \t]f(n?m(add|sub)|n?ml[as])[ \t]" hits "${out}")
-  list(LENGTH hits n)
+  aea_count_instructions(${object} "[ \t]f(n?m(add|sub)|n?ml[as])[ \t]" n)
   if(n GREATER 0)
     get_filename_component(name ${object} NAME)
     message(SEND_ERROR "${name}: ${n} fused multiply-adds")

@@ -5,6 +5,7 @@
 # side effects), which once left the loops with none and the 16.8M step 17 % slower; the loops'
 # results do not show it, so this looks at the code.
 cmake_minimum_required(VERSION 3.20)
+include(${CMAKE_CURRENT_LIST_DIR}/count_instructions.cmake)
 if(NOT INSTRUCTION)
   set(INSTRUCTION prefetcht0)
 endif()
@@ -20,13 +21,7 @@ foreach(suffix ${SUFFIXES})
   if(found STREQUAL "")
     message(FATAL_ERROR "no object of aea_native ends in ${suffix}")
   endif()
-  execute_process(COMMAND ${OBJDUMP} -d --no-show-raw-insn ${found}
-                  OUTPUT_VARIABLE out RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${OBJDUMP} failed on ${found}")
-  endif()
-  string(REGEX MATCHALL "${INSTRUCTION}" hits "${out}")
-  list(LENGTH hits n)
+  aea_count_instructions(${found} "${INSTRUCTION}" n)
   if(n EQUAL 0)
     message(FATAL_ERROR "${suffix}: no ${INSTRUCTION} in its loops")
   endif()
