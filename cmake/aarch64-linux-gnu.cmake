@@ -34,3 +34,12 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE BOTH)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
+
+# A library found in the sysroot (CANN's host stack links its protobuf) needs its own dependencies
+# (libz) found there too when the linker follows them.
+if(NOT _aea_sysroot STREQUAL "/usr/aarch64-linux-gnu")
+  set(_aea_rpath_link "-Wl,-rpath-link,${_aea_sysroot}/usr/lib/aarch64-linux-gnu:${_aea_sysroot}/lib/aarch64-linux-gnu")
+  set(CMAKE_EXE_LINKER_FLAGS_INIT "${_aea_rpath_link}")
+  set(CMAKE_SHARED_LINKER_FLAGS_INIT "${_aea_rpath_link}")
+  set(CMAKE_MODULE_LINKER_FLAGS_INIT "${_aea_rpath_link}")
+endif()

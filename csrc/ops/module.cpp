@@ -71,13 +71,16 @@ PYBIND11_MODULE(_C, mod)
         return d;
     }, "How this extension was built and the CPU device it runs on.");
     mod.def("cpu_threads", [] {
-        const auto [next, last] = ascend_ema_adam::ops::CpuThreads();
+        const ascend_ema_adam::ops::CpuThreadsInUse threads = ascend_ema_adam::ops::CpuThreads();
         py::dict d;
-        d["next"] = next;
-        d["last"] = last;
+        d["next"] = threads.next;
+        d["last"] = threads.last;
+        d["pool"] = threads.pool;
         return d;
     }, "Threads the CPU device's kernels use for the next launch (ASCEND_EMA_ADAM_NUM_THREADS, "
-       "else torch.get_num_threads(), at most the CPUs) and used for the last one.");
+       "else torch.get_num_threads(), at most the CPUs), used for the last one, and whose they "
+       "are ('torch': torch's intra-op threads; 'own': the device's pool, "
+       "ASCEND_EMA_ADAM_THREAD_POOL=own).");
     ascend_ema_adam::ops::BindOptimizerChecks(mod);
     ascend_ema_adam::ops::BindAllOps(mod);
 }

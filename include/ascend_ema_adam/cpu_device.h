@@ -29,6 +29,26 @@ ACL_FUNC_VISIBILITY aclError aeaSetCpuThreads(uint32_t threads);
  */
 ACL_FUNC_VISIBILITY aclError aeaGetCpuThreads(uint32_t* next, uint32_t* last);
 
+/** One thread's part of a launch (aeaCpuParallelFor): takes work from ctx until none is left. */
+typedef void (*aeaCpuTask)(const void* ctx, uint32_t slot);
+
+/**
+ * A host's parallel-for: calls task(ctx, slot) once for every slot in [0, threads), on up to
+ * `threads` of the host's threads at once (the calling thread among them; a thread may make several
+ * calls, one after another), and returns, after every call has returned, the number of threads
+ * that made them.
+ */
+typedef uint32_t (*aeaCpuParallelFor)(void* host, uint32_t threads, aeaCpuTask task,
+                                      const void* ctx);
+
+/**
+ * Runs the CPU device's later launches on a host's threads: `run(host, ...)` (a program's OpenMP
+ * or task pool, so that the process has one set of compute threads; the torch op sets torch's
+ * at::parallel_for), or with a null `run` on the device's own pool (the default). A launch too
+ * small to pay for waking other threads runs on the calling thread alone.
+ */
+ACL_FUNC_VISIBILITY aclError aeaSetCpuParallelFor(aeaCpuParallelFor run, void* host);
+
 #ifdef __cplusplus
 }
 #endif

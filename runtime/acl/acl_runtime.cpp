@@ -289,6 +289,12 @@ aclError aeaSetCpuThreads(uint32_t threads)
     return ACL_SUCCESS;
 }
 
+aclError aeaSetCpuParallelFor(aeaCpuParallelFor run, void* host)
+{
+    ascend_ema_adam::SetNativeParallelFor(run, host);
+    return ACL_SUCCESS;
+}
+
 aclError aeaGetCpuThreads(uint32_t* next, uint32_t* last)
 {
     if (next == nullptr || last == nullptr) {

@@ -97,6 +97,43 @@ uint32_t NativeThreads()
     return value < cpus ? static_cast<uint32_t>(value) : cpus;
 }
 
+namespace {
+
+/** The host's parallel-for and its argument, set together (a launch reads both at once). */
+struct HostParallelFor {
+    NativeParallelFor run;
+    void* host;
+};
+std::atomic<const HostParallelFor*> g_hostParallelFor{nullptr};
+
+}  // namespace
+
+void SetNativeParallelFor(NativeParallelFor run, void* host)
+{
+    // Never freed: a launch on another thread may still hold the previous one (a few bytes per
+    // change; hosts set theirs once).
+    g_hostParallelFor.store(run != nullptr ? new HostParallelFor{run, host} : nullptr,
+                            std::memory_order_release);
+}
+
+bool NativeRunsOnHostThreads()
+{
+    return g_hostParallelFor.load(std::memory_order_acquire) != nullptr;
+}
+
+uint32_t RunNativeTask(uint32_t threads, native::ThreadPool::Task task, const void* ctx, bool wake)
+{
+    const HostParallelFor* host = g_hostParallelFor.load(std::memory_order_acquire);
+    if (host == nullptr) {
+        return native::ThreadPool::Get().Run(threads, task, ctx, wake);
+    }
+    if (threads <= 1U || !wake) {
+        task(ctx, 0);
+        return 1;
+    }
+    return host->run(host->host, threads, task, ctx);
+}
+
 uint32_t NativeThreadsFor(uint64_t n, uint32_t requested, uint64_t minElemsPerThread)
 {
     uint64_t threads = requested != 0 ? requested : NativeThreads();

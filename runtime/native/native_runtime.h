@@ -1,10 +1,11 @@
 /**
  * @file native_runtime.h
  * @brief What every operator's native CPU kernel runs on: the thread count, the instruction-set
- *        choice, and ParallelChunks/Parallel, which hand a launch's work to the calling thread and
- *        the persistent pool (native_thread_pool.h) in contiguous chunks. No operator, tiling or twin
- *        in here: an operator's kernel brings its loops per instruction set (native_simd*.h has
- *        the vector backends they are written over).
+ *        choice, and ParallelChunks/Parallel, which hand a launch's work in contiguous chunks to
+ *        the calling thread and the persistent pool (native_thread_pool.h) or a host's threads
+ *        (SetNativeParallelFor). No operator, tiling or twin in here: an operator's kernel brings
+ *        its loops per instruction set (native_simd*.h has the vector backends they are written
+ *        over).
  */
 #ifndef ASCEND_EMA_ADAM_NATIVE_RUNTIME_H
 #define ASCEND_EMA_ADAM_NATIVE_RUNTIME_H
@@ -94,6 +95,30 @@ constexpr uint64_t kNativeBurstStartDivisor = 4;
  */
 bool NativeWakes(uint64_t n, uint64_t minElemsPerThread);
 
+/**
+ * A host's parallel-for, on whose threads launches run instead of the pool's: it calls
+ * task(ctx, slot) once for every slot in [0, threads), on up to `threads` of its threads at once
+ * (the calling thread among them), and returns, after every call has returned, the number of
+ * threads that made them. The torch op sets torch's (at::parallel_for: its OpenMP threads, which
+ * torch's own ops have just left spinning), so a process has one set of compute threads.
+ */
+using NativeParallelFor = uint32_t (*)(void* host, uint32_t threads, native::ThreadPool::Task task,
+                                       const void* ctx);
+
+/** The parallel-for later launches run on (null: the pool, native_thread_pool.h). */
+void SetNativeParallelFor(NativeParallelFor run, void* host);
+
+/** Whether launches run on a host's parallel-for (SetNativeParallelFor) rather than the pool. */
+bool NativeRunsOnHostThreads();
+
+/**
+ * Runs task on `threads` threads (ThreadPool::Task's contract): on the host's parallel-for if one
+ * is set, else on the pool. `wake` false, which leaves the pool's sleeping workers asleep, keeps a
+ * launch on the calling thread with a host's parallel-for (whose threads cannot be asked whether
+ * they are awake: waking one costs more than such a launch saves).
+ */
+uint32_t RunNativeTask(uint32_t threads, native::ThreadPool::Task task, const void* ctx, bool wake);
+
 /** Launches moving at least this many bytes stream from memory (more than a server L3 holds). */
 constexpr uint64_t kNativeStreamingBytes = uint64_t{32} << 20;
 
@@ -102,8 +127,8 @@ constexpr uint64_t kNativeStreamingBytes = uint64_t{32} << 20;
  * (0: the caller, s: pool worker s - 1) owns the s-th of `threads` contiguous ranges of chunks
  * and takes its own first, so with the same split each thread touches the same data launch after
  * launch (it stays in that core's caches); then it takes what is left of the others' ranges, so
- * a worker that wakes late, or not at all, only leaves its range to the caller. One pool launch
- * (none with one thread or one chunk); `wake` as in ThreadPool::Run.
+ * a worker that wakes late, or not at all, only leaves its range to the caller. One
+ * RunNativeTask (none with one thread or one chunk).
  */
 template <class Body>
 uint32_t ParallelChunks(uint64_t chunks, uint32_t threads, bool wake, const Body& body)
@@ -144,7 +169,7 @@ uint32_t ParallelChunks(uint64_t chunks, uint32_t threads, bool wake, const Body
             }
         }
     };
-    return native::ThreadPool::Get().Run(threads, task, &ctx, wake);
+    return RunNativeTask(threads, task, &ctx, wake);
 }
 
 /** Chunks per thread of a parallel launch: enough for stealing to even out a late worker. */

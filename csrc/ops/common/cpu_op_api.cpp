@@ -4,11 +4,16 @@
  */
 #include "cpu_op_api.h"
 
+#include "torch_parallel_for.h"
+
 #include <ATen/Parallel.h>
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 #include <dlfcn.h>
 
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -133,15 +138,40 @@ void RunAclnn(const char* api, AclnnPhase2 phase2,
                             executor, nullptr));
 }
 
+namespace {
+
+/** Whether ASCEND_EMA_ADAM_THREAD_POOL asks for the CPU device's own pool ("own"); "torch" or
+ *  unset: torch's threads. Throws c10::Error for anything else. */
+bool OwnPoolRequested()
+{
+    const char* env = std::getenv("ASCEND_EMA_ADAM_THREAD_POOL");
+    if (env == nullptr || *env == '\0' || std::strcmp(env, "torch") == 0) {
+        return false;
+    }
+    TORCH_CHECK(std::strcmp(env, "own") == 0, "ASCEND_EMA_ADAM_THREAD_POOL is '", env,
+                "', expected 'torch' (torch's intra-op threads, the default) or 'own' (the CPU "
+                "device's own pool)");
+    return true;
+}
+
+}  // namespace
+
 void FollowTorchThreads()
 {
     static const auto setThreads =
         CpuOpApiFunction<decltype(&aeaSetCpuThreads)>("aeaSetCpuThreads");
+    static const auto setParallelFor =
+        CpuOpApiFunction<decltype(&aeaSetCpuParallelFor)>("aeaSetCpuParallelFor");
+    static std::atomic<int> ownPool{-1};  // what the device was last told (-1: nothing yet)
+    const int own = OwnPoolRequested() ? 1 : 0;
+    if (ownPool.exchange(own, std::memory_order_relaxed) != own) {
+        setParallelFor(own != 0 ? nullptr : &TorchParallelFor, nullptr);
+    }
     const int threads = at::get_num_threads();
     setThreads(threads > 0 ? static_cast<uint32_t>(threads) : 0U);
 }
 
-std::pair<uint32_t, uint32_t> CpuThreads()
+CpuThreadsInUse CpuThreads()
 {
     static const auto getThreads =
         CpuOpApiFunction<decltype(&aeaGetCpuThreads)>("aeaGetCpuThreads");
@@ -150,7 +180,7 @@ std::pair<uint32_t, uint32_t> CpuThreads()
     const aclError status = getThreads(&next, &last);
     const char* detail = Common().recentErrMsg();
     TORCH_CHECK(status == ACL_SUCCESS, detail != nullptr ? detail : "aeaGetCpuThreads failed");
-    return {next, last};
+    return {next, last, OwnPoolRequested() ? "own" : "torch"};
 }
 
 }  // namespace ascend_ema_adam::ops

@@ -107,12 +107,20 @@ void RunCpuPhase2s(std::vector<Launch>& launches, AclnnPhase2 phase2, const char
 }
 
 /** Hands torch's intra-op thread count (torch.get_num_threads()) to the CPU device for the next
- *  launches (aeaSetCpuThreads; ASCEND_EMA_ADAM_NUM_THREADS, when set, still wins). */
+ *  launches (aeaSetCpuThreads; ASCEND_EMA_ADAM_NUM_THREADS, when set, still wins), and has them
+ *  run on torch's intra-op threads (aeaSetCpuParallelFor with at::parallel_for: the OpenMP threads
+ *  torch's own ops leave spinning, which a second pool would fight for the cores), or on the
+ *  device's own pool with ASCEND_EMA_ADAM_THREAD_POOL=own. */
 void FollowTorchThreads();
 
-/** {"next": threads the CPU kernels' next launch uses after FollowTorchThreads(), "last": threads
- *  their last launch used} (aeaGetCpuThreads). */
-std::pair<uint32_t, uint32_t> CpuThreads();
+struct CpuThreadsInUse {
+    uint32_t next;     // threads the CPU kernels' next launch uses after FollowTorchThreads()
+    uint32_t last;     // threads their last launch used
+    const char* pool;  // "torch" or "own": whose threads the next launch runs on
+};
+
+/** The CPU device's threads (aeaGetCpuThreads), after FollowTorchThreads(). */
+CpuThreadsInUse CpuThreads();
 
 }  // namespace ascend_ema_adam::ops
 
