@@ -29,7 +29,8 @@ and on GPT-2-small's 148 parameter shapes (124M fp32); the host cost of the list
 ``step()`` per call; and the NPU model of the GPT-2 list (launches per step, per-core balance of
 the list tiling against whole tensors per core). Last, the 8-bit operator's step against ours in
 fp32 and against torchao's and bitsandbytes' AdamW8bit + lerp (:mod:`.bench_8bit`; ``--cases
-8bit`` runs it alone).
+8bit`` runs it alone); and the step where users run it: after a pause, after a torch op and in a
+training loop, under each OMP_WAIT_POLICY (:mod:`.bench_threads`; ``--cases threads``).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from .bench_common import (BENCH_OUT, HYPER, NPU_PLATFORM, TARGET_NUMEL, Timing,
                            _deepspeed, _fmt_time, measure, output_dir, use_isa, use_threads)
 from .bench_8bit import adam8bit_step
 from .bench_steps import optimizer_steps
+from .bench_threads import threads_row
 
 @dataclass(frozen=True)
 class Case:
@@ -232,6 +234,8 @@ def run(quick: bool = False, out_dir: str = BENCH_OUT, threads: list[int] | None
     report["optimizer_steps"] = optimizer_steps(torch, deepspeed_cls, quick, seed, only, out)
     if not only or any("8bit" in name for name in only):
         report["adam8bit"] = adam8bit_step(torch, quick, seed, out, repeats)
+    if not only or any("threads" in name for name in only):
+        report["threads"] = threads_row(quick, seed, out, repeats)
     env["load_average_after_steps"] = os.getloadavg()
     print(f"load average after the optimizer steps {env['load_average_after_steps'][0]:.2f}",
           file=out)

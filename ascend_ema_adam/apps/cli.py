@@ -26,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "CPU: our kernel (ASCEND_EMA_ADAM_ISA), torch (ATEN_CPU_CAPABILITY) "
                             "and DeepSpeed's CPU Adam (built for it); default: each one's best")
     bench.add_argument("--cases", nargs="+", metavar="NAME",
-                       help="only the cases whose name contains one of these (e.g. '1x2^24 float32')")
+                       help="only the cases whose name contains one of these (e.g. '1x2^24 float32'; "
+                            "'8bit', 'threads': those rows alone)")
     bench.add_argument("--zero-offload", action="store_true",
                        help="instead: a DeepSpeed ZeRO-2 offload engine step of a GPT-2-small-shaped "
                             "model, FusedEmaAdamW vs DeepSpeedCPUAdam + a lerp EMA (needs the "

@@ -7,6 +7,11 @@
 #
 #   npu_run.sh <torch_npu version> <torch site> <emulated python>
 #
+# AARCH64_QEMU: the qemu-aarch64 to run under (run.sh gives Debian 13's, 10.0, for this step and
+# the emulated python: Debian 12's 7.2 aborts a forked child of a threaded program when the child
+# starts a thread, "cpu_exec: assertion failed: (cpu == current_cpu)", which every isolated case
+# of the CANN host table does).
+#
 #  1. CANN's host stack (tools/cann_host: opbase, metadef, CANN's platform library, op_build's
 #     generated aclnn, the stand-in runtime with our kernels on the twin) cross-built into
 #     build/aarch64/cann_host, its aclnn sample and case table run under qemu (tools/cann_host/run.sh).
@@ -26,6 +31,7 @@ root="$work/root"
 host_python="${HOST_PYTHON:-$repo/.venv/bin/python}"
 jobs="${JOBS:-$(nproc)}"
 modes="${AARCH64_NPU_MODES:-0 2}"
+qemu="${AARCH64_QEMU:-qemu-aarch64}"
 say() { echo "aarch64: $*"; }
 die() { echo "aarch64: $*" >&2; exit 1; }
 toolchain=(-DCMAKE_TOOLCHAIN_FILE="$repo/cmake/aarch64-linux-gnu.cmake" -DCMAKE_MAKE_PROGRAM="$repo/.venv/bin/ninja")
@@ -42,7 +48,7 @@ ln -sfn "$root/usr/include/nlohmann" "$extra/nlohmann"
 
 # ---- 1. CANN's host stack for aarch64 -----------------------------------------------------------
 cann_host="$work/cann_host"
-if ! CANN_HOST_WORK="$cann_host" CANN_HOST_ARCH=aarch64 CANN_HOST_RUNNER="qemu-aarch64 -L $root" \
+if ! CANN_HOST_WORK="$cann_host" CANN_HOST_ARCH=aarch64 CANN_HOST_RUNNER="$qemu -L $root" \
      CANN_HOST_CMAKE_ARGS="${toolchain[*]} -DProtobuf_PROTOC_EXECUTABLE=$(command -v protoc) -DCMAKE_CXX_FLAGS=-isystem$extra" \
      tools/cann_host/run.sh > "$work/cann_host.log" 2>&1; then
     tail -30 "$work/cann_host.log" >&2; die "NPU run: CANN's host stack for aarch64 failed (log: build/aarch64/cann_host.log)"
