@@ -88,12 +88,12 @@ gcc_version() { "aarch64-linux-gnu-g++$1" -dumpfullversion; }
 
 # An emulated CPython: proot binds an aarch64 /proc/cpuinfo (torch reads it and crashes on the x86
 # host's) and runs every aarch64 program it starts under qemu too; the host's file system stays.
-emulated_python() {  # emulated_python SITE: writes build/aarch64/python-<site> and echoes its path
-    local site="$1" wrapper="$work/python-$(basename "$1")"
+emulated_python() {  # emulated_python SITE [QEMU]: writes build/aarch64/python-[qemu-]<site>, echoes its path
+    local site="$1" qemu="${2:-qemu-aarch64}" wrapper="$work/python-${2:+qemu-}$(basename "$1")"
     cat > "$wrapper" << EOF
 #!/usr/bin/env bash
 export PYTHONPATH="$site\${PYTHONPATH:+:\$PYTHONPATH}" PYTHONDONTWRITEBYTECODE=1
-exec proot -q "qemu-aarch64 -L $root" -b "$repo/tools/aarch64/cpuinfo:/proc/cpuinfo" "$root/usr/bin/python3.11" "\$@"
+exec proot -q "$qemu -L $root" -b "$repo/tools/aarch64/cpuinfo:/proc/cpuinfo" "$root/usr/bin/python3.11" "\$@"
 EOF
     chmod +x "$wrapper"
     echo "$wrapper"
@@ -234,6 +234,18 @@ for npu in $npu_rows; do
 done
 say "NPU extension compiled for aarch64 against torch_npu ${npu_summary[*]}"
 
+# A Debian 13 root (build/aarch64/trixie: mmdebstrap, run with proot, this checkout bound at its own
+# path): its cross GCC 13 for step 7, its qemu-aarch64 10.0 (a static binary, run from the host) for
+# step 5, where Debian 12's 7.2 aborts forked children that start threads (npu_run.sh).
+newest_gcc="${AARCH64_NEWEST_GCC:-13}"
+trixie="$work/trixie"
+if [ ! -x "$trixie/usr/bin/aarch64-linux-gnu-g++-$newest_gcc" ] || [ ! -x "$trixie/usr/bin/qemu-aarch64" ]; then
+    rm -rf "$trixie"
+    timed "$work/trixie.log" mmdebstrap --variant=apt \
+        --include="g++-$newest_gcc-aarch64-linux-gnu,cmake,ninja-build,python3,qemu-user,binutils-aarch64-linux-gnu" \
+        trixie "$trixie"
+fi
+
 # ---- 5. the real aarch64 torch_npu under qemu (tools/aarch64/npu_run.sh), with the CANN snapshots --------
 npu_run_version="${AARCH64_NPU_RUN:-2.7.1.post11}"
 missing_snapshots=()
@@ -245,7 +257,9 @@ if [ ${#missing_snapshots[@]} -gt 0 ]; then
 elif [ "${npu_run_version%%.post*}" != "$last_torch" ]; then
     say "torch_npu $npu_run_version under qemu SKIPPED (its torch ${npu_run_version%%.post*} is not a built row: AARCH64_TORCH)"
 else
-    tools/aarch64/npu_run.sh "$npu_run_version" "$work/site-torch-$last_torch" "$last_python" || status=1
+    AARCH64_QEMU="$trixie/usr/bin/qemu-aarch64" tools/aarch64/npu_run.sh "$npu_run_version" \
+        "$work/site-torch-$last_torch" \
+        "$(emulated_python "$work/site-torch-$last_torch" "$trixie/usr/bin/qemu-aarch64")" || status=1
 fi
 
 # ---- 6. the oldest supported compiler ------------------------------------------------------------
@@ -253,17 +267,8 @@ gcc="$(gcc_version "-$oldest_gcc")"
 build="$work/gcc$oldest_gcc-torch-$last_torch"
 cross_build "-$oldest_gcc" "$last_torch" "$last_python" "$build" "$work/configure-gcc$oldest_gcc.log"
 say "GCC $gcc (the oldest supported): the package built (C libraries, _twin, _C), ctest $(run_ctest "$build" "$work/ctest-gcc$oldest_gcc.log") under qemu-aarch64"
-# ---- 7. GCC 13, the first with _Float16 in C++ on aarch64: Debian 13's cross compiler, in a Debian 13
-# root of its own (build/aarch64/trixie: mmdebstrap, run with proot, this checkout bound at its own
-# path), the C libraries and the C++ tests built and run under its qemu.
-newest_gcc="${AARCH64_NEWEST_GCC:-13}"
-trixie="$work/trixie"
-if [ ! -x "$trixie/usr/bin/aarch64-linux-gnu-g++-$newest_gcc" ]; then
-    rm -rf "$trixie"
-    timed "$work/trixie.log" mmdebstrap --variant=apt \
-        --include="g++-$newest_gcc-aarch64-linux-gnu,cmake,ninja-build,python3,qemu-user,binutils-aarch64-linux-gnu" \
-        trixie "$trixie"
-fi
+# ---- 7. GCC 13, the first with _Float16 in C++ on aarch64: Debian 13's cross compiler in the Debian 13
+# root, the C libraries and the C++ tests built and run under its qemu.
 in_trixie() { proot -r "$trixie" -b "$repo" -b /proc -b /dev -b /tmp -w "$repo" "$@"; }
 build="$work/gcc$newest_gcc-cpp"
 AEA_AARCH64_GCC="$newest_gcc" timed "$work/configure-gcc$newest_gcc.log" in_trixie \
