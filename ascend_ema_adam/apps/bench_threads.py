@@ -43,7 +43,7 @@ def _model(torch, seed: int):
                                torch.nn.Linear(HIDDEN, WIDTH))
 
 
-def _implementations(torch, seed: int) -> tuple[dict, dict, dict]:
+def _implementations(torch, seed: int) -> tuple[dict, dict]:
     """name -> (model, step function); name -> why it is missing."""
     from ..optim import FusedEmaAdamW
     from .bench_common import _deepspeed

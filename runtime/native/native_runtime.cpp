@@ -116,11 +116,6 @@ void SetNativeParallelFor(NativeParallelFor run, void* host)
                             std::memory_order_release);
 }
 
-bool NativeRunsOnHostThreads()
-{
-    return g_hostParallelFor.load(std::memory_order_acquire) != nullptr;
-}
-
 uint32_t RunNativeTask(uint32_t threads, native::ThreadPool::Task task, const void* ctx, bool wake)
 {
     const HostParallelFor* host = g_hostParallelFor.load(std::memory_order_acquire);

@@ -108,9 +108,6 @@ using NativeParallelFor = uint32_t (*)(void* host, uint32_t threads, native::Thr
 /** The parallel-for later launches run on (null: the pool, native_thread_pool.h). */
 void SetNativeParallelFor(NativeParallelFor run, void* host);
 
-/** Whether launches run on a host's parallel-for (SetNativeParallelFor) rather than the pool. */
-bool NativeRunsOnHostThreads();
-
 /**
  * Runs task on `threads` threads (ThreadPool::Task's contract): on the host's parallel-for if one
  * is set, else on the pool. `wake` false, which leaves the pool's sleeping workers asleep, keeps a
