@@ -33,7 +33,7 @@ ACL_FUNC_VISIBILITY aclError aeaGetCpuThreads(uint32_t* next, uint32_t* last);
 typedef void (*aeaCpuTask)(const void* ctx, uint32_t slot);
 
 /**
- * A host's parallel-for: calls task(ctx, slot) once for every slot in [0, threads), on up to
+ * A host's parallel-for: calls task(ctx, slot) once for every slot 0 .. threads - 1, on up to
  * `threads` of the host's threads at once (the calling thread among them; a thread may make several
  * calls, one after another), and returns, after every call has returned, the number of threads
  * that made them.
