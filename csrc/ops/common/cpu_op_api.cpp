@@ -156,7 +156,7 @@ bool OwnPoolRequested()
 
 }  // namespace
 
-void FollowTorchThreads()
+const char* FollowTorchThreads()
 {
     static const auto setThreads =
         CpuOpApiFunction<decltype(&aeaSetCpuThreads)>("aeaSetCpuThreads");
@@ -169,18 +169,19 @@ void FollowTorchThreads()
     }
     const int threads = at::get_num_threads();
     setThreads(threads > 0 ? static_cast<uint32_t>(threads) : 0U);
+    return own != 0 ? "own" : "torch";
 }
 
 CpuThreadsInUse CpuThreads()
 {
     static const auto getThreads =
         CpuOpApiFunction<decltype(&aeaGetCpuThreads)>("aeaGetCpuThreads");
-    FollowTorchThreads();
+    const char* pool = FollowTorchThreads();
     uint32_t next = 0, last = 0;
     const aclError status = getThreads(&next, &last);
     const char* detail = Common().recentErrMsg();
     TORCH_CHECK(status == ACL_SUCCESS, detail != nullptr ? detail : "aeaGetCpuThreads failed");
-    return {next, last, OwnPoolRequested() ? "own" : "torch"};
+    return {next, last, pool};
 }
 
 }  // namespace ascend_ema_adam::ops

@@ -110,8 +110,9 @@ void RunCpuPhase2s(std::vector<Launch>& launches, AclnnPhase2 phase2, const char
  *  launches (aeaSetCpuThreads; ASCEND_EMA_ADAM_NUM_THREADS, when set, still wins), and has them
  *  run on torch's intra-op threads (aeaSetCpuParallelFor with at::parallel_for: the OpenMP threads
  *  torch's own ops leave spinning, which a second pool would fight for the cores), or on the
- *  device's own pool with ASCEND_EMA_ADAM_THREAD_POOL=own. */
-void FollowTorchThreads();
+ *  device's own pool with ASCEND_EMA_ADAM_THREAD_POOL=own. Returns whose threads: "torch" or
+ *  "own". */
+const char* FollowTorchThreads();
 
 struct CpuThreadsInUse {
     uint32_t next;     // threads the CPU kernels' next launch uses after FollowTorchThreads()
