@@ -40,13 +40,11 @@ demo: python
 # beside them: one build's serial steps leave a core to the others), each one's output printed
 # whole when it ends. pytest runs on every core (pytest-xdist), a file's tests on one worker (a
 # module fixture, such as the spawned ranks of test_distributed and test_integration_*, runs
-# once). OMP_WAIT_POLICY=PASSIVE: torch's idle OpenMP threads sleep instead of spinning, which on
-# 2 cores took the other worker's time (the 8-bit digits training: 12 s alone, 55 s beside a
-# worker); the results are the same.
+# once), with its share of the cores for torch's threads (tests/python/conftest.py).
 # AEA_REQUIRE_ENGINES: the engines' tests fail instead of skipping when their engine is missing.
 test:
 	$(MAKE) --no-print-directory -j $(JOBS) --output-sync=target test-prerequisites
-	AEA_REQUIRE_ENGINES=1 AEA_CPP_BIN=$(abspath $(BUILD))/bin OMP_WAIT_POLICY=PASSIVE \
+	AEA_REQUIRE_ENGINES=1 AEA_CPP_BIN=$(abspath $(BUILD))/bin \
 	    $(PY) -m pytest -q -n $(JOBS) --dist loadfile
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 .PHONY: test-prerequisites

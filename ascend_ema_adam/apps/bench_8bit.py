@@ -8,6 +8,9 @@ round, an idle gap before each sample, warm-up first), medians:
 * ``ours_8bit``: ApplyFusedEmaAdam8bitList's native kernel launched alone (uint8 m, v with fp32
   block scales, an fp32 EMA: decode, update, new scales, encode and the EMA in one pass);
 * ``ours_fp32``: ApplyFusedEmaAdamList's native kernel alone on fp32 m, v and EMA (the same update);
+* ``k8_<decode>_<encode>``: the 8-bit kernel alone on each lookup path this CPU has (decode by
+  ``planes``, AVX-512 VBMI's byte permutes, or ``gathers``; encode by ``table`` or ``search``),
+  ``ours_8bit`` being the one launches choose;
 * ``probe_8bit``, ``probe_fp32``: the two kernels' access patterns with one add per output (the
   ``update8bit`` and ``update`` stream probes: 24 and 36 B/elem, split over the threads as the
   kernels are): what this machine's memory allows the 8-bit step against the fp32 one;
@@ -123,6 +126,19 @@ def adam8bit_step(torch, quick: bool = False, seed: int = 0, out=sys.stdout,
             [g_np], [p8], [m_codes], [v_codes], [m_absmax], [v_absmax], [s8], None, [n],
             qmap_m, qmap_v, step, None, None, "float32", "float32", "", attrs, False)
 
+    def kernel_on_path(planes: bool, encode: str):
+        def run():
+            _twin.launch_native_adam8bit_list(
+                [g_np], [p8], [m_codes], [v_codes], [m_absmax], [v_absmax], [s8], None, [n],
+                qmap_m, qmap_v, step, None, None, "float32", "float32", "", attrs, False,
+                byte_planes=planes, encode=encode)
+        return run
+
+    vbmi = _twin.adam8bit_native_path()["decode"] == "byte planes"  # (by default where it may)
+    paths = {f"k8_{'planes' if planes else 'gathers'}_{encode}": kernel_on_path(planes, encode)
+             for planes in ((True, False) if vbmi else (False,))
+             for encode in ("table", "search")}
+
     def ours_fp32():
         _twin.launch_native_list([g_np], [p32], [m32_np], [v32_np], [s32], None, None, [n], step,
                                  None, None, "float32", "float32", "float32", "", list_attrs)
@@ -133,7 +149,7 @@ def adam8bit_step(torch, quick: bool = False, seed: int = 0, out=sys.stdout,
                                        state_bits=bits)
                    for bits, i in ((8, 4), (32, 5))}
     fns = {"opt_8bit": optimizers8[8].step, "opt_fp32": optimizers8[32].step,
-           "ours_8bit": ours_8bit, "ours_fp32": ours_fp32}
+           "ours_8bit": ours_8bit, "ours_fp32": ours_fp32, **paths}
     cpus = len(os.sched_getaffinity(0))
     fns.update(_pattern_probes(n, cpus, torch))
     steps, optimizers, missing = _baselines(torch, params, ema)
@@ -152,6 +168,7 @@ def adam8bit_step(torch, quick: bool = False, seed: int = 0, out=sys.stdout,
                            + s8.nbytes) / n,
              "ours_fp32": (m32_np.nbytes + v32_np.nbytes + s32.nbytes) / n,
              "probe_8bit": None, "probe_fp32": None}
+    state.update({name: state["ours_8bit"] for name in paths})
     for bits, opt in optimizers8.items():
         state["opt_8bit" if bits == 8 else "opt_fp32"] = sum(
             t.numel() * t.element_size() for t in opt.state[opt.param_groups[0]["params"][0]].values()
@@ -162,9 +179,12 @@ def adam8bit_step(torch, quick: bool = False, seed: int = 0, out=sys.stdout,
     eight_over_fp32 = {what: timings[f"{a}_8bit"].seconds / timings[f"{a}_fp32"].seconds
                        for what, a in (("step", "opt"), ("kernel", "ours"),
                                        ("access_pattern", "probe"))}
+    from .. import _C  # (after torch: the extension links its libraries)
+    path = _C.cpu_8bit_path()  # after the steps: the encode they measured
     row = {"numel": n, "threads": cpus, "repeats": repeats, "timings": timings,
            "opt_8bit_over": {}, "state_bytes_per_param": state, "missing": missing,
-           "eight_bit_over_fp32": eight_over_fp32}
+           "eight_bit_over_fp32": eight_over_fp32, "path": path}
+    print(f"  the 8-bit steps' path: {path}", file=out)
     print(f"  {'impl':<11}{'time':>12}{'opt_8bit/impl':>16}{'state+EMA B/param':>19}", file=out)
     for name, t in timings.items():
         ratio = ours / t.seconds

@@ -33,7 +33,7 @@ from ._scaler import _Scaler
 from ._steps import StepCounters, warn_zero3_parts
 from ._validation import (_check_capturable, _check_ema_decay, _check_hyperparameters,
                           _check_implementation, _check_tensor_hypers, _check_types,
-                          _hyperparameter_error, _option_error)
+                          _hyperparameter_error, _option_error, check_cpu_device)
 from ._state8bit import QMAP_M, QMAP_V, ensure_maps
 from .functional import ema_adamw, ema_adamw8bit
 
@@ -336,6 +336,8 @@ class FusedEmaAdamW(Optimizer):
                 for i, group in enumerate(self.param_groups)]
         if cache is not None:  # (traced tensors have no addresses; the op checks at run time)
             check_plan_memory(plan, self.param_groups, scaler, cache.updated)
+        if not compiling:
+            check_cpu_device(self.param_groups)
         if self._steps.partial is not None:  # one step in parts (DeepSpeed): partial_steps()
             clipping = self._clip_request is not None or any(
                 group.get("max_grad_norm") is not None for group in self.param_groups)

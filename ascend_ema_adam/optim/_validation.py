@@ -289,3 +289,17 @@ def _layout(group: dict[str, Any], dtype: torch.dtype) -> tuple[torch.dtype, boo
         return torch.float32, False
     return group["state_dtype"] or dtype, bool(group["master_weights"])
 
+
+def check_cpu_device(groups: list[dict[str, Any]]) -> None:
+    """The CPU device's environment (ASCEND_EMA_ADAM_NUM_THREADS, _THREAD_POOL, _ISA,
+    _8BIT_ENCODE) read as the step's launches will read it, before the step writes anything: a bad
+    variable refuses the step with its counters, parameters and state as they were."""
+    cpu = [g for g in groups if g["params"] and g["params"][0].device.type == "cpu"]
+    if not cpu:
+        return
+    from .. import _C  # (imported here: the extension loads the torch ops)
+
+    _C.cpu_threads()
+    if any(g.get("state_bits") == 8 for g in cpu):
+        _C.cpu_8bit_path()
+

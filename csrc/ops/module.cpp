@@ -81,6 +81,10 @@ PYBIND11_MODULE(_C, mod)
        "else torch.get_num_threads(), at most the CPUs), used for the last one, and whose they "
        "are ('torch': torch's intra-op threads; 'own': the device's pool, "
        "ASCEND_EMA_ADAM_THREAD_POOL=own).");
+    mod.def("cpu_8bit_path", &ascend_ema_adam::ops::CpuAdam8bitPath,
+            "How the CPU device's 8-bit kernel looks codes up, as a launch now would "
+            "(aeaGetCpuAdam8bitPath), e.g. 'avx512, decode by byte planes, encode by table "
+            "(measured)'.");
     ascend_ema_adam::ops::BindOptimizerChecks(mod);
     ascend_ema_adam::ops::BindAllOps(mod);
 }

@@ -3,6 +3,7 @@
  * @brief ApplyFusedEmaAdam8bitList's _twin bindings: its dtype contract, the encode thresholds the
  *        kernels derive from a map, and the native kernel on lists of numpy buffers.
  */
+#include <cstdlib>
 #include <optional>
 #include <vector>
 
@@ -203,6 +204,18 @@ py::dict Launch8bit(const BufferList& grads, const BufferList& vars, const Buffe
     return run(t, declared, flags, b, numels);
 }
 
+/** The encode a binding names: "" (per CPU or ASCEND_EMA_ADAM_8BIT_ENCODE), "table", "search". */
+aea::Adam8bitEncode EncodeOf(const std::string& name)
+{
+    if (name.empty()) {
+        return aea::Adam8bitEncode::kAuto;
+    }
+    if (name == "table" || name == "search") {
+        return name == "table" ? aea::Adam8bitEncode::kTable : aea::Adam8bitEncode::kSearch;
+    }
+    throw py::value_error("encode='" + name + "': expected 'table', 'search' or ''");
+}
+
 /** The native kernel (Launch8bit's buffers). */
 py::dict LaunchNative8bit(const BufferList& grads, const BufferList& vars, const BufferList& ms,
                           const BufferList& vs, const BufferList& mAbsmaxes,
@@ -215,7 +228,8 @@ py::dict LaunchNative8bit(const BufferList& grads, const BufferList& vars, const
                           const aea::Attrs& attrs, bool maximize, uint32_t threads,
                           const std::string& isa, uint64_t minElemsPerThread,
                           const std::optional<py::buffer>& lr,
-                          const std::optional<py::buffer>& emaDecay, bool bytePlanes)
+                          const std::optional<py::buffer>& emaDecay, bool bytePlanes,
+                          const std::string& encode)
 {
     const auto run = [&](const ApplyFusedEmaAdam8bitListTilingData& t,
                          const op8::Adam8bitDtypes& dtypes, const op8::Adam8bitOptions&,
@@ -224,10 +238,14 @@ py::dict LaunchNative8bit(const BufferList& grads, const BufferList& vars, const
         aea::NativeOptions options =
             NativeOptionsOf(threads, isa, minElemsPerThread, aea::kNativeStreamingBytes);
         options.bytePlanes = bytePlanes;
+        options.encode8bit = EncodeOf(encode);
         uint32_t used = 0;
         bool decodedByPlanes = false;
+        bool encodedByTable = false;
         try {
-            decodedByPlanes = op8::Adam8bitBytePlaneDecode(aea::ResolveIsa(options.isa), options);
+            const aea::Isa resolved = aea::ResolveIsa(options.isa);
+            decodedByPlanes = op8::Adam8bitBytePlaneDecode(resolved, options);
+            encodedByTable = op8::Adam8bitEncodeByTable(resolved, options);
             py::gil_scoped_release release;
             used = op8::RunNative8bitList(t, dtypes, b, options);
         } catch (const std::invalid_argument& e) {
@@ -237,6 +255,7 @@ py::dict LaunchNative8bit(const BufferList& grads, const BufferList& vars, const
         out["isa"] = isa.empty() ? std::string(aea::NativeIsa()) : isa;
         out["threads"] = used;
         out["byte_planes"] = decodedByPlanes;
+        out["encode"] = encodedByTable ? "table" : "search";
         return out;
     };
     return Launch8bit(grads, vars, ms, vs, mAbsmaxes, vAbsmaxes, ss, copies, numels, qmapM, qmapV,
@@ -333,12 +352,36 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam8bit_list)
             py::arg("maximize"), py::arg("threads") = 0, py::arg("isa") = "",
             py::arg("min_elems_per_thread") = aea::kNativeMinElemsPerThread,
             py::arg("lr") = py::none(), py::arg("ema_decay") = py::none(),
-            py::arg("byte_planes") = true,
+            py::arg("byte_planes") = true, py::arg("encode") = "",
             "Run the native kernel of ApplyFusedEmaAdam8bitList in place on lists of contiguous "
             "buffers (ss, model_copies, grad_scale, found_inf, lr, ema_decay: None when absent; "
-            "byte_planes false: the AVX-512 loops decode by gathers even with VBMI); returns the "
-            "instruction set, the threads used (0: nothing ran) and whether the codes were "
-            "decoded by byte planes.");
+            "byte_planes false: the AVX-512 loops decode by gathers even with VBMI; encode "
+            "'table' or 'search', '' as the CPU and ASCEND_EMA_ADAM_8BIT_ENCODE choose); returns "
+            "the instruction set, the threads used (0: nothing ran), whether the codes were "
+            "decoded by byte planes and how they were encoded ('table' or 'search').");
+
+    mod.def("adam8bit_native_path", [] {
+        const aea::NativeOptions options;  // a launch's own: the CPU device's defaults
+        py::dict d;
+        try {
+            const aea::Isa isa = aea::ResolveIsa(options.isa);
+            d["isa"] = aea::IsaName(isa);
+            d["decode"] = op8::Adam8bitBytePlaneDecode(isa, options) ? "byte planes" : "gathers";
+            const bool planes = op8::Adam8bitBytePlaneDecode(isa, options);
+            d["encode"] = op8::Adam8bitEncodeByTable(isa, options) ? "table" : "search";
+            const char* env = std::getenv("ASCEND_EMA_ADAM_8BIT_ENCODE");
+            d["encode_chosen_by"] = env != nullptr && *env != '\0' ? "environment"
+                                    : op8::Adam8bitMeasuredEncode(isa, planes) >= 0
+                                        ? "measurement"
+                                        : "default";
+        } catch (const std::invalid_argument& e) {
+            throw py::value_error(e.what());
+        }
+        return d;
+    }, "How the 8-bit native loops look codes up now (the environment read as a launch reads it): "
+       "isa, decode ('byte planes' or 'gathers'), encode ('table' or 'search') and what chose it "
+       "('environment': ASCEND_EMA_ADAM_8BIT_ENCODE; 'measurement': this process's first AVX-512 "
+       "launch timed both; 'default': the table, not measured yet or not AVX-512).");
 
     mod.def("launch_adam8bit_list", &LaunchTwin8bit, py::arg("grads"), py::arg("vars"),
             py::arg("ms"), py::arg("vs"), py::arg("m_absmaxes"), py::arg("v_absmaxes"),

@@ -20,8 +20,10 @@
  * (ASCEND_EMA_ADAM_CPU_KERNEL=twin), which give the same bits.
  */
 #include "aclnnop/aclnn_apply_fused_ema_adam8bit_list.h"
+#include "ascend_ema_adam/cpu_device.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <array>
 #include <cstdint>
 #include <iterator>
@@ -30,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "acl_internal.h"
 #include "acl_view.h"
 #include "aclnn_common.h"
 #include "aclnn_list_common.h"
@@ -257,6 +260,36 @@ aclnnStatus aclnnApplyFusedEmaAdam8bitList(void* workspace, uint64_t workspaceSi
     namespace op8 = ascend_ema_adam::apply_fused_ema_adam8bit_list;
     return ascend_ema_adam::acl::GuardedPhase2(op8::kOp, workspace, workspaceSize, executor,
                                                stream);
+}
+
+aclError aeaGetCpuAdam8bitPath(const char** path)
+{
+    namespace aea = ascend_ema_adam;
+    namespace op8 = aea::apply_fused_ema_adam8bit_list;
+    if (path == nullptr) {
+        aea::acl::AddErrorMessage("aeaGetCpuAdam8bitPath: path must not be null");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    thread_local std::string text;
+    try {
+        const aea::NativeOptions options;  // a launch's own
+        const aea::Isa isa = aea::ResolveIsa(options.isa);
+        const bool planes = op8::Adam8bitBytePlaneDecode(isa, options);
+        const bool table = op8::Adam8bitEncodeByTable(isa, options);
+        const char* env = std::getenv("ASCEND_EMA_ADAM_8BIT_ENCODE");
+        const char* why = env != nullptr && *env != '\0'         ? " (ASCEND_EMA_ADAM_8BIT_ENCODE)"
+                          : isa != aea::Isa::kAvx512              ? ""
+                          : op8::Adam8bitMeasuredEncode(isa, planes) >= 0 ? " (measured)"
+                                                                  : " (not measured yet)";
+        text = std::string(aea::IsaName(isa)) + ", decode by " +
+               (planes ? "byte planes" : "gathers") + ", encode by " +
+               (table ? "table" : "search") + why;
+    } catch (const std::invalid_argument& e) {
+        aea::acl::AddErrorMessage(std::string("aeaGetCpuAdam8bitPath: ") + e.what());
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    *path = text.c_str();
+    return ACL_SUCCESS;
 }
 
 }  // extern "C"

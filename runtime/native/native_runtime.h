@@ -199,6 +199,14 @@ uint32_t Parallel(uint64_t n, uint32_t threads, bool wake, const Body& body)
     });
 }
 
+/** How the 8-bit loops encode moments into codes (NativeOptions::encode8bit); every way gives the
+ *  same codes. */
+enum class Adam8bitEncode : uint8_t {
+    kAuto,    // ASCEND_EMA_ADAM_8BIT_ENCODE if set and not empty, else the faster here (measured)
+    kTable,   // a lookup in the map's encode table: one gather per vector
+    kSearch,  // the binary search over the thresholds: permutes on AVX-512, no gather
+};
+
 /** How one launch of a native kernel runs (every op's native kernel takes it). */
 struct NativeOptions {
     uint32_t threads = 0;  // 0: NativeThreads()
@@ -207,6 +215,7 @@ struct NativeOptions {
     uint64_t streamingBytes = kNativeStreamingBytes;  // launches moving as many bytes stream
     bool bytePlanes = true;  // 8-bit AVX-512 loops: decode by VBMI byte planes where the CPU has
                              // VBMI (false: by gathers, as without it)
+    Adam8bitEncode encode8bit = Adam8bitEncode::kAuto;
 };
 
 }  // namespace ascend_ema_adam

@@ -29,6 +29,21 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 SEED_ENV = "AEA_TEST_SEED"
 
 
+def pytest_configure(config):
+    """Under pytest-xdist each worker takes its share of the cores for torch's intra-op threads
+    (and the CPU kernels, which run on them), also for the processes it starts: n workers each
+    running n OpenMP threads on n cores spin in each other's way after every parallel region (the
+    8-bit digits training: 12 s alone, 55 s beside a busy worker). Tests of the threads set
+    torch.set_num_threads themselves."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers > 1 and "OMP_NUM_THREADS" not in os.environ:
+        share = max(1, len(os.sched_getaffinity(0)) // workers)
+        os.environ["OMP_NUM_THREADS"] = str(share)
+        import torch
+
+        torch.set_num_threads(share)
+
+
 def pytest_addoption(parser):
     parser.addoption("--seed", type=int, default=None,
                      help=f"replay the random tests with this seed (also ${SEED_ENV})")

@@ -34,12 +34,14 @@ HAS_VBMI = BEST_ISA == "avx512" and "avx512vbmi" in _cpu_flags()
 #: (each encoded on its own).
 RUNS = pytest.mark.parametrize("threads", [1, 2], ids=["one-run", "block-runs"])
 
-#: Each loop file of this CPU: per instruction set, and on AVX-512 both decodes (byte planes: the
-#: VBMI loops where the CPU has VBMI; gathers: the loops without VBMI).
-LOOPS = pytest.mark.parametrize("isa, byte_planes", [
-    pytest.param(isa, planes, id=isa if isa != "avx512" else
-                 f"{isa}-{'planes' if planes else 'gathers'}")
-    for isa in ISAS for planes in ((True, False) if isa == "avx512" else (True,))])
+#: Each loop file of this CPU with both encodes: per instruction set, on AVX-512 both decodes (byte
+#: planes: the VBMI loops where the CPU has VBMI; gathers: the loops without VBMI), each encoding by
+#: the maps' tables and by the threshold search.
+LOOPS = pytest.mark.parametrize("isa, byte_planes, encode", [
+    pytest.param(isa, planes, encode, id=(isa if isa != "avx512" else
+                 f"{isa}-{'planes' if planes else 'gathers'}") + f"-{encode}")
+    for isa in ISAS for planes in ((True, False) if isa == "avx512" else (True,))
+    for encode in ("table", "search")])
 
 
 def test_contract_is_the_goldens():
@@ -62,14 +64,16 @@ def test_thresholds_are_the_goldens(rng, which):
 @pytest.mark.parametrize("row", LIST8BIT_DTYPES, ids=ROW_IDS)
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("byte_planes", [True, False], ids=["planes-if-vbmi", "gathers"])
-def test_every_row_and_isa_is_bit_exact(rng, row, isa, byte_planes):
+@pytest.mark.parametrize("encode", ["table", "search"])
+def test_every_row_and_isa_is_bit_exact(rng, row, isa, byte_planes, encode):
     entries = make_entries(rng, SIZES, row)
     h = Hyper(lr=3e-3, mode=int(rng.integers(0, 2)), weight_decay=0.02)
     want = expected(entries, 9, h)
     result = run_native(entries, row, 9, h, isa=isa, threads=2, min_elems_per_thread=1,
-                        byte_planes=byte_planes)
+                        byte_planes=byte_planes, encode=encode)
     assert result["isa"] == isa and 1 <= result["threads"] <= min(2, CPUS)
     assert result["byte_planes"] == (byte_planes and isa == "avx512" and HAS_VBMI)
+    assert result["encode"] == encode
     assert_entries_equal(entries, want)
 
 
@@ -175,6 +179,35 @@ def refused(rng, message, row=LIST8BIT_DTYPES[0], change=None, **launch):
             assert x is None or np.array_equal(x.view(np.uint8), b[k].view(np.uint8))
 
 
+@pytest.mark.parametrize("isa", ISAS)
+def test_encode_is_the_environments_or_the_faster_one(rng, monkeypatch, isa):
+    """ASCEND_EMA_ADAM_8BIT_ENCODE picks the encode (read per launch; both give the golden's
+    codes); unset, AVX-512 launches take the faster of the two, measured once by the first launch
+    that may (so later launches agree), other instruction sets the table; an unknown value is
+    refused before anything is written."""
+    row = LIST8BIT_DTYPES[0]
+    monkeypatch.setenv("ASCEND_EMA_ADAM_ISA", isa)
+    for name in ("table", "search"):
+        monkeypatch.setenv("ASCEND_EMA_ADAM_8BIT_ENCODE", name)
+        entries = make_entries(rng, [3 * BLOCK + 7], row)
+        want = expected(entries, 2)
+        assert run_native(entries, row, 2)["encode"] == name
+        assert_entries_equal(entries, want)
+        assert _twin.adam8bit_native_path()["encode_chosen_by"] == "environment"
+    monkeypatch.setenv("ASCEND_EMA_ADAM_8BIT_ENCODE", "gather")
+    refused(rng, "ASCEND_EMA_ADAM_8BIT_ENCODE='gather': expected 'table' or 'search'")
+    with pytest.raises(ValueError, match="ASCEND_EMA_ADAM_8BIT_ENCODE='gather'"):
+        _twin.adam8bit_native_path()
+    monkeypatch.delenv("ASCEND_EMA_ADAM_8BIT_ENCODE")
+    chosen = {run_native(make_entries(rng, [BLOCK * 9], row), row, 2)["encode"]
+              for _ in range(3)}
+    path = _twin.adam8bit_native_path()
+    assert chosen == {path["encode"]} and path["isa"] == isa
+    assert path["encode_chosen_by"] == ("measurement" if isa == "avx512" else "default")
+    if isa != "avx512":
+        assert chosen == {"table"}
+
+
 def test_wrong_sizes_and_dtypes_are_refused(rng):
     def scale_short(e):
         e[0]["m_absmax"] = np.zeros(1, np.float32)  # 300 elements have 2 blocks
@@ -277,7 +310,8 @@ MAPS = _maps()
 
 @pytest.mark.parametrize("maps", list(MAPS))
 @pytest.mark.parametrize("isa", ISAS)
-def test_every_map_kind_encodes_exactly(rng, maps, isa):
+@pytest.mark.parametrize("encode", ["table", "search"])
+def test_every_map_kind_encodes_exactly(rng, maps, isa, encode):
     """Each map kind, on every instruction set: m' on the map's thresholds and their fp32
     neighbours (adam8bit_cases.tie_entries: ties go to the larger code), beside ordinary entries
     and a block holding a NaN gradient, equal to the golden with the same maps."""
@@ -295,7 +329,7 @@ def test_every_map_kind_encodes_exactly(rng, maps, isa):
         lists["grad"], lists["var"], lists["m"], lists["v"], lists["m_absmax"], lists["v_absmax"],
         lists["s"], None, [e["var"].size for e in entries], qmap_m, qmap_v,
         np.array([1], np.int64), None, None, "float32", "float32", "", attrs_of(TIE_HYPER), False,
-        threads=2, isa=isa, min_elems_per_thread=1)
+        threads=2, isa=isa, min_elems_per_thread=1, encode=encode)
     assert_entries_equal(entries, want)
 
 
@@ -343,7 +377,7 @@ def scaled_entry(rng, row, thresholds, exponents):
 
 @RUNS
 @LOOPS
-def test_scaled_blocks_encode_exactly(rng, isa, byte_planes, threads):
+def test_scaled_blocks_encode_exactly(rng, isa, byte_planes, encode, threads):
     """Quotients m' / scale and v' / scale with scales other than 1 (the tie tests' scales are 1):
     blocks with scales from 2^-75 to 2^62 (v' = g * g: 2^-150 to 2^124), their quotients around
     every m threshold and far below them, a partial last block, equal to the golden."""
@@ -357,7 +391,7 @@ def test_scaled_blocks_encode_exactly(rng, isa, byte_planes, threads):
     entries = [entry]
     want = expected(entries, 1, TIE_HYPER)
     run_native(entries, row, 1, TIE_HYPER, isa=isa, threads=threads, min_elems_per_thread=1,
-               byte_planes=byte_planes)
+               byte_planes=byte_planes, encode=encode)
     assert_entries_equal(entries, want)
     scales = entries[0]["m_absmax"]
     assert np.all(np.frexp(scales[:-1])[1] - 1 == exponents[:-1])  # the blocks kept their scales
@@ -408,7 +442,7 @@ def reciprocal_miss_entry(rng, row, exponents):
 
 @RUNS
 @LOOPS
-def test_quotients_a_reciprocal_would_round_wrong_encode_exactly(rng, isa, byte_planes, threads):
+def test_quotients_a_reciprocal_would_round_wrong_encode_exactly(rng, isa, byte_planes, encode, threads):
     """The AVX-512 loops take a block's quotients from its scale's reciprocal with Markstein's
     correction (no division): quotients next to m's and v's thresholds where the uncorrected
     product x * (1 / scale) has another code, with scales inside and outside the range that
@@ -418,14 +452,14 @@ def test_quotients_a_reciprocal_would_round_wrong_encode_exactly(rng, isa, byte_
     entries = [entry]
     want = expected(entries, 1, TIE_HYPER)
     run_native(entries, row, 1, TIE_HYPER, isa=isa, threads=threads, min_elems_per_thread=1,
-               byte_planes=byte_planes)
+               byte_planes=byte_planes, encode=encode)
     assert_entries_equal(entries, want)
     assert misses > 200  # the case is exercised
 
 
 @RUNS
 @LOOPS
-def test_thresholds_far_below_one_encode_exactly(rng, isa, byte_planes, threads):
+def test_thresholds_far_below_one_encode_exactly(rng, isa, byte_planes, encode, threads):
     """A map spaced by a constant ratio from 2^-120 to 1 (for m and v): its encode table keys
     quotients down to its thresholds near 2^-120, whose numerators in blocks of small scales are
     subnormal, where a reciprocal's correction no longer holds (the loops divide for such maps):
@@ -447,13 +481,13 @@ def test_thresholds_far_below_one_encode_exactly(rng, isa, byte_planes, threads)
     entries = [entry]
     want = expected(entries, 1, TIE_HYPER, maps=(qmap, qmap))
     run_native(entries, row, 1, TIE_HYPER, isa=isa, threads=threads, min_elems_per_thread=1,
-               maps=(qmap, qmap), byte_planes=byte_planes)
+               maps=(qmap, qmap), byte_planes=byte_planes, encode=encode)
     assert_entries_equal(entries, want)
 
 
 @RUNS
 @LOOPS
-def test_negative_scales_encode_exactly(rng, isa, byte_planes, threads):
+def test_negative_scales_encode_exactly(rng, isa, byte_planes, encode, threads):
     """Scales below 0 (a hand-made or corrupted state: scales are data, nothing refuses them)
     decode m and v with flipped signs, so v' / scale is negative in blocks whose new scale is finite
     and above 0: the unsigned map's table keys such quotients below all its thresholds (code 0),
@@ -465,7 +499,7 @@ def test_negative_scales_encode_exactly(rng, isa, byte_planes, threads):
     entries = [entry]
     want = expected(entries, 3)
     run_native(entries, row, 3, isa=isa, threads=threads, min_elems_per_thread=1,
-               byte_planes=byte_planes)
+               byte_planes=byte_planes, encode=encode)
     assert_entries_equal(entries, want)
     negated = np.concatenate([want[0].v[b * BLOCK:(b + 1) * BLOCK] for b in range(0, 6, 2)])
     assert np.mean(negated == 0) > 0.5  # the case is exercised: most of those quotients are < 0

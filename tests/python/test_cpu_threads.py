@@ -101,13 +101,38 @@ def test_both_pools_compute_the_same_bits(monkeypatch, torch_threads):
 
 
 def test_unknown_pool_is_a_clear_error_and_updates_nothing(monkeypatch):
-    monkeypatch.setenv("ASCEND_EMA_ADAM_THREAD_POOL", "openmp")
     p = _big_param()
-    before = p.detach().clone()
     opt = FusedEmaAdamW([p], lr=1e-3)
+    opt.step()
+    monkeypatch.setenv("ASCEND_EMA_ADAM_THREAD_POOL", "openmp")
+    before = p.detach().clone()
+    state = {k: v.clone() for k, v in opt.state[p].items()}
     with pytest.raises(RuntimeError, match="ASCEND_EMA_ADAM_THREAD_POOL is 'openmp'"):
         opt.step()
     assert torch.equal(p.detach(), before)
+    assert all(torch.equal(opt.state[p][k], v) for k, v in state.items())  # the step count too
+
+
+def test_8bit_path_is_reported_and_a_bad_encode_updates_nothing(monkeypatch):
+    """_C.cpu_8bit_path() says how the device's 8-bit kernel looks codes up (the bench prints it):
+    measured by the first launch on AVX-512; ASCEND_EMA_ADAM_8BIT_ENCODE wins; a bad value makes
+    step() a clear error that leaves the parameter and the state as they were."""
+    p = _big_param()
+    opt = FusedEmaAdamW([p], lr=1e-3, state_bits=8)
+    opt.step()
+    isa = _C.cpu_8bit_path().split(",")[0]
+    assert _C.cpu_8bit_path().endswith(" (measured)" if isa == "avx512" else "table")
+    monkeypatch.setenv("ASCEND_EMA_ADAM_8BIT_ENCODE", "search")
+    assert _C.cpu_8bit_path().endswith("encode by search (ASCEND_EMA_ADAM_8BIT_ENCODE)")
+    monkeypatch.setenv("ASCEND_EMA_ADAM_8BIT_ENCODE", "fast")
+    before = p.detach().clone()
+    state = {k: v.clone() for k, v in opt.state[p].items() if torch.is_tensor(v)}
+    with pytest.raises(RuntimeError, match="ASCEND_EMA_ADAM_8BIT_ENCODE='fast'"):
+        opt.step()
+    assert torch.equal(p.detach(), before)
+    assert all(torch.equal(opt.state[p][k], v) for k, v in state.items())
+    with pytest.raises(RuntimeError, match="ASCEND_EMA_ADAM_8BIT_ENCODE='fast'"):
+        _C.cpu_8bit_path()
 
 
 _COUNT_THREADS = textwrap.dedent("""

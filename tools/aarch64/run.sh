@@ -104,8 +104,8 @@ timed "$work/digest-x86.log" "$host_python" tools/aarch64/digest.py
 cp "$work/digest-x86.log" "$work/digest-x86.txt"
 ! grep -q MISMATCH "$work/digest-x86.txt" || die "the x86 instruction sets disagree (build/aarch64/digest-x86.txt)"
 
-cross_build() {  # cross_build GCC_SUFFIX TORCH PYTHON BUILD_DIR LOG
-    local suffix="$1" torch="$2" python="$3" dir="$4" log="$5" pybind11_dir
+cross_build() {  # cross_build GCC_SUFFIX PYTHON BUILD_DIR LOG (PYTHON: the torch row's emulated one)
+    local suffix="$1" python="$2" dir="$3" log="$4" pybind11_dir
     pybind11_dir="$("$host_python" -m pybind11 --cmakedir)"
     # Debian's pyconfig.h includes its multiarch half, <aarch64-linux-gnu/python3.11/pyconfig.h>:
     # that folder alone, not the root's other multiarch headers (the cross compiler has its own).
@@ -154,7 +154,7 @@ for torch in $torch_rows; do
     gcc="$(gcc_version "")"
     build="$work/gcc${gcc%%.*}-torch-$torch"
     prefix="$work/prefix-torch-$torch"
-    cross_build "" "$torch" "$python" "$build" "$work/configure-$torch.log"
+    cross_build "" "$python" "$build" "$work/configure-$torch.log"
     rm -rf "$prefix"
     timed "$work/install-$torch.log" cmake --install "$build" --prefix "$prefix"
     # The Python package as a wheel lays it out: the sources beside the built modules, the C
@@ -265,7 +265,7 @@ fi
 # ---- 6. the oldest supported compiler ------------------------------------------------------------
 gcc="$(gcc_version "-$oldest_gcc")"
 build="$work/gcc$oldest_gcc-torch-$last_torch"
-cross_build "-$oldest_gcc" "$last_torch" "$last_python" "$build" "$work/configure-gcc$oldest_gcc.log"
+cross_build "-$oldest_gcc" "$last_python" "$build" "$work/configure-gcc$oldest_gcc.log"
 say "GCC $gcc (the oldest supported): the package built (C libraries, _twin, _C), ctest $(run_ctest "$build" "$work/ctest-gcc$oldest_gcc.log") under qemu-aarch64"
 # ---- 7. GCC 13, the first with _Float16 in C++ on aarch64: Debian 13's cross compiler in the Debian 13
 # root, the C libraries and the C++ tests built and run under its qemu.

@@ -184,4 +184,15 @@ CpuThreadsInUse CpuThreads()
     return {next, last, pool};
 }
 
+std::string CpuAdam8bitPath()
+{
+    static const auto getPath =
+        CpuOpApiFunction<decltype(&aeaGetCpuAdam8bitPath)>("aeaGetCpuAdam8bitPath");
+    const char* path = nullptr;
+    const aclError status = getPath(&path);
+    const char* detail = Common().recentErrMsg();
+    TORCH_CHECK(status == ACL_SUCCESS, detail != nullptr ? detail : "aeaGetCpuAdam8bitPath failed");
+    return path;
+}
+
 }  // namespace ascend_ema_adam::ops

@@ -123,6 +123,9 @@ struct CpuThreadsInUse {
 /** The CPU device's threads (aeaGetCpuThreads), after FollowTorchThreads(). */
 CpuThreadsInUse CpuThreads();
 
+/** How the CPU device's 8-bit kernel looks codes up (aeaGetCpuAdam8bitPath). */
+std::string CpuAdam8bitPath();
+
 }  // namespace ascend_ema_adam::ops
 
 #endif  // ASCEND_EMA_ADAM_CPU_OP_API_H

@@ -8,10 +8,14 @@
 #include "apply_fused_ema_adam8bit_list_native.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kernel_scalar_host.h"  // defines __aicore__ away: first
 
@@ -230,6 +234,51 @@ bool Adam8bitBytePlaneDecode(Isa isa, const NativeOptions& options)
     return isa == Isa::kAvx512 && options.bytePlanes && CpuHasAvx512Vbmi();
 }
 
+namespace {
+
+/** What ASCEND_EMA_ADAM_8BIT_ENCODE asks for: 1 the table, 0 the search, -1 nothing (unset or
+ *  empty). Throws std::invalid_argument for another value. */
+int EncodeOfEnvironment()
+{
+    const char* env = std::getenv("ASCEND_EMA_ADAM_8BIT_ENCODE");
+    if (env == nullptr || *env == '\0') {
+        return -1;
+    }
+    if (std::strcmp(env, "table") == 0 || std::strcmp(env, "search") == 0) {
+        return env[0] == 't' ? 1 : 0;
+    }
+    throw std::invalid_argument(std::string("ASCEND_EMA_ADAM_8BIT_ENCODE='") + env +
+                                "': expected 'table' or 'search' (or unset: the faster here)");
+}
+
+/** The measured choice per instruction set and decode: -1 not yet measured, else 1 the table,
+ *  0 the search. */
+std::atomic<int> measuredEncode[kIsaCount][2] = {{{-1}, {-1}}, {{-1}, {-1}}, {{-1}, {-1}},
+                                                 {{-1}, {-1}}};
+
+}  // namespace
+
+int Adam8bitMeasuredEncode(Isa isa, bool bytePlanes)
+{
+    return measuredEncode[static_cast<uint32_t>(isa)][bytePlanes ? 1 : 0].load();
+}
+
+bool Adam8bitEncodeByTable(Isa isa, const NativeOptions& options)
+{
+    if (options.encode8bit != Adam8bitEncode::kAuto) {
+        return options.encode8bit == Adam8bitEncode::kTable;
+    }
+    const int env = EncodeOfEnvironment();
+    if (env >= 0) {
+        return env == 1;
+    }
+    if (isa != Isa::kAvx512) {
+        return true;  // their searches gather (AVX2) or load (NEON, portable) a lane per level
+    }
+    const int measured = Adam8bitMeasuredEncode(isa, Adam8bitBytePlaneDecode(isa, options));
+    return measured != 0;  // until measured (the launch measures first): the table
+}
+
 void Adam8bitEncodeThresholds(const float* map, float* thresholds)
 {
     BuildAdam8bitEncodeThresholds(map, thresholds);
@@ -245,6 +294,74 @@ std::vector<Adam8bitChunk> Native8bitListChunks(const uint64_t* numels, uint32_t
     }
     return out;
 }
+
+namespace {
+
+/** Blocks of the encode measurement: 8,192 elements, 126 KiB of streams (in L2). */
+constexpr uint64_t kMeasureBlocks = 32;
+
+/**
+ * Which encode runs faster here, for the AVX-512 loops of one decode: both loops on the same
+ * scratch blocks (fp32, the EMA, `like`'s scalars and maps), five interleaved rounds on this
+ * thread, the fastest of each compared; 1 the table, 0 the search. Once per process, instruction
+ * set and decode (well under a millisecond): whether a 16-lane gather beats the permutes of the
+ * search differs by CPU (both give the same codes), and no CPU flag says which.
+ */
+int MeasureEncode(Isa isa, bool bytePlanes, uint32_t mode, const native::Adam8bitJob& like)
+{
+    constexpr uint64_t n = kMeasureBlocks * kAdam8bitBlock;
+    std::vector<float> g(n), p(n), s(n), mScale(kMeasureBlocks, 1e-3f), vScale(kMeasureBlocks, 1e-6f);
+    std::vector<uint8_t> m(n), v(n);
+    uint32_t state = 0x9e3779b9U;
+    const auto next = [&state] {
+        state = state * 1664525U + 1013904223U;
+        return state;
+    };
+    for (uint64_t i = 0; i < n; ++i) {
+        g[i] = (static_cast<float>(next() >> 8) * 0x1p-24f - 0.5f) * 1e-3f;
+        p[i] = s[i] = static_cast<float>(next() >> 8) * 0x1p-24f - 0.5f;
+        m[i] = static_cast<uint8_t>(next() >> 24);
+        v[i] = static_cast<uint8_t>(next() >> 24);
+    }
+    native::Adam8bitLoopShape shape{};
+    shape.types = {kAdam8bitDtype_FP32, kAdam8bitDtype_FP32, false, kAdam8bitDtype_FP32};
+    shape.mode = mode;
+    shape.ema = true;
+    const native::Adam8bitLoop loop = LoopFor(isa, bytePlanes, shape);
+    const uint64_t numel = n;
+    const void* grads[] = {g.data()};
+    void* vars[] = {p.data()};
+    void* ms[] = {m.data()};
+    void* vs[] = {v.data()};
+    void* mScales[] = {mScale.data()};
+    void* vScales[] = {vScale.data()};
+    void* ss[] = {s.data()};
+    native::Adam8bitJob job = like;
+    job.gradDivisor = 1.0f;
+    job.bytePlanes = bytePlanes;
+    job.numels = &numel;
+    job.grads = grads;
+    job.vars = vars;
+    job.ms = ms;
+    job.vs = vs;
+    job.mAbsmaxes = mScales;
+    job.vAbsmaxes = vScales;
+    job.ss = ss;
+    job.copies = nullptr;
+    std::chrono::steady_clock::duration best[2] = {std::chrono::steady_clock::duration::max(),
+                                                   std::chrono::steady_clock::duration::max()};
+    for (int round = 0; round < 5; ++round) {
+        for (int table = 0; table < 2; ++table) {
+            job.encodeByTable = table == 1;
+            const auto start = std::chrono::steady_clock::now();
+            loop(job, 0, 0, kMeasureBlocks);
+            best[table] = std::min(best[table], std::chrono::steady_clock::now() - start);
+        }
+    }
+    return best[1] <= best[0] ? 1 : 0;
+}
+
+}  // namespace
 
 uint32_t RunNative8bitList(const ApplyFusedEmaAdam8bitListTilingData& t,
                            const Adam8bitDtypes& dtypes, const ApplyFusedEmaAdam8bitListBuffers& b,
@@ -269,6 +386,7 @@ uint32_t RunNative8bitList(const ApplyFusedEmaAdam8bitListTilingData& t,
     shape.ema = t.hasEma != 0U;
     const Isa isa = ResolveIsa(options.isa);
     const bool bytePlanes = Adam8bitBytePlaneDecode(isa, options);
+    bool encodeByTable = Adam8bitEncodeByTable(isa, options);  // validates the environment
     const native::Adam8bitLoop loop = LoopFor(isa, bytePlanes, shape);
 
     // The kernels' launch prologue: found_inf first (nonzero, NaN included: nothing more is read
@@ -289,6 +407,15 @@ uint32_t RunNative8bitList(const ApplyFusedEmaAdam8bitListTilingData& t,
     job.m = &books.m;
     job.v = &books.v;
     job.bytePlanes = bytePlanes;
+    if (isa == Isa::kAvx512 && options.encode8bit == Adam8bitEncode::kAuto &&
+        EncodeOfEnvironment() < 0 && books.m.table.fast && books.v.table.fast) {
+        std::atomic<int>& measured = measuredEncode[static_cast<uint32_t>(isa)][bytePlanes ? 1 : 0];
+        if (measured.load() < 0) {
+            measured.store(MeasureEncode(isa, bytePlanes, shape.mode, job));
+        }
+        encodeByTable = measured.load() == 1;
+    }
+    job.encodeByTable = encodeByTable;
     job.numels = b.numels;
     job.grads = b.grads;
     job.vars = b.vars;

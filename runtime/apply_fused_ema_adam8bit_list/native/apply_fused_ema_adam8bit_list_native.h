@@ -54,6 +54,19 @@ void Adam8bitEncodeThresholds(const float* map, float* thresholds);
  *  AVX-512 loops without VBMI, AVX2). */
 bool Adam8bitBytePlaneDecode(Isa isa, const NativeOptions& options);
 
+/** Whether a launch on `isa` with `options` encodes by the maps' encode tables (a gather per
+ *  vector) rather than by the search over their thresholds (permutes on AVX-512): as
+ *  options.encode8bit says; kAuto: as ASCEND_EMA_ADAM_8BIT_ENCODE ("table" or "search") says if
+ *  set and not empty, else on AVX-512 the faster of the two on this CPU, measured by the first
+ *  launch with tables for both maps (the table until then), elsewhere the table (the search
+ *  gathers or loads a lane per level there). Throws std::invalid_argument if the variable says
+ *  anything else. */
+bool Adam8bitEncodeByTable(Isa isa, const NativeOptions& options);
+
+/** The AVX-512 loops' measured encode for a decode (Adam8bitEncodeByTable): 1 the table, 0 the
+ *  search, -1 not measured yet in this process. */
+int Adam8bitMeasuredEncode(Isa isa, bool bytePlanes);
+
 }  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list
 
 #endif  // APPLY_FUSED_EMA_ADAM8BIT_LIST_NATIVE_H

@@ -165,14 +165,14 @@ struct Codes<Avx512> {
      *  permutes and seven blends (4.3 against 4.8 cycles per element of the whole loop, in cache,
      *  one thread; interleaved runs). */
     static __m512 Decode(const float* map, I i) { return _mm512_i32gather_ps(i, map, 4); }
-    static void Step(__m512 x, __m512 t, int s, I& i)
+    __attribute__((always_inline)) static void Step(__m512 x, __m512 t, int s, I& i)
     {
         const __mmask16 ge = _mm512_cmp_ps_mask(x, t, _CMP_GE_OQ);
         i = _mm512_mask_add_epi32(i, ge, i, _mm512_set1_epi32(s));
     }
     /** The binary search with each level's candidates looked up in registers: level s compares
      *  with levels.l<s>[i / 2s]. */
-    static I Encode(const Adam8bitCodebook& book, __m512 x)
+    __attribute__((always_inline)) static I Encode(const Adam8bitCodebook& book, __m512 x)
     {
         const Adam8bitSearchLevels& l = book.levels;
         I i = Zero();
@@ -218,21 +218,21 @@ struct Codes<Avx512> {
               entriesAtZero(EntriesAtBucketZero(t)), positive(t.positive)
         {
         }
-        I operator()(__m512 x) const
+        __attribute__((always_inline)) I operator()(__m512 x) const
         {
             const I key = _mm512_min_epi32(_mm512_max_epi32(Key(x), keyLo), keyHi);
             const __mmask16 number = _mm512_cmp_ps_mask(x, x, _CMP_ORD_Q);  // NaN: code 0
             return _mm512_maskz_srli_epi32(number, _mm512_add_epi32(Entry(key), key), 24);
         }
         /** x in [-1, 1] of a `unit` table: its key is in [keyLo, keyHi] and it is not NaN. */
-        I Unit(__m512 x) const { return CodeOfSum(UnitSum(x)); }
+        __attribute__((always_inline)) I Unit(__m512 x) const { return CodeOfSum(UnitSum(x)); }
         /** Unit's code in the top byte of each lane, the lower bytes not cleared. */
-        I UnitSum(__m512 x) const
+        __attribute__((always_inline)) I UnitSum(__m512 x) const
         {
             const I key = Key(x);
             return _mm512_add_epi32(Entry(key), key);
         }
-        I Key(__m512 x) const
+        __attribute__((always_inline)) I Key(__m512 x) const
         {
             const I bits = _mm512_castps_si512(x);
             if (positive) {  // the same way all launch
@@ -244,7 +244,7 @@ struct Codes<Avx512> {
         }
         /** The entries of the keys' buckets (a per-lane shift: one uop, where a shift by a
          *  register count takes two). */
-        I Entry(I key) const
+        __attribute__((always_inline)) I Entry(I key) const
         {
             return _mm512_i32gather_epi32(_mm512_srav_epi32(key, shift), entriesAtZero, 4);
         }
@@ -254,6 +254,8 @@ struct Codes<Avx512> {
     };
     /** The code in the top byte of each lane of a Table::UnitSum. */
     static I CodeOfSum(I sum) { return _mm512_srli_epi32(sum, 24); }
+    /** A code as the top byte of a sum, as CodeOfSum reads it. */
+    static I SumOfCode(I code) { return _mm512_slli_epi32(code, 24); }
     static I AbsBits(__m512 x)
     {
         return _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
@@ -348,7 +350,7 @@ struct Codes<Avx2> {
         _mm_storel_epi64(reinterpret_cast<__m128i*>(c), _mm_packus_epi16(words, words));
     }
     static __m256 Decode(const float* map, I i) { return _mm256_i32gather_ps(map, i, 4); }
-    static I Encode(const Adam8bitCodebook& book, __m256 x)
+    __attribute__((always_inline)) static I Encode(const Adam8bitCodebook& book, __m256 x)
     {
         I i = Zero();
         for (int s = 128; s > 0; s >>= 1) {
@@ -367,19 +369,19 @@ struct Codes<Avx2> {
               entriesAtZero(static_cast<const int*>(EntriesAtBucketZero(t))), positive(t.positive)
         {
         }
-        I operator()(__m256 x) const
+        __attribute__((always_inline)) I operator()(__m256 x) const
         {
             const I key = _mm256_min_epi32(_mm256_max_epi32(Key(x), keyLo), keyHi);
             const I code = _mm256_srli_epi32(_mm256_add_epi32(Entry(key), key), 24);
             return _mm256_and_si256(code, _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_ORD_Q)));
         }
         /** x in [-1, 1] of a `unit` table: its key is in [keyLo, keyHi] and it is not NaN. */
-        I Unit(__m256 x) const
+        __attribute__((always_inline)) I Unit(__m256 x) const
         {
             const I key = Key(x);
             return _mm256_srli_epi32(_mm256_add_epi32(Entry(key), key), 24);
         }
-        I Key(__m256 x) const
+        __attribute__((always_inline)) I Key(__m256 x) const
         {
             const I bits = _mm256_castps_si256(x);
             if (positive) {  // the same way all launch
@@ -391,7 +393,7 @@ struct Codes<Avx2> {
         }
         /** The entries of the keys' buckets (a per-lane shift: one uop, where a shift by a
          *  register count takes two). */
-        I Entry(I key) const
+        __attribute__((always_inline)) I Entry(I key) const
         {
             return _mm256_i32gather_epi32(entriesAtZero, _mm256_srav_epi32(key, shift), 4);
         }
@@ -663,42 +665,53 @@ inline bool ReciprocalAbsmax(float absmax)
 template <class B>
 struct SearchEncoder {
     explicit SearchEncoder(const Adam8bitCodebook& b) : book(&b) {}
-    typename Codes<B>::I operator()(typename B::V x, bool /* unitBlock */) const
+    __attribute__((always_inline)) typename Codes<B>::I operator()(typename B::V x, bool /* unitBlock */) const
     {
         return Codes<B>::Encode(*book, x);
     }
     const Adam8bitCodebook* book;
 };
 
-/** The encode tables where both maps have one (a unit block's by the lookup without the clamp and
- *  the NaN case, where the table covers [-1, 1]), else the search: chosen per call (branches
- *  that go the same way all launch or all block), so that each loop is compiled once rather than
- *  once per encoder (the 8-bit loop files were the slowest of the build). */
+/** The encode tables where both maps have one and the launch encodes by tables (a unit block's
+ *  by the lookup without the clamp and the NaN case, where the table covers [-1, 1]), else the
+ *  search: chosen per call (branches that go the same way all launch or all block), so that each
+ *  loop is compiled once rather than once per encoder (the 8-bit loop files were the slowest of
+ *  the build). */
 template <class B>
 struct Encoder {
     Encoder(const Adam8bitCodebook& b, bool useTable)
         : table(b.table), search(b), useTable(useTable), unitTable(useTable && b.table.unit),
-          reciprocal(unitTable && b.table.floor >= kReciprocalTableFloorMin)
+          reciprocal((useTable ? unitTable : b.table.fast) &&
+                     b.table.floor >= kReciprocalTableFloorMin)
     {
     }
-    typename Codes<B>::I operator()(typename B::V x, bool unitBlock) const
+    __attribute__((always_inline)) typename Codes<B>::I operator()(typename B::V x, bool unitBlock) const
     {
         if (unitTable && unitBlock) {
             return table.Unit(x);
         }
         return useTable ? table(x) : search(x, unitBlock);
     }
+    /** The code of x in [-1, 1], not NaN, in the top byte of each lane, the lower bytes not
+     *  cleared (Table::UnitSum; the search's code shifted there). */
+    __attribute__((always_inline)) typename Codes<B>::I UnitSum(typename B::V x) const
+    {
+        return useTable ? table.UnitSum(x) : Codes<B>::SumOfCode(search(x, true));
+    }
     typename Codes<B>::Table table;
     SearchEncoder<B> search;
     bool useTable;
     bool unitTable;
-    bool reciprocal;  // the unit table of a reciprocal block (ReciprocalAbsmax)
+    /** Quotients of a reciprocal block (ReciprocalAbsmax) encode exactly: by the unit table, or
+     *  by the search where every threshold is normal and at least 2^-59 in magnitude (a quotient
+     *  that misses by an ulp stays below every threshold's magnitude, so it compares alike). */
+    bool reciprocal;
 };
 
 /** Pass 2 of one vector of backend B at element i of a pending block: both moments' codes of
  *  m' / mDivisor and v' / vDivisor. */
 template <class B, class E>
-inline void EncodeAt(const E& m, const E& v, const PendingEncode& block, typename B::V mDivisor,
+__attribute__((always_inline)) inline void EncodeAt(const E& m, const E& v, const PendingEncode& block, typename B::V mDivisor,
                      typename B::V vDivisor, uint32_t i)
 {
     using Q = Codes<B>;
@@ -725,13 +738,13 @@ __attribute__((always_inline)) inline void CodeSumsByReciprocalAt(const E& m, co
     using Q = Codes<B>;
     const typename B::V mNew = B::template Ordered<float>::Load(block.mNew + i).v[0];
     const typename B::V vNew = B::template Ordered<float>::Load(block.vNew + i).v[0];
-    mSum = m.table.UnitSum(Q::QuotientByReciprocal(mNew, d.m, d.mReciprocal));
-    vSum = v.table.UnitSum(Q::QuotientByReciprocal(vNew, d.v, d.vReciprocal));
+    mSum = m.UnitSum(Q::QuotientByReciprocal(mNew, d.m, d.mReciprocal));
+    vSum = v.UnitSum(Q::QuotientByReciprocal(vNew, d.v, d.vReciprocal));
 }
 
 /** EncodeAt of a reciprocal block: the same codes as the division's. */
 template <class B, class E>
-inline void EncodeByReciprocalAt(const E& m, const E& v, const PendingEncode& block,
+__attribute__((always_inline)) inline void EncodeByReciprocalAt(const E& m, const E& v, const PendingEncode& block,
                                  const ReciprocalDivisors<B>& d, uint32_t i)
 {
     using Q = Codes<B>;
@@ -927,7 +940,7 @@ void RunBlocks(const Adam8bitJob& job, uint32_t entry, uint64_t block, uint64_t 
 {
     const Consts<A> c(job.k, job.gradDivisor);
     const Consts<Scalar> one(job.k, job.gradDivisor);
-    const bool tables = job.m->table.fast && job.v->table.fast;
+    const bool tables = job.encodeByTable && job.m->table.fast && job.v->table.fast;
     const Encoder<A> m(*job.m, tables);
     const Encoder<A> v(*job.v, tables);
     PendingEncode pending[2];

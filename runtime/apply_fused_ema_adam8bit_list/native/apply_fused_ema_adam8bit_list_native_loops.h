@@ -90,6 +90,7 @@ struct Adam8bitJob {
     const Adam8bitCodebook* m;
     const Adam8bitCodebook* v;
     bool bytePlanes;  // AVX-512 VBMI loops: decode whole blocks by the maps' byte planes
+    bool encodeByTable;  // by the maps' encode tables where both have one, else the search
     const uint64_t* numels;
     const void* const* grads;
     void* const* vars;
