@@ -185,12 +185,14 @@ def adam8bit_step(torch, quick: bool = False, seed: int = 0, out=sys.stdout,
            "opt_8bit_over": {}, "state_bytes_per_param": state, "missing": missing,
            "eight_bit_over_fp32": eight_over_fp32, "path": path}
     print(f"  the 8-bit steps' path: {path}", file=out)
-    print(f"  {'impl':<11}{'time':>12}{'opt_8bit/impl':>16}{'state+EMA B/param':>19}", file=out)
+    width = max(len(name) for name in timings) + 2
+    print(f"  {'impl':<{width}}{'time':>12}{'opt_8bit/impl':>16}{'state+EMA B/param':>19}",
+          file=out)
     for name, t in timings.items():
         ratio = ours / t.seconds
         row["opt_8bit_over"][name] = ratio
         bytes_column = "" if state[name] is None else f"{state[name]:.2f}"
-        print(f"  {name:<11}{_fmt_time(t.seconds):>12}{ratio:>16.3f}{bytes_column:>19}",
+        print(f"  {name:<{width}}{_fmt_time(t.seconds):>12}{ratio:>16.3f}{bytes_column:>19}",
               file=out)
     print("  8-bit / fp32: " + ", ".join(f"{what.replace('_', ' ')} {r:.3f}"
                                          for what, r in eight_over_fp32.items())
