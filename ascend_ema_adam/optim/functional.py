@@ -82,10 +82,9 @@ def ema_adamw(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
         raise ValueError("ema_adamw: ema_params without an ema_decay")
     if not count:
         return
-    groups = prepared.groups if prepared is not None else _launch_groups(params, grads)
-    launches = _split_by_step(groups, steps, count)
-    rest = (float(beta1), float(beta2), float(eps), 1 if decoupled_weight_decay else 0,
-            bool(bias_correction), float(weight_decay))
+    launches, rest = _launches_and_attrs(prepared, params, grads, steps, count, beta1, beta2,
+                                         eps, decoupled_weight_decay, bias_correction,
+                                         weight_decay)
     maximize = bool(maximize)
     moved: dict = {}  # (tensor id, device) -> the tensor there: copied once per call
     for k, (device, indexes, step) in enumerate(launches):
@@ -139,6 +138,18 @@ def ema_adamw(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
                                           *rest, **one)
 
 
+def _launches_and_attrs(prepared: PreparedLaunches | None, params, grads, steps, count: int,
+                        beta1, beta2, eps, decoupled_weight_decay, bias_correction,
+                        weight_decay) -> tuple[list, tuple]:
+    """A call's launches, one per device, dtype pair and step (``prepared``'s groups when it
+    has them), and the attributes after lr and ema_decay in the ops' order: beta1, beta2, eps,
+    mode, bias_correction, weight_decay."""
+    groups = prepared.groups if prepared is not None else _launch_groups(params, grads)
+    rest = (float(beta1), float(beta2), float(eps), 1 if decoupled_weight_decay else 0,
+            bool(bias_correction), float(weight_decay))
+    return _split_by_step(groups, steps, count), rest
+
+
 def ema_adamw8bit(params: list[Tensor], grads: list[Tensor], exp_avg_codes: list[Tensor],
                   exp_avg_sq_codes: list[Tensor], exp_avg_absmaxes: list[Tensor],
                   exp_avg_sq_absmaxes: list[Tensor], ema_params: list[Tensor] | None,
@@ -181,10 +192,9 @@ def ema_adamw8bit(params: list[Tensor], grads: list[Tensor], exp_avg_codes: list
         raise ValueError("ema_adamw8bit: ema_params without an ema_decay")
     if not count:
         return
-    groups = prepared.groups if prepared is not None else _launch_groups(params, grads)
-    launches = _split_by_step(groups, steps, count)
-    rest = (float(beta1), float(beta2), float(eps), 1 if decoupled_weight_decay else 0,
-            bool(bias_correction), float(weight_decay))
+    launches, rest = _launches_and_attrs(prepared, params, grads, steps, count, beta1, beta2,
+                                         eps, decoupled_weight_decay, bias_correction,
+                                         weight_decay)
     moved: dict = {}
     for k, (device, indexes, step) in enumerate(launches):
         lists = (grads, params, exp_avg_codes, exp_avg_sq_codes, exp_avg_absmaxes,

@@ -26,40 +26,25 @@
 #define APPLY_FUSED_EMA_ADAM8BIT_LIST_H
 
 #include "kernel_operator.h"
-#include "kernel_operator_list_tensor_intf.h"  // ListTensorDesc: kernel_operator.h does not reach it
 #include "apply_fused_ema_adam8bit_list_codebook.h"
 #include "apply_fused_ema_adam8bit_list_tiling_data.h"
 #include "apply_fused_ema_adam8bit_list_tiling_key.h"
+#include "ema_adam_list_kernel.h"
 #include "ema_adam_scalar.h"
 #include "ema_adam_update.h"
 
 namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
 
 using namespace AscendC;
-
-/** C of the instantiations without model copies. */
-struct NoModelCopy {};
-
-template <class A, class B>
-struct SameType {
-    static constexpr bool value = false;
-};
-template <class A>
-struct SameType<A, A> {
-    static constexpr bool value = true;
-};
-template <class T>
-constexpr bool kIsFp32 = SameType<T, float>::value;
-template <class T>
-constexpr uint32_t kBytes = static_cast<uint32_t>(sizeof(T));
-template <bool B, class T, class F>
-struct Conditional {
-    using type = T;
-};
-template <class T, class F>
-struct Conditional<false, T, F> {
-    using type = F;
-};
+using list_kernel::Conditional;
+using list_kernel::EntryNumel;
+using list_kernel::kBytes;
+using list_kernel::kIsFp32;
+using list_kernel::LoadSlot;
+using list_kernel::NoModelCopy;
+using list_kernel::SameType;
+using list_kernel::Slot;
+using list_kernel::StoreSlot;
 
 /** The kernel's GM arguments (CANN's order: inputs, in-place outputs). */
 struct Adam8bitKernelArgs {
@@ -86,23 +71,7 @@ struct Adam8bitKernelArgs {
     GM_ADDR modelCopiesRef;
 };
 
-/** LaunchPrologue's reader: element 0 of each one-element GM tensor, on the scalar unit. */
-struct GmScalarReader {
-    const Adam8bitKernelArgs& args;
-
-    template <typename T>
-    __aicore__ inline static T Read(GM_ADDR address)
-    {
-        GlobalTensor<T> value;
-        value.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(address), 1);
-        return value.GetValue(0);
-    }
-    __aicore__ inline float FoundInf() const { return Read<float>(args.foundInf); }
-    __aicore__ inline float GradScale() const { return Read<float>(args.gradScale); }
-    __aicore__ inline int64_t Step() const { return Read<int64_t>(args.step); }
-    __aicore__ inline float Lr() const { return Read<float>(args.lr); }
-    __aicore__ inline float EmaDecay() const { return Read<float>(args.emaDecay); }
-};
+using GmScalarReader = list_kernel::GmScalarReader<Adam8bitKernelArgs>;
 
 /** One moment's tables and per-chunk slots. */
 struct MomentSlots {
@@ -218,7 +187,7 @@ public:
     {
         const uint32_t stop = end_.block > 0 ? end_.tensor + 1 : end_.tensor;
         for (uint32_t tensor = start_.tensor; tensor < stop; ++tensor) {
-            const uint64_t numel = Numel(tensor);
+            const uint64_t numel = EntryNumel<P>(vars_, tensor);
             const uint64_t have = Adam8bitBlocks(numel);
             const uint64_t first = tensor == start_.tensor ? start_.block : 0;
             const uint64_t last = tensor == end_.tensor && end_.block < have ? end_.block : have;
@@ -242,7 +211,6 @@ public:
 private:
     static constexpr bool HAS_COPY = !SameType<C, NoModelCopy>::value;
     using CopyT = typename Conditional<HAS_COPY, C, half>::type;
-    static constexpr uint32_t kMaxRank = 8;
 
     __aicore__ inline void InitLayout()
     {
@@ -308,23 +276,9 @@ private:
         WaitFlag<HardEvent::V_S>(ev);
     }
 
-    __aicore__ inline uint64_t Numel(uint32_t tensor)
-    {
-        uint64_t shape[kMaxRank];
-        TensorDesc<P> desc;
-        desc.SetShapeAddr(shape);
-        vars_.GetDesc(desc, tensor);
-        uint64_t numel = 1;
-        const uint64_t dim = desc.GetDim();
-        for (uint32_t i = 0; i < dim; ++i) {
-            numel *= desc.GetShape(i);
-        }
-        return numel;
-    }
-
     __aicore__ inline void BindTensor(uint32_t tensor)
     {
-        const uint64_t numel = Numel(tensor);
+        const uint64_t numel = EntryNumel<P>(vars_, tensor);
         const uint64_t blocks = Adam8bitBlocks(numel);
         gradGm_.SetGlobalBuffer(grads_.template GetDataPtr<G>(tensor), numel);
         varGm_.SetGlobalBuffer(vars_.template GetDataPtr<P>(tensor), numel);
@@ -346,38 +300,15 @@ private:
         }
     }
 
-    template <typename T>
-    __aicore__ inline LocalTensor<T> Slot(const LocalTensor<uint8_t>& buffer, uint32_t byteOffset) const
-    {
-        return buffer[byteOffset].template ReinterpretCast<T>();
-    }
-
-    template <typename T>
-    __aicore__ inline void Load(const LocalTensor<uint8_t>& in, uint32_t byteOffset,
-                                const GlobalTensor<T>& gm, uint64_t offset, uint32_t count)
-    {
-        const DataCopyExtParams copy{1, static_cast<uint32_t>(count * sizeof(T)), 0, 0, 0};
-        const DataCopyPadExtParams<T> noPad{false, 0, 0, 0};
-        DataCopyPad(Slot<T>(in, byteOffset), gm[offset], copy, noPad);
-    }
-
-    template <typename T>
-    __aicore__ inline void Store(const GlobalTensor<T>& gm, const LocalTensor<uint8_t>& out,
-                                 uint32_t byteOffset, uint64_t offset, uint32_t count)
-    {
-        const DataCopyExtParams copy{1, static_cast<uint32_t>(count * sizeof(T)), 0, 0, 0};
-        DataCopyPad(gm[offset], Slot<T>(out, byteOffset), copy);
-    }
-
     __aicore__ inline void CopyIn(uint64_t begin, uint32_t count)
     {
         LocalTensor<uint8_t> in = inQueue_.template AllocTensor<uint8_t>();
-        Load(in, inGrad_, gradGm_, begin, count);
-        Load(in, inVar_, varGm_, begin, count);
-        Load(in, inM_, mGm_, begin, count);
-        Load(in, inV_, vGm_, begin, count);
+        LoadSlot(in, inGrad_, gradGm_, begin, count);
+        LoadSlot(in, inVar_, varGm_, begin, count);
+        LoadSlot(in, inM_, mGm_, begin, count);
+        LoadSlot(in, inV_, vGm_, begin, count);
         if (options_.ema) {
-            Load(in, inS_, sGm_, begin, count);
+            LoadSlot(in, inS_, sGm_, begin, count);
         }
         inQueue_.EnQue(in);
     }
@@ -544,16 +475,16 @@ private:
             SetFlag<HardEvent::S_MTE3>(ev);
             WaitFlag<HardEvent::S_MTE3>(ev);
         }
-        Store(varOutGm_, out, outVar_, begin, count);
-        Store(mOutGm_, out, outM_, begin, count);
-        Store(vOutGm_, out, outV_, begin, count);
-        Store(mScaleOutGm_, out, outScaleM_, block, blocks);
-        Store(vScaleOutGm_, out, outScaleV_, block, blocks);
+        StoreSlot(varOutGm_, out, outVar_, begin, count);
+        StoreSlot(mOutGm_, out, outM_, begin, count);
+        StoreSlot(vOutGm_, out, outV_, begin, count);
+        StoreSlot(mScaleOutGm_, out, outScaleM_, block, blocks);
+        StoreSlot(vScaleOutGm_, out, outScaleV_, block, blocks);
         if (options_.ema) {
-            Store(sOutGm_, out, outS_, begin, count);
+            StoreSlot(sOutGm_, out, outS_, begin, count);
         }
         if constexpr (HAS_COPY) {
-            Store(copyOutGm_, out, outCopy_, begin, count);
+            StoreSlot(copyOutGm_, out, outCopy_, begin, count);
         }
         outQueue_.FreeTensor(out);
     }

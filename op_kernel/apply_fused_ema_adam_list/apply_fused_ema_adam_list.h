@@ -39,41 +39,25 @@
 #define APPLY_FUSED_EMA_ADAM_LIST_H
 
 #include "kernel_operator.h"
-#include "kernel_operator_list_tensor_intf.h"  // ListTensorDesc: kernel_operator.h does not reach it
 #include "apply_fused_ema_adam_list_range.h"
 #include "apply_fused_ema_adam_list_tiling_data.h"
 #include "apply_fused_ema_adam_list_tiling_key.h"
+#include "ema_adam_list_kernel.h"
 #include "ema_adam_scalar.h"
 #include "ema_adam_update.h"
 
 namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
 using namespace AscendC;
-
-/** C of the instantiations without model copies. */
-struct NoModelCopy {};
-
-template <class A, class B>
-struct SameType {
-    static constexpr bool value = false;
-};
-template <class A>
-struct SameType<A, A> {
-    static constexpr bool value = true;
-};
-template <class T>
-constexpr bool kIsFp32 = SameType<T, float>::value;
-/** sizeof(T) as the uint32_t byte counts the UB layout is computed in. */
-template <class T>
-constexpr uint32_t kBytes = static_cast<uint32_t>(sizeof(T));
-template <bool B, class T, class F>
-struct Conditional {
-    using type = T;
-};
-template <class T, class F>
-struct Conditional<false, T, F> {
-    using type = F;
-};
+using list_kernel::Conditional;
+using list_kernel::EntryNumel;
+using list_kernel::kBytes;
+using list_kernel::kIsFp32;
+using list_kernel::LoadSlot;
+using list_kernel::NoModelCopy;
+using list_kernel::SameType;
+using list_kernel::Slot;
+using list_kernel::StoreSlot;
 
 /** The kernel's GM arguments (CANN's order: inputs, in-place outputs). A list argument is the
  *  GM address of its descriptor; absent optional lists and tensors may be null or empty lists. */
@@ -97,30 +81,14 @@ struct ListKernelArgs {
     GM_ADDR modelCopiesRef;
 };
 
+using GmScalarReader = list_kernel::GmScalarReader<ListKernelArgs>;
+
 /**
  * One core's share of the list update. P: params (vars), S: state (m, v, s, max_v), G: grads,
  * C: model copies (NoModelCopy: none). Each slot of the queue buffers holds chunk elements of its
  * own dtype; every slot starts 32-byte aligned because chunk is a multiple of the launch's
  * 32-byte block of the narrowest dtype.
  */
-/** LaunchPrologue's reader: element 0 of each one-element GM tensor, on the scalar unit. */
-struct GmScalarReader {
-    const ListKernelArgs& args;
-
-    template <typename T>
-    __aicore__ inline static T Read(GM_ADDR address)
-    {
-        GlobalTensor<T> value;
-        value.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(address), 1);
-        return value.GetValue(0);
-    }
-    __aicore__ inline float FoundInf() const { return Read<float>(args.foundInf); }
-    __aicore__ inline float GradScale() const { return Read<float>(args.gradScale); }
-    __aicore__ inline int64_t Step() const { return Read<int64_t>(args.step); }
-    __aicore__ inline float Lr() const { return Read<float>(args.lr); }
-    __aicore__ inline float EmaDecay() const { return Read<float>(args.emaDecay); }
-};
-
 template <typename P, typename S, typename G, typename C>
 class KernelApplyFusedEmaAdamList {
 public:
@@ -196,7 +164,7 @@ public:
         for (uint32_t tensor = start_.tensor; tensor < stop; ++tensor) {
             const ElementRange range =
                 ListTensorRange(start_.tensor, start_.block, end_.tensor, end_.block, tensor,
-                                Numel(tensor), align_);
+                                EntryNumel<P>(vars_, tensor), align_);
             const uint64_t length = range.end - range.begin;
             if (length == 0) {
                 continue;  // a tensor without elements
@@ -215,7 +183,6 @@ public:
 private:
     static constexpr bool HAS_COPY = !SameType<C, NoModelCopy>::value;
     using CopyT = typename Conditional<HAS_COPY, C, half>::type;  // half: never used without copies
-    static constexpr uint32_t kMaxRank = 8;  // the API layer accepts rank <= 8 (lists are 1-D)
 
     /** Byte offsets of the slots in the queue buffers and the number of fp32 work slots. */
     __aicore__ inline void InitLayout()
@@ -255,22 +222,6 @@ private:
                      (kIsFp32<S> ? 0U : 2U * stateSlots);
     }
 
-    /** Elements of entry `tensor`: the product of its vars descriptor's dims (GetShape(0) of the
-     *  1-D lists every launcher hands the kernel; GetDesc writes GetDim() <= kMaxRank words). */
-    __aicore__ inline uint64_t Numel(uint32_t tensor)
-    {
-        uint64_t shape[kMaxRank];
-        TensorDesc<P> desc;
-        desc.SetShapeAddr(shape);
-        vars_.GetDesc(desc, tensor);
-        uint64_t numel = 1;
-        const uint64_t dim = desc.GetDim();
-        for (uint32_t i = 0; i < dim; ++i) {
-            numel *= desc.GetShape(i);
-        }
-        return numel;
-    }
-
     /** Points the GM tensors at elements [begin, begin + length) of entry `tensor`. */
     __aicore__ inline void BindTensor(uint32_t tensor, uint64_t begin, uint64_t length)
     {
@@ -295,43 +246,18 @@ private:
         }
     }
 
-    /** The slot `byteOffset` bytes into a queue buffer, as a tensor of its own dtype. */
-    template <typename T>
-    __aicore__ inline LocalTensor<T> Slot(const LocalTensor<uint8_t>& buffer,
-                                          uint32_t byteOffset) const
-    {
-        return buffer[byteOffset].template ReinterpretCast<T>();
-    }
-
-    template <typename T>
-    __aicore__ inline void Load(const LocalTensor<uint8_t>& in, uint32_t byteOffset,
-                                const GlobalTensor<T>& gm, uint64_t offset, uint32_t count)
-    {
-        const DataCopyExtParams copy{1, static_cast<uint32_t>(count * sizeof(T)), 0, 0, 0};
-        const DataCopyPadExtParams<T> noPad{false, 0, 0, 0};
-        DataCopyPad(Slot<T>(in, byteOffset), gm[offset], copy, noPad);
-    }
-
-    template <typename T>
-    __aicore__ inline void Store(const GlobalTensor<T>& gm, const LocalTensor<uint8_t>& out,
-                                 uint32_t byteOffset, uint64_t offset, uint32_t count)
-    {
-        const DataCopyExtParams copy{1, static_cast<uint32_t>(count * sizeof(T)), 0, 0, 0};
-        DataCopyPad(gm[offset], Slot<T>(out, byteOffset), copy);
-    }
-
     __aicore__ inline void CopyIn(uint64_t offset, uint32_t count)
     {
         LocalTensor<uint8_t> in = inQueue_.template AllocTensor<uint8_t>();
-        Load(in, inGrad_, gradGm_, offset, count);
-        Load(in, inVar_, varGm_, offset, count);
-        Load(in, inM_, mGm_, offset, count);
-        Load(in, inV_, vGm_, offset, count);
+        LoadSlot(in, inGrad_, gradGm_, offset, count);
+        LoadSlot(in, inVar_, varGm_, offset, count);
+        LoadSlot(in, inM_, mGm_, offset, count);
+        LoadSlot(in, inV_, vGm_, offset, count);
         if (options_.ema) {
-            Load(in, inS_, sGm_, offset, count);
+            LoadSlot(in, inS_, sGm_, offset, count);
         }
         if (options_.amsgrad) {
-            Load(in, inMaxV_, maxVGm_, offset, count);
+            LoadSlot(in, inMaxV_, maxVGm_, offset, count);
         }
         inQueue_.EnQue(in);
     }
@@ -421,17 +347,17 @@ private:
     __aicore__ inline void CopyOut(uint64_t offset, uint32_t count)
     {
         LocalTensor<uint8_t> out = outQueue_.template DeQue<uint8_t>();
-        Store(varOutGm_, out, outVar_, offset, count);
-        Store(mOutGm_, out, outM_, offset, count);
-        Store(vOutGm_, out, outV_, offset, count);
+        StoreSlot(varOutGm_, out, outVar_, offset, count);
+        StoreSlot(mOutGm_, out, outM_, offset, count);
+        StoreSlot(vOutGm_, out, outV_, offset, count);
         if (options_.ema) {
-            Store(sOutGm_, out, outS_, offset, count);
+            StoreSlot(sOutGm_, out, outS_, offset, count);
         }
         if (options_.amsgrad) {
-            Store(maxVOutGm_, out, outMaxV_, offset, count);
+            StoreSlot(maxVOutGm_, out, outMaxV_, offset, count);
         }
         if constexpr (HAS_COPY) {
-            Store(copyOutGm_, out, outCopy_, offset, count);
+            StoreSlot(copyOutGm_, out, outCopy_, offset, count);
         }
         outQueue_.FreeTensor(out);
     }

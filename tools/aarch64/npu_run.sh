@@ -2,8 +2,8 @@
 # The real aarch64 torch_npu under qemu-aarch64: tools/torch_npu_run's case table, with every piece
 # built for aarch64 here. Run by tools/aarch64/run.sh (which sets up the arm64 root, the row's
 # aarch64 site and its emulated CPython) when the CANN snapshots are given (`make npu-check`'s
-# CANN_OPBASE_DIR, CANN_RUNTIME_DIR, CANN_METADEF_DIR, ASC_DEVKIT_DIR, ASC_TOOLS_DIR), after `make
-# npu-check` has run op_build (build/cann_op_build/out: generated sources, the same for every CPU).
+# CANN_OPBASE_DIR, CANN_RUNTIME_DIR, CANN_METADEF_DIR, ASC_DEVKIT_DIR, ASC_TOOLS_DIR), on op_build's
+# output (build/cann_op_build/out, the same for every CPU: `make npu-check`'s, else run here first).
 #
 #   npu_run.sh <torch_npu version> <torch site> <emulated python>
 #
@@ -36,8 +36,12 @@ say() { echo "aarch64: $*"; }
 die() { echo "aarch64: $*" >&2; exit 1; }
 toolchain=(-DCMAKE_TOOLCHAIN_FILE="$repo/cmake/aarch64-linux-gnu.cmake" -DCMAKE_MAKE_PROGRAM="$repo/.venv/bin/ninja")
 export AEA_AARCH64_SYSROOT="$root"
-[ -f "$repo/build/cann_op_build/out/aic-ascend910b-ops-info.ini" ] ||
-    die "NPU run: build/cann_op_build/out is missing (make npu-check with the snapshots runs op_build)"
+if [ ! -f "$repo/build/cann_op_build/out/aic-ascend910b-ops-info.ini" ]; then
+    # op_build's output is the same for every CPU: made here as `make npu-check` makes it
+    tools/cann_op_build.sh > "$work/cann_op_build.log" 2>&1 ||
+        { tail -30 "$work/cann_op_build.log" >&2; die "NPU run: CANN's op_build failed (log: build/aarch64/cann_op_build.log)"; }
+    say "CANN's op_build run first: $(tail -1 "$work/cann_op_build.log")"
+fi
 
 # The arm64 root's protobuf and nlohmann-json headers for the cross compiler, and nothing else of
 # its /usr/include (the cross compiler has its own C library headers).

@@ -251,16 +251,23 @@ int EncodeOfEnvironment()
                                 "': expected 'table' or 'search' (or unset: the faster here)");
 }
 
-/** The measured choice per instruction set and decode: -1 not yet measured, else 1 the table,
- *  0 the search. */
-std::atomic<int> measuredEncode[kIsaCount][2] = {{{-1}, {-1}}, {{-1}, {-1}}, {{-1}, {-1}},
-                                                 {{-1}, {-1}}};
+/** The measured choice per instruction set and decode: 0 not yet measured (a static's zero
+ *  initialisation), kMeasuredTable or kMeasuredSearch. */
+constexpr int kMeasuredTable = 1;
+constexpr int kMeasuredSearch = 2;
+std::atomic<int> measuredEncode[kIsaCount][2];
+
+std::atomic<int>& MeasuredEncodeOf(Isa isa, bool bytePlanes)
+{
+    return measuredEncode[static_cast<uint32_t>(isa)][bytePlanes ? 1 : 0];
+}
 
 }  // namespace
 
 int Adam8bitMeasuredEncode(Isa isa, bool bytePlanes)
 {
-    return measuredEncode[static_cast<uint32_t>(isa)][bytePlanes ? 1 : 0].load();
+    const int measured = MeasuredEncodeOf(isa, bytePlanes).load();
+    return measured == 0 ? -1 : (measured == kMeasuredTable ? 1 : 0);
 }
 
 bool Adam8bitEncodeByTable(Isa isa, const NativeOptions& options)
@@ -303,14 +310,15 @@ constexpr uint64_t kMeasureBlocks = 32;
 /**
  * Which encode runs faster here, for the AVX-512 loops of one decode: both loops on the same
  * scratch blocks (fp32, the EMA, `like`'s scalars and maps), five interleaved rounds on this
- * thread, the fastest of each compared; 1 the table, 0 the search. Once per process, instruction
- * set and decode (well under a millisecond): whether a 16-lane gather beats the permutes of the
- * search differs by CPU (both give the same codes), and no CPU flag says which.
+ * thread, the fastest of each compared: kMeasuredTable or kMeasuredSearch. Once per process,
+ * instruction set and decode (well under a millisecond): whether a 16-lane gather beats the
+ * permutes of the search differs by CPU (both give the same codes), and no CPU flag says which.
  */
 int MeasureEncode(Isa isa, bool bytePlanes, uint32_t mode, const native::Adam8bitJob& like)
 {
     constexpr uint64_t n = kMeasureBlocks * kAdam8bitBlock;
-    std::vector<float> g(n), p(n), s(n), mScale(kMeasureBlocks, 1e-3f), vScale(kMeasureBlocks, 1e-6f);
+    std::vector<float> g(n), p(n), s(n);
+    std::vector<float> mScale(kMeasureBlocks, 1e-3f), vScale(kMeasureBlocks, 1e-6f);  // reciprocal
     std::vector<uint8_t> m(n), v(n);
     uint32_t state = 0x9e3779b9U;
     const auto next = [&state] {
@@ -358,7 +366,7 @@ int MeasureEncode(Isa isa, bool bytePlanes, uint32_t mode, const native::Adam8bi
             best[table] = std::min(best[table], std::chrono::steady_clock::now() - start);
         }
     }
-    return best[1] <= best[0] ? 1 : 0;
+    return best[1] <= best[0] ? kMeasuredTable : kMeasuredSearch;
 }
 
 }  // namespace
@@ -409,11 +417,11 @@ uint32_t RunNative8bitList(const ApplyFusedEmaAdam8bitListTilingData& t,
     job.bytePlanes = bytePlanes;
     if (isa == Isa::kAvx512 && options.encode8bit == Adam8bitEncode::kAuto &&
         EncodeOfEnvironment() < 0 && books.m.table.fast && books.v.table.fast) {
-        std::atomic<int>& measured = measuredEncode[static_cast<uint32_t>(isa)][bytePlanes ? 1 : 0];
-        if (measured.load() < 0) {
+        std::atomic<int>& measured = MeasuredEncodeOf(isa, bytePlanes);
+        if (measured.load() == 0) {
             measured.store(MeasureEncode(isa, bytePlanes, shape.mode, job));
         }
-        encodeByTable = measured.load() == 1;
+        encodeByTable = measured.load() == kMeasuredTable;
     }
     job.encodeByTable = encodeByTable;
     job.numels = b.numels;

@@ -665,7 +665,8 @@ inline bool ReciprocalAbsmax(float absmax)
 template <class B>
 struct SearchEncoder {
     explicit SearchEncoder(const Adam8bitCodebook& b) : book(&b) {}
-    __attribute__((always_inline)) typename Codes<B>::I operator()(typename B::V x, bool /* unitBlock */) const
+    __attribute__((always_inline)) typename Codes<B>::I operator()(typename B::V x,
+                                                                   bool /* unitBlock */) const
     {
         return Codes<B>::Encode(*book, x);
     }
@@ -676,7 +677,9 @@ struct SearchEncoder {
  *  by the lookup without the clamp and the NaN case, where the table covers [-1, 1]), else the
  *  search: chosen per call (branches that go the same way all launch or all block), so that each
  *  loop is compiled once rather than once per encoder (the 8-bit loop files were the slowest of
- *  the build). */
+ *  the build). The encoders and their lookups are always inlined: GCC had left them calls, one
+ *  per vector and moment, around which every live vector register was spilled (zmm registers
+ *  are caller-saved; docs/PERFORMANCE.md, "The 8-bit step by CPU kind"). */
 template <class B>
 struct Encoder {
     Encoder(const Adam8bitCodebook& b, bool useTable)
@@ -685,7 +688,8 @@ struct Encoder {
                      b.table.floor >= kReciprocalTableFloorMin)
     {
     }
-    __attribute__((always_inline)) typename Codes<B>::I operator()(typename B::V x, bool unitBlock) const
+    __attribute__((always_inline)) typename Codes<B>::I operator()(typename B::V x,
+                                                                   bool unitBlock) const
     {
         if (unitTable && unitBlock) {
             return table.Unit(x);
@@ -711,8 +715,10 @@ struct Encoder {
 /** Pass 2 of one vector of backend B at element i of a pending block: both moments' codes of
  *  m' / mDivisor and v' / vDivisor. */
 template <class B, class E>
-__attribute__((always_inline)) inline void EncodeAt(const E& m, const E& v, const PendingEncode& block, typename B::V mDivisor,
-                     typename B::V vDivisor, uint32_t i)
+__attribute__((always_inline)) inline void EncodeAt(const E& m, const E& v,
+                                                    const PendingEncode& block,
+                                                    typename B::V mDivisor,
+                                                    typename B::V vDivisor, uint32_t i)
 {
     using Q = Codes<B>;
     const typename B::V mNew = B::template Ordered<float>::Load(block.mNew + i).v[0];
@@ -731,9 +737,9 @@ struct ReciprocalDivisors {
  *  `reciprocal`) on a backend with kQuotientByReciprocal: the quotients from the divisors'
  *  reciprocals, each lane's code in its top byte. */
 template <class B, class E>
-__attribute__((always_inline)) inline void CodeSumsByReciprocalAt(const E& m, const E& v, const PendingEncode& block,
-                                   const ReciprocalDivisors<B>& d, uint32_t i,
-                                   typename Codes<B>::I& mSum, typename Codes<B>::I& vSum)
+__attribute__((always_inline)) inline void CodeSumsByReciprocalAt(
+    const E& m, const E& v, const PendingEncode& block, const ReciprocalDivisors<B>& d, uint32_t i,
+    typename Codes<B>::I& mSum, typename Codes<B>::I& vSum)
 {
     using Q = Codes<B>;
     const typename B::V mNew = B::template Ordered<float>::Load(block.mNew + i).v[0];
@@ -744,8 +750,10 @@ __attribute__((always_inline)) inline void CodeSumsByReciprocalAt(const E& m, co
 
 /** EncodeAt of a reciprocal block: the same codes as the division's. */
 template <class B, class E>
-__attribute__((always_inline)) inline void EncodeByReciprocalAt(const E& m, const E& v, const PendingEncode& block,
-                                 const ReciprocalDivisors<B>& d, uint32_t i)
+__attribute__((always_inline)) inline void EncodeByReciprocalAt(const E& m, const E& v,
+                                                                const PendingEncode& block,
+                                                                const ReciprocalDivisors<B>& d,
+                                                                uint32_t i)
 {
     using Q = Codes<B>;
     typename Q::I mSum, vSum;
