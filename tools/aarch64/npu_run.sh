@@ -53,7 +53,7 @@ ln -sfn "$root/usr/include/nlohmann" "$extra/nlohmann"
 # ---- 1. CANN's host stack for aarch64 -----------------------------------------------------------
 cann_host="$work/cann_host"
 if ! CANN_HOST_WORK="$cann_host" CANN_HOST_ARCH=aarch64 CANN_HOST_RUNNER="$qemu -L $root" \
-     CANN_HOST_CMAKE_ARGS="${toolchain[*]} -DProtobuf_PROTOC_EXECUTABLE=$(command -v protoc) -DCMAKE_CXX_FLAGS=-isystem$extra" \
+     CANN_HOST_CMAKE_ARGS="${toolchain[*]} -DCMAKE_CXX_FLAGS=-isystem$extra" \
      tools/cann_host/run.sh > "$work/cann_host.log" 2>&1; then
     tail -30 "$work/cann_host.log" >&2; die "NPU run: CANN's host stack for aarch64 failed (log: build/aarch64/cann_host.log)"
 fi

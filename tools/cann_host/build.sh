@@ -26,18 +26,30 @@ stage="$repo/op_host/common/cann/build.sh"      # ... laid out by its --stage
 say() { echo "cann-host: $*"; }
 die() { echo "cann-host: $*" >&2; exit 1; }
 
-missing=()
-command -v cmake > /dev/null || missing+=("cmake (apt-get install cmake)")
-command -v ninja > /dev/null || missing+=("ninja (apt-get install ninja-build)")
-command -v protoc > /dev/null || missing+=("protoc (apt-get install protobuf-compiler)")
-[[ -f /usr/include/google/protobuf/message.h ]] ||
-  missing+=("protobuf headers and library (apt-get install libprotobuf-dev)")
-[[ -f /usr/include/nlohmann/json.hpp ]] ||
-  missing+=("nlohmann/json.hpp, used by opbase (apt-get install nlohmann-json3-dev)")
-if [[ ${#missing[@]} -gt 0 ]]; then
-  for m in "${missing[@]}"; do echo "cann-host: missing: $m" >&2; done
-  die "FAILED: install what is missing above (CANN's platform library needs protobuf, opbase nlohmann-json)"
+# Debian packages: cmake and ninja, protobuf (CANN's platform library; a cross build uses this
+# machine's protoc with the target root's headers), nlohmann-json (opbase). Installed when
+# missing and apt-get can (as `make aarch64-check` installs its tools), else named.
+apt_needed() {
+  command -v cmake > /dev/null || echo cmake
+  command -v ninja > /dev/null || echo ninja-build
+  command -v protoc > /dev/null || echo protobuf-compiler
+  [[ -f /usr/include/google/protobuf/message.h ]] || echo libprotobuf-dev
+  [[ -f /usr/include/nlohmann/json.hpp ]] || echo nlohmann-json3-dev
+}
+mapfile -t missing < <(apt_needed)
+if [[ ${#missing[@]} -gt 0 && $(id -u) -eq 0 ]] && command -v apt-get > /dev/null; then
+  mkdir -p "$work"
+  say "installing ${missing[*]} (apt-get)"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      "${missing[@]}"; } > "$work/apt.log" 2>&1 || true
+  mapfile -t missing < <(apt_needed)
 fi
+if [[ ${#missing[@]} -gt 0 ]]; then
+  die "FAILED: missing ${missing[*]}: apt-get install ${missing[*]} (CANN's platform library needs protobuf, opbase nlohmann-json)"
+fi
+# a cross build generates the protobuf sources with this machine's protoc (found only now: it may
+# have just been installed)
+[[ "$arch" == x86_64 ]] || cmake_extra+=("-DProtobuf_PROTOC_EXECUTABLE=$(command -v protoc)")
 # op_build's ops-info, and its generated aclnn of every operator registration (each
 # op_host/<op>/cann/<name>_def.cpp is CANN op <name>: aclnn_<name>.cpp).
 needed=("$op_build_out/aic-ascend910b-ops-info.ini")
