@@ -302,4 +302,3 @@ def check_cpu_device(groups: list[dict[str, Any]]) -> None:
     _C.cpu_threads()
     if any(g.get("state_bits") == 8 for g in cpu):
         _C.cpu_8bit_path()
-

@@ -32,8 +32,8 @@ SEED_ENV = "AEA_TEST_SEED"
 def pytest_configure(config):
     """Under pytest-xdist each worker takes its share of the cores for torch's intra-op threads
     (and the CPU kernels, which run on them), also for the processes it starts: n workers each
-    running n OpenMP threads on n cores spin in each other's way after every parallel region (the
-    8-bit digits training: 12 s alone, 55 s beside a busy worker). Tests of the threads set
+    running n OpenMP threads on n cores spin in each other's way after every parallel region
+    (without OMP_WAIT_POLICY=PASSIVE, which make test no longer sets). Tests of the threads set
     torch.set_num_threads themselves."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
     if workers > 1 and "OMP_NUM_THREADS" not in os.environ:
