@@ -26,6 +26,20 @@ stage="$repo/op_host/common/cann/build.sh"      # ... laid out by its --stage
 say() { echo "cann-host: $*"; }
 die() { echo "cann-host: $*" >&2; exit 1; }
 
+# op_build's ops-info, and its generated aclnn of every operator registration (each
+# op_host/<op>/cann/<name>_def.cpp is CANN op <name>: aclnn_<name>.cpp).
+needed=("$op_build_out/aic-ascend910b-ops-info.ini")
+for def in "$repo"/op_host/*/cann/*_def.cpp; do
+  needed+=("$op_build_out/aclnn_$(basename "$def" _def.cpp).cpp")
+done
+for f in "${needed[@]}"; do
+  [[ -f "$f" ]] || die "FAILED: $f missing: tools/cann_op_build.sh runs first"
+done
+
+# One run of CANN's host stack at a time in this checkout (tools/cann_stack_lock.sh): run.sh
+# holds it already.
+source tools/cann_stack_lock.sh; cann_stack_lock cann-host
+
 # Debian packages: cmake and ninja, protobuf (CANN's platform library; a cross build uses this
 # machine's protoc with the target root's headers), nlohmann-json (opbase). Installed when
 # missing and apt-get can (as `make aarch64-check` installs its tools), else named.
@@ -50,19 +64,7 @@ fi
 # a cross build generates the protobuf sources with this machine's protoc (found only now: it may
 # have just been installed)
 [[ "$arch" == x86_64 ]] || cmake_extra+=("-DProtobuf_PROTOC_EXECUTABLE=$(command -v protoc)")
-# op_build's ops-info, and its generated aclnn of every operator registration (each
-# op_host/<op>/cann/<name>_def.cpp is CANN op <name>: aclnn_<name>.cpp).
-needed=("$op_build_out/aic-ascend910b-ops-info.ini")
-for def in "$repo"/op_host/*/cann/*_def.cpp; do
-  needed+=("$op_build_out/aclnn_$(basename "$def" _def.cpp).cpp")
-done
-for f in "${needed[@]}"; do
-  [[ -f "$f" ]] || die "FAILED: $f missing: tools/cann_op_build.sh runs first"
-done
 
-# One run of CANN's host stack at a time in this checkout (tools/cann_stack_lock.sh): run.sh
-# holds it already.
-source tools/cann_stack_lock.sh; cann_stack_lock cann-host
 mkdir -p "$work"
 # Staged afresh each run (timestamps kept: an unchanged source rebuilds nothing).
 rm -rf "$staged"
