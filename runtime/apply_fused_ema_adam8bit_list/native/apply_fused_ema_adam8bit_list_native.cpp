@@ -270,20 +270,36 @@ int Adam8bitMeasuredEncode(Isa isa, bool bytePlanes)
     return measured == 0 ? -1 : (measured == kMeasuredTable ? 1 : 0);
 }
 
-bool Adam8bitEncodeByTable(Isa isa, const NativeOptions& options)
+namespace {
+
+/** A launch's encode: by the tables or not, and whether the choice is the measurement's (kAuto,
+ *  no ASCEND_EMA_ADAM_8BIT_ENCODE, AVX-512). Reads the variable once. */
+struct EncodeChoice {
+    bool byTable;
+    bool measured;
+};
+
+EncodeChoice ChooseEncode(Isa isa, const NativeOptions& options)
 {
     if (options.encode8bit != Adam8bitEncode::kAuto) {
-        return options.encode8bit == Adam8bitEncode::kTable;
+        return {options.encode8bit == Adam8bitEncode::kTable, false};
     }
     const int env = EncodeOfEnvironment();
     if (env >= 0) {
-        return env == 1;
+        return {env == 1, false};
     }
     if (isa != Isa::kAvx512) {
-        return true;  // their searches gather (AVX2) or load (NEON, portable) a lane per level
+        return {true, false};  // their searches gather (AVX2) or load (NEON, portable) per level
     }
-    const int measured = Adam8bitMeasuredEncode(isa, Adam8bitBytePlaneDecode(isa, options));
-    return measured != 0;  // until measured (the launch measures first): the table
+    // until measured (the launch measures first): the table
+    return {Adam8bitMeasuredEncode(isa, Adam8bitBytePlaneDecode(isa, options)) != 0, true};
+}
+
+}  // namespace
+
+bool Adam8bitEncodeByTable(Isa isa, const NativeOptions& options)
+{
+    return ChooseEncode(isa, options).byTable;
 }
 
 void Adam8bitEncodeThresholds(const float* map, float* thresholds)
@@ -394,7 +410,7 @@ uint32_t RunNative8bitList(const ApplyFusedEmaAdam8bitListTilingData& t,
     shape.ema = t.hasEma != 0U;
     const Isa isa = ResolveIsa(options.isa);
     const bool bytePlanes = Adam8bitBytePlaneDecode(isa, options);
-    bool encodeByTable = Adam8bitEncodeByTable(isa, options);  // validates the environment
+    const EncodeChoice encode = ChooseEncode(isa, options);  // validates the environment
     const native::Adam8bitLoop loop = LoopFor(isa, bytePlanes, shape);
 
     // The kernels' launch prologue: found_inf first (nonzero, NaN included: nothing more is read
@@ -415,15 +431,14 @@ uint32_t RunNative8bitList(const ApplyFusedEmaAdam8bitListTilingData& t,
     job.m = &books.m;
     job.v = &books.v;
     job.bytePlanes = bytePlanes;
-    if (isa == Isa::kAvx512 && options.encode8bit == Adam8bitEncode::kAuto &&
-        EncodeOfEnvironment() < 0 && books.m.table.fast && books.v.table.fast) {
+    job.encodeByTable = encode.byTable;
+    if (encode.measured && books.m.table.fast && books.v.table.fast) {
         std::atomic<int>& measured = MeasuredEncodeOf(isa, bytePlanes);
         if (measured.load() == 0) {
             measured.store(MeasureEncode(isa, bytePlanes, shape.mode, job));
         }
-        encodeByTable = measured.load() == kMeasuredTable;
+        job.encodeByTable = measured.load() == kMeasuredTable;
     }
-    job.encodeByTable = encodeByTable;
     job.numels = b.numels;
     job.grads = b.grads;
     job.vars = b.vars;
