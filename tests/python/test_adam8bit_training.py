@@ -12,7 +12,8 @@
   ``FusedEmaAdamW()`` and torchao's AdamW8bit + lerp, with a linearly decaying learning rate: the
   demo's CNN (``train-demo``'s model and data, 4 epochs) and a tiny transformer (2 encoder layers,
   d_model 64) learning to sort 10 digits, 200 steps. The limits are about twice the largest gap
-  measured over 24 seeds (given at each test), against each reference.
+  measured over many seeds (given at each test): against fp32 how much worse, against torchao
+  either way.
 """
 
 import warnings
@@ -274,15 +275,20 @@ def held_out(x, y):
 def compare_runs(runs, limits):
     """Our 8-bit run against fp32 and against torchao (limits[32], limits["torchao"]): training
     loss and held-out loss within the relative limits, held-out accuracy within the absolute one
-    (a fraction: 0.01 is one point)."""
+    (a fraction: 0.01 is one point). Against fp32 the limits bound how much worse ours ends: from
+    one start, which of two runs ends ahead is chance, and an 8-bit run (ours and torchao's alike)
+    sometimes ends well ahead of fp32. Against torchao, the same quantisation, either way."""
     print("final training loss, EMA held-out accuracy and loss:",
           {kind: tuple(round(x, 4) for x in run[:3]) for kind, run in runs.items()})
     ours = runs[8]
     for kind, limit in limits.items():
         reference = runs[kind]
-        assert abs(ours[0] / reference[0] - 1) <= limit["train_loss"], (kind, ours, reference)
-        assert abs(ours[1] - reference[1]) <= limit["accuracy"], (kind, ours, reference)
-        assert abs(ours[2] / reference[2] - 1) <= limit["held_out_loss"], (kind, ours, reference)
+        gaps = (ours[0] / reference[0] - 1, reference[1] - ours[1], ours[2] / reference[2] - 1)
+        if kind != 32:
+            gaps = tuple(abs(gap) for gap in gaps)
+        assert gaps[0] <= limit["train_loss"], (kind, ours, reference)
+        assert gaps[1] <= limit["accuracy"], (kind, ours, reference)
+        assert gaps[2] <= limit["held_out_loss"], (kind, ours, reference)
 
 
 @pytest.mark.slow
@@ -318,9 +324,11 @@ def test_8bit_trains_the_demo_cnn_like_fp32_and_torchao(rng, monkeypatch):
 
 @pytest.mark.slow
 def test_8bit_trains_a_tiny_transformer_like_fp32_and_torchao(rng, monkeypatch):
-    """TinySorter, 200 steps of 64 fresh sequences at lr 3e-3, EMA decay 0.99. Largest gaps over
-    24 seeds, 8-bit against fp32 / torchao: training loss (the last 50 batches) 9.7 % / 5.1 %,
-    EMA per-digit accuracy 0.32 / 0.23 points, held-out loss 1.7 % / 1.3 %."""
+    """TinySorter, 200 steps of 64 fresh sequences at lr 3e-3, EMA decay 0.99. Over 101 seeds,
+    ours worse than fp32 by at most: training loss (the last 50 batches) 4.4 %, EMA per-digit
+    accuracy 0.36 points, held-out loss 1.4 % (ahead of it by up to 9.7 %, 0.36 points, 5.5 %:
+    seed 2434507064024614681, where torchao is as far ahead); against torchao, either way, at
+    most 7.5 %, 0.29 points, 1.4 %."""
     monkeypatch.setattr(torch, "compile", lambda fn, **kwargs: fn)
     seed = int(rng.integers(0, 2**31))
     x_test, y_test = sorting_batch(torch.Generator().manual_seed(seed + 2), 1000)
@@ -336,5 +344,5 @@ def test_8bit_trains_a_tiny_transformer_like_fp32_and_torchao(rng, monkeypatch):
     # every attention and feed-forward weight (12,288, 4,096, 8,192 and 8,192 per layer) is 8-bit
     assert runs[8][3] == 2 * (3 * 64 * 64 + 64 * 64 + 2 * 128 * 64)
     compare_runs(runs, {32: {"train_loss": 0.2, "accuracy": 0.007, "held_out_loss": 0.035},
-                        "torchao": {"train_loss": 0.1, "accuracy": 0.005, "held_out_loss": 0.03}})
+                        "torchao": {"train_loss": 0.15, "accuracy": 0.005, "held_out_loss": 0.03}})
     assert runs[8][1] > 0.6  # 10 % by chance
