@@ -8,54 +8,14 @@
 #include <torch/csrc/utils/pybind.h>
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "cpu_op_api.h"
-#include "op_bindings.h"
+#include "module_registry.h"
 #include "optimizer_checks.h"
 #include "platform.h"
 
 namespace py = pybind11;
-
-namespace ascend_ema_adam::ops {
-
-namespace {
-
-std::vector<std::pair<const char*, BindFn>>& Registry()
-{
-    static std::vector<std::pair<const char*, BindFn>> registry;
-    return registry;
-}
-
-}  // namespace
-
-OpBindingsRegistration::OpBindingsRegistration(const char* op, BindFn bind)
-{
-    Registry().emplace_back(op, bind);
-}
-
-void BindAllOps(py::module_& mod)
-{
-    for (const auto& [op, bind] : Registry()) {
-        // Each operator only adds names: pybind11 would make a name defined again an overload of
-        // the first, so a name two operators bind is refused here, naming the second.
-        const py::dict before = mod.attr("__dict__").attr("copy")();
-        bind(mod);
-        const py::dict after = mod.attr("__dict__");
-        for (const auto& [name, value] : before) {
-            if (after[name].ptr() != value.ptr()) {
-                throw std::runtime_error(std::string("_C: the bindings of ") + op + " define " +
-                                         py::str(name).cast<std::string>() +
-                                         ", which is already defined");
-            }
-        }
-    }
-}
-
-}  // namespace ascend_ema_adam::ops
 
 PYBIND11_MODULE(_C, mod)
 {
@@ -86,5 +46,5 @@ PYBIND11_MODULE(_C, mod)
             "(aeaGetCpuAdam8bitPath), e.g. 'avx512, decode by byte planes, encode by table "
             "(measured)'.");
     ascend_ema_adam::ops::BindOptimizerChecks(mod);
-    ascend_ema_adam::ops::BindAllOps(mod);
+    ascend_ema_adam::module_registry::BindRegistered(mod, "_C");
 }

@@ -56,7 +56,7 @@ int32_t CodeOf(const py::buffer_info& info, aea::DataType declared)
 /** One list as the check sees it: each buffer 1-D, its dtype from its format. */
 struct DescribedList {
     std::vector<std::vector<int64_t>> shapes;
-    std::vector<op8::Adam8bitEntryArg> entries;
+    std::vector<op8::ListEntryArg> entries;
 
     DescribedList(const BufferList* list, aea::DataType declared)
     {

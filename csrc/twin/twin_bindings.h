@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "data_type.h"
+#include "module_registry.h"
 #include "ema_adam_params.h"
 #include "native_runtime.h"
 #include "twin_launch.h"
@@ -22,17 +23,6 @@ namespace ascend_ema_adam::twin_bindings {
 
 namespace py = pybind11;
 namespace aea = ascend_ema_adam;
-
-/** One operator's bindings: called once by the module, after the shared ones (Attrs, ...). */
-using BindFn = void (*)(py::module_& mod);
-
-/** Adds an operator's bindings to the module (at static initialisation: AEA_TWIN_BINDINGS). */
-struct Registration {
-    Registration(const char* op, BindFn bind);
-};
-
-/** The registered bindings, in registration order. */
-void BindAll(py::module_& mod);
 
 /** A float dtype of the C++ table by name ("float32"). */
 inline aea::DataType ParseDtype(const std::string& name)
@@ -134,7 +124,7 @@ py::dict TwinLaunchToDict(TilingDict&& tiling, const twin::LaunchResult& result)
 /** An operator's bindings: AEA_TWIN_BINDINGS(apply_fused_ema_adam) { mod.def(...); } */
 #define AEA_TWIN_BINDINGS(op)                                                                  \
     static void BindTwin_##op(::pybind11::module_& mod);                                      \
-    static const ::ascend_ema_adam::twin_bindings::Registration kTwinRegistration_##op(       \
+    static const ::ascend_ema_adam::module_registry::Registration kTwinRegistration_##op(       \
         #op, &BindTwin_##op);                                                                  \
     static void BindTwin_##op(::pybind11::module_& mod)
 

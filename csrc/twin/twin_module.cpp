@@ -5,55 +5,17 @@
  *        kernels' scalar code, the benchmark's bandwidth probes), then each operator's bindings
  *        (csrc/twin/<op>_bindings.cpp, registered with AEA_TWIN_BINDINGS).
  */
-#include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "cpu_kernel.h"
 #include "ema_adam_attrs.h"
 #include "kernel_scalar_host.h"
+#include "module_registry.h"
 #include "native_stream_probe.h"
 #include "native_thread_pool.h"
 #include "platform.h"
 #include "twin_bindings.h"
-
-namespace ascend_ema_adam::twin_bindings {
-
-namespace {
-
-std::vector<std::pair<const char*, BindFn>>& Registry()
-{
-    static std::vector<std::pair<const char*, BindFn>> registry;
-    return registry;
-}
-
-}  // namespace
-
-Registration::Registration(const char* op, BindFn bind)
-{
-    Registry().emplace_back(op, bind);
-}
-
-void BindAll(py::module_& mod)
-{
-    for (const auto& [op, bind] : Registry()) {
-        // Each operator only adds names: pybind11 would make a name defined again an overload of
-        // the first, so a name two operators bind is refused here, naming the second.
-        const py::dict before = mod.attr("__dict__").attr("copy")();
-        bind(mod);
-        const py::dict after = mod.attr("__dict__");
-        for (const auto& [name, value] : before) {
-            if (after[name].ptr() != value.ptr()) {
-                throw std::runtime_error(std::string("_twin: the bindings of ") + op +
-                                         " define " + py::str(name).cast<std::string>() +
-                                         ", which is already defined");
-            }
-        }
-    }
-}
-
-}  // namespace ascend_ema_adam::twin_bindings
 
 namespace {
 
@@ -182,5 +144,6 @@ PYBIND11_MODULE(_twin, mod)
             "a3, a4 of n bytes holding normal floats read and written in place: the 8-bit "
             "kernel's 24 B/elem pattern; n a multiple of 64). Returns the threads used.");
 
-    BindAll(mod);  // every operator's bindings (they use Attrs, registered above)
+    // every operator's bindings (they use Attrs, registered above)
+    ascend_ema_adam::module_registry::BindRegistered(mod, "_twin");
 }

@@ -19,23 +19,14 @@ constexpr int64_t kBlock = 256;
 constexpr int64_t kMapSize = 256;
 const int32_t kFp32Code = CannCodeOf(DataType::kFloat32);
 
-/** An entry with its name ("msRef[5]"), for the shared checks and their messages. */
-struct NamedEntry {
-    std::string name;
-    TensorArg arg;
-
-    NamedEntry(int list, size_t index, const Adam8bitEntryArg& e)
-        : name(Adam8bitEntryName(list, index)), arg{name.c_str(), e.dtype, *e.shape}
-    {
-    }
-    NamedEntry(const NamedEntry&) = delete;
-    NamedEntry& operator=(const NamedEntry&) = delete;
+/** Entry `index` of list `list` with its name ("msRef[5]"). */
+struct NamedEntry : NamedListEntry {
+    NamedEntry(int list, size_t index, const ListEntryArg& e) : NamedListEntry(kNames[list], index, e) {}
 };
 
-const std::vector<Adam8bitEntryArg>& List(const Adam8bitListArgs& args, int list)
+const std::vector<ListEntryArg>& List(const Adam8bitListArgs& args, int list)
 {
-    static const std::vector<Adam8bitEntryArg> kEmpty;
-    return args.lists[list] != nullptr ? *args.lists[list] : kEmpty;
+    return EntriesOrEmpty(args.lists[list]);
 }
 
 bool IsOptional(int list) { return list == kAdam8bitSs || list == kAdam8bitCopies; }
@@ -45,14 +36,10 @@ bool IsOptional(int list) { return list == kAdam8bitSs || list == kAdam8bitCopie
  *  passes them for an absent list, as the list op's does (docs/ACLNN.md, "Absent lists"). */
 bool IsPlaceholderList(const Adam8bitListArgs& args, int list)
 {
-    const std::vector<Adam8bitEntryArg>& entries = List(args, list);
-    const std::vector<Adam8bitEntryArg>& vars = List(args, kAdam8bitVars);
+    const std::vector<ListEntryArg>& entries = List(args, list);
+    const std::vector<ListEntryArg>& vars = List(args, kAdam8bitVars);
     if (!IsOptional(list) || entries.empty() || vars.empty()) return false;
-    const int32_t dtype = list == kAdam8bitSs ? kFp32Code : vars[0].dtype;
-    for (const Adam8bitEntryArg& e : entries) {
-        if (Numel(*e.shape) != 0 || e.dtype != dtype) return false;
-    }
-    return true;
+    return AllPlaceholders(entries, list == kAdam8bitSs ? kFp32Code : vars[0].dtype);
 }
 
 /** List `list` holds values: it has tensors, and (an optional list) not only placeholders. */
@@ -72,28 +59,7 @@ Refusal CheckLengths(const Adam8bitListArgs& args)
                    " (CANN's limit per list: launch once per slice)";
         }
         if (size != n && !(IsOptional(list) && size == 0)) {
-            return std::string(kNames[list]) + " has " + std::to_string(size) +
-                   " tensors but grads has " + std::to_string(n) +
-                   ": every list holds one tensor per entry" +
-                   (IsOptional(list) ? " (an absent optional list: none, or one zero-element "
-                                       "placeholder per entry)"
-                                     : "");
-        }
-    }
-    return {};
-}
-
-Refusal CheckOneDtypePerList(const Adam8bitListArgs& args)
-{
-    for (int list = kAdam8bitGrads; list < kAdam8bitLists; ++list) {
-        const std::vector<Adam8bitEntryArg>& entries = List(args, list);
-        for (size_t i = 1; i < entries.size(); ++i) {
-            if (entries[i].dtype != entries[0].dtype) {
-                const NamedEntry t(list, i, entries[i]);
-                const NamedEntry first(list, 0, entries[0]);
-                const std::string group = std::string("the tensors of ") + kNames[list];
-                return CheckSameDtype(t.arg, first.arg, group.c_str());
-            }
+            return ListLengthRefusal(kNames[list], size, n, IsOptional(list));
         }
     }
     return {};
@@ -179,7 +145,7 @@ Refusal CheckScalarTensors(const Adam8bitListArgs& args)
 
 Refusal CheckShapes(const Adam8bitListArgs& args)
 {
-    const std::vector<Adam8bitEntryArg>& grads = List(args, kAdam8bitGrads);
+    const std::vector<ListEntryArg>& grads = List(args, kAdam8bitGrads);
     for (size_t i = 0; i < grads.size(); ++i) {
         const NamedEntry grad(kAdam8bitGrads, i, grads[i]);
         if (grad.arg.shape.size() > kAdam8bitMaxRank) {
@@ -209,7 +175,7 @@ Refusal CheckShapes(const Adam8bitListArgs& args)
 
 std::string Adam8bitEntryName(int list, size_t index)
 {
-    return std::string(kNames[list]) + "[" + std::to_string(index) + "]";
+    return EntryName(kNames[list], index);
 }
 
 Refusal CheckApplyFusedEmaAdam8bitList(const Adam8bitListArgs& args, const Attrs& attrs,
@@ -218,7 +184,9 @@ Refusal CheckApplyFusedEmaAdam8bitList(const Adam8bitListArgs& args, const Attrs
 {
     Adam8bitDtypes d{DataType::kFloat32, DataType::kFloat32};
     if (Refusal r = CheckLengths(args); !r.empty()) return r;
-    if (Refusal r = CheckOneDtypePerList(args); !r.empty()) return r;
+    if (Refusal r = CheckOneDtypePerList(args.lists, kNames, kAdam8bitLists); !r.empty()) {
+        return r;
+    }
     if (Refusal r = CheckDtypeContract(args, &d); !r.empty()) return r;
     if (Refusal r = CheckScalarTensors(args); !r.empty()) return r;
     if (Refusal r = CheckShapes(args); !r.empty()) return r;

@@ -16,9 +16,12 @@
 
 #include "apply_fused_ema_adam8bit_list_dtypes.h"
 #include "ema_adam_attrs.h"
+#include "list_validation.h"
 #include "validation.h"
 
 namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
+
+using ascend_ema_adam::ListEntryArg;  // the list operators' entry view (list_validation.h)
 
 /** The list arguments in signature order; the last two are optional. */
 enum Adam8bitListArg : int {
@@ -57,18 +60,12 @@ constexpr size_t kAdam8bitMaxRank = 8;
 /** aclDataType of the codes (ACL_UINT8). */
 constexpr int32_t kAdam8bitCodeDtype = CannCodeOf(DataType::kUInt8);
 
-/** One tensor of a list as the checks see it. */
-struct Adam8bitEntryArg {
-    int32_t dtype;                      // aclDataType / ge::DataType value
-    const std::vector<int64_t>* shape;  // view shape (aclnn), storage shape (CANN tiling)
-};
-
 /** A call as the checks see it. An optional list (ssRef: no EMA on this launch; modelCopiesRef)
  *  is absent when empty, or when it holds placeholders: one tensor per entry, every one without
  *  elements, of the dtype the list would have (fp32 for ssRef, varsRef's for modelCopiesRef; what
  *  the NPU path passes, docs/ACLNN.md "Absent lists"); null means empty. */
 struct Adam8bitListArgs {
-    const std::vector<Adam8bitEntryArg>* lists[kAdam8bitLists] = {};
+    const std::vector<ListEntryArg>* lists[kAdam8bitLists] = {};
     const TensorArg* qmapM = nullptr;      // required: fp32 [256]
     const TensorArg* qmapV = nullptr;      // required: fp32 [256]
     const TensorArg* step = nullptr;       // required: int64, one element

@@ -15,24 +15,14 @@ constexpr const char* const* kNames = kApplyFusedEmaAdamListNames;
 constexpr const char* kStateGroup = "msRef, vsRef, ssRef and maxVsRef";
 const int32_t kFp32Code = CannCodeOf(DataType::kFloat32);
 
-/** An entry with its name ("msRef[5]"), for the shared checks and their messages. */
-struct NamedEntry {
-    std::string name;
-    TensorArg arg;
-
-    NamedEntry(int list, size_t index, const ListEntryArg& e)
-        : name(ListEntryName(list, index)),
-          arg{name.c_str(), e.dtype, *e.shape}
-    {
-    }
-    NamedEntry(const NamedEntry&) = delete;
-    NamedEntry& operator=(const NamedEntry&) = delete;
+/** Entry `index` of list `list` with its name ("msRef[5]"). */
+struct NamedEntry : NamedListEntry {
+    NamedEntry(int list, size_t index, const ListEntryArg& e) : NamedListEntry(kNames[list], index, e) {}
 };
 
 const std::vector<ListEntryArg>& List(const ApplyFusedEmaAdamListArgs& args, int list)
 {
-    static const std::vector<ListEntryArg> kEmpty;
-    return args.lists[list] != nullptr ? *args.lists[list] : kEmpty;
+    return EntriesOrEmpty(args.lists[list]);
 }
 
 /** The list may be absent: max_vs and model copies always, ss with args.emaOptional. */
@@ -56,11 +46,7 @@ bool IsPlaceholderList(const ApplyFusedEmaAdamListArgs& args, int list)
     if (!IsOptional(args, list) || !ListGiven(args, list)) return false;
     const int owner = list == kListCopies ? kListVars : kListMs;
     if (List(args, owner).empty()) return false;
-    const int32_t dtype = List(args, owner)[0].dtype;
-    for (const ListEntryArg& e : *args.lists[list]) {
-        if (Numel(*e.shape) != 0 || e.dtype != dtype) return false;
-    }
-    return true;
+    return AllPlaceholders(*args.lists[list], List(args, owner)[0].dtype);
 }
 
 Refusal CheckLengths(const ApplyFusedEmaAdamListArgs& args)
@@ -72,31 +58,7 @@ Refusal CheckLengths(const ApplyFusedEmaAdamListArgs& args)
             continue;
         }
         const size_t size = List(args, list).size();
-        if (size != n) {
-            return std::string(kNames[list]) + " has " + std::to_string(size) +
-                   " tensors but grads has " + std::to_string(n) +
-                   ": every list holds one tensor per entry" +
-                   (optional ? " (an absent optional list: none, or one zero-element "
-                               "placeholder per entry)"
-                             : "");
-        }
-    }
-    return {};
-}
-
-/** Every tensor of a list has its entry 0's dtype (one kernel instantiation per launch). */
-Refusal CheckOneDtypePerList(const ApplyFusedEmaAdamListArgs& args)
-{
-    for (int list = kListGrads; list < kApplyFusedEmaAdamLists; ++list) {
-        const std::vector<ListEntryArg>& entries = List(args, list);
-        for (size_t i = 1; i < entries.size(); ++i) {
-            if (entries[i].dtype != entries[0].dtype) {
-                const NamedEntry t(list, i, entries[i]);
-                const NamedEntry first(list, 0, entries[0]);
-                const std::string group = std::string("the tensors of ") + kNames[list];
-                return CheckSameDtype(t.arg, first.arg, group.c_str());
-            }
-        }
+        if (size != n) return ListLengthRefusal(kNames[list], size, n, optional);
     }
     return {};
 }
@@ -173,7 +135,9 @@ Refusal CheckDtypeContract(const ApplyFusedEmaAdamListArgs& args, ListDtypes* ou
 
 Refusal CheckDtypes(const ApplyFusedEmaAdamListArgs& args, ListDtypes* out)
 {
-    if (Refusal r = CheckOneDtypePerList(args); !r.empty()) return r;
+    if (Refusal r = CheckOneDtypePerList(args.lists, kNames, kApplyFusedEmaAdamLists); !r.empty()) {
+        return r;
+    }
     if (!List(args, kListGrads).empty()) {
         if (Refusal r = CheckDtypeContract(args, out); !r.empty()) return r;
     }
@@ -219,7 +183,7 @@ Refusal CheckShapes(const ApplyFusedEmaAdamListArgs& args)
 
 std::string ListEntryName(int list, size_t index)
 {
-    return std::string(kNames[list]) + "[" + std::to_string(index) + "]";
+    return EntryName(kNames[list], index);
 }
 
 bool ListPresent(const ApplyFusedEmaAdamListArgs& args, int list)

@@ -16,9 +16,12 @@
 
 #include "apply_fused_ema_adam_list_tiling.h"
 #include "ema_adam_attrs.h"
+#include "list_validation.h"
 #include "validation.h"
 
 namespace ascend_ema_adam::apply_fused_ema_adam_list {
+
+using ascend_ema_adam::ListEntryArg;  // the list operators' entry view (list_validation.h)
 
 /** The list arguments in signature order; the last two are optional. */
 enum ApplyFusedEmaAdamListArg : int {
@@ -53,12 +56,6 @@ constexpr size_t kListMaxTensors = 256;
 
 /** Most dimensions a tensor of the lists may have (CANN's shapes hold at most 8). */
 constexpr size_t kListMaxRank = 8;
-
-/** One tensor of a list as the checks see it; its name ("msRef[5]") is made only for a refusal. */
-struct ListEntryArg {
-    int32_t dtype;                       // aclDataType / ge::DataType value
-    const std::vector<int64_t>* shape;   // view shape (aclnn), storage shape (CANN tiling)
-};
 
 /** A call as the checks see it. */
 struct ApplyFusedEmaAdamListArgs {

@@ -46,7 +46,7 @@ void CheckAdam8bitCallDevice(const Adam8bitCall& call, const at::Device& device)
 void CheckAdam8bitCallDescription(const Adam8bitCall& call, Adam8bitOptions* options)
 {
     const ListCallTensors tensors = WholeCallOf(call);
-    const ListEntryArgs<Adam8bitEntryArg> entries(tensors);
+    const ListEntryArgs<ListEntryArg> entries(tensors);
     const CallTensorArgs given(tensors);
     Adam8bitListArgs args;
     for (int l = 0; l < kAdam8bitLists; ++l) args.lists[l] = entries.list(l);

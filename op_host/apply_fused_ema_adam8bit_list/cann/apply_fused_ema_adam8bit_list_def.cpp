@@ -41,7 +41,7 @@ constexpr const char* kInputNames[kAdam8bitLists] = {
     "grads", "vars", "ms", "vs", "m_absmaxes", "v_absmaxes", "ss", "model_copies"};
 
 /** The call as the shared validation sees it (cann_list_common.h). */
-using Call = cann::ListCall<kAdam8bitLists, Adam8bitEntryArg, kTensorInputs, Adam8bitListArgs>;
+using Call = cann::ListCall<kAdam8bitLists, ListEntryArg, kTensorInputs, Adam8bitListArgs>;
 
 /** The NPU's condition: every list entry is 1-D (what the device's list decoder can read). */
 Refusal CheckFlat(const Call& call)

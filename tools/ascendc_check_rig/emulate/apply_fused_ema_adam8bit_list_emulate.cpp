@@ -13,7 +13,7 @@
 // and found_inf set (nothing may be written) on the first row. Codes, scales and the two maps are seeded random
 // (the maps sorted, within [-1, 1], dense near 0 as the dynamic maps are, with an equal pair: a tie of thresholds).
 // Each case is written for compare.py (golden8bit.emulate_entry8). Usage: <program> <out> <seed>
-// ascendc-check: run-sources op_host/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list_tiling.cpp op_host/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list_check.cpp op_host/common/platform.cpp op_host/common/ema_adam_attrs.cpp op_host/common/validation.cpp
+// ascendc-check: run-sources op_host/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list_tiling.cpp op_host/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list_check.cpp op_host/common/list_validation.cpp op_host/common/platform.cpp op_host/common/ema_adam_attrs.cpp op_host/common/validation.cpp
 #include "kernel_scalar_host.h"  // defines __aicore__ away: first (the codebook header is kernel code)
 
 #include <algorithm>
