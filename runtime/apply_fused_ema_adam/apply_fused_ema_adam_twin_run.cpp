@@ -4,21 +4,14 @@
  */
 #include "apply_fused_ema_adam_twin_run.h"
 
+#include "twin_launch_memory.h"
+
 extern "C" void aea_apply_fused_ema_adam(GM_ADDR grad, GM_ADDR var, GM_ADDR m, GM_ADDR v,
                                          GM_ADDR s, GM_ADDR step, GM_ADDR varRef, GM_ADDR mRef,
                                          GM_ADDR vRef, GM_ADDR sRef, GM_ADDR workspace,
                                          GM_ADDR tiling);
 
 namespace ascend_ema_adam::apply_fused_ema_adam {
-
-namespace {
-
-GM_ADDR Gm(const void* p)
-{
-    return reinterpret_cast<GM_ADDR>(const_cast<void*>(p));
-}
-
-}  // namespace
 
 twin::LaunchResult RunApplyFusedEmaAdamOnTwin(const ApplyFusedEmaAdamTilingResult& tiling,
                                               const Platform& platform,
@@ -32,23 +25,18 @@ twin::LaunchResult RunApplyFusedEmaAdamOnTwin(const ApplyFusedEmaAdamTilingResul
     const size_t elemBytes = 32U / tiling.data.alignElems;  // one 32-byte block = alignElems
     const size_t tensorBytes = tiling.data.totalLength * elemBytes;
 
-    twin::LaunchConfig cfg;
-    cfg.blockDim = tiling.blockDim;
-    cfg.tilingKey = tiling.tilingKey;
-    cfg.ubBytes = platform.ubSize;
-    cfg.threads = threads;
-    cfg.overflowMode = overflowMode;
+    TwinLaunchMemory mem;
     for (const void* p : {b.grad, b.var, b.m, b.v, b.s, static_cast<const void*>(b.varOut),
                           static_cast<const void*>(b.mOut), static_cast<const void*>(b.vOut),
                           static_cast<const void*>(b.sOut)}) {
-        cfg.gm.push_back({p, tensorBytes});
+        mem.Tensor(p, tensorBytes);
     }
-    cfg.gm.push_back({b.step, sizeof(int64_t)});
-    cfg.gm.push_back({&tilingData, sizeof(tilingData)});
-
-    return twin::Launch(&aea_apply_fused_ema_adam, cfg, Gm(b.grad), Gm(b.var), Gm(b.m), Gm(b.v),
-                        Gm(b.s), Gm(b.step), Gm(b.varOut), Gm(b.mOut), Gm(b.vOut), Gm(b.sOut),
-                        nullptr, Gm(&tilingData));
+    mem.Tensor(b.step, sizeof(int64_t));
+    const twin::LaunchConfig cfg = mem.Config(tiling.blockDim, tiling.tilingKey, platform, threads,
+                                              overflowMode, &tilingData);
+    return twin::Launch(&aea_apply_fused_ema_adam, cfg, GmAddr(b.grad), GmAddr(b.var), GmAddr(b.m),
+                        GmAddr(b.v), GmAddr(b.s), GmAddr(b.step), GmAddr(b.varOut), GmAddr(b.mOut),
+                        GmAddr(b.vOut), GmAddr(b.sOut), nullptr, GmAddr(&tilingData));
 }
 
 }  // namespace ascend_ema_adam::apply_fused_ema_adam

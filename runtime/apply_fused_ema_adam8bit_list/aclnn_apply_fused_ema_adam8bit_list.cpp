@@ -108,10 +108,10 @@ private:
 /** The shared validation (op_host), on what it sees of the live handles. */
 aclnnStatus CheckDescription(const Call& call, Adam8bitDtypes* dtypes, Adam8bitOptions* options)
 {
-    std::vector<Adam8bitEntryArg> entries[kLists];
+    std::vector<ListEntryArg> entries[kLists];
     Adam8bitListArgs args;
     for (int list = 0; list < kLists; ++list) {
-        entries[list] = EntriesOf<Adam8bitEntryArg>(call.lists[list]);
+        entries[list] = EntriesOf<ListEntryArg>(call.lists[list]);
         args.lists[list] = &entries[list];
     }
     const ListTensorArgs tensors(kArgs, call.tensors);

@@ -5,12 +5,10 @@
  */
 #include "apply_fused_ema_adam8bit_list_twin_run.h"
 
-#include <deque>
 #include <stdexcept>
-#include <utility>
 #include <vector>
 
-#include "twin_list_launch.h"
+#include "twin_launch_memory.h"
 
 extern "C" void apply_fused_ema_adam8bit_list(
     GM_ADDR grads, GM_ADDR vars, GM_ADDR ms, GM_ADDR vs, GM_ADDR mAbsmaxes, GM_ADDR vAbsmaxes,
@@ -20,52 +18,6 @@ extern "C" void apply_fused_ema_adam8bit_list(
     GM_ADDR vAbsmaxesRef, GM_ADDR workspace, GM_ADDR tiling);
 
 namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
-
-namespace {
-
-GM_ADDR Gm(const void* p)
-{
-    return reinterpret_cast<GM_ADDR>(const_cast<void*>(p));
-}
-
-/** The launch's GM: every tensor the lists point to, the list descriptors and the scalars. */
-class LaunchMemory {
-public:
-    /** Entry i of `list` as a 1-D tensor of counts[i] elements (kFramework layout); null: an
-     *  absent list (an empty one). With `elemBytes` nonzero the tensors become GM regions (once:
-     *  an output list repeats its input list's tensors). */
-    GM_ADDR List(const void* const* list, const std::vector<uint64_t>& counts, uint32_t elemBytes)
-    {
-        std::vector<twin::ListEntry> entries;
-        if (list != nullptr) {
-            for (size_t i = 0; i < counts.size(); ++i) {
-                entries.push_back({list[i], {static_cast<int64_t>(counts[i])}});
-                if (elemBytes != 0 && list[i] != nullptr && counts[i] != 0) {
-                    regions_.push_back({list[i], counts[i] * elemBytes});
-                }
-            }
-        }
-        lists_.push_back(twin::EncodeList(entries, twin::ListLayout::kFramework));
-        regions_.push_back(lists_.back().Region());
-        return lists_.back().Addr();
-    }
-
-    GM_ADDR Scalar(const void* p, size_t bytes)
-    {
-        if (p != nullptr) {
-            regions_.push_back({p, bytes});
-        }
-        return Gm(p);
-    }
-
-    std::vector<twin::GmRegion> TakeRegions() { return std::move(regions_); }
-
-private:
-    std::deque<twin::EncodedList> lists_;  // a deque: the kernel holds the descriptors' addresses
-    std::vector<twin::GmRegion> regions_;
-};
-
-}  // namespace
 
 twin::LaunchResult RunAdam8bitListOnTwin(const Adam8bitTilingResult& tiling,
                                          const Platform& platform,
@@ -86,51 +38,50 @@ twin::LaunchResult RunAdam8bitListOnTwin(const Adam8bitTilingResult& tiling,
     if (tiling.blockDim == 0) {
         return {};
     }
-    std::vector<uint64_t> numels(b.numels, b.numels + b.tensorNum);
-    std::vector<uint64_t> blocks;
-    for (uint64_t n : numels) {
-        blocks.push_back((n + 255U) / 256U);
+    std::vector<uint64_t> blocks;  // of 256 elements: one scale each
+    for (uint32_t i = 0; i < b.tensorNum; ++i) {
+        blocks.push_back((b.numels[i] + 255U) / 256U);
     }
     const uint32_t g = DataTypeSize(d.grad);
     const uint32_t p = DataTypeSize(d.param);
     const uint32_t c = d.hasCopy ? DataTypeSize(d.copy) : 0U;
-    LaunchMemory mem;
-    GM_ADDR grads = mem.List(b.grads, numels, g);
-    GM_ADDR vars = mem.List(b.vars, numels, p);
-    GM_ADDR ms = mem.List(b.ms, numels, 1);
-    GM_ADDR vs = mem.List(b.vs, numels, 1);
-    GM_ADDR mAbsmaxes = mem.List(b.mAbsmaxes, blocks, 4);
-    GM_ADDR vAbsmaxes = mem.List(b.vAbsmaxes, blocks, 4);
-    GM_ADDR ss = mem.List(b.ss, numels, 4);
-    GM_ADDR copiesIn = mem.List(b.copies, numels, c);
-    GM_ADDR qmapM = mem.Scalar(b.qmapM, 256 * sizeof(float));
-    GM_ADDR qmapV = mem.Scalar(b.qmapV, 256 * sizeof(float));
-    GM_ADDR step = mem.Scalar(b.step, sizeof(int64_t));
-    GM_ADDR gradScale = mem.Scalar(b.gradScale, sizeof(float));
-    GM_ADDR foundInf = mem.Scalar(b.foundInf, sizeof(float));
-    GM_ADDR lr = mem.Scalar(b.lr, sizeof(float));
-    GM_ADDR emaDecay = mem.Scalar(b.emaDecay, sizeof(float));
-    GM_ADDR varsRef = mem.List(b.vars, numels, 0);
-    GM_ADDR msRef = mem.List(b.ms, numels, 0);
-    GM_ADDR vsRef = mem.List(b.vs, numels, 0);
-    GM_ADDR mAbsmaxesRef = mem.List(b.mAbsmaxes, blocks, 0);
-    GM_ADDR vAbsmaxesRef = mem.List(b.vAbsmaxes, blocks, 0);
-    GM_ADDR ssRef = mem.List(b.ss, numels, 0);
-    GM_ADDR copiesRef = mem.List(b.copies, numels, 0);
+    TwinLaunchMemory mem;
+    const auto list = [&](const void* const* entries, uint32_t elemBytes) {
+        return mem.List(entries, b.numels, b.tensorNum, elemBytes);
+    };
+    const auto scales = [&](const void* const* entries, uint32_t elemBytes) {
+        return mem.List(entries, blocks.data(), b.tensorNum, elemBytes);
+    };
+    GM_ADDR grads = list(b.grads, g);
+    GM_ADDR vars = list(b.vars, p);
+    GM_ADDR ms = list(b.ms, 1);
+    GM_ADDR vs = list(b.vs, 1);
+    GM_ADDR mAbsmaxes = scales(b.mAbsmaxes, 4);
+    GM_ADDR vAbsmaxes = scales(b.vAbsmaxes, 4);
+    GM_ADDR ss = list(b.ss, 4);
+    GM_ADDR copiesIn = list(b.copies, c);
+    GM_ADDR qmapM = mem.Tensor(b.qmapM, 256 * sizeof(float));
+    GM_ADDR qmapV = mem.Tensor(b.qmapV, 256 * sizeof(float));
+    GM_ADDR step = mem.Tensor(b.step, sizeof(int64_t));
+    GM_ADDR gradScale = mem.Tensor(b.gradScale, sizeof(float));
+    GM_ADDR foundInf = mem.Tensor(b.foundInf, sizeof(float));
+    GM_ADDR lr = mem.Tensor(b.lr, sizeof(float));
+    GM_ADDR emaDecay = mem.Tensor(b.emaDecay, sizeof(float));
+    GM_ADDR varsRef = list(b.vars, 0);
+    GM_ADDR msRef = list(b.ms, 0);
+    GM_ADDR vsRef = list(b.vs, 0);
+    GM_ADDR mAbsmaxesRef = scales(b.mAbsmaxes, 0);
+    GM_ADDR vAbsmaxesRef = scales(b.vAbsmaxes, 0);
+    GM_ADDR ssRef = list(b.ss, 0);
+    GM_ADDR copiesRef = list(b.copies, 0);
 
     ApplyFusedEmaAdam8bitListTilingData tilingData = tiling.data;  // the launch's own GM copy
-    twin::LaunchConfig cfg;
-    cfg.blockDim = tiling.blockDim;
-    cfg.tilingKey = tiling.tilingKey;
-    cfg.ubBytes = platform.ubSize;
-    cfg.threads = threads;
-    cfg.overflowMode = overflowMode;
-    cfg.gm = mem.TakeRegions();
-    cfg.gm.push_back({&tilingData, sizeof(tilingData)});
+    const twin::LaunchConfig cfg = mem.Config(tiling.blockDim, tiling.tilingKey, platform, threads,
+                                              overflowMode, &tilingData);
     return twin::Launch(&::apply_fused_ema_adam8bit_list, cfg, grads, vars, ms, vs, mAbsmaxes,
                         vAbsmaxes, ss, copiesIn, qmapM, qmapV, step, gradScale, foundInf, lr,
                         emaDecay, varsRef, ssRef, copiesRef, msRef, vsRef, mAbsmaxesRef,
-                        vAbsmaxesRef, nullptr, Gm(&tilingData));
+                        vAbsmaxesRef, nullptr, GmAddr(&tilingData));
 }
 
 }  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list

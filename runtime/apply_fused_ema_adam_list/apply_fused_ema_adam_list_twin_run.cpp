@@ -5,12 +5,9 @@
  */
 #include "apply_fused_ema_adam_list_twin_run.h"
 
-#include <deque>
 #include <stdexcept>
-#include <utility>
-#include <vector>
 
-#include "twin_list_launch.h"
+#include "twin_launch_memory.h"
 
 // The V2 entry: V1 is V2 without the lr/decay tensors (the same kernel, see
 // op_kernel/apply_fused_ema_adam_list/apply_fused_ema_adam_list_v2.cpp). The outputs in the
@@ -25,58 +22,6 @@ extern "C" void apply_fused_ema_adam_list_v2(GM_ADDR grads, GM_ADDR vars, GM_ADD
                                              GM_ADDR workspace, GM_ADDR tiling);
 
 namespace ascend_ema_adam::apply_fused_ema_adam_list {
-
-namespace {
-
-GM_ADDR Gm(const void* p)
-{
-    return reinterpret_cast<GM_ADDR>(const_cast<void*>(p));
-}
-
-/** The launch's GM: every tensor the lists point to, the list descriptors and the scalars. */
-class ListLaunchMemory {
-public:
-    explicit ListLaunchMemory(const ApplyFusedEmaAdamListBuffers& b) : b_(b) {}
-
-    /** Entry i of `list` as a 1-D tensor of numels[i] elements, encoded as CANN's launcher
-     *  writes a DYNAMIC input or output (kFramework layout); null: an absent list, which the
-     *  launcher passes as an empty list (the lone word 8). With `elemBytes` nonzero the tensors
-     *  become GM regions (once per tensor: an output list repeats its input list's tensors). */
-    GM_ADDR List(const void* const* list, uint32_t elemBytes)
-    {
-        std::vector<twin::ListEntry> entries;
-        if (list != nullptr) {
-            entries.reserve(b_.tensorNum);
-            for (uint32_t i = 0; i < b_.tensorNum; ++i) {
-                entries.push_back({list[i], {static_cast<int64_t>(b_.numels[i])}});
-                if (elemBytes != 0 && list[i] != nullptr && b_.numels[i] != 0) {
-                    regions_.push_back({list[i], b_.numels[i] * elemBytes});
-                }
-            }
-        }
-        lists_.push_back(twin::EncodeList(entries, twin::ListLayout::kFramework));
-        regions_.push_back(lists_.back().Region());
-        return lists_.back().Addr();
-    }
-
-    /** A one-element tensor of `bytes` bytes (null when absent). */
-    GM_ADDR Scalar(const void* p, size_t bytes)
-    {
-        if (p != nullptr) {
-            regions_.push_back({p, bytes});
-        }
-        return Gm(p);
-    }
-
-    std::vector<twin::GmRegion> TakeRegions() { return std::move(regions_); }
-
-private:
-    const ApplyFusedEmaAdamListBuffers& b_;
-    std::deque<twin::EncodedList> lists_;  // a deque: the kernel holds the descriptors' addresses
-    std::vector<twin::GmRegion> regions_;
-};
-
-}  // namespace
 
 twin::LaunchResult RunListOnTwin(const ListTilingResult& tiling, const Platform& platform,
                                  const ApplyFusedEmaAdamListBuffers& b, uint32_t threads,
@@ -101,40 +46,36 @@ twin::LaunchResult RunListOnTwin(const ListTilingResult& tiling, const Platform&
     const uint32_t s = DataTypeSize(d.state);
     const uint32_t g = DataTypeSize(d.grad);
     const uint32_t c = d.hasCopy ? DataTypeSize(d.copy) : 0U;
-    ListLaunchMemory mem(b);
+    TwinLaunchMemory mem;
+    const auto list = [&](const void* const* entries, uint32_t elemBytes) {
+        return mem.List(entries, b.numels, b.tensorNum, elemBytes);
+    };
     // Inputs and in-place outputs are separate descriptors of the same tensors, as on the device.
-    GM_ADDR grads = mem.List(b.grads, g);
-    GM_ADDR vars = mem.List(b.vars, p);
-    GM_ADDR ms = mem.List(b.ms, s);
-    GM_ADDR vs = mem.List(b.vs, s);
-    GM_ADDR ss = mem.List(b.ss, s);
-    GM_ADDR maxVsIn = mem.List(b.maxVs, s);
-    GM_ADDR copiesIn = mem.List(b.copies, c);
-    GM_ADDR step = mem.Scalar(b.step, sizeof(int64_t));
-    GM_ADDR gradScale = mem.Scalar(b.gradScale, sizeof(float));
-    GM_ADDR foundInf = mem.Scalar(b.foundInf, sizeof(float));
-    GM_ADDR lr = mem.Scalar(b.lr, sizeof(float));
-    GM_ADDR emaDecay = mem.Scalar(b.emaDecay, sizeof(float));
-    GM_ADDR varsRef = mem.List(b.vars, 0);
-    GM_ADDR msRef = mem.List(b.ms, 0);
-    GM_ADDR vsRef = mem.List(b.vs, 0);
-    GM_ADDR ssRef = mem.List(b.ss, 0);
-    GM_ADDR maxVsRef = mem.List(b.maxVs, 0);
-    GM_ADDR copiesRef = mem.List(b.copies, 0);
+    GM_ADDR grads = list(b.grads, g);
+    GM_ADDR vars = list(b.vars, p);
+    GM_ADDR ms = list(b.ms, s);
+    GM_ADDR vs = list(b.vs, s);
+    GM_ADDR ss = list(b.ss, s);
+    GM_ADDR maxVsIn = list(b.maxVs, s);
+    GM_ADDR copiesIn = list(b.copies, c);
+    GM_ADDR step = mem.Tensor(b.step, sizeof(int64_t));
+    GM_ADDR gradScale = mem.Tensor(b.gradScale, sizeof(float));
+    GM_ADDR foundInf = mem.Tensor(b.foundInf, sizeof(float));
+    GM_ADDR lr = mem.Tensor(b.lr, sizeof(float));
+    GM_ADDR emaDecay = mem.Tensor(b.emaDecay, sizeof(float));
+    GM_ADDR varsRef = list(b.vars, 0);
+    GM_ADDR msRef = list(b.ms, 0);
+    GM_ADDR vsRef = list(b.vs, 0);
+    GM_ADDR ssRef = list(b.ss, 0);
+    GM_ADDR maxVsRef = list(b.maxVs, 0);
+    GM_ADDR copiesRef = list(b.copies, 0);
 
     ApplyFusedEmaAdamListTilingData tilingData = tiling.data;  // the launch's own GM copy
-    twin::LaunchConfig cfg;
-    cfg.blockDim = tiling.blockDim;
-    cfg.tilingKey = tiling.tilingKey;
-    cfg.ubBytes = platform.ubSize;
-    cfg.threads = threads;
-    cfg.overflowMode = overflowMode;
-    cfg.gm = mem.TakeRegions();
-    cfg.gm.push_back({&tilingData, sizeof(tilingData)});
-
+    const twin::LaunchConfig cfg = mem.Config(tiling.blockDim, tiling.tilingKey, platform, threads,
+                                              overflowMode, &tilingData);
     return twin::Launch(&apply_fused_ema_adam_list_v2, cfg, grads, vars, ms, vs, ss, maxVsIn,
                         copiesIn, step, gradScale, foundInf, lr, emaDecay, varsRef, ssRef,
-                        maxVsRef, copiesRef, msRef, vsRef, nullptr, Gm(&tilingData));
+                        maxVsRef, copiesRef, msRef, vsRef, nullptr, GmAddr(&tilingData));
 }
 
 }  // namespace ascend_ema_adam::apply_fused_ema_adam_list
