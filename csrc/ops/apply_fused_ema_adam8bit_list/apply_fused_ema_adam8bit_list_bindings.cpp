@@ -30,7 +30,7 @@ using Scalar = NumberOrTensor;  // lr or the EMA decay
 /** Phase 1 of every launch of one call, kept for its phase 2s: the op's lists and tensors in
  *  CANN's order (an absent model_copies list empty; an empty ss: no EMA), lr and the decay each a
  *  number or a one-element tensor. */
-class Adam8bitListLaunch {
+class Adam8bitListLaunch : public PreparedLaunch<Adam8bitPreparedCall> {
 public:
     Adam8bitListLaunch(const Tensors& grads, const Tensors& vars, const Tensors& ms,
                        const Tensors& vs, const Tensors& mAbsmaxes, const Tensors& vAbsmaxes,
@@ -40,6 +40,7 @@ public:
                        const std::optional<at::Tensor>& foundInf, const Scalar& lr,
                        const Scalar& emaDecay
                            APPLY_FUSED_EMA_ADAM8BIT_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_PARAM))
+        : PreparedLaunch("Adam8bitListLaunch.run")
     {
         const ScalarArg lrArg = ToScalarArg(lr);
         const ScalarArg decayArg = ToScalarArg(emaDecay);
@@ -61,56 +62,28 @@ public:
                     "both phases each step)");
         prepared_ = std::make_unique<Adam8bitPreparedCall>(call, /*repeatable=*/true);
     }
-
-    /** `grads`: a list of tensors, borrowed (the list holds them during the call); the launch
-     *  runs without the GIL. */
-    bool Run(const py::list& grads, const at::Tensor& step, const Scalar& lr,
-             const Scalar& emaDecay, const std::optional<at::Tensor>& gradScale,
-             const std::optional<at::Tensor>& foundInf, bool heldChecked)
-    {
-        const BorrowedTensors borrowed = BorrowTensors(grads, "Adam8bitListLaunch.run");
-        const ScalarArg lrArg = ToScalarArg(lr);
-        const ScalarArg decayArg = ToScalarArg(emaDecay);
-        py::gil_scoped_release released;
-        return prepared_->RunAgain(borrowed, step, lrArg, decayArg, gradScale, foundInf,
-                                   heldChecked);
-    }
-
-    size_t Launches() const { return prepared_->Launches(); }
-
-private:
-    std::unique_ptr<Adam8bitPreparedCall> prepared_;
 };
 
 void Bind(py::module_& mod)
 {
-    py::class_<Adam8bitListLaunch>(
+    py::class_<Adam8bitListLaunch> cls(
         mod, "Adam8bitListLaunch",
         "apply_fused_ema_adam8bit_list_ on the CPU device with phase 1 done once: run() is "
-        "phase 2 only (CANN's repeatable executors).")
-        .def(py::init<const Tensors&, const Tensors&, const Tensors&, const Tensors&,
-                      const Tensors&, const Tensors&, const Tensors&, const Tensors&,
-                      const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                      const std::optional<at::Tensor>&, const std::optional<at::Tensor>&,
-                      const Scalar&, const Scalar&
-                      APPLY_FUSED_EMA_ADAM8BIT_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_TYPE)>(),
-             py::arg("grads"), py::arg("vars"), py::arg("ms"), py::arg("vs"),
-             py::arg("m_absmaxes"), py::arg("v_absmaxes"), py::arg("ss"),
-             py::arg("model_copies"), py::arg("qmap_m"), py::arg("qmap_v"), py::arg("step"),
-             py::arg("grad_scale"), py::arg("found_inf"), py::arg("lr"),
-             py::arg("ema_decay") APPLY_FUSED_EMA_ADAM8BIT_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_ARG),
-             "Validates the call as the op does and runs phase 1 of every launch (raises the "
-             "op's errors); writes nothing.")
-        .def("run", &Adam8bitListLaunch::Run, py::arg("grads"), py::arg("step"), py::arg("lr"),
-             py::arg("ema_decay"), py::arg("grad_scale"), py::arg("found_inf"),
-             py::arg("held_checked") = false,
-             "The update with these gradients, step, scale, flag, lr and decay, phase 2 only: "
-             "True once done; False, with nothing written, if anything phase 1 checked has "
-             "changed (then prepare a new Adam8bitListLaunch). held_checked: the caller has just "
-             "compared every tensor of the lists with what phase 1 saw "
-             "(_C.UpdatedStorages.in_place over them).")
-        .def_property_readonly("launches", &Adam8bitListLaunch::Launches,
-                               "Its launches: one per 256 entries.");
+        "phase 2 only (CANN's repeatable executors).");
+    cls.def(py::init<const Tensors&, const Tensors&, const Tensors&, const Tensors&,
+                     const Tensors&, const Tensors&, const Tensors&, const Tensors&,
+                     const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                     const std::optional<at::Tensor>&, const std::optional<at::Tensor>&,
+                     const Scalar&, const Scalar&
+                     APPLY_FUSED_EMA_ADAM8BIT_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_TYPE)>(),
+            py::arg("grads"), py::arg("vars"), py::arg("ms"), py::arg("vs"),
+            py::arg("m_absmaxes"), py::arg("v_absmaxes"), py::arg("ss"),
+            py::arg("model_copies"), py::arg("qmap_m"), py::arg("qmap_v"), py::arg("step"),
+            py::arg("grad_scale"), py::arg("found_inf"), py::arg("lr"),
+            py::arg("ema_decay") APPLY_FUSED_EMA_ADAM8BIT_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_ARG),
+            "Validates the call as the op does and runs phase 1 of every launch (raises the "
+            "op's errors); writes nothing.");
+    DefPreparedLaunchMethods(cls, "Adam8bitListLaunch", "every tensor of the lists");
 }
 
 }  // namespace

@@ -30,13 +30,14 @@ using Scalar = NumberOrTensor;  // lr or the EMA decay
 /** Phase 1 of every launch of one call, kept for its phase 2s: the op's arguments in CANN's order,
  *  lr and the decay each a number (written into a tensor it owns) or a one-element tensor
  *  (lr_tensor / ema_decay_tensor of the op). */
-class ListLaunch {
+class ListLaunch : public PreparedLaunch<RepeatedListCall> {
 public:
     ListLaunch(const Tensors& grads, const Tensors& vars, const Tensors& ms, const Tensors& vs,
                const Tensors& ss, const Tensors& maxVs, const Tensors& modelCopies,
                const at::Tensor& step, const std::optional<at::Tensor>& gradScale,
                const std::optional<at::Tensor>& foundInf, const Scalar& lr,
                const Scalar& emaDecay APPLY_FUSED_EMA_ADAM_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_PARAM))
+        : PreparedLaunch("ListLaunch.run")
     {
         const ScalarArg lrArg = ToScalarArg(lr);
         const ScalarArg decayArg = ToScalarArg(emaDecay);
@@ -58,53 +59,26 @@ public:
                     "; this build launches on the CPU device only (the NPU needs torch_npu)");
 #endif
     }
-
-    /** `grads`: a list of tensors, borrowed (the list holds them during the call); the launch
-     *  runs without the GIL. */
-    bool Run(const py::list& grads, const at::Tensor& step, const Scalar& lr,
-             const Scalar& emaDecay, const std::optional<at::Tensor>& gradScale,
-             const std::optional<at::Tensor>& foundInf, bool heldChecked)
-    {
-        const BorrowedTensors borrowed = BorrowTensors(grads, "ListLaunch.run");
-        const ScalarArg lrArg = ToScalarArg(lr);
-        const ScalarArg decayArg = ToScalarArg(emaDecay);
-        py::gil_scoped_release released;
-        return prepared_->RunAgain(borrowed, step, lrArg, decayArg, gradScale, foundInf,
-                                   heldChecked);
-    }
-
-    size_t Launches() const { return prepared_->Launches(); }
-
-private:
-    std::unique_ptr<RepeatedListCall> prepared_;
 };
 
 void Bind(py::module_& mod)
 {
-    py::class_<ListLaunch>(mod, "ListLaunch",
+    py::class_<ListLaunch> cls(mod, "ListLaunch",
                            "apply_fused_ema_adam_list_ on the CPU device with phase 1 done once: "
-                           "run() is phase 2 only (CANN's repeatable executors).")
-        .def(py::init<const Tensors&, const Tensors&, const Tensors&, const Tensors&,
-                      const Tensors&, const Tensors&, const Tensors&, const at::Tensor&,
-                      const std::optional<at::Tensor>&, const std::optional<at::Tensor>&,
-                      const Scalar&, const Scalar&
-                      APPLY_FUSED_EMA_ADAM_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_TYPE)>(),
-             py::arg("grads"), py::arg("vars"), py::arg("ms"), py::arg("vs"), py::arg("ss"),
-             py::arg("max_vs"), py::arg("model_copies"), py::arg("step"), py::arg("grad_scale"),
-             py::arg("found_inf"), py::arg("lr"),
-             py::arg("ema_decay") APPLY_FUSED_EMA_ADAM_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_ARG),
-             "Validates the call as the op does and runs phase 1 of every launch (raises the "
-             "op's errors); writes nothing.")
-        .def("run", &ListLaunch::Run, py::arg("grads"), py::arg("step"), py::arg("lr"),
-             py::arg("ema_decay"), py::arg("grad_scale"), py::arg("found_inf"),
-             py::arg("held_checked") = false,
-             "The update with these gradients, step, scale, flag, lr and decay, phase 2 only: "
-             "True once done; False, with nothing written, if anything phase 1 checked has "
-             "changed (then prepare a new ListLaunch). held_checked: the caller has just "
-             "compared every tensor the launch holds (parameters, state, model copies) with "
-             "what phase 1 saw (_C.UpdatedStorages.in_place over them).")
-        .def_property_readonly("launches", &ListLaunch::Launches,
-                               "Its launches: one per 256 entries.");
+                           "run() is phase 2 only (CANN's repeatable executors).");
+    cls.def(py::init<const Tensors&, const Tensors&, const Tensors&, const Tensors&,
+                     const Tensors&, const Tensors&, const Tensors&, const at::Tensor&,
+                     const std::optional<at::Tensor>&, const std::optional<at::Tensor>&,
+                     const Scalar&, const Scalar&
+                     APPLY_FUSED_EMA_ADAM_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_TYPE)>(),
+            py::arg("grads"), py::arg("vars"), py::arg("ms"), py::arg("vs"), py::arg("ss"),
+            py::arg("max_vs"), py::arg("model_copies"), py::arg("step"), py::arg("grad_scale"),
+            py::arg("found_inf"), py::arg("lr"),
+            py::arg("ema_decay") APPLY_FUSED_EMA_ADAM_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_ARG),
+            "Validates the call as the op does and runs phase 1 of every launch (raises the "
+            "op's errors); writes nothing.");
+    DefPreparedLaunchMethods(cls, "ListLaunch",
+                             "every tensor the launch holds (parameters, state, model copies)");
 }
 
 }  // namespace

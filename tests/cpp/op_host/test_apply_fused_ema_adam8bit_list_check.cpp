@@ -33,7 +33,7 @@ struct Call {
     bool placeholders[op8::kAdam8bitLists] = {};  // every tensor of the list [0]
     std::vector<int64_t> none{0};
     bool wholeCall = false;
-    std::vector<op8::Adam8bitEntryArg> lists[op8::kAdam8bitLists];
+    std::vector<op8::ListEntryArg> lists[op8::kAdam8bitLists];
     std::vector<int64_t> mapShape{256};
     std::vector<int64_t> one{1};
     int32_t stepDtype = kI64;
