@@ -87,34 +87,23 @@ def ema_adamw(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
                                          weight_decay)
     maximize = bool(maximize)
     moved: dict = {}  # (tensor id, device) -> the tensor there: copied once per call
-    for k, (device, indexes, step) in enumerate(launches):
-        lists = (grads, params, exp_avgs, exp_avg_sqs, ema_params,
-                 max_exp_avg_sqs if amsgrad else None, master_params)
-        if indexes is not None:  # (None, the usual case: every parameter in this launch)
-            pick = _picker(indexes)
-            lists = tuple(None if xs is None else pick(xs) for xs in lists)
-        grads_k, params_k, ms, vs, ss, max_vs, masters = lists
+    lists = (grads, params, exp_avgs, exp_avg_sqs, ema_params,
+             max_exp_avg_sqs if amsgrad else None, master_params)
+    for k, device, step, picked, scale, found in _each_launch(launches, lists, grad_scale,
+                                                               found_inf, moved):
+        grads_k, params_k, ms, vs, ss, max_vs, masters = picked
         max_vs = max_vs or []
-        masters = [] if masters is None else [m for m in masters if m is not None]
-        vars = masters or params_k
-        decay = (1.0 if ss is None  # (no EMA list: the decay is unused)
-                 else _on(ema_decay, device, moved) if isinstance(ema_decay, Tensor)
-                 else ema_decay)
-        scale = grad_scale if grad_scale is None or grad_scale.device == device else _on(
-            grad_scale, device, moved)
-        found = found_inf if found_inf is None or found_inf.device == device else _on(
-            found_inf, device, moved)
-        if step.device != device:
-            step = _on(step, device, moved)
+        vars, copies = _vars_and_copies(params_k, masters)
+        decay = _decay_on(ema_decay, ss, device, moved)
         if (prepared is not None and PREPARED_LAUNCHES and foreach is not False
                 and device.type in _PREPARED_DEVICES):
             _launch_prepared(prepared.launches, (k, ss is not None), grads_k, vars, ms, vs, ss,
-                             max_vs, params_k if masters else [], step, lr, decay, rest,
-                             maximize, scale, found, prepared_checked)
+                             max_vs, copies or [], step, lr, decay, rest, maximize, scale, found,
+                             prepared_checked)
             continue
         # only what is used: the op's defaults stay implicit
         extras = {key: value for key, value in (
-            ("max_vs", max_vs or None), ("model_copies", params_k if masters else None),
+            ("max_vs", max_vs or None), ("model_copies", copies),
             ("grad_scale", scale), ("found_inf", found), ("maximize", maximize or None))
             if value is not None}
         if foreach is not False:  # the group is one device and dtype already: no regrouping
@@ -131,8 +120,8 @@ def ema_adamw(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
                 one = dict(extras)
                 if max_vs:
                     one["max_vs"] = [max_vs[j]]
-                if masters:
-                    one["model_copies"] = [params_k[j]]
+                if copies:
+                    one["model_copies"] = [copies[j]]
                 apply_fused_ema_adam_list([grads_k[j]], [vars[j]], [ms[j]], [vs[j]],
                                           None if ss is None else [ss[j]], step, lr, decay,
                                           *rest, **one)
@@ -196,22 +185,15 @@ def ema_adamw8bit(params: list[Tensor], grads: list[Tensor], exp_avg_codes: list
                                          eps, decoupled_weight_decay, bias_correction,
                                          weight_decay)
     moved: dict = {}
-    for k, (device, indexes, step) in enumerate(launches):
-        lists = (grads, params, exp_avg_codes, exp_avg_sq_codes, exp_avg_absmaxes,
-                 exp_avg_sq_absmaxes, ema_params, master_params)
-        if indexes is not None:
-            pick = _picker(indexes)
-            lists = tuple(None if xs is None else pick(xs) for xs in lists)
-        grads_k, params_k, ms, vs, m_scales, v_scales, ss, masters = lists
-        masters = [] if masters is None else [m for m in masters if m is not None]
-        vars = masters or params_k
-        copies = params_k if masters else None
-        decay = (1.0 if ss is None else _on(ema_decay, device, moved)
-                 if isinstance(ema_decay, Tensor) else ema_decay)
+    lists = (grads, params, exp_avg_codes, exp_avg_sq_codes, exp_avg_absmaxes,
+             exp_avg_sq_absmaxes, ema_params, master_params)
+    for k, device, step_k, picked, scale, found in _each_launch(launches, lists, grad_scale,
+                                                                 found_inf, moved):
+        grads_k, params_k, ms, vs, m_scales, v_scales, ss, masters = picked
+        vars, copies = _vars_and_copies(params_k, masters)
+        decay = _decay_on(ema_decay, ss, device, moved)
         lr_k = _on(lr, device, moved) if isinstance(lr, Tensor) else lr
-        scalars = [None if t is None else _on(t, device, moved)
-                   for t in (grad_scale, found_inf, step, qmap_m, qmap_v)]
-        scale, found, step_k, q_m, q_v = scalars
+        q_m, q_v = _on(qmap_m, device, moved), _on(qmap_v, device, moved)
         if (prepared is not None and PREPARED_LAUNCHES and foreach is not False
                 and device.type == "cpu"):
             _launch_prepared8bit(prepared.launches, (k, ss is not None), grads_k, vars, ms, vs,
@@ -368,6 +350,35 @@ def _raise_length_error(count: int, *lists) -> None:
         if values is not None and len(values) != count:
             raise ValueError(f"ema_adamw: {count} parameters but {len(values)} {name}: one of "
                              f"each per parameter")
+
+
+def _each_launch(launches: list[tuple], lists: tuple, grad_scale: Tensor | None,
+                 found_inf: Tensor | None, moved: dict):
+    """Per launch of a call (``_launches_and_attrs``): its index, device and step, the entries of
+    ``lists`` it takes (a None list stays None), and GradScaler's tensors; every tensor on the
+    launch's device."""
+    for k, (device, indexes, step) in enumerate(launches):
+        picked = lists
+        if indexes is not None:  # (None, the usual case: every parameter in this launch)
+            pick = _picker(indexes)
+            picked = tuple(None if xs is None else pick(xs) for xs in lists)
+        yield (k, device, _on(step, device, moved), picked,
+               None if grad_scale is None else _on(grad_scale, device, moved),
+               None if found_inf is None else _on(found_inf, device, moved))
+
+
+def _vars_and_copies(params: list[Tensor], masters: list[Tensor | None] | None) -> tuple:
+    """A launch's updated weights and model copies: the fp32 master weights and the parameters
+    (their 16-bit copies) where masters are given, else the parameters and no copies (None)."""
+    masters = [] if masters is None else [m for m in masters if m is not None]
+    return (masters, params) if masters else (params, None)
+
+
+def _decay_on(ema_decay, ss: list[Tensor] | None, device: torch.device, moved: dict):
+    """The launch's EMA decay: on its device when a tensor, 1.0 (unused) without an EMA list."""
+    if ss is None:
+        return 1.0
+    return _on(ema_decay, device, moved) if isinstance(ema_decay, Tensor) else ema_decay
 
 
 def _picker(indexes: list[int]):
