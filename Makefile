@@ -53,7 +53,7 @@ test-prerequisites: cpp sanitize npu-check $(VENV)/.engines.stamp
 # The NPU-only sources compiled against the real torch_npu / op-plugin / ACL headers of the
 # torch-npu 2.13.0 wheel (downloaded and unpacked, never installed: without CANN an installed
 # torch_npu breaks `import torch`), and the ABI check: every torch_npu / op-plugin symbol they need
-# is exported by the x86_64 and aarch64 wheels (tools/npu_check.sh).
+# is exported by the x86_64 and aarch64 wheels (tools/npu_abi_check/run.sh).
 # Then op_host/*/cann/ against CANN's registration headers, when CANN_METADEF_DIR and
 # ASC_DEVKIT_DIR name checkouts of hicann/metadef and asc-devkit, and CANN's own op_build on our
 # OpDefs, built from those checkouts and hicann/asc-tools' project template (ASC_TOOLS_DIR): the
@@ -66,14 +66,15 @@ test-prerequisites: cpp sanitize npu-check $(VENV)/.engines.stamp
 # package built there with its NPU extension, our ops and FusedEmaAdamW on device="npu" tensors
 # bit-identical to the same calls on CPU tensors (tools/torch_npu_run/run.sh; SKIPPED likewise).
 npu-check: build/npu-check.stamp ascendc-check $(TORCH_NPU_STAMP)
-	@tools/cann_host_check.sh
-	@tools/cann_op_build.sh
+	@tools/cann_registration_check/run.sh
+	@tools/cann_op_build/run.sh
 	@tools/cann_host/run.sh
 	@tools/torch_npu_run/run.sh
-build/npu-check.stamp: $(TORCH_NPU_STAMP) $(VENV)/.python.stamp tools/npu_check.sh tools/npu_abi_check.py \
+build/npu-check.stamp: $(TORCH_NPU_STAMP) $(VENV)/.python.stamp tools/npu_abi_check/run.sh \
+                       tools/npu_abi_check/abi_check.py \
                        $(wildcard csrc/ops/*/*.cpp csrc/ops/*/*.h op_host/*/*.h op_host/*/*_signature.json \
-                                  tools/npu_abi_selftest/*)
-	tools/npu_check.sh $(TORCH_NPU) $(PY) $(BUILD)
+                                  tools/npu_abi_check/selftest/*)
+	tools/npu_abi_check/run.sh $(TORCH_NPU) $(PY) $(BUILD)
 	mkdir -p build && touch $@
 
 # The aarch64 hosts of Atlas A2/A3 (Kunpeng 920), not part of `make test` (it takes longer than
@@ -92,11 +93,11 @@ aarch64-check: $(VENV)/.python.stamp
 # headers, then computed through the real AscendC library over emulated intrinsics with a pipe-hazard checker,
 # bit-identical to the golden (beside CANN's own ApplyFusedEmaAdam kernel when CANN_OPS_NN_DIR names a
 # hicann/ops-nn work tree): needs work trees of mirror-cann/asc-devkit and hicann/asc-tools
-# (tools/ascendc_check); without them it is skipped, and says so.
+# (tools/ascendc_check/run.py); without them it is skipped, and says so.
 ASCENDC_CHECK_ARGS ?= --run --emulate
 ascendc-check: $(VENV)/.python.stamp
-	@if [ -n "$$ASC_DEVKIT_DIR" ] && [ -n "$$ASC_TOOLS_DIR" ]; then tools/ascendc_check $(ASCENDC_CHECK_ARGS); \
-	else echo "npu-check: AscendC kernel check SKIPPED: set ASC_DEVKIT_DIR and ASC_TOOLS_DIR (see tools/ascendc_check)"; fi
+	@if [ -n "$$ASC_DEVKIT_DIR" ] && [ -n "$$ASC_TOOLS_DIR" ]; then tools/ascendc_check/run.py $(ASCENDC_CHECK_ARGS); \
+	else echo "npu-check: AscendC kernel check SKIPPED: set ASC_DEVKIT_DIR and ASC_TOOLS_DIR (see tools/ascendc_check/run.py)"; fi
 
 check: python
 	$(PY) -m ascend_ema_adam check
@@ -152,15 +153,15 @@ $(ASAN_BUILD)/.stamp: $(VENV)/.requirements.stamp $(TORCH_NPU_STAMP) $(NATIVE_SO
 
 # Downloads the torch-npu 2.13.0 wheels for x86_64 and aarch64 (about 45 MB each, never installed;
 # kept in third_party/wheels/ for tools/torch_npu_run) and unpacks the headers and each library's
-# exported symbols (tools/unpack_torch_npu.py).
+# exported symbols (tools/npu_abi_check/unpack_torch_npu.py).
 third_party/torch_npu: $(TORCH_NPU_STAMP)
-$(TORCH_NPU_STAMP): tools/unpack_torch_npu.py | $(VENV)/.requirements.stamp
+$(TORCH_NPU_STAMP): tools/npu_abi_check/unpack_torch_npu.py | $(VENV)/.requirements.stamp
 	rm -rf $(TORCH_NPU)
 	mkdir -p third_party/wheels
 	for arch in x86_64 aarch64; do $(PY) -m pip download --quiet --disable-pip-version-check --no-deps \
 	    --only-binary=:all: --platform manylinux_2_28_$$arch --python-version 3.11 torch-npu==2.13.0 \
 	    -d third_party/wheels || exit 1; done
-	$(PY) tools/unpack_torch_npu.py third_party/wheels $(TORCH_NPU)
+	$(PY) tools/npu_abi_check/unpack_torch_npu.py third_party/wheels $(TORCH_NPU)
 	test -f $(TORCH_NPU)/include/third_party/acl/inc/acl/acl.h
 	touch $@
 

@@ -11,7 +11,7 @@ when the spec or this file changes. tests/python/test_op_signature.py imports it
 schemas written here and holds the OpDef JSONs, include/aclnnop/ and the Python functions to the
 spec. With --msopgen it writes OUT, the op descriptions msopgen reads: each op_host/<op>/cann/
 JSON (tensors and the OpDef's dtype columns) with its spec's attributes (op_host/common/cann/
-build.sh; tools/cann_op_build.sh holds op_build's ops-info to the same descriptions).
+build.sh; tools/cann_op_build/run.sh holds op_build's ops-info to the same descriptions).
 
 The spec (JSON):
     operator            the operator's folder name, which is the torch op's: "<op>_" (in place)

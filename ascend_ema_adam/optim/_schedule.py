@@ -23,7 +23,7 @@ results. The device backend is used only where there is no host value to use.
 
 Tested: ``tests/python/test_optim_mixed.py`` holds the backends equal bit for bit after
 narrowing to fp32 over thousands of counts. When the formula was unified,
-``tools/sweep_ema_schedule.py`` (320,160 cases: 240 schedules x 1,334 counts, tensor counters and
+``tools/ema_schedule_sweep/run.py`` (320,160 cases: 240 schedules x 1,334 counts, tensor counters and
 tensor decays) found the backends equal,
 the host value equal to v0.1.0's host copy of the formula exactly (float64) and the device value
 equal to v0.1.0's device copy (fp32 bits; every 4th case). These comparisons ran on the CPU; on

@@ -2,7 +2,7 @@
  * @file ascendc_api_values.h
  * @brief Enumerator values of the AscendC API that kernels may store or compare (TPosition::MAX as a count,
  *        RoundMode::UNKNOWN as "unset"), asserted at compile time. Included by tests/cpp/twin_rules_test.cpp
- *        (the CPU twin) and by tools/ascendc_check's self-test ok_api_values.cpp (the real asc-devkit
+ *        (the CPU twin) and by tools/ascendc_check/run.py's self-test ok_api_values.cpp (the real asc-devkit
  *        headers, dav-c220), so the twin keeps the device's numbers.
  */
 #ifndef ASCEND_EMA_ADAM_TESTS_ASCENDC_API_VALUES_H

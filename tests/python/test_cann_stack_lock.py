@@ -1,4 +1,4 @@
-"""tools/cann_stack_lock.sh: one run of CANN's host stack at a time per checkout.
+"""tools/common/cann_stack_lock.sh: one run of CANN's host stack at a time per checkout.
 
 A build of build/cann_host/ beside a running torch-npu case table laid the operator package out
 afresh under it, and torch_npu's task queue stopped the process (SIGABRT). The lock is exercised
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "tools" / "cann_stack_lock.sh"
+SCRIPT = ROOT / "tools" / "common" / "cann_stack_lock.sh"
 # Each script that writes build/cann_op_build/ or build/cann_host/, or runs cases from them.
-USERS = ("tools/cann_op_build.sh", "tools/cann_host/build.sh", "tools/cann_host/run.sh",
+USERS = ("tools/cann_op_build/run.sh", "tools/cann_host/build.sh", "tools/cann_host/run.sh",
          "tools/torch_npu_run/run.sh")
 
 if shutil.which("flock") is None:  # util-linux; every Debian has it
@@ -30,7 +30,7 @@ def checkout(tmp_path):
 
 
 def bash(checkout, body, **kw):
-    return subprocess.Popen(["bash", "-c", f"set -euo pipefail; source tools/cann_stack_lock.sh; {body}"],
+    return subprocess.Popen(["bash", "-c", f"set -euo pipefail; source tools/common/cann_stack_lock.sh; {body}"],
                             cwd=checkout, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, **kw)
 
@@ -50,7 +50,7 @@ def test_a_second_run_waits_until_the_first_ends(checkout):
 
 def test_a_script_called_by_the_holder_shares_its_lock(checkout):
     # run.sh holds it and calls build.sh, which locks too: that must not wait for its caller.
-    nested = bash(checkout, "cann_stack_lock outer; bash -c 'source tools/cann_stack_lock.sh; "
+    nested = bash(checkout, "cann_stack_lock outer; bash -c 'source tools/common/cann_stack_lock.sh; "
                             "cann_stack_lock inner; echo inner ran'")
     out, _ = nested.communicate(timeout=20)
     assert (nested.returncode, out.strip()) == (0, "inner ran")
@@ -74,7 +74,7 @@ def test_a_lock_held_elsewhere_does_not_count(checkout, tmp_path_factory):
 def test_every_user_of_the_stack_locks_before_it_writes(script):
     lines = (ROOT / script).read_text().splitlines()
     lock = [i for i, line in enumerate(lines) if re.match(r"source tools/cann_stack_lock\.sh; cann_stack_lock ", line)]
-    assert len(lock) == 1, f"{script} does not take tools/cann_stack_lock.sh's lock (exactly once)"
+    assert len(lock) == 1, f"{script} does not take tools/common/cann_stack_lock.sh's lock (exactly once)"
     writes = [i for i, line in enumerate(lines)
               if re.match(r'\s*(mkdir|rm -rf|cp |ln |cmake|ninja|tools/cann_host/build\.sh|"\$stage")', line)]
     assert writes and lock[0] < writes[0], f"{script} writes (line {writes[0] + 1}) before it takes the lock"

@@ -29,7 +29,7 @@ def _module(path: Path):
 
 
 gen = _module(ROOT / "cmake" / "gen_op_signature.py")
-decl_compare = _module(ROOT / "tools" / "aclnn_decl_compare.py")
+decl_compare = _module(ROOT / "tools" / "cann_op_build" / "aclnn_decl_compare.py")
 
 OPERATORS = sorted(p.name for p in (ROOT / "op_kernel").iterdir()
                    if p.is_dir() and p.name != "common")
@@ -98,7 +98,7 @@ def test_registered_ops_are_the_specs():
 def test_aclnn_headers_declare_the_spec(op):
     """include/aclnnop/aclnn_<op type>.h declares both functions of every CANN op type with the
     spec's parameters: types, names (CANN's naming: Ref, Optional) and order (the header is in
-    turn op_build's output on the OpDef: tools/cann_op_build.sh)."""
+    turn op_build's output on the OpDef: tools/cann_op_build/run.sh)."""
     sig = SPECS[op]
     for header, text in gen.aclnn_declarations(sig).items():
         ours = decl_compare.declarations(ROOT / "include" / "aclnnop" / header)
@@ -123,7 +123,7 @@ def _cann_json(sig, op_type):
 @pytest.mark.parametrize("op", sorted(SPECS))
 def test_op_build_jsons_are_the_spec(op):
     """Each OpDef's description as msopgen reads it (op_host/<op>/cann/<op type>.json with the
-    spec's attributes, merged by build.sh; tools/cann_op_build.sh holds op_build's ops-info of the
+    spec's attributes, merged by build.sh; tools/cann_op_build/run.sh holds op_build's ops-info of the
     OpDef to it): inputs in CANN's order with their parameter types, the written ones as
     outputs, the attributes with their types and CANN's defaults."""
     sig = SPECS[op]

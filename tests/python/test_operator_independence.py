@@ -1,4 +1,4 @@
-"""Operators independent by construction (tools/check_operator_independence.py): the repository
+"""Operators independent by construction (tools/operator_independence/run.py): the repository
 passes, and a copy of it with one include planted across operators, or from shared code into an
 operator, fails in every C++ layer, naming the file and the include."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CHECKER = ROOT / "tools" / "check_operator_independence.py"
+CHECKER = ROOT / "tools" / "operator_independence" / "run.py"
 TREES = ("op_kernel", "op_host", "runtime", "csrc", "twin", "tests/cpp", "include")
 
 

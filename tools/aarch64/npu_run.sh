@@ -38,7 +38,7 @@ toolchain=(-DCMAKE_TOOLCHAIN_FILE="$repo/cmake/aarch64-linux-gnu.cmake" -DCMAKE_
 export AEA_AARCH64_SYSROOT="$root"
 if [ ! -f "$repo/build/cann_op_build/out/aic-ascend910b-ops-info.ini" ]; then
     # op_build's output is the same for every CPU: made here as `make npu-check` makes it
-    tools/cann_op_build.sh > "$work/cann_op_build.log" 2>&1 ||
+    tools/cann_op_build/run.sh > "$work/cann_op_build.log" 2>&1 ||
         { tail -30 "$work/cann_op_build.log" >&2; die "NPU run: CANN's op_build failed (log: build/aarch64/cann_op_build.log)"; }
     say "CANN's op_build run first: $(tail -1 "$work/cann_op_build.log")"
 fi

@@ -195,7 +195,7 @@ done
 # The NPU-only sources compiled for aarch64 against each torch_npu of AARCH64_TORCH_NPU (its torch:
 # the version before any .post), with that torch's aarch64 headers (the row's site, or the headers
 # and libraries of its aarch64 wheel, which need not import), then the ABI check on those aarch64
-# objects (tools/npu_check.sh): every torch_npu / op-plugin / torch symbol they need is one the
+# objects (tools/npu_abi_check/run.sh): every torch_npu / op-plugin / torch symbol they need is one the
 # aarch64 (and x86_64) wheels export.
 npu_rows="${AARCH64_TORCH_NPU:-2.7.1.post11 2.13.0}"
 npu_summary=()
@@ -208,7 +208,7 @@ for npu in $npu_rows; do
             timed "$work/npu-download-$npu.log" "$host_python" -m pip download --quiet --disable-pip-version-check                 --no-deps --only-binary=:all: --platform "manylinux_2_28_$arch" --python-version 3.11                 "torch-npu==$npu" -d "$wheels"
     done
     unpacked="$work/npu-$npu/torch_npu"
-    [ -f "$unpacked/VERSION" ] || timed "$work/npu-unpack-$npu.log" "$host_python" tools/unpack_torch_npu.py "$wheels" "$unpacked"
+    [ -f "$unpacked/VERSION" ] || timed "$work/npu-unpack-$npu.log" "$host_python" tools/npu_abi_check/unpack_torch_npu.py "$wheels" "$unpacked"
     if [ -d "$work/site-torch-$npu_torch/torch/include" ]; then
         torch_dir="$work/site-torch-$npu_torch/torch"
     else  # the aarch64 torch wheel's headers and libraries, unpacked (never imported)
@@ -228,7 +228,7 @@ for npu in $npu_rows; do
     NPU_CHECK_TORCH_LIB="$torch_dir/lib" NPU_CHECK_PY_INC="$root/usr/include/python3.11" \
     NPU_CHECK_TORCH_MINOR="$(echo "$npu_torch" | cut -d. -f2)" NPU_CHECK_CXX11_ABI=1 \
     NPU_CHECK_HOST_PYTHON="$host_python" \
-        timed "$work/npu-check-$npu.log" tools/npu_check.sh "$unpacked" "$last_python" "$work/gcc12-torch-$last_torch" \
+        timed "$work/npu-check-$npu.log" tools/npu_abi_check/run.sh "$unpacked" "$last_python" "$work/gcc12-torch-$last_torch" \
             "$work/npu-check-$npu"
     npu_summary+=("$npu ($(grep -cE '^npu-check: csrc/' "$work/npu-check-$npu.log") sources, ABI check passed on the aarch64 objects)")
 done

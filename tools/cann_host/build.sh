@@ -7,7 +7,7 @@
 #   JOBS (default 2): parallel compile jobs
 #   CANN_HOST_WORK (default build/cann_host), CANN_HOST_ARCH (default x86_64) and
 #   CANN_HOST_CMAKE_ARGS (words added to the configure): a cross build's (tools/aarch64/run.sh)
-# Needs build/cann_op_build/out/ (tools/cann_op_build.sh: op_build's generated aclnn and ops-info).
+# Needs build/cann_op_build/out/ (tools/cann_op_build/run.sh: op_build's generated aclnn and ops-info).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo="$PWD"
@@ -15,7 +15,7 @@ repo="$PWD"
 # ---- Paths to this repository's sources: the one place to re-point them (CMakeLists.txt has
 # its own block for the sources it compiles). ---------------------------------------------------
 host_dir="$repo/tools/cann_host"
-op_build_out="$repo/build/cann_op_build/out"   # tools/cann_op_build.sh's output
+op_build_out="$repo/build/cann_op_build/out"   # tools/cann_op_build/run.sh's output
 work="${CANN_HOST_WORK:-$repo/build/cann_host}"
 arch="${CANN_HOST_ARCH:-x86_64}"
 read -ra cmake_extra <<< "${CANN_HOST_CMAKE_ARGS:-}"
@@ -33,12 +33,12 @@ for def in "$repo"/op_host/*/cann/*_def.cpp; do
   needed+=("$op_build_out/aclnn_$(basename "$def" _def.cpp).cpp")
 done
 for f in "${needed[@]}"; do
-  [[ -f "$f" ]] || die "FAILED: $f missing: tools/cann_op_build.sh runs first"
+  [[ -f "$f" ]] || die "FAILED: $f missing: tools/cann_op_build/run.sh runs first"
 done
 
-# One run of CANN's host stack at a time in this checkout (tools/cann_stack_lock.sh): run.sh
+# One run of CANN's host stack at a time in this checkout (tools/common/cann_stack_lock.sh): run.sh
 # holds it already.
-source tools/cann_stack_lock.sh; cann_stack_lock cann-host
+source tools/common/cann_stack_lock.sh; cann_stack_lock cann-host
 
 # Debian packages: cmake and ninja, protobuf (CANN's platform library; a cross build uses this
 # machine's protoc with the target root's headers), nlohmann-json (opbase). Installed when

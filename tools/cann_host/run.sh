@@ -3,7 +3,7 @@
 # individual-op executor (nnopbase), metadef (gert registry, exe_graph, OpDef) and CANN's platform
 # library, compiled from the snapshots; only the closed runtime is stood in for
 # (cann_runtime_standin.cpp, twin_device.cpp: our kernels run on the CPU twin from the argument
-# buffer opbase packs). Run by `make npu-check` after tools/cann_op_build.sh:
+# buffer opbase packs). Run by `make npu-check` after tools/cann_op_build/run.sh:
 #
 #   CANN_OPBASE_DIR=<hicann/opbase> CANN_RUNTIME_DIR=<hicann/runtime> CANN_METADEF_DIR=<metadef>
 #   ASC_DEVKIT_DIR=<asc-devkit> ASC_TOOLS_DIR=<asc-tools> tools/cann_host/run.sh
@@ -37,8 +37,8 @@ for required in "$CANN_OPBASE_DIR/src/nnopbase/individual_op/executor/indv_execu
 done
 
 # The build and the cases, one run at a time in this checkout: a build beside running cases
-# would lay the operator package out afresh under them (tools/cann_stack_lock.sh).
-source tools/cann_stack_lock.sh; cann_stack_lock cann-host
+# would lay the operator package out afresh under them (tools/common/cann_stack_lock.sh).
+source tools/common/cann_stack_lock.sh; cann_stack_lock cann-host
 start=$(date +%s)
 tools/cann_host/build.sh
 say "built in $(( $(date +%s) - start )) s (nnopbase, metadef, platform, generated aclnn, stand-ins;" \

@@ -16,7 +16,7 @@ For each row, in build/compat/<row>/ (kept between runs; each step logs to <step
   tests     the CPU Python suite (tests/python) against the installed package
   errors    tests/python/test_error_paths.py alone: our C++ errors reach Python as exceptions
   npu-abi   the torch_npu wheels of the row (x86_64 and aarch64, never installed) unpacked, the
-            NPU sources compiled against their headers and the ABI check (tools/npu_check.sh)
+            NPU sources compiled against their headers and the ABI check (tools/npu_abi_check/run.sh)
   npu-run   with the CANN snapshots (source /work/snap/env.sh): the real torch_npu of the row in a
             venv of its own, stand-in CANN libraries, the case table (tools/torch_npu_run/run.sh);
             SKIPPED without them
@@ -298,12 +298,12 @@ def step_npu_abi(row: Row, log: Path) -> str:
         staged.mkdir()
         for w in wheels.values():
             (staged / w.name).symlink_to(w)
-        if run([sys.executable, REPO / "tools" / "unpack_torch_npu.py", staged, unpacked], log,
+        if run([sys.executable, REPO / "tools" / "npu_abi_check" / "unpack_torch_npu.py", staged, unpacked], log,
                append=True) != 0:
             raise Fail(f"unpacking the wheels failed:\n{tail(log)}")
         stamp.write_text(names)
     env = dict(os.environ, PATH=f"{row.venv / 'bin'}:{os.environ['PATH']}")
-    status = run([REPO / "tools" / "npu_check.sh", unpacked, row.py, row.work / "build",
+    status = run([REPO / "tools" / "npu_abi_check" / "run.sh", unpacked, row.py, row.work / "build",
                   row.work / "npu_check"], log, env=env, append=True)
     text = log.read_text(errors="replace")
     if status != 0:
@@ -312,7 +312,7 @@ def step_npu_abi(row: Row, log: Path) -> str:
     needed = re.search(r"npu-abi-check: \d+ NPU object\(s\) need these symbol\(s\) of "
                        r"torch_npu / op-plugin, each exported by the wheels for (.*): (\d+)", text)
     if not compiled or not needed or "self-test ok" not in text:
-        raise Fail(f"unexpected output of tools/npu_check.sh:\n{tail(log)}")
+        raise Fail(f"unexpected output of tools/npu_abi_check/run.sh:\n{tail(log)}")
     return (f"{compiled[1]} NPU sources compile against {compiled[2]}'s headers; the "
             f"{needed[2]} torch_npu symbols they need are exported for {needed[1]}; the "
             "self-test is refused")
@@ -352,7 +352,7 @@ def step_npu_run(row: Row, log: Path) -> str:
     env = dict(os.environ, PATH=f"{row.venv / 'bin'}:{os.environ['PATH']}")
     # CANN's host stack (op_build's generated aclnn, opbase, metadef): shared with make npu-check,
     # independent of torch; cached.
-    for script in ("tools/cann_op_build.sh", "tools/cann_host/build.sh"):
+    for script in ("tools/cann_op_build/run.sh", "tools/cann_host/build.sh"):
         if run([REPO / script], log, env=env, append=True) != 0:
             raise Fail(f"{script} failed:\n{tail(log)}")
     env.update(TORCH_NPU_WHEEL=str(wheel), TORCH_NPU_WORK=str(row.work / "torch_npu_run"),

@@ -46,8 +46,8 @@ for v in CANN_OPBASE_DIR CANN_RUNTIME_DIR CANN_METADEF_DIR ASC_DEVKIT_DIR ASC_TO
   fi
 done
 # Our operator package comes from build/cann_host/: no build of it while the cases run
-# (tools/cann_stack_lock.sh; a package laid out afresh under torch_npu stops the process).
-source tools/cann_stack_lock.sh; cann_stack_lock torch-npu
+# (tools/common/cann_stack_lock.sh; a package laid out afresh under torch_npu stops the process).
+source tools/common/cann_stack_lock.sh; cann_stack_lock torch-npu
 cann_host="$repo/build/cann_host"
 [[ -f "$cann_host/cmake/libcust_opapi.so" && -f "$cann_host/cmake/libascendcl.so" ]] ||
   die "FAILED: CANN's host stack is not built: tools/cann_host/run.sh runs first"

@@ -1,7 +1,7 @@
 /**
  * @file kernel_operator_list_tensor_intf.h
  * @brief ListTensorDesc/TensorDesc under their upstream header name. As in asc-devkit, kernel_operator.h
- *        does not reach them: a list kernel includes this header (tools/ascendc_check proves the real
+ *        does not reach them: a list kernel includes this header (tools/ascendc_check/run.py proves the real
  *        library needs it; tests/cpp/CMakeLists.txt proves the twin does too). The twin's definitions
  *        live in twin_list_tensor.h.
  */

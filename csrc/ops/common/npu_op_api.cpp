@@ -2,7 +2,7 @@
  * @file npu_op_api.cpp
  * @brief CANN's op-API functions through torch_npu and the aclnn phases on the NPU (see the
  *        header). Built only with torch_npu; every torch_npu / op-plugin function called here is
- *        one the wheels export (tools/npu_abi_check.py).
+ *        one the wheels export (tools/npu_abi_check/abi_check.py).
  */
 #include "npu_op_api.h"
 

@@ -2,7 +2,7 @@
  * @file aea_apply_fused_ema_adam_def.cpp
  * @brief CANN registration of FusedEmaAdam as AeaApplyFusedEmaAdam: OpDef, tiling adapter,
  *        infershape. Built only inside a CANN custom-op project (see build.sh); type-checked
- *        against CANN's registration headers by tools/cann_host_check.sh.
+ *        against CANN's registration headers by tools/cann_registration_check/run.sh.
  *
  * The op type is this package's own, not CANN's ApplyFusedEmaAdam: a custom package's op wins
  * over CANN's built-in one of the same type, in op-plugin and in opbase, for every program in the

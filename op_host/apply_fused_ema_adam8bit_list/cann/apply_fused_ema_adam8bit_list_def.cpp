@@ -5,7 +5,7 @@
  *        (cann_list_common.h: reading the gert context, infershape). Kernel:
  *        op_kernel/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list.cpp. Built only
  *        inside a CANN custom-op project (op_host/common/cann/build.sh); type-checked against
- *        CANN's registration headers by tools/cann_host_check.sh.
+ *        CANN's registration headers by tools/cann_registration_check/run.sh.
  *
  * The tiling adapter reads every list from the gert context (instance counts, per-instance dtype
  * and storage shape), the maps, step and the optional scalar tensors and the attributes, refuses

@@ -5,7 +5,7 @@
  *        the tiling adapter and the OpDef, over what every list operator's registration shares
  *        (cann_list_common.h: reading the gert context, infershape). Built only inside a CANN
  *        custom-op project (see build.sh); type-checked against CANN's registration headers by
- *        tools/cann_host_check.sh.
+ *        tools/cann_registration_check/run.sh.
  *
  * The tiling adapter reads every list from the gert context (instance counts, per-instance dtype
  * and storage shape), the optional grad_scale/found_inf (V2: and lr_tensor/ema_decay_tensor) and

@@ -10,7 +10,7 @@
 # build_out/custom_opp_*.run.
 #
 # Two settings of the generated project are ours, applied below and checked by `make npu-check`
-# (tools/cann_op_build.sh builds op_host with the template's own command, as edited here):
+# (tools/cann_op_build/run.sh builds op_host with the template's own command, as edited here):
 #   - the C++ standard: the template compiles op_host with -std=c++11 (cmake/func.cmake's
 #     opbuild(), cmake/intf.cmake's intf_pub). op_host holds the C++17 validation and tiling the
 #     CPU path runs too (one source of truth), and CANN's registration headers compile as C++17,
@@ -19,7 +19,7 @@
 #   - the SoCs: every SoC the OpDefs advertise (AddConfig in op_host/<op>/cann/*_def.*) is built.
 #
 # `build.sh --stage <dir>` only lays the sources out in <dir>/op_host and <dir>/op_kernel as the
-# project expects them (tools/cann_op_build.sh stages CANN's op_build run this way).
+# project expects them (tools/cann_op_build/run.sh stages CANN's op_build run this way).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../../.." && pwd)"

@@ -4,7 +4,7 @@
  *        way: its node name for the log, the EMA-Adam attributes (indexes 0-7 of every operator's
  *        OpDef, in CANN's order; AddEmaAdamAttrs declares them), the platform (vector cores, UB, AscendC's system workspace),
  *        and the tiling data, written only after checking its capacity. Header-only: build.sh
- *        copies it beside each operator's registration; tools/cann_host_check.sh type-checks it.
+ *        copies it beside each operator's registration; tools/cann_registration_check/run.sh type-checks it.
  */
 #ifndef ASCEND_EMA_ADAM_CANN_TILING_COMMON_H
 #define ASCEND_EMA_ADAM_CANN_TILING_COMMON_H

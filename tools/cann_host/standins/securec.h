@@ -1,5 +1,5 @@
 /* Stand-in for libboundscheck's securec.h (no public repository carries it): the declarations
-   CANN's headers and sources call. The one copy: tools/cann_host_check.sh, tools/cann_op_build.sh
+   CANN's headers and sources call. The one copy: tools/cann_registration_check/run.sh, tools/cann_op_build/run.sh
    and tools/cann_host compile against it. */
 #ifndef CANN_HOST_SECUREC_H
 #define CANN_HOST_SECUREC_H
