@@ -166,7 +166,7 @@ $(TORCH_NPU_STAMP): tools/npu_abi_check/unpack_torch_npu.py | $(VENV)/.requireme
 	touch $@
 
 # The distributed training engines the integration tests run (ascend_ema_adam.integrations,
-# tests/python/test_integration_*.py): their extras of pyproject.toml (the engines' pins live
+# tests/python/integrations/test_integration_*.py): their extras of pyproject.toml (the engines' pins live
 # there), installed into .venv once, after torch and without build isolation (DeepSpeed builds
 # against the CPU torch installed), what they bring pinned by requirements-engines.txt. Only the
 # requirements: the package stays as `python` built it. megatron-core goes in without its declared

@@ -7,7 +7,7 @@ numbers: CANN's precision-standard thresholds and the limits of narrowing a doub
 :data:`LIST_DTYPES` is ApplyFusedEmaAdamList's dtype contract (golden's entry check, check's
 sweep, the optimizer's state layouts). The C++ layers have their own tables,
 ``op_host/common/data_type.h`` and the list op's check;
-``tests/python/test_apply_fused_ema_adam_tiling.py`` and ``tests/python/test_dtypes.py`` hold the
+``tests/python/host/test_apply_fused_ema_adam_tiling.py`` and ``tests/python/host/test_dtypes.py`` hold the
 two languages' tables equal through ``_twin``. torch is
 imported only by the functions that return torch objects.
 """

@@ -369,7 +369,7 @@ def bit_equal(a, b) -> bool:
 #: ATK's single_bm divides by |golden| + 1e-7; an output that cancels to almost zero then fails
 #: even when it is the correctly rounded golden itself (a fp16 result near 1e-6 is stored with an
 #: absolute step of 6e-8). Flooring the denominator at the dtype's small value judges such
-#: elements by absolute error instead. tests/python/test_golden.py shows both effects.
+#: elements by absolute error instead. tests/python/golden/test_golden.py shows both effects.
 SMALL_VALUE = {d.numpy: d.small_value for d in FLOAT_DTYPES}
 
 

@@ -39,7 +39,7 @@ Differences from the references, on purpose: bitsandbytes encodes by a binary se
 a one-code "sign fix"; torchao by a branchless binary search whose tie test
 ``x - q[k] >= (q[k+1] - q[k]) * 0.5`` rounds twice. Both can miss the nearest code by one;
 this operator's encode is exact (ties up, as torchao intends), and
-``tests/python/test_golden8bit.py`` lists every block element where torchao's choice differs
+``tests/python/golden/test_golden8bit.py`` lists every block element where torchao's choice differs
 and shows ours is the nearer one.
 """
 
@@ -84,7 +84,7 @@ def dynamic_map(signed: bool = True) -> np.ndarray:
     """bitsandbytes' ``create_dynamic_map(signed, max_exponent_bits=7, total_bits=8)`` (torchao's
     is the same function), fp32 [256], sorted: for exponents 10^-6 .. 10^0 the midpoints of a
     linspace(0.1, 1) of 2^i + 1 (signed, with their negatives) or 2^(i+1) + 1 (unsigned) points,
-    plus 0 and 1. Bit-identical to both libraries' tables (tests/python/test_golden8bit.py)."""
+    plus 0 and 1. Bit-identical to both libraries' tables (tests/python/golden/test_golden8bit.py)."""
     data = []
     for i in range(7):
         points = 2**i + 1 if signed else 2**(i + 1) + 1

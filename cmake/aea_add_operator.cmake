@@ -19,7 +19,7 @@
 # Headers are found by name, and privately: each of the operator's sources gets its own operator's
 # folders (aea_operator_includes: its layer's and the layers below) as source include directories;
 # the shared targets carry only the layers' common folders, so shared code sees no operator and an
-# operator no other operator (tests/python/test_operator_independence.py checks the includes
+# operator no other operator (tests/python/project/test_operator_independence.py checks the includes
 # themselves). aea_operator_<op>, an INTERFACE target with all of the operator's folders, is for
 # the operator's C++ tests.
 include(${CMAKE_CURRENT_LIST_DIR}/aea_options.cmake)

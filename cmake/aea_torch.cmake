@@ -84,7 +84,7 @@ target_link_libraries(aea_torch INTERFACE ${_aea_torch_libs})
 # of libstdc++'s own functions (from the toolchain torch is built with: std::ostringstream's
 # constructor, exception_ptr's reference counting, ...; 16 to 161 of them per library, torch 2.7.1
 # to 2.13). Listed after torch, the module's calls of those bind to torch's copies; first, to
-# libstdc++'s (issue 35; tests/python/test_error_paths.py checks every binding).
+# libstdc++'s (issue 35; tests/python/ops/test_error_paths.py checks every binding).
 target_link_options(aea_torch INTERFACE
                     "SHELL:-Wl,--push-state,--no-as-needed -lstdc++ -Wl,--pop-state")
 message(STATUS "ascend_ema_adam: torch ${AEA_TORCH_VERSION} in ${AEA_TORCH_LIB_DIR} "

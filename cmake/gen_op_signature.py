@@ -7,7 +7,7 @@
 writes HEADER (only when its text changes: an unchanged spec rebuilds nothing), the macros the
 operator's torch op, aclnn functions and bindings expand (docs/ARCHITECTURE.md, "One signature per
 operator"). cmake/aea_add_operator.cmake runs it when CMake configures, and CMake configures again
-when the spec or this file changes. tests/python/test_op_signature.py imports it: it pins the
+when the spec or this file changes. tests/python/host/test_op_signature.py imports it: it pins the
 schemas written here and holds the OpDef JSONs, include/aclnnop/ and the Python functions to the
 spec. With --msopgen it writes OUT, the op descriptions msopgen reads: each op_host/<op>/cann/
 JSON (tensors and the OpDef's dtype columns) with its spec's attributes (op_host/common/cann/

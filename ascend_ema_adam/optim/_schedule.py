@@ -21,7 +21,7 @@ of the float attribute. And ``torch.pow`` on an accelerator's tensors is not gua
 like the C library's ``pow``, so moving the host's computation to the device could change
 results. The device backend is used only where there is no host value to use.
 
-Tested: ``tests/python/test_optim_mixed.py`` holds the backends equal bit for bit after
+Tested: ``tests/python/optim/test_optim_mixed.py`` holds the backends equal bit for bit after
 narrowing to fp32 over thousands of counts. When the formula was unified,
 ``tools/ema_schedule_sweep/run.py`` (320,160 cases: 240 schedules x 1,334 counts, tensor counters and
 tensor decays) found the backends equal,

@@ -6,7 +6,7 @@
 // abort_<RULE>_<what>: a deliberately wrong kernel; must die with SIGABRT and "[<RULE>]" on stderr.
 // ok_<what>:           must exit 0; checks its own results and prints every mismatch.
 // bench_<what>:        prints timings (launch overhead, vector throughput); always exits 0.
-// tests/python/test_twin_rules.py runs every abort_ and ok_ case in its own process.
+// tests/python/kernel/test_twin_rules.py runs every abort_ and ok_ case in its own process.
 #include <atomic>
 #include <chrono>
 #include <cmath>

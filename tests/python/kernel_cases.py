@@ -5,6 +5,9 @@ on the instruction sets and CPUs below."""
 
 import os
 
+import ml_dtypes
+import numpy as np
+
 from ascend_ema_adam import golden, twin
 from ascend_ema_adam._dtypes import FLOAT_DTYPES
 from ascend_ema_adam.apps.check import OUTPUTS
@@ -39,3 +42,39 @@ def assert_cann_precision(actual, reference):
     for name, a, r in zip(OUTPUTS, actual, reference):
         p = golden.cann_precision(a, r)
         assert p.passed, f"{name}: {p}"
+
+
+# The list operator's entry dtype rows (parameter, state, gradient, model copy), shared by the
+# golden's and the native kernel's suites.
+BF16 = np.dtype(ml_dtypes.bfloat16)
+FP16 = np.dtype(np.float16)
+FP32 = np.dtype(np.float32)
+
+#: (P, S, G, C) combinations of the list operator's contract (C None: no model copy).
+ENTRY_DTYPES = [
+    (FP32, FP32, FP32, None),
+    (FP32, FP32, FP16, FP16), (FP32, FP32, FP32, FP16),
+    (FP32, FP32, BF16, BF16), (FP32, FP32, FP32, BF16),
+    (FP16, FP16, FP16, None), (FP16, FP16, FP32, None),
+    (FP16, FP32, FP16, None), (FP16, FP32, FP32, None),
+    (BF16, BF16, BF16, None), (BF16, BF16, FP32, None),
+    (BF16, FP32, BF16, None), (BF16, FP32, FP32, None),
+]
+ENTRY_IDS = ["-".join(golden.dtype_name(d) if d is not None else "nocopy" for d in c)
+             for c in ENTRY_DTYPES]
+
+
+def entry_inputs(rng, n, p, s, g, c, amsgrad):
+    """Optimizer-like tensors of one list entry in the given dtypes."""
+    sigma = 10.0 ** rng.uniform(-3.0, -1.0)
+    var = rng.normal(0.0, 0.05, n)
+    arrays = dict(
+        grad=rng.normal(0.0, sigma, n).astype(g), var=var.astype(p),
+        m=rng.normal(0.0, 0.3 * sigma, n).astype(s), v=(rng.normal(0.0, sigma, n) ** 2).astype(s),
+        s=(var + rng.normal(0.0, 0.005, n)).astype(s))
+    extra = {}
+    if amsgrad:
+        extra["max_v"] = (rng.normal(0.0, sigma, n) ** 2).astype(s)
+    if c is not None:
+        extra["copy"] = rng.normal(0.0, 0.05, n).astype(c)
+    return arrays, extra

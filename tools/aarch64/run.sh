@@ -53,16 +53,16 @@ timed() {  # timed LOG CMD...: runs CMD with its output in LOG, says how long it
 # every operator (golden, twin kernels, native kernels of every instruction set), the torch ops,
 # FusedEmaAdamW with fp32 and 8-bit state, checkpoints.
 PYTHON_SUBSET=(
-    tests/python/test_golden.py
-    tests/python/test_apply_fused_ema_adam_native.py
-    tests/python/test_apply_fused_ema_adam_list_native.py
-    tests/python/test_apply_fused_ema_adam8bit_list_native.py
-    tests/python/test_apply_fused_ema_adam8bit_list_kernel.py
-    tests/python/test_ops.py
-    tests/python/test_apply_fused_ema_adam8bit_list_op.py
-    tests/python/test_optim.py
-    tests/python/test_optim_8bit.py
-    tests/python/test_optim_checkpoint_compat.py
+    tests/python/golden/test_golden.py
+    tests/python/native/test_apply_fused_ema_adam_native.py
+    tests/python/native/test_apply_fused_ema_adam_list_native.py
+    tests/python/native/test_apply_fused_ema_adam8bit_list_native.py
+    tests/python/kernel/test_apply_fused_ema_adam8bit_list_kernel.py
+    tests/python/ops/test_ops.py
+    tests/python/ops/test_apply_fused_ema_adam8bit_list_op.py
+    tests/python/optim/test_optim.py
+    tests/python/optim/test_optim_8bit.py
+    tests/python/optim/test_optim_checkpoint_compat.py
 )
 
 # ---- 1. tools and the arm64 root ---------------------------------------------------------------

@@ -390,7 +390,7 @@ say "ops-info .ini for ${#socs[@]} SoCs: ${socs[*]}" \
 # those op_host/common/cann/build.sh builds, and every OpDef's inputs, outputs and attributes those
 # of its op description as build.sh gives it to msopgen (gen_op_signature.msopgen_description: the
 # op JSON's inputs and outputs, the spec's attributes): names, parameter types, dtype columns (one
-# kernel binary each), attribute types and defaults. tests/python/test_op_signature.py holds the
+# kernel binary each), attribute types and defaults. tests/python/host/test_op_signature.py holds the
 # JSONs' inputs and outputs to the operators' signatures, test_cann_op_json.py the list ops'
 # columns to ListOpDefColumns, and op_host.test_apply_fused_ema_adam_list_opdef those to CANN's
 # kernel selection.

@@ -14,7 +14,7 @@ For each row, in build/compat/<row>/ (kept between runs; each step logs to <step
   build     `pip install --no-build-isolation .` into that venv, as the README tells a user
             (build dir build/compat/<row>/build: a second run rebuilds what changed)
   tests     the CPU Python suite (tests/python) against the installed package
-  errors    tests/python/test_error_paths.py alone: our C++ errors reach Python as exceptions
+  errors    tests/python/ops/test_error_paths.py alone: our C++ errors reach Python as exceptions
   npu-abi   the torch_npu wheels of the row (x86_64 and aarch64, never installed) unpacked, the
             NPU sources compiled against their headers and the ABI check (tools/npu_abi_check/run.sh)
   npu-run   with the CANN snapshots (source /work/snap/env.sh): the real torch_npu of the row in a
@@ -258,7 +258,7 @@ def step_tests(row: Row, log: Path) -> str:
 
 
 def step_errors(row: Row, log: Path) -> str:
-    return run_pytest(row, log, ["tests/python/test_error_paths.py"])
+    return run_pytest(row, log, ["tests/python/ops/test_error_paths.py"])
 
 
 # ---- npu-abi: the NPU sources against the row's torch_npu headers, the ABI check ----------------

@@ -7,7 +7,7 @@
 //                        contiguous runs, queued steps in stream order, 8 threads at once
 //
 // Numbers are checked by comparing runs of this API with each other (bit for bit) and with the
-// inputs; tests/python/test_aclnn_ctypes.py holds the same API to the numpy golden.
+// inputs; tests/python/aclnn/test_aclnn_ctypes.py holds the same API to the numpy golden.
 #include <limits>
 #include <memory>
 #include <thread>

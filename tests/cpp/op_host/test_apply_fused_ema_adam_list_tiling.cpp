@@ -1,7 +1,7 @@
 // ComputeListTiling (op_host/apply_fused_ema_adam_list/apply_fused_ema_adam_list_tiling.h) as the CANN adapter and the CPU
 // runtime call it: the keys of the 13 dtype combinations and nothing else, launches without
 // elements, the balance of a 50257x768 embedding beside 768-element biases on a 910B2, and a
-// chunk that fits the UB for every combination and option. tests/python/test_apply_fused_ema_adam_list_tiling.py
+// chunk that fits the UB for every combination and option. tests/python/host/test_apply_fused_ema_adam_list_tiling.py
 // holds the random-list properties.
 #include <algorithm>
 #include <cstdint>

@@ -614,7 +614,7 @@ def test_installed_megatron_core_is_the_pinned_one():
         import tomli as tomllib
     from pathlib import Path
 
-    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    pyproject = Path(__file__).resolve().parents[3] / "pyproject.toml"
     extra = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]["megatron"]
     assert extra == [f"megatron-core=={version('megatron-core')}"]
 

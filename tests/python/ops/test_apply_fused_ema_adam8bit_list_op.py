@@ -18,7 +18,7 @@ from ascend_ema_adam._dtypes import LIST8BIT_DTYPES, to_numpy, to_torch
 from ascend_ema_adam.golden import Extras, Hyper
 from ascend_ema_adam.ops import apply_fused_ema_adam8bit_list
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 OP = torch.ops.ascend_ema_adam.apply_fused_ema_adam8bit_list_.default
 FUNCTIONAL = torch.ops.ascend_ema_adam.apply_fused_ema_adam8bit_list.default
 SIZES = [1, 17, 256, 257, 1000, 4 * 256 + 33]

@@ -9,7 +9,7 @@ the save, and the parameters and ``state_dict()`` after those steps. Gradients a
 drawn, so the continuation depends on nothing but the optimizer.
 
     git show c9801fc:ascend_ema_adam/optim.py > /tmp/optim_v0.1.0.py   # the v0.1.0 module
-    AEA_OPTIM_SOURCE=/tmp/optim_v0.1.0.py .venv/bin/python tests/python/data/make_optim_checkpoint.py
+    AEA_OPTIM_SOURCE=/tmp/optim_v0.1.0.py .venv/bin/python tests/python/optim/data/make_optim_checkpoint.py
 
 ``AEA_OPTIM_SOURCE`` loads that file as ``ascend_ema_adam.optim`` (the package of today is not
 imported); without it the installed optimizer writes the file.

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 BIN_DIR = Path(os.environ.get("AEA_CPP_BIN", REPO / "build" / "release" / "bin"))
 BINARIES = ("twin_rules_test", "twin_list_tensor_test")
 MISSING = "<missing>"

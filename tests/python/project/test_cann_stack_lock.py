@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "tools" / "common" / "cann_stack_lock.sh"
 # Each script that writes build/cann_op_build/ or build/cann_host/, or runs cases from them.
 USERS = ("tools/cann_op_build/run.sh", "tools/cann_host/build.sh", "tools/cann_host/run.sh",

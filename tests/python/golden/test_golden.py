@@ -7,6 +7,7 @@ import pytest
 
 from ascend_ema_adam import golden
 from ascend_ema_adam.golden import Hyper
+from kernel_cases import BF16, ENTRY_DTYPES, ENTRY_IDS, FP16, FP32, entry_inputs
 
 # CANN's documented aclnn example (op doc): five fp32 tensors holding x = 1..8, step 10,
 # lr 1e-3, ema_decay 0.5, weight decay 0.5, mode 1; expected values from a double golden.
@@ -118,39 +119,6 @@ def test_precision_nan_inf_positions():
 
 # ---------------------------------------------------------------------------------------------
 # The list operator's additions (golden.emulate_entry / reference_entry)
-
-BF16 = np.dtype(ml_dtypes.bfloat16)
-FP16 = np.dtype(np.float16)
-FP32 = np.dtype(np.float32)
-
-#: (P, S, G, C) combinations of the list operator's contract (C None: no model copy).
-ENTRY_DTYPES = [
-    (FP32, FP32, FP32, None),
-    (FP32, FP32, FP16, FP16), (FP32, FP32, FP32, FP16),
-    (FP32, FP32, BF16, BF16), (FP32, FP32, FP32, BF16),
-    (FP16, FP16, FP16, None), (FP16, FP16, FP32, None),
-    (FP16, FP32, FP16, None), (FP16, FP32, FP32, None),
-    (BF16, BF16, BF16, None), (BF16, BF16, FP32, None),
-    (BF16, FP32, BF16, None), (BF16, FP32, FP32, None),
-]
-ENTRY_IDS = ["-".join(golden.dtype_name(d) if d is not None else "nocopy" for d in c)
-             for c in ENTRY_DTYPES]
-
-
-def entry_inputs(rng, n, p, s, g, c, amsgrad):
-    """Optimizer-like tensors of one list entry in the given dtypes."""
-    sigma = 10.0 ** rng.uniform(-3.0, -1.0)
-    var = rng.normal(0.0, 0.05, n)
-    arrays = dict(
-        grad=rng.normal(0.0, sigma, n).astype(g), var=var.astype(p),
-        m=rng.normal(0.0, 0.3 * sigma, n).astype(s), v=(rng.normal(0.0, sigma, n) ** 2).astype(s),
-        s=(var + rng.normal(0.0, 0.005, n)).astype(s))
-    extra = {}
-    if amsgrad:
-        extra["max_v"] = (rng.normal(0.0, sigma, n) ** 2).astype(s)
-    if c is not None:
-        extra["copy"] = rng.normal(0.0, 0.05, n).astype(c)
-    return arrays, extra
 
 
 @pytest.mark.parametrize("combo", ENTRY_DTYPES, ids=ENTRY_IDS)

@@ -9,8 +9,7 @@ import itertools
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
-from test_golden import ENTRY_DTYPES, ENTRY_IDS, entry_inputs
-from kernel_cases import CPUS, ISAS
+from kernel_cases import CPUS, ENTRY_DTYPES, ENTRY_IDS, ISAS, entry_inputs
 
 from ascend_ema_adam import golden, twin
 from ascend_ema_adam.golden import Extras, Hyper

@@ -17,7 +17,7 @@ from ascend_ema_adam._dtypes import FLOAT_DTYPES, by_name, to_numpy
 from ascend_ema_adam.apps.check import random_inputs
 from ascend_ema_adam.ops import apply_fused_ema_adam_list
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
+REPO = pathlib.Path(__file__).resolve().parents[3]
 F32, F16, BF16 = (by_name(n).torch for n in ("float32", "float16", "bfloat16"))
 
 #: The schema of issue 10, verbatim, with issue 12's two keywords at the end (issue12_design).

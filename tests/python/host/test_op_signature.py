@@ -17,7 +17,7 @@ import torch
 
 from ascend_ema_adam import _C, _twin, golden, ops, twin
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _module(path: Path):

@@ -18,7 +18,7 @@ else:  # Python 3.10 (make compat's oldest row): the same parser from PyPI
 
 from ascend_ema_adam.apps import cli
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 NO_ISOLATION = "pip install --no-build-isolation ."
 
 

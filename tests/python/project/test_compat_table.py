@@ -10,7 +10,7 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10 (make compat's oldest row): tomli, which pytest itself needs there
     import tomli as tomllib
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 COLUMNS = ["row", "torch", "torch_npu", "Python", "CANN", "megatron-core", "DeepSpeed"]
 FIELDS = ["name", "torch", "torch_npu", "python", "cann", "megatron_core", "deepspeed"]
 

@@ -11,7 +11,7 @@ import pytest
 
 from ascend_ema_adam import _twin
 
-OP_HOST = Path(__file__).resolve().parents[2] / "op_host"
+OP_HOST = Path(__file__).resolve().parents[3] / "op_host"
 
 
 def cann_json(op: str) -> Path:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CHECKER = ROOT / "tools" / "operator_independence" / "run.py"
 TREES = ("op_kernel", "op_host", "runtime", "csrc", "twin", "tests/cpp", "include")
 
