@@ -71,8 +71,6 @@ struct Adam8bitKernelArgs {
     GM_ADDR modelCopiesRef;
 };
 
-using GmScalarReader = list_kernel::GmScalarReader<Adam8bitKernelArgs>;
-
 /** One moment's tables and per-chunk slots. */
 struct MomentSlots {
     LocalTensor<float> map;         // 256: the map (Gather source of the decode)
@@ -82,7 +80,8 @@ struct MomentSlots {
 };
 
 template <typename P, typename G, typename C>
-class KernelApplyFusedEmaAdam8bitList {
+class KernelApplyFusedEmaAdam8bitList
+    : list_kernel::ListKernelBase<ApplyFusedEmaAdam8bitListPosition> {
 public:
     __aicore__ inline KernelApplyFusedEmaAdam8bitList() {}
 
@@ -90,44 +89,17 @@ public:
     __aicore__ inline bool Init(const Adam8bitKernelArgs& args,
                                 const ApplyFusedEmaAdam8bitListTilingData& tiling, TPipe* pipe)
     {
-        core_ = static_cast<uint32_t>(GetBlockIdx());
-        if (core_ >= tiling.usedCoreNum) {
-            return false;
-        }
-        GmScalarReader read{args};
-        const LaunchScalars launch = LaunchPrologue(tiling, read);
-        if (launch.skip) {
+        if (!InitLaunch(args, tiling)) {
             return false;
         }
         pipe_ = pipe;
-        k_ = launch.k;
-        options_.maximize = tiling.maximize != 0U && tiling.hasGradScale == 0U;
-        options_.gradScale = tiling.hasGradScale != 0U;
-        options_.amsgrad = false;
-        options_.ema = tiling.hasEma != 0U;
         blocks_ = tiling.chunkBlocks;
         chunk_ = blocks_ * kAdam8bitBlock;
-        start_ = tiling.coreStart[core_];
-        end_ = tiling.coreStart[core_ + 1];
-
-        grads_.Init(args.grads);
-        vars_.Init(args.vars);
-        ms_.Init(args.ms);
-        vs_.Init(args.vs);
+        InitSharedLists(args, HAS_COPY);
         mAbsmaxes_.Init(args.mAbsmaxes);
         vAbsmaxes_.Init(args.vAbsmaxes);
-        varsOut_.Init(args.varsRef);
-        msOut_.Init(args.msRef);
-        vsOut_.Init(args.vsRef);
         mAbsmaxesOut_.Init(args.mAbsmaxesRef);
         vAbsmaxesOut_.Init(args.vAbsmaxesRef);
-        if (options_.ema) {
-            ss_.Init(args.ss);
-            ssOut_.Init(args.ssRef);
-        }
-        if constexpr (HAS_COPY) {
-            copiesOut_.Init(args.modelCopiesRef);
-        }
 
         InitLayout();
         pipe->InitBuffer(inQueue_, 1, inBytes_);
@@ -159,7 +131,7 @@ public:
         }
         if (options_.gradScale) {
             scale_ = slot(chunk_ * 4U).template ReinterpretCast<float>();
-            Duplicate(scale_, launch.gradDivisor, static_cast<int32_t>(chunk_));
+            Duplicate(scale_, gradDivisor_, static_cast<int32_t>(chunk_));
         }
         halves_ = slot(chunk_ * 2U).template ReinterpretCast<half>();
         mask_ = slot(chunk_ / 8U);
@@ -511,20 +483,10 @@ private:
     LocalTensor<float> divisor_;
     LocalTensor<float> zeros_;
 
-    ListTensorDesc grads_;
-    ListTensorDesc vars_;
-    ListTensorDesc ms_;
-    ListTensorDesc vs_;
     ListTensorDesc mAbsmaxes_;
     ListTensorDesc vAbsmaxes_;
-    ListTensorDesc ss_;
-    ListTensorDesc varsOut_;
-    ListTensorDesc msOut_;
-    ListTensorDesc vsOut_;
     ListTensorDesc mAbsmaxesOut_;
     ListTensorDesc vAbsmaxesOut_;
-    ListTensorDesc ssOut_;
-    ListTensorDesc copiesOut_;
 
     GlobalTensor<G> gradGm_;
     GlobalTensor<P> varGm_;
@@ -541,11 +503,6 @@ private:
     GlobalTensor<float> sOutGm_;
     GlobalTensor<CopyT> copyOutGm_;
 
-    UpdateScalars k_{};
-    UpdateOptions options_{};
-    ApplyFusedEmaAdam8bitListPosition start_{};
-    ApplyFusedEmaAdam8bitListPosition end_{};
-    uint32_t core_ = 0;
     uint32_t blocks_ = 0;
     uint32_t chunk_ = 0;
     uint32_t inBytes_ = 0;

@@ -34,7 +34,7 @@
  * The operator's dtype contract, the one table every layer reads: X(key, P, G, C) per tiling key
  * APPLY_FUSED_EMA_ADAM8BIT_LIST_KEY_<key>, with the dtypes as tokens FP32, FP16, BF16 (C: NONE
  * without model copies), in the order of the golden model's table (_dtypes.LIST8BIT_DTYPES,
- * held equal by tests/python/test_apply_fused_ema_adam8bit_list_native.py).
+ * held equal by tests/python/native/test_apply_fused_ema_adam8bit_list_native.py).
  */
 #define APPLY_FUSED_EMA_ADAM8BIT_LIST_KEYS(X)   \
     X(FP32_FP32, FP32, FP32, NONE)              \

@@ -81,8 +81,6 @@ struct ListKernelArgs {
     GM_ADDR modelCopiesRef;
 };
 
-using GmScalarReader = list_kernel::GmScalarReader<ListKernelArgs>;
-
 /**
  * One core's share of the list update. P: params (vars), S: state (m, v, s, max_v), G: grads,
  * C: model copies (NoModelCopy: none). Each slot of the queue buffers holds chunk elements of its
@@ -90,7 +88,7 @@ using GmScalarReader = list_kernel::GmScalarReader<ListKernelArgs>;
  * 32-byte block of the narrowest dtype.
  */
 template <typename P, typename S, typename G, typename C>
-class KernelApplyFusedEmaAdamList {
+class KernelApplyFusedEmaAdamList : list_kernel::ListKernelBase<ApplyFusedEmaAdamListPosition> {
 public:
     __aicore__ inline KernelApplyFusedEmaAdamList() {}
 
@@ -99,46 +97,16 @@ public:
     __aicore__ inline bool Init(const ListKernelArgs& args,
                                 const ApplyFusedEmaAdamListTilingData& tiling, TPipe* pipe)
     {
-        core_ = static_cast<uint32_t>(GetBlockIdx());
-        if (core_ >= tiling.usedCoreNum) {
+        if (!InitLaunch(args, tiling)) {
             return false;
         }
-        // The launch's one-element tensors are host- (or earlier-kernel-) written before launch,
-        // so plain scalar reads see them; found_inf first (NaN counts as nonzero).
-        GmScalarReader read{args};
-        const LaunchScalars launch = LaunchPrologue(tiling, read);
-        if (launch.skip) {
-            return false;
-        }
-        k_ = launch.k;
-        // With a grad scale, maximize rides on the divisor's sign (g / -scale is exactly the
-        // golden's (-g) / scale: one vector pass less); without one the update negates.
-        options_.maximize = tiling.maximize != 0U && tiling.hasGradScale == 0U;
-        options_.gradScale = tiling.hasGradScale != 0U;
         options_.amsgrad = tiling.amsgrad != 0U;
-        options_.ema = tiling.hasEma != 0U;
         align_ = tiling.alignElems;
         chunk_ = tiling.chunkLength;
-        start_ = tiling.coreStart[core_];
-        end_ = tiling.coreStart[core_ + 1];
-
-        grads_.Init(args.grads);
-        vars_.Init(args.vars);
-        ms_.Init(args.ms);
-        vs_.Init(args.vs);
-        varsOut_.Init(args.varsRef);
-        msOut_.Init(args.msRef);
-        vsOut_.Init(args.vsRef);
-        if (options_.ema) {
-            ss_.Init(args.ss);
-            ssOut_.Init(args.ssRef);
-        }
+        InitSharedLists(args, HAS_COPY);
         if (options_.amsgrad) {
             maxVs_.Init(args.maxVs);
             maxVsOut_.Init(args.maxVsRef);
-        }
-        if constexpr (HAS_COPY) {
-            copiesOut_.Init(args.modelCopiesRef);
         }
 
         InitLayout();
@@ -152,7 +120,7 @@ public:
         if (options_.gradScale) {
             pipe->InitBuffer(scaleBuf_, chunk_ * kBytes<float>);
             scale_ = scaleBuf_.template Get<float>();
-            Duplicate(scale_, launch.gradDivisor, static_cast<int32_t>(chunk_));
+            Duplicate(scale_, gradDivisor_, static_cast<int32_t>(chunk_));
         }
         return true;
     }
@@ -369,18 +337,8 @@ private:
     LocalTensor<float> work_;
     LocalTensor<float> scale_;
 
-    ListTensorDesc grads_;
-    ListTensorDesc vars_;
-    ListTensorDesc ms_;
-    ListTensorDesc vs_;
-    ListTensorDesc ss_;
     ListTensorDesc maxVs_;
-    ListTensorDesc varsOut_;
-    ListTensorDesc msOut_;
-    ListTensorDesc vsOut_;
-    ListTensorDesc ssOut_;
     ListTensorDesc maxVsOut_;
-    ListTensorDesc copiesOut_;
 
     GlobalTensor<G> gradGm_;
     GlobalTensor<P> varGm_;
@@ -395,11 +353,6 @@ private:
     GlobalTensor<S> maxVOutGm_;
     GlobalTensor<CopyT> copyOutGm_;
 
-    UpdateScalars k_{};
-    UpdateOptions options_{};
-    ApplyFusedEmaAdamListPosition start_{};
-    ApplyFusedEmaAdamListPosition end_{};
-    uint32_t core_ = 0;
     uint32_t align_ = 0;
     uint32_t chunk_ = 0;
     uint32_t workSlots_ = 0;
