@@ -6,6 +6,7 @@
 
 #include "apply_fused_ema_adam8bit_list_codebook.h"
 #include "apply_fused_ema_adam8bit_list_tiling.h"
+#include "list_launch_flags.h"
 
 #include <algorithm>
 
@@ -21,12 +22,7 @@ Adam8bitTilingResult ComputeAdam8bitListTiling(const std::vector<uint64_t>& nume
     r.tilingKey = Adam8bitTilingKeyOf(dtypes);
     ApplyFusedEmaAdam8bitListTilingData& t = r.data;
     t.hyper = HyperParamsOf(attrs);
-    t.maximize = options.maximize ? 1U : 0U;
-    t.hasGradScale = options.gradScale ? 1U : 0U;
-    t.hasFoundInf = options.foundInf ? 1U : 0U;
-    t.hasEma = options.ema ? 1U : 0U;
-    t.hasLrTensor = options.lrTensor ? 1U : 0U;
-    t.hasEmaDecayTensor = options.emaDecayTensor ? 1U : 0U;
+    SetListLaunchFlags(t, options, options.maximize);
     t.tensorNum = static_cast<uint32_t>(numels.size());
     t.bufferNum = 1;
 

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "apply_fused_ema_adam_list_tiling_key.h"
+#include "list_launch_flags.h"
 #include "kernel_scalar_host.h"  // before the kernel's scalar code: defines __aicore__ away
 #include "apply_fused_ema_adam_list_range.h"  // ListTensorStop, ListTensorRange
 
@@ -132,13 +133,8 @@ ListTilingResult ComputeListTiling(const std::vector<uint64_t>& numels, const Li
     r.tilingKey = ListTilingKeyOf(dtypes);
     r.dtypes = dtypes;
     t.hyper = HyperParamsOf(attrs);
-    t.maximize = attrs.maximize ? 1U : 0U;
+    SetListLaunchFlags(t, options, attrs.maximize);
     t.amsgrad = options.amsgrad ? 1U : 0U;
-    t.hasGradScale = options.gradScale ? 1U : 0U;
-    t.hasFoundInf = options.foundInf ? 1U : 0U;
-    t.hasEma = options.ema ? 1U : 0U;
-    t.hasLrTensor = options.lrTensor ? 1U : 0U;
-    t.hasEmaDecayTensor = options.emaDecayTensor ? 1U : 0U;
     t.tensorNum = static_cast<uint32_t>(numels.size());
     t.alignElems = AlignElems(dtypes);
     t.bufferNum = kBufferNum;

@@ -36,15 +36,7 @@
 namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
 
 using namespace AscendC;
-using list_kernel::Conditional;
-using list_kernel::EntryNumel;
-using list_kernel::kBytes;
-using list_kernel::kIsFp32;
-using list_kernel::LoadSlot;
-using list_kernel::NoModelCopy;
-using list_kernel::SameType;
-using list_kernel::Slot;
-using list_kernel::StoreSlot;
+using namespace list_kernel;  // the list kernels' shared part (ema_adam_list_kernel.h)
 
 /** The kernel's GM arguments (CANN's order: inputs, in-place outputs). */
 struct Adam8bitKernelArgs {
@@ -81,7 +73,7 @@ struct MomentSlots {
 
 template <typename P, typename G, typename C>
 class KernelApplyFusedEmaAdam8bitList
-    : list_kernel::ListKernelBase<ApplyFusedEmaAdam8bitListPosition> {
+    : ListKernelBase<ApplyFusedEmaAdam8bitListPosition> {
 public:
     __aicore__ inline KernelApplyFusedEmaAdam8bitList() {}
 

@@ -49,15 +49,7 @@
 namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
 using namespace AscendC;
-using list_kernel::Conditional;
-using list_kernel::EntryNumel;
-using list_kernel::kBytes;
-using list_kernel::kIsFp32;
-using list_kernel::LoadSlot;
-using list_kernel::NoModelCopy;
-using list_kernel::SameType;
-using list_kernel::Slot;
-using list_kernel::StoreSlot;
+using namespace list_kernel;  // the list kernels' shared part (ema_adam_list_kernel.h)
 
 /** The kernel's GM arguments (CANN's order: inputs, in-place outputs). A list argument is the
  *  GM address of its descriptor; absent optional lists and tensors may be null or empty lists. */
@@ -88,7 +80,7 @@ struct ListKernelArgs {
  * 32-byte block of the narrowest dtype.
  */
 template <typename P, typename S, typename G, typename C>
-class KernelApplyFusedEmaAdamList : list_kernel::ListKernelBase<ApplyFusedEmaAdamListPosition> {
+class KernelApplyFusedEmaAdamList : ListKernelBase<ApplyFusedEmaAdamListPosition> {
 public:
     __aicore__ inline KernelApplyFusedEmaAdamList() {}
 
