@@ -24,8 +24,8 @@ if shutil.which("flock") is None:  # util-linux; every Debian has it
 
 @pytest.fixture
 def checkout(tmp_path):
-    (tmp_path / "tools").mkdir()
-    shutil.copy(SCRIPT, tmp_path / "tools")
+    (tmp_path / "tools" / "common").mkdir(parents=True)
+    shutil.copy(SCRIPT, tmp_path / "tools" / "common")
     return tmp_path
 
 
@@ -59,8 +59,8 @@ def test_a_script_called_by_the_holder_shares_its_lock(checkout):
 def test_a_lock_held_elsewhere_does_not_count(checkout, tmp_path_factory):
     # Another checkout's lock (its AEA_CANN_STACK_LOCK inherited) must not let this one through.
     other = tmp_path_factory.mktemp("other")
-    (other / "tools").mkdir()
-    shutil.copy(SCRIPT, other / "tools")
+    (other / "tools" / "common").mkdir(parents=True)
+    shutil.copy(SCRIPT, other / "tools" / "common")
     first = bash(checkout, "cann_stack_lock first; echo held; read -r _")
     assert first.stdout.readline().strip() == "held"
     second = bash(checkout, "cann_stack_lock second; echo got",
@@ -73,7 +73,7 @@ def test_a_lock_held_elsewhere_does_not_count(checkout, tmp_path_factory):
 @pytest.mark.parametrize("script", USERS)
 def test_every_user_of_the_stack_locks_before_it_writes(script):
     lines = (ROOT / script).read_text().splitlines()
-    lock = [i for i, line in enumerate(lines) if re.match(r"source tools/cann_stack_lock\.sh; cann_stack_lock ", line)]
+    lock = [i for i, line in enumerate(lines) if re.match(r"source tools/common/cann_stack_lock\.sh; cann_stack_lock ", line)]
     assert len(lock) == 1, f"{script} does not take tools/common/cann_stack_lock.sh's lock (exactly once)"
     writes = [i for i, line in enumerate(lines)
               if re.match(r'\s*(mkdir|rm -rf|cp |ln |cmake|ninja|tools/cann_host/build\.sh|"\$stage")', line)]
