@@ -37,7 +37,7 @@ export NPU_CHECK_CXX="$cxx"
 # the package build, op_host/<op>, op_kernel/<op>; none for a shared source), then torch and
 # torch_npu.
 flags=(-std=c++20 -O2 -fPIC -Wall -Werror=return-type -D_GLIBCXX_USE_CXX11_ABI="$cxx11_abi"
-       -DCURRENT_VERSION=V2R"$torch_minor" -DAEA_WITH_NPU=1 -I csrc/ops/common
+       -DCURRENT_VERSION=V2R"$torch_minor" -DAEA_WITH_NPU=1 -I csrc/ops/common -I csrc/common
        -I "$npu_inc/third_party/acl/inc" -I include -I op_host/common -I op_kernel/common)
 system=(-isystem "$py_inc" -isystem "$npu_inc" -isystem "$npu_inc/third_party/op-plugin"
         -isystem "$npu_inc/third_party/hccl/inc")
@@ -76,6 +76,7 @@ echo "npu-check: ${#sources[@]} NPU source(s) compile against torch-npu $npu_ver
 
 # The rest of _C, as the package build made it: its definitions count as the extension's own.
 ours=("$package_build"/csrc/CMakeFiles/_C.dir/ops/*.o "$package_build"/csrc/CMakeFiles/_C.dir/ops/*/*.o
+      "$package_build"/csrc/CMakeFiles/_C.dir/common/*.o
       "$package_build"/op_host/libaea_tiling.a)
 "${NPU_CHECK_HOST_PYTHON:-$python}" tools/npu_abi_check/abi_check.py --objects "${objects[@]}" --ours "${ours[@]}" --torch-lib "$torch_lib" \
   --wheel "x86_64=$npu/symbols/x86_64" --wheel "aarch64=$npu/symbols/aarch64" \

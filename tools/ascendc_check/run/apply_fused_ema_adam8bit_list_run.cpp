@@ -10,7 +10,7 @@
 // and every output written exactly once per element (grads read; vars, the codes and the EMA read and written; the
 // scales written: their old values are scalar reads; model copies written); each core exactly its blocks of the
 // host's split; with found_inf set (1 and NaN) no copy at all. The numbers are --emulate's (and the twin tests').
-// ascendc-check: run-sources op_host/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list_tiling.cpp op_host/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list_check.cpp op_host/common/platform.cpp op_host/common/ema_adam_attrs.cpp op_host/common/validation.cpp
+// ascendc-check: run-sources op_host/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list_tiling.cpp op_host/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list_check.cpp op_host/common/list_validation.cpp op_host/common/platform.cpp op_host/common/ema_adam_attrs.cpp op_host/common/validation.cpp
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
