@@ -45,21 +45,18 @@ twin::LaunchResult RunAdam8bitListOnTwin(const Adam8bitTilingResult& tiling,
     const uint32_t g = DataTypeSize(d.grad);
     const uint32_t p = DataTypeSize(d.param);
     const uint32_t c = d.hasCopy ? DataTypeSize(d.copy) : 0U;
-    TwinLaunchMemory mem;
-    const auto list = [&](const void* const* entries, uint32_t elemBytes) {
-        return mem.List(entries, b.numels, b.tensorNum, elemBytes);
-    };
+    TwinLaunchMemory mem(b.numels, b.tensorNum);
     const auto scales = [&](const void* const* entries, uint32_t elemBytes) {
         return mem.List(entries, blocks.data(), b.tensorNum, elemBytes);
     };
-    GM_ADDR grads = list(b.grads, g);
-    GM_ADDR vars = list(b.vars, p);
-    GM_ADDR ms = list(b.ms, 1);
-    GM_ADDR vs = list(b.vs, 1);
+    GM_ADDR grads = mem.List(b.grads, g);
+    GM_ADDR vars = mem.List(b.vars, p);
+    GM_ADDR ms = mem.List(b.ms, 1);
+    GM_ADDR vs = mem.List(b.vs, 1);
     GM_ADDR mAbsmaxes = scales(b.mAbsmaxes, 4);
     GM_ADDR vAbsmaxes = scales(b.vAbsmaxes, 4);
-    GM_ADDR ss = list(b.ss, 4);
-    GM_ADDR copiesIn = list(b.copies, c);
+    GM_ADDR ss = mem.List(b.ss, 4);
+    GM_ADDR copiesIn = mem.List(b.copies, c);
     GM_ADDR qmapM = mem.Tensor(b.qmapM, 256 * sizeof(float));
     GM_ADDR qmapV = mem.Tensor(b.qmapV, 256 * sizeof(float));
     GM_ADDR step = mem.Tensor(b.step, sizeof(int64_t));
@@ -67,13 +64,13 @@ twin::LaunchResult RunAdam8bitListOnTwin(const Adam8bitTilingResult& tiling,
     GM_ADDR foundInf = mem.Tensor(b.foundInf, sizeof(float));
     GM_ADDR lr = mem.Tensor(b.lr, sizeof(float));
     GM_ADDR emaDecay = mem.Tensor(b.emaDecay, sizeof(float));
-    GM_ADDR varsRef = list(b.vars, 0);
-    GM_ADDR msRef = list(b.ms, 0);
-    GM_ADDR vsRef = list(b.vs, 0);
+    GM_ADDR varsRef = mem.List(b.vars, 0);
+    GM_ADDR msRef = mem.List(b.ms, 0);
+    GM_ADDR vsRef = mem.List(b.vs, 0);
     GM_ADDR mAbsmaxesRef = scales(b.mAbsmaxes, 0);
     GM_ADDR vAbsmaxesRef = scales(b.vAbsmaxes, 0);
-    GM_ADDR ssRef = list(b.ss, 0);
-    GM_ADDR copiesRef = list(b.copies, 0);
+    GM_ADDR ssRef = mem.List(b.ss, 0);
+    GM_ADDR copiesRef = mem.List(b.copies, 0);
 
     ApplyFusedEmaAdam8bitListTilingData tilingData = tiling.data;  // the launch's own GM copy
     const twin::LaunchConfig cfg = mem.Config(tiling.blockDim, tiling.tilingKey, platform, threads,

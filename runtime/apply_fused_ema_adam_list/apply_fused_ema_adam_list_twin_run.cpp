@@ -46,29 +46,26 @@ twin::LaunchResult RunListOnTwin(const ListTilingResult& tiling, const Platform&
     const uint32_t s = DataTypeSize(d.state);
     const uint32_t g = DataTypeSize(d.grad);
     const uint32_t c = d.hasCopy ? DataTypeSize(d.copy) : 0U;
-    TwinLaunchMemory mem;
-    const auto list = [&](const void* const* entries, uint32_t elemBytes) {
-        return mem.List(entries, b.numels, b.tensorNum, elemBytes);
-    };
+    TwinLaunchMemory mem(b.numels, b.tensorNum);
     // Inputs and in-place outputs are separate descriptors of the same tensors, as on the device.
-    GM_ADDR grads = list(b.grads, g);
-    GM_ADDR vars = list(b.vars, p);
-    GM_ADDR ms = list(b.ms, s);
-    GM_ADDR vs = list(b.vs, s);
-    GM_ADDR ss = list(b.ss, s);
-    GM_ADDR maxVsIn = list(b.maxVs, s);
-    GM_ADDR copiesIn = list(b.copies, c);
+    GM_ADDR grads = mem.List(b.grads, g);
+    GM_ADDR vars = mem.List(b.vars, p);
+    GM_ADDR ms = mem.List(b.ms, s);
+    GM_ADDR vs = mem.List(b.vs, s);
+    GM_ADDR ss = mem.List(b.ss, s);
+    GM_ADDR maxVsIn = mem.List(b.maxVs, s);
+    GM_ADDR copiesIn = mem.List(b.copies, c);
     GM_ADDR step = mem.Tensor(b.step, sizeof(int64_t));
     GM_ADDR gradScale = mem.Tensor(b.gradScale, sizeof(float));
     GM_ADDR foundInf = mem.Tensor(b.foundInf, sizeof(float));
     GM_ADDR lr = mem.Tensor(b.lr, sizeof(float));
     GM_ADDR emaDecay = mem.Tensor(b.emaDecay, sizeof(float));
-    GM_ADDR varsRef = list(b.vars, 0);
-    GM_ADDR msRef = list(b.ms, 0);
-    GM_ADDR vsRef = list(b.vs, 0);
-    GM_ADDR ssRef = list(b.ss, 0);
-    GM_ADDR maxVsRef = list(b.maxVs, 0);
-    GM_ADDR copiesRef = list(b.copies, 0);
+    GM_ADDR varsRef = mem.List(b.vars, 0);
+    GM_ADDR msRef = mem.List(b.ms, 0);
+    GM_ADDR vsRef = mem.List(b.vs, 0);
+    GM_ADDR ssRef = mem.List(b.ss, 0);
+    GM_ADDR maxVsRef = mem.List(b.maxVs, 0);
+    GM_ADDR copiesRef = mem.List(b.copies, 0);
 
     ApplyFusedEmaAdamListTilingData tilingData = tiling.data;  // the launch's own GM copy
     const twin::LaunchConfig cfg = mem.Config(tiling.blockDim, tiling.tilingKey, platform, threads,

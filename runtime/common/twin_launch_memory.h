@@ -29,6 +29,18 @@ inline GM_ADDR GmAddr(const void* p)
 /** The GM of one launch on the twin. */
 class TwinLaunchMemory {
 public:
+    /** A launch whose lists hold `n` entries of numels[i] elements (none for the single op). */
+    explicit TwinLaunchMemory(const uint64_t* numels = nullptr, size_t n = 0)
+        : numels_(numels), n_(n)
+    {
+    }
+
+    /** Entry i of `list` as a 1-D tensor of numels[i] elements, as List below. */
+    GM_ADDR List(const void* const* list, uint32_t elemBytes)
+    {
+        return List(list, numels_, n_, elemBytes);
+    }
+
     /** Entry i of `list` as a 1-D tensor of counts[i] elements (kFramework layout), i < n; null:
      *  an absent list, which the launcher passes as an empty one (the lone word 8). With
      *  `elemBytes` nonzero the tensors become GM regions (once per tensor: an in-place output list
@@ -57,6 +69,8 @@ public:
     }
 
 private:
+    const uint64_t* numels_;
+    size_t n_;
     std::deque<twin::EncodedList> lists_;  // a deque: the kernel holds the descriptors' addresses
     std::vector<twin::GmRegion> regions_;
 };
