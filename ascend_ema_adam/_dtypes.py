@@ -111,7 +111,7 @@ def to_torch(a: np.ndarray):
 
 
 @dataclass(frozen=True)
-class ListDtypes:
+class ApplyFusedEmaAdamListDtypes:
     """One dtype combination of a list launch (every tensor of a list has the list's dtype)."""
 
     param: FloatDtype        # P: vars (the fp32 masters when there are model copies)
@@ -130,7 +130,7 @@ _F32, _F16, _BF16 = FLOAT_DTYPES
 #: Every combination the list operator accepts, in the order of its tiling keys: the state is
 #: P's dtype or fp32; the gradient P's dtype or fp32, or with model copies (16-bit, of fp32
 #: masters) the copies' dtype or fp32.
-LIST_DTYPES = tuple(ListDtypes(*row) for row in (
+LIST_DTYPES = tuple(ApplyFusedEmaAdamListDtypes(*row) for row in (
     # param  state  grad   copy
     (_F32, _F32, _F32, None),
     (_F32, _F32, _F16, _F16),

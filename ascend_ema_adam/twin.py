@@ -85,7 +85,7 @@ def _attrs(hyper: Hyper):
 def _list_attrs(hyper: Hyper, extras: Extras):
     """The list op's C++ attributes (its spec's): each from the field of its name in ``hyper`` or
     ``extras`` (whose other fields are the values of its optional tensors)."""
-    attrs = _twin.ListAttrs()
+    attrs = _twin.ApplyFusedEmaAdamListAttrs()
     for values in (hyper, extras):
         for field in dataclasses.fields(values):
             if hasattr(attrs, field.name):

@@ -38,7 +38,8 @@ from .bench_common import HYPER, TARGET_NUMEL, _fmt_time, measure, use_threads
 
 
 def _attrs(attrs):
-    """``attrs`` (a _twin.Attrs, or the list op's _twin.ListAttrs) with the bench's values."""
+    """``attrs`` (a _twin.Attrs, or the list op's _twin.ApplyFusedEmaAdamListAttrs) with the bench's
+    values."""
     for name in ("lr", "ema_decay", "beta1", "beta2", "eps", "mode", "bias_correction",
                  "weight_decay"):
         setattr(attrs, name, getattr(HYPER, name))
@@ -116,7 +117,7 @@ def adam8bit_step(torch, quick: bool = False, seed: int = 0, out=sys.stdout,
     m_codes, m_absmax = g8.quantize(m32.numpy(), qmap_m)
     v_codes, v_absmax = g8.quantize(v32.numpy(), qmap_v)
     step = np.array([10], np.int64)
-    attrs, list_attrs = _attrs(_twin.Attrs()), _attrs(_twin.ListAttrs())
+    attrs, list_attrs = _attrs(_twin.Attrs()), _attrs(_twin.ApplyFusedEmaAdamListAttrs())
     g_np, m32_np, v32_np = grad.numpy(), m32.numpy(), v32.numpy()
     p8, s8 = params[2].data.numpy(), ema[2].numpy()  # views: updated in place
     p32, s32 = params[3].data.numpy(), ema[3].numpy()

@@ -160,8 +160,9 @@ def ema_adamw8bit(params: list[Tensor], grads: list[Tensor], exp_avg_codes: list
     :func:`ema_adamw`'s, the launches are grouped as there (one call of
     :func:`ascend_ema_adam.ops.apply_fused_ema_adam8bit_list` per device, dtype pair and step;
     ``foreach=False``: one per parameter, the same bits). ``prepared`` and ``prepared_checked``
-    as :func:`ema_adamw`'s (prepared launches on the CPU device: ``_C.Adam8bitListLaunch``).
-    AMSGrad is refused (the operator has no 8-bit running maximum)."""
+    as :func:`ema_adamw`'s (prepared launches on the CPU device:
+    ``_C.ApplyFusedEmaAdam8bitListLaunch``). AMSGrad is refused (the operator has no 8-bit running
+    maximum)."""
     if amsgrad:
         raise ValueError("ema_adamw8bit: AMSGrad is not available with 8-bit state (the "
                          "operator keeps no running maximum of v)")
@@ -241,9 +242,9 @@ def _launch_prepared8bit(launches: dict, slot: tuple, grads, vars, ms, vs, m_abs
             and kept[2].run(grads, step, lr, decay, scale, found, checked)):
         return
     launches.pop(slot, None)  # (its executors go before the new ones are made)
-    launch = _C.Adam8bitListLaunch(grads, vars, ms, vs, m_absmaxes, v_absmaxes, ss or [],
-                                   copies or [], qmap_m, qmap_v, step, scale, found, lr, decay,
-                                   *rest, maximize)
+    launch = _C.ApplyFusedEmaAdam8bitListLaunch(grads, vars, ms, vs, m_absmaxes, v_absmaxes,
+                                                ss or [], copies or [], qmap_m, qmap_v, step, scale,
+                                                found, lr, decay, *rest, maximize)
     launches[slot] = (kind, (qmap_m, qmap_v), launch)
     if not launch.run(grads, step, lr, decay, scale, found):
         raise RuntimeError("FusedEmaAdamW: a launch prepared from this step's tensors refused "
@@ -272,11 +273,11 @@ def fused_ema_adamw(grad: list[Tensor], var: list[Tensor], m: list[Tensor], v: l
 class PreparedLaunches:
     """What :func:`ema_adamw` (or :func:`ema_adamw8bit`) keeps for lists handed in again and
     again (FusedEmaAdamW's cached groups): their grouping into launches, made once, and per
-    launch its prepared phase 2 (``_C.ListLaunch``, ``_C.Adam8bitListLaunch``: CANN's repeatable
-    executors), made at its first run. Valid while the lists
-    hold the same tensors in the same order (the caller's promise); the gradients and steps may
-    be new tensors of the same kind: a launch that finds anything its phase 1 checked changed is
-    prepared again."""
+    launch its prepared phase 2 (``_C.ApplyFusedEmaAdamListLaunch``,
+    ``_C.ApplyFusedEmaAdam8bitListLaunch``: CANN's repeatable executors), made at its first run.
+    Valid while the lists hold the same tensors in the same order (the caller's promise); the
+    gradients and steps may be new tensors of the same kind: a launch that finds anything its
+    phase 1 checked changed is prepared again."""
 
     __slots__ = ("groups", "launches")
 
@@ -419,8 +420,8 @@ def _launch_prepared(launches: dict, slot: tuple, grads: list[Tensor], vars: lis
                                                             found, checked):
         return
     launches.pop(slot, None)  # (its executors go before the new ones are made)
-    launch = _C.ListLaunch(grads, vars, ms, vs, ss or [], max_vs, copies, step, scale, found,
-                           lr, decay, *rest, maximize)
+    launch = _C.ApplyFusedEmaAdamListLaunch(grads, vars, ms, vs, ss or [], max_vs, copies, step,
+                                            scale, found, lr, decay, *rest, maximize)
     launches[slot] = (kind, launch)
     if not launch.run(grads, step, lr, decay, scale, found):
         raise RuntimeError("FusedEmaAdamW: a launch prepared from this step's tensors refused "

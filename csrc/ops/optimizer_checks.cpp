@@ -92,8 +92,9 @@ public:
     /** Whether every updated tensor still has the memory and description it had (first
      *  element, storage size, dtype, sizes, strides): p.data = ..., set_() or a resize make the
      *  ranges stale, and so does a copy-on-write storage (torch._lazy_clone), which Matches
-     *  copies before it compares. What a prepared launch compares of the tensors it holds: a step that checked
-     *  this runs its launches without comparing them again (ListLaunch.run(held_checked=True)). */
+     *  copies before it compares. What a prepared launch compares of the tensors it holds: a step
+     * that checked this runs its launches without comparing them again
+     * (ApplyFusedEmaAdamListLaunch.run(held_checked=True)). */
     bool InPlace() const
     {
         for (size_t i = 0; i < placed_.size(); ++i) {

@@ -46,7 +46,7 @@ int32_t CodeOf(const py::buffer_info& info, aea::DataType declared)
     const std::string f = info.format;
     if (f == "f") return aea::CannCodeOf(aea::DataType::kFloat32);
     if (f == "e") return aea::CannCodeOf(aea::DataType::kFloat16);
-    if (f == "B") return op8::kAdam8bitCodeDtype;
+    if (f == "B") return op8::kApplyFusedEmaAdam8bitListCodeDtype;
     if (f == "q" || f == "l") return aea::CannCodeOf(aea::DataType::kInt64);
     if (f == "i") return 3;  // ACL_INT32: refused wherever it comes, named in the message
     if ((f == "H" || f == "h") && aea::DataTypeSize(declared) == 2) return aea::CannCodeOf(declared);
@@ -80,10 +80,10 @@ const T* Scalar(const std::optional<py::buffer>& b, const char* name)
     return b ? static_cast<const T*>(BufferPtr(*b, name, sizeof(T), false)) : nullptr;
 }
 
-op8::Adam8bitDtypes ParseDtypes(const std::string& param, const std::string& grad,
-                                const std::string& copy)
+op8::ApplyFusedEmaAdam8bitListDtypes ParseDtypes(const std::string& param, const std::string& grad,
+                                                 const std::string& copy)
 {
-    op8::Adam8bitDtypes d;
+    op8::ApplyFusedEmaAdam8bitListDtypes d;
     d.param = ParseDtype(param);
     d.grad = ParseDtype(grad);
     d.hasCopy = !copy.empty();
@@ -97,28 +97,31 @@ op8::Adam8bitDtypes ParseDtypes(const std::string& param, const std::string& gra
  *  ema_decay: None when absent): the operator's checks on the buffers first (nothing is touched on
  *  a refusal), then run(tiling flags, dtypes, options, buffers, numels), which launches a kernel. */
 template <class Run>
-py::dict Launch8bit(const BufferList& grads, const BufferList& vars, const BufferList& ms,
-                    const BufferList& vs, const BufferList& mAbsmaxes, const BufferList& vAbsmaxes,
-                    const OptionalList& ss, const OptionalList& copies,
-                    const std::vector<uint64_t>& numels, const py::buffer& qmapM,
-                    const py::buffer& qmapV, const py::buffer& step,
-                    const std::optional<py::buffer>& gradScale,
-                    const std::optional<py::buffer>& foundInf, const std::string& param,
-                    const std::string& grad, const std::string& copy, const aea::Attrs& attrs,
-                    bool maximize, const std::optional<py::buffer>& lr,
-                    const std::optional<py::buffer>& emaDecay, const Run& run)
+py::dict LaunchApplyFusedEmaAdam8bitList(
+    const BufferList& grads, const BufferList& vars, const BufferList& ms, const BufferList& vs,
+    const BufferList& mAbsmaxes, const BufferList& vAbsmaxes, const OptionalList& ss,
+    const OptionalList& copies, const std::vector<uint64_t>& numels, const py::buffer& qmapM,
+    const py::buffer& qmapV, const py::buffer& step, const std::optional<py::buffer>& gradScale,
+    const std::optional<py::buffer>& foundInf, const std::string& param, const std::string& grad,
+    const std::string& copy, const aea::Attrs& attrs, bool maximize,
+    const std::optional<py::buffer>& lr, const std::optional<py::buffer>& emaDecay, const Run& run)
 {
-    const op8::Adam8bitDtypes declared = ParseDtypes(param, grad, copy);
+    const op8::ApplyFusedEmaAdam8bitListDtypes declared = ParseDtypes(param, grad, copy);
     if (declared.hasCopy != copies.has_value()) {
         throw py::value_error("model_copies must be given exactly when copy names a dtype");
     }
     // The operator's check first, on what the buffers are: nothing is touched on a refusal.
-    const DescribedList lists[op8::kAdam8bitLists] = {
-        {&grads, declared.grad},     {&vars, declared.param},   {&ms, declared.param},
-        {&vs, declared.param},       {&mAbsmaxes, declared.param}, {&vAbsmaxes, declared.param},
-        {ss ? &*ss : nullptr, declared.param}, {copies ? &*copies : nullptr, declared.copy}};
-    op8::Adam8bitListArgs args;
-    for (int i = 0; i < op8::kAdam8bitLists; ++i) {
+    const DescribedList lists[op8::kApplyFusedEmaAdam8bitListTensorLists] = {
+        {&grads, declared.grad},
+        {&vars, declared.param},
+        {&ms, declared.param},
+        {&vs, declared.param},
+        {&mAbsmaxes, declared.param},
+        {&vAbsmaxes, declared.param},
+        {ss ? &*ss : nullptr, declared.param},
+        {copies ? &*copies : nullptr, declared.copy}};
+    op8::ApplyFusedEmaAdam8bitListArgs args;
+    for (int i = 0; i < op8::kApplyFusedEmaAdam8bitListTensorLists; ++i) {
         args.lists[i] = &lists[i].entries;
     }
     struct Described {
@@ -145,14 +148,14 @@ py::dict Launch8bit(const BufferList& grads, const BufferList& vars, const Buffe
     args.foundInf = found ? &found->arg : nullptr;
     args.lr = lrArg ? &lrArg->arg : nullptr;
     args.emaDecay = decay ? &decay->arg : nullptr;
-    op8::Adam8bitDtypes dtypes{aea::DataType::kFloat32, aea::DataType::kFloat32};
-    op8::Adam8bitOptions flags;
+    op8::ApplyFusedEmaAdam8bitListDtypes dtypes{aea::DataType::kFloat32, aea::DataType::kFloat32};
+    op8::ApplyFusedEmaAdam8bitListOptions flags;
     aea::Refusal refusal =
         op8::CheckApplyFusedEmaAdam8bitList(args, attrs, maximize, &dtypes, &flags);
     const auto* qm = static_cast<const float*>(BufferPtr(qmapM, "qmap_m", 256 * 4, false));
     const auto* qv = static_cast<const float*>(BufferPtr(qmapV, "qmap_v", 256 * 4, false));
-    if (refusal.empty()) refusal = op8::CheckAdam8bitMap(qm, "qmapM");
-    if (refusal.empty()) refusal = op8::CheckAdam8bitMap(qv, "qmapV");
+    if (refusal.empty()) refusal = op8::CheckApplyFusedEmaAdam8bitListMap(qm, "qmapM");
+    if (refusal.empty()) refusal = op8::CheckApplyFusedEmaAdam8bitListMap(qv, "qmapV");
     if (!refusal.empty()) {
         throw py::value_error(refusal);
     }
@@ -216,23 +219,20 @@ aea::Adam8bitEncode EncodeOf(const std::string& name)
     throw py::value_error("encode='" + name + "': expected 'table', 'search' or ''");
 }
 
-/** The native kernel (Launch8bit's buffers). */
-py::dict LaunchNative8bit(const BufferList& grads, const BufferList& vars, const BufferList& ms,
-                          const BufferList& vs, const BufferList& mAbsmaxes,
-                          const BufferList& vAbsmaxes, const OptionalList& ss,
-                          const OptionalList& copies, const std::vector<uint64_t>& numels,
-                          const py::buffer& qmapM, const py::buffer& qmapV, const py::buffer& step,
-                          const std::optional<py::buffer>& gradScale,
-                          const std::optional<py::buffer>& foundInf, const std::string& param,
-                          const std::string& grad, const std::string& copy,
-                          const aea::Attrs& attrs, bool maximize, uint32_t threads,
-                          const std::string& isa, uint64_t minElemsPerThread,
-                          const std::optional<py::buffer>& lr,
-                          const std::optional<py::buffer>& emaDecay, bool bytePlanes,
-                          const std::string& encode)
+/** The native kernel (LaunchApplyFusedEmaAdam8bitList's buffers). */
+py::dict LaunchApplyFusedEmaAdam8bitListNative(
+    const BufferList& grads, const BufferList& vars, const BufferList& ms, const BufferList& vs,
+    const BufferList& mAbsmaxes, const BufferList& vAbsmaxes, const OptionalList& ss,
+    const OptionalList& copies, const std::vector<uint64_t>& numels, const py::buffer& qmapM,
+    const py::buffer& qmapV, const py::buffer& step, const std::optional<py::buffer>& gradScale,
+    const std::optional<py::buffer>& foundInf, const std::string& param, const std::string& grad,
+    const std::string& copy, const aea::Attrs& attrs, bool maximize, uint32_t threads,
+    const std::string& isa, uint64_t minElemsPerThread, const std::optional<py::buffer>& lr,
+    const std::optional<py::buffer>& emaDecay, bool bytePlanes, const std::string& encode)
 {
     const auto run = [&](const ApplyFusedEmaAdam8bitListTilingData& t,
-                         const op8::Adam8bitDtypes& dtypes, const op8::Adam8bitOptions&,
+                         const op8::ApplyFusedEmaAdam8bitListDtypes& dtypes,
+                         const op8::ApplyFusedEmaAdam8bitListOptions&,
                          const op8::ApplyFusedEmaAdam8bitListBuffers& b,
                          const std::vector<uint64_t>&) {
         aea::NativeOptions options =
@@ -244,10 +244,10 @@ py::dict LaunchNative8bit(const BufferList& grads, const BufferList& vars, const
         bool encodedByTable = false;
         try {
             const aea::Isa resolved = aea::ResolveIsa(options.isa);
-            decodedByPlanes = op8::Adam8bitBytePlaneDecode(resolved, options);
-            encodedByTable = op8::Adam8bitEncodeByTable(resolved, options);
+            decodedByPlanes = op8::ApplyFusedEmaAdam8bitListBytePlaneDecode(resolved, options);
+            encodedByTable = op8::ApplyFusedEmaAdam8bitListEncodeByTable(resolved, options);
             py::gil_scoped_release release;
-            used = op8::RunNative8bitList(t, dtypes, b, options);
+            used = op8::RunApplyFusedEmaAdam8bitListNative(t, dtypes, b, options);
         } catch (const std::invalid_argument& e) {
             throw py::value_error(e.what());
         }
@@ -258,12 +258,12 @@ py::dict LaunchNative8bit(const BufferList& grads, const BufferList& vars, const
         out["encode"] = encodedByTable ? "table" : "search";
         return out;
     };
-    return Launch8bit(grads, vars, ms, vs, mAbsmaxes, vAbsmaxes, ss, copies, numels, qmapM, qmapV,
-                      step, gradScale, foundInf, param, grad, copy, attrs, maximize, lr, emaDecay,
-                      run);
+    return LaunchApplyFusedEmaAdam8bitList(grads, vars, ms, vs, mAbsmaxes, vAbsmaxes, ss, copies,
+                                           numels, qmapM, qmapV, step, gradScale, foundInf, param,
+                                           grad, copy, attrs, maximize, lr, emaDecay, run);
 }
 
-py::dict TilingToDict(const op8::Adam8bitTilingResult& r)
+py::dict TilingToDict(const op8::ApplyFusedEmaAdam8bitListTilingResult& r)
 {
     const ApplyFusedEmaAdam8bitListTilingData& t = r.data;
     py::dict d = LaunchToDict(r);
@@ -279,38 +279,37 @@ py::dict TilingToDict(const op8::Adam8bitTilingResult& r)
     return d;
 }
 
-/** The AscendC kernel on the twin (Launch8bit's buffers): its tiling and per-block counters. */
-py::dict LaunchTwin8bit(const BufferList& grads, const BufferList& vars, const BufferList& ms,
-                        const BufferList& vs, const BufferList& mAbsmaxes,
-                        const BufferList& vAbsmaxes, const OptionalList& ss,
-                        const OptionalList& copies, const std::vector<uint64_t>& numels,
-                        const py::buffer& qmapM, const py::buffer& qmapV, const py::buffer& step,
-                        const std::optional<py::buffer>& gradScale,
-                        const std::optional<py::buffer>& foundInf, const std::string& param,
-                        const std::string& grad, const std::string& copy,
-                        const aea::Attrs& attrs, bool maximize, const std::string& platform,
-                        uint32_t threads, const std::optional<py::buffer>& lr,
-                        const std::optional<py::buffer>& emaDecay,
-                        const std::string& overflowMode)
+/** The AscendC kernel on the twin (LaunchApplyFusedEmaAdam8bitList's buffers): its tiling and
+ * per-block counters. */
+py::dict LaunchApplyFusedEmaAdam8bitListOnTwin(
+    const BufferList& grads, const BufferList& vars, const BufferList& ms, const BufferList& vs,
+    const BufferList& mAbsmaxes, const BufferList& vAbsmaxes, const OptionalList& ss,
+    const OptionalList& copies, const std::vector<uint64_t>& numels, const py::buffer& qmapM,
+    const py::buffer& qmapV, const py::buffer& step, const std::optional<py::buffer>& gradScale,
+    const std::optional<py::buffer>& foundInf, const std::string& param, const std::string& grad,
+    const std::string& copy, const aea::Attrs& attrs, bool maximize, const std::string& platform,
+    uint32_t threads, const std::optional<py::buffer>& lr,
+    const std::optional<py::buffer>& emaDecay, const std::string& overflowMode)
 {
     const aea::Platform target = aea::FindPlatform(platform);
     const twin::FloatOverflowMode overflow = ParseOverflowMode(overflowMode);
     const auto run = [&](const ApplyFusedEmaAdam8bitListTilingData&,
-                         const op8::Adam8bitDtypes& dtypes, const op8::Adam8bitOptions& flags,
+                         const op8::ApplyFusedEmaAdam8bitListDtypes& dtypes,
+                         const op8::ApplyFusedEmaAdam8bitListOptions& flags,
                          const op8::ApplyFusedEmaAdam8bitListBuffers& b,
                          const std::vector<uint64_t>& counts) {
-        const op8::Adam8bitTilingResult tiling =
-            op8::ComputeAdam8bitListTiling(counts, dtypes, attrs, flags, target);
+        const op8::ApplyFusedEmaAdam8bitListTilingResult tiling =
+            op8::ComputeApplyFusedEmaAdam8bitListTiling(counts, dtypes, attrs, flags, target);
         twin::LaunchResult result;
         {
             py::gil_scoped_release release;
-            result = op8::RunAdam8bitListOnTwin(tiling, target, b, threads, overflow);
+            result = op8::RunApplyFusedEmaAdam8bitListOnTwin(tiling, target, b, threads, overflow);
         }
         return TwinLaunchToDict(TilingToDict(tiling), result);
     };
-    return Launch8bit(grads, vars, ms, vs, mAbsmaxes, vAbsmaxes, ss, copies, numels, qmapM, qmapV,
-                      step, gradScale, foundInf, param, grad, copy, attrs, maximize, lr, emaDecay,
-                      run);
+    return LaunchApplyFusedEmaAdam8bitList(grads, vars, ms, vs, mAbsmaxes, vAbsmaxes, ss, copies,
+                                           numels, qmapM, qmapV, step, gradScale, foundInf, param,
+                                           grad, copy, attrs, maximize, lr, emaDecay, run);
 }
 
 }  // namespace
@@ -321,14 +320,18 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam8bit_list)
         py::list out;
 #define AEA_ADAM8BIT_ROW(key, P, G, C)                                                           \
     out.append(py::make_tuple(                                                                   \
-        aea::DataTypeName(op8::kAdam8bitDtype_##P), aea::DataTypeName(op8::kAdam8bitDtype_##G), \
-        op8::kAdam8bitHasCopy_##C ? py::object(py::str(aea::DataTypeName(op8::kAdam8bitDtype_##C))) \
-                                  : py::object(py::none()),                                      \
-        APPLY_FUSED_EMA_ADAM8BIT_LIST_KEY_##key));                                          \
-    if (op8::Adam8bitTilingKeyOf({op8::kAdam8bitDtype_##P, op8::kAdam8bitDtype_##G,            \
-                                  op8::kAdam8bitHasCopy_##C, op8::kAdam8bitDtype_##C}) !=        \
+        aea::DataTypeName(op8::kApplyFusedEmaAdam8bitListDtype_##P),                             \
+        aea::DataTypeName(op8::kApplyFusedEmaAdam8bitListDtype_##G),                             \
+        op8::kApplyFusedEmaAdam8bitListHasCopy_##C                                               \
+            ? py::object(py::str(aea::DataTypeName(op8::kApplyFusedEmaAdam8bitListDtype_##C)))   \
+            : py::object(py::none()),                                                            \
+        APPLY_FUSED_EMA_ADAM8BIT_LIST_KEY_##key));                                               \
+    if (op8::ApplyFusedEmaAdam8bitListTilingKeyOf({op8::kApplyFusedEmaAdam8bitListDtype_##P,     \
+                                                   op8::kApplyFusedEmaAdam8bitListDtype_##G,     \
+                                                   op8::kApplyFusedEmaAdam8bitListHasCopy_##C,   \
+                                                   op8::kApplyFusedEmaAdam8bitListDtype_##C}) != \
         APPLY_FUSED_EMA_ADAM8BIT_LIST_KEY_##key) {                                               \
-        throw std::logic_error("Adam8bitTilingKeyOf disagrees with the table");               \
+        throw std::logic_error("ApplyFusedEmaAdam8bitListTilingKeyOf disagrees with the table"); \
     }
         APPLY_FUSED_EMA_ADAM8BIT_LIST_KEYS(AEA_ADAM8BIT_ROW)
 #undef AEA_ADAM8BIT_ROW
@@ -339,17 +342,17 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam8bit_list)
             [](const py::buffer& map, const py::buffer& out) {
                 const auto* q = static_cast<const float*>(BufferPtr(map, "map", 256 * 4, false));
                 auto* t = static_cast<float*>(BufferPtr(out, "out", 255 * 4, true));
-                op8::Adam8bitEncodeThresholds(q, t);
+                op8::ApplyFusedEmaAdam8bitListEncodeThresholds(q, t);
             },
             py::arg("map"), py::arg("out"),
             "The 255 encode thresholds the kernels derive from a 256-entry fp32 map, into out.");
 
-    mod.def("launch_native_adam8bit_list", &LaunchNative8bit, py::arg("grads"), py::arg("vars"),
-            py::arg("ms"), py::arg("vs"), py::arg("m_absmaxes"), py::arg("v_absmaxes"),
-            py::arg("ss"), py::arg("model_copies"), py::arg("numels"), py::arg("qmap_m"),
-            py::arg("qmap_v"), py::arg("step"), py::arg("grad_scale"), py::arg("found_inf"),
-            py::arg("param"), py::arg("grad"), py::arg("copy"), py::arg("attrs"),
-            py::arg("maximize"), py::arg("threads") = 0, py::arg("isa") = "",
+    mod.def("launch_native_adam8bit_list", &LaunchApplyFusedEmaAdam8bitListNative, py::arg("grads"),
+            py::arg("vars"), py::arg("ms"), py::arg("vs"), py::arg("m_absmaxes"),
+            py::arg("v_absmaxes"), py::arg("ss"), py::arg("model_copies"), py::arg("numels"),
+            py::arg("qmap_m"), py::arg("qmap_v"), py::arg("step"), py::arg("grad_scale"),
+            py::arg("found_inf"), py::arg("param"), py::arg("grad"), py::arg("copy"),
+            py::arg("attrs"), py::arg("maximize"), py::arg("threads") = 0, py::arg("isa") = "",
             py::arg("min_elems_per_thread") = aea::kNativeMinElemsPerThread,
             py::arg("lr") = py::none(), py::arg("ema_decay") = py::none(),
             py::arg("byte_planes") = true, py::arg("encode") = "",
@@ -366,12 +369,15 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam8bit_list)
         try {
             const aea::Isa isa = aea::ResolveIsa(options.isa);
             d["isa"] = aea::IsaName(isa);
-            d["decode"] = op8::Adam8bitBytePlaneDecode(isa, options) ? "byte planes" : "gathers";
-            const bool planes = op8::Adam8bitBytePlaneDecode(isa, options);
-            d["encode"] = op8::Adam8bitEncodeByTable(isa, options) ? "table" : "search";
+            d["decode"] = op8::ApplyFusedEmaAdam8bitListBytePlaneDecode(isa, options)
+                              ? "byte planes"
+                              : "gathers";
+            const bool planes = op8::ApplyFusedEmaAdam8bitListBytePlaneDecode(isa, options);
+            d["encode"] =
+                op8::ApplyFusedEmaAdam8bitListEncodeByTable(isa, options) ? "table" : "search";
             const char* env = std::getenv("ASCEND_EMA_ADAM_8BIT_ENCODE");
             d["encode_chosen_by"] = env != nullptr && *env != '\0' ? "environment"
-                                    : op8::Adam8bitMeasuredEncode(isa, planes) >= 0
+                                    : op8::ApplyFusedEmaAdam8bitListMeasuredEncode(isa, planes) >= 0
                                         ? "measurement"
                                         : "default";
         } catch (const std::invalid_argument& e) {
@@ -383,13 +389,13 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam8bit_list)
        "('environment': ASCEND_EMA_ADAM_8BIT_ENCODE; 'measurement': this process's first AVX-512 "
        "launch timed both; 'default': the table, not measured yet or not AVX-512).");
 
-    mod.def("launch_adam8bit_list", &LaunchTwin8bit, py::arg("grads"), py::arg("vars"),
-            py::arg("ms"), py::arg("vs"), py::arg("m_absmaxes"), py::arg("v_absmaxes"),
-            py::arg("ss"), py::arg("model_copies"), py::arg("numels"), py::arg("qmap_m"),
-            py::arg("qmap_v"), py::arg("step"), py::arg("grad_scale"), py::arg("found_inf"),
-            py::arg("param"), py::arg("grad"), py::arg("copy"), py::arg("attrs"),
-            py::arg("maximize"), py::arg("platform") = "cpu", py::arg("threads") = 0,
-            py::arg("lr") = py::none(), py::arg("ema_decay") = py::none(),
+    mod.def("launch_adam8bit_list", &LaunchApplyFusedEmaAdam8bitListOnTwin, py::arg("grads"),
+            py::arg("vars"), py::arg("ms"), py::arg("vs"), py::arg("m_absmaxes"),
+            py::arg("v_absmaxes"), py::arg("ss"), py::arg("model_copies"), py::arg("numels"),
+            py::arg("qmap_m"), py::arg("qmap_v"), py::arg("step"), py::arg("grad_scale"),
+            py::arg("found_inf"), py::arg("param"), py::arg("grad"), py::arg("copy"),
+            py::arg("attrs"), py::arg("maximize"), py::arg("platform") = "cpu",
+            py::arg("threads") = 0, py::arg("lr") = py::none(), py::arg("ema_decay") = py::none(),
             py::arg("overflow_mode") = "inf_nan",
             "Run ApplyFusedEmaAdam8bitList's AscendC kernel on the twin in place on lists of "
             "contiguous buffers (as launch_native_adam8bit_list); returns the tiling and per-block "
@@ -398,7 +404,8 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam8bit_list)
     mod.def("native_adam8bit_list_chunks",
             [](const std::vector<uint64_t>& numels, uint32_t threads) {
                 py::list out;
-                for (const op8::Adam8bitChunk& c : op8::Native8bitListChunks(
+                for (const op8::ApplyFusedEmaAdam8bitListChunk& c :
+                     op8::ApplyFusedEmaAdam8bitListNativeChunks(
                          numels.data(), static_cast<uint32_t>(numels.size()), threads)) {
                     out.append(py::make_tuple(c.entry, c.block, c.count));
                 }

@@ -1,7 +1,7 @@
 /**
  * @file apply_fused_ema_adam8bit_list_check.cpp
- * @brief CheckApplyFusedEmaAdam8bitList and CheckAdam8bitMap (see the header). Entry names are
- *        built only for a refusal.
+ * @brief CheckApplyFusedEmaAdam8bitList and CheckApplyFusedEmaAdam8bitListMap (see the header).
+ * Entry names are built only for a refusal.
  */
 #include "apply_fused_ema_adam8bit_list_check.h"
 
@@ -14,7 +14,7 @@ namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
 
 namespace {
 
-constexpr const char* const* kNames = kAdam8bitListNames;
+constexpr const char* const* kNames = kApplyFusedEmaAdam8bitListNames;
 constexpr int64_t kBlock = 256;
 constexpr int64_t kMapSize = 256;
 const int32_t kFp32Code = CannCodeOf(DataType::kFloat32);
@@ -24,38 +24,44 @@ struct NamedEntry : NamedListEntry {
     NamedEntry(int list, size_t index, const ListEntryArg& e) : NamedListEntry(kNames[list], index, e) {}
 };
 
-const std::vector<ListEntryArg>& List(const Adam8bitListArgs& args, int list)
+const std::vector<ListEntryArg>& List(const ApplyFusedEmaAdam8bitListArgs& args, int list)
 {
     return EntriesOrEmpty(args.lists[list]);
 }
 
-bool IsOptional(int list) { return list == kAdam8bitSs || list == kAdam8bitCopies; }
+bool IsOptional(int list)
+{
+    return list == kApplyFusedEmaAdam8bitListSs || list == kApplyFusedEmaAdam8bitListCopies;
+}
 
 /** An optional list given as placeholders: one tensor per entry, every one without elements, of
  *  the dtype the list would have (fp32 for ssRef, varsRef's for modelCopiesRef). The NPU path
  *  passes them for an absent list, as the list op's does (docs/ACLNN.md, "Absent lists"). */
-bool IsPlaceholderList(const Adam8bitListArgs& args, int list)
+bool IsPlaceholderList(const ApplyFusedEmaAdam8bitListArgs& args, int list)
 {
     const std::vector<ListEntryArg>& entries = List(args, list);
-    const std::vector<ListEntryArg>& vars = List(args, kAdam8bitVars);
+    const std::vector<ListEntryArg>& vars = List(args, kApplyFusedEmaAdam8bitListVars);
     if (!IsOptional(list) || entries.empty() || vars.empty()) return false;
-    return AllPlaceholders(entries, list == kAdam8bitSs ? kFp32Code : vars[0].dtype);
+    return AllPlaceholders(entries,
+                           list == kApplyFusedEmaAdam8bitListSs ? kFp32Code : vars[0].dtype);
 }
 
 /** List `list` holds values: it has tensors, and (an optional list) not only placeholders. */
-bool HoldsValues(const Adam8bitListArgs& args, int list)
+bool HoldsValues(const ApplyFusedEmaAdam8bitListArgs& args, int list)
 {
     return !List(args, list).empty() && !IsPlaceholderList(args, list);
 }
 
-Refusal CheckLengths(const Adam8bitListArgs& args)
+Refusal CheckLengths(const ApplyFusedEmaAdam8bitListArgs& args)
 {
-    const size_t n = List(args, kAdam8bitGrads).size();
-    for (int list = kAdam8bitGrads; list < kAdam8bitLists; ++list) {
+    const size_t n = List(args, kApplyFusedEmaAdam8bitListGrads).size();
+    for (int list = kApplyFusedEmaAdam8bitListGrads; list < kApplyFusedEmaAdam8bitListTensorLists;
+         ++list) {
         const size_t size = List(args, list).size();
-        if (size > kAdam8bitMaxTensors && !args.wholeCall) {
+        if (size > kApplyFusedEmaAdam8bitListMaxTensors && !args.wholeCall) {
             return std::string(kNames[list]) + " has " + std::to_string(size) +
-                   " tensors, expected at most " + std::to_string(kAdam8bitMaxTensors) +
+                   " tensors, expected at most " +
+                   std::to_string(kApplyFusedEmaAdam8bitListMaxTensors) +
                    " (CANN's limit per list: launch once per slice)";
         }
         if (size != n && !(IsOptional(list) && size == 0)) {
@@ -75,37 +81,40 @@ Refusal ExpectCode(const TensorArg& t, int32_t code, const char* why)
 }
 
 /** The contract on the entries 0 (each list has one dtype, checked before). */
-Refusal CheckDtypeContract(const Adam8bitListArgs& args, Adam8bitDtypes* out)
+Refusal CheckDtypeContract(const ApplyFusedEmaAdam8bitListArgs& args,
+                           ApplyFusedEmaAdam8bitListDtypes* out)
 {
-    if (List(args, kAdam8bitGrads).empty()) {
+    if (List(args, kApplyFusedEmaAdam8bitListGrads).empty()) {
         return {};  // nothing to update: any dtypes (the launch does nothing)
     }
     const auto entry0 = [&](int list) { return NamedEntry(list, 0, List(args, list)[0]); };
-    const NamedEntry var = entry0(kAdam8bitVars);
+    const NamedEntry var = entry0(kApplyFusedEmaAdam8bitListVars);
     if (Refusal r = CheckFloatDtype(var.arg); !r.empty()) return r;
-    const NamedEntry grad = entry0(kAdam8bitGrads);
+    const NamedEntry grad = entry0(kApplyFusedEmaAdam8bitListGrads);
     if (Refusal r = CheckFloatDtype(grad.arg); !r.empty()) return r;
-    for (int list : {kAdam8bitMs, kAdam8bitVs}) {
-        if (Refusal r = ExpectCode(entry0(list).arg, kAdam8bitCodeDtype,
+    for (int list : {kApplyFusedEmaAdam8bitListMs, kApplyFusedEmaAdam8bitListVs}) {
+        if (Refusal r = ExpectCode(entry0(list).arg, kApplyFusedEmaAdam8bitListCodeDtype,
                                    "the moments are stored as 8-bit codes");
             !r.empty()) {
             return r;
         }
     }
-    for (int list : {kAdam8bitMAbsmaxes, kAdam8bitVAbsmaxes, kAdam8bitSs}) {
+    for (int list : {kApplyFusedEmaAdam8bitListMAbsmaxes, kApplyFusedEmaAdam8bitListVAbsmaxes,
+                     kApplyFusedEmaAdam8bitListSs}) {
         if (!HoldsValues(args, list)) continue;
-        if (Refusal r = ExpectCode(entry0(list).arg, kFp32Code,
-                                   list == kAdam8bitSs ? "the EMA is kept in fp32"
-                                                       : "the block scales are fp32");
+        if (Refusal r =
+                ExpectCode(entry0(list).arg, kFp32Code,
+                           list == kApplyFusedEmaAdam8bitListSs ? "the EMA is kept in fp32"
+                                                                : "the block scales are fp32");
             !r.empty()) {
             return r;
         }
     }
     out->param = FindDataTypeByCode(var.arg.dtype)->type;
     out->grad = FindDataTypeByCode(grad.arg.dtype)->type;
-    out->hasCopy = HoldsValues(args, kAdam8bitCopies);
+    out->hasCopy = HoldsValues(args, kApplyFusedEmaAdam8bitListCopies);
     if (out->hasCopy) {
-        const NamedEntry copy = entry0(kAdam8bitCopies);
+        const NamedEntry copy = entry0(kApplyFusedEmaAdam8bitListCopies);
         const DataTypeInfo* info = FindDataTypeByCode(copy.arg.dtype);
         if (info == nullptr || !info->isFloat || info->type == DataType::kFloat32) {
             return copy.name + " has dtype " + DescribeDtype(copy.arg.dtype) +
@@ -121,7 +130,7 @@ Refusal CheckDtypeContract(const Adam8bitListArgs& args, Adam8bitDtypes* out)
     return {};
 }
 
-Refusal CheckScalarTensors(const Adam8bitListArgs& args)
+Refusal CheckScalarTensors(const ApplyFusedEmaAdam8bitListArgs& args)
 {
     if (args.step == nullptr || args.qmapM == nullptr || args.qmapV == nullptr) {
         return "step, qmapM and qmapV are required";
@@ -143,23 +152,27 @@ Refusal CheckScalarTensors(const Adam8bitListArgs& args)
     return {};
 }
 
-Refusal CheckShapes(const Adam8bitListArgs& args)
+Refusal CheckShapes(const ApplyFusedEmaAdam8bitListArgs& args)
 {
-    const std::vector<ListEntryArg>& grads = List(args, kAdam8bitGrads);
+    const std::vector<ListEntryArg>& grads = List(args, kApplyFusedEmaAdam8bitListGrads);
     for (size_t i = 0; i < grads.size(); ++i) {
-        const NamedEntry grad(kAdam8bitGrads, i, grads[i]);
-        if (grad.arg.shape.size() > kAdam8bitMaxRank) {
+        const NamedEntry grad(kApplyFusedEmaAdam8bitListGrads, i, grads[i]);
+        if (grad.arg.shape.size() > kApplyFusedEmaAdam8bitListMaxRank) {
             return grad.name + " has " + std::to_string(grad.arg.shape.size()) +
-                   " dimensions, expected at most " + std::to_string(kAdam8bitMaxRank);
+                   " dimensions, expected at most " +
+                   std::to_string(kApplyFusedEmaAdam8bitListMaxRank);
         }
-        for (int list : {kAdam8bitVars, kAdam8bitMs, kAdam8bitVs, kAdam8bitSs, kAdam8bitCopies}) {
+        for (int list : {kApplyFusedEmaAdam8bitListVars, kApplyFusedEmaAdam8bitListMs,
+                         kApplyFusedEmaAdam8bitListVs, kApplyFusedEmaAdam8bitListSs,
+                         kApplyFusedEmaAdam8bitListCopies}) {
             if (!HoldsValues(args, list)) continue;
             const NamedEntry t(list, i, List(args, list)[i]);
             const std::string group = std::string("entry ") + std::to_string(i) + " of every list";
             if (Refusal r = CheckSameShape(t.arg, grad.arg, group.c_str()); !r.empty()) return r;
         }
         const int64_t blocks = (Numel(grad.arg.shape) + kBlock - 1) / kBlock;
-        for (int list : {kAdam8bitMAbsmaxes, kAdam8bitVAbsmaxes}) {
+        for (int list :
+             {kApplyFusedEmaAdam8bitListMAbsmaxes, kApplyFusedEmaAdam8bitListVAbsmaxes}) {
             const NamedEntry t(list, i, List(args, list)[i]);
             if (t.arg.shape.size() != 1 || t.arg.shape[0] != blocks) {
                 return t.name + " has shape " + ShapeToString(t.arg.shape) + ", expected [" +
@@ -173,18 +186,20 @@ Refusal CheckShapes(const Adam8bitListArgs& args)
 
 }  // namespace
 
-std::string Adam8bitEntryName(int list, size_t index)
+std::string ApplyFusedEmaAdam8bitListEntryName(int list, size_t index)
 {
     return EntryName(kNames[list], index);
 }
 
-Refusal CheckApplyFusedEmaAdam8bitList(const Adam8bitListArgs& args, const Attrs& attrs,
-                                       bool maximize, Adam8bitDtypes* dtypes,
-                                       Adam8bitOptions* options)
+Refusal CheckApplyFusedEmaAdam8bitList(const ApplyFusedEmaAdam8bitListArgs& args,
+                                       const Attrs& attrs, bool maximize,
+                                       ApplyFusedEmaAdam8bitListDtypes* dtypes,
+                                       ApplyFusedEmaAdam8bitListOptions* options)
 {
-    Adam8bitDtypes d{DataType::kFloat32, DataType::kFloat32};
+    ApplyFusedEmaAdam8bitListDtypes d{DataType::kFloat32, DataType::kFloat32};
     if (Refusal r = CheckLengths(args); !r.empty()) return r;
-    if (Refusal r = CheckOneDtypePerList(args.lists, kNames, kAdam8bitLists); !r.empty()) {
+    if (Refusal r = CheckOneDtypePerList(args.lists, kNames, kApplyFusedEmaAdam8bitListTensorLists);
+        !r.empty()) {
         return r;
     }
     if (Refusal r = CheckDtypeContract(args, &d); !r.empty()) return r;
@@ -195,13 +210,14 @@ Refusal CheckApplyFusedEmaAdam8bitList(const Adam8bitListArgs& args, const Attrs
     options->maximize = maximize;
     options->gradScale = args.gradScale != nullptr;
     options->foundInf = args.foundInf != nullptr;
-    options->ema = HoldsValues(args, kAdam8bitSs) || List(args, kAdam8bitGrads).empty();
+    options->ema = HoldsValues(args, kApplyFusedEmaAdam8bitListSs) ||
+                   List(args, kApplyFusedEmaAdam8bitListGrads).empty();
     options->lrTensor = args.lr != nullptr;
     options->emaDecayTensor = args.emaDecay != nullptr;
     return {};
 }
 
-Refusal CheckAdam8bitMap(const float* map, const char* name)
+Refusal CheckApplyFusedEmaAdam8bitListMap(const float* map, const char* name)
 {
     for (int64_t k = 0; k < kMapSize; ++k) {
         if (!std::isfinite(map[k]) || std::fabs(map[k]) > 1.0f) {
@@ -218,12 +234,14 @@ Refusal CheckAdam8bitMap(const float* map, const char* name)
     return {};
 }
 
-uint32_t Adam8bitTilingKeyOf(const Adam8bitDtypes& t)
+uint32_t ApplyFusedEmaAdam8bitListTilingKeyOf(const ApplyFusedEmaAdam8bitListDtypes& t)
 {
-#define AEA_ADAM8BIT_KEY_ROW(key, P, G, C)                                                      \
-    if (t.param == kAdam8bitDtype_##P && t.grad == kAdam8bitDtype_##G &&                        \
-        t.hasCopy == kAdam8bitHasCopy_##C && (!t.hasCopy || t.copy == kAdam8bitDtype_##C)) {    \
-        return APPLY_FUSED_EMA_ADAM8BIT_LIST_KEY_##key;                                         \
+#define AEA_ADAM8BIT_KEY_ROW(key, P, G, C)                               \
+    if (t.param == kApplyFusedEmaAdam8bitListDtype_##P &&                \
+        t.grad == kApplyFusedEmaAdam8bitListDtype_##G &&                 \
+        t.hasCopy == kApplyFusedEmaAdam8bitListHasCopy_##C &&            \
+        (!t.hasCopy || t.copy == kApplyFusedEmaAdam8bitListDtype_##C)) { \
+        return APPLY_FUSED_EMA_ADAM8BIT_LIST_KEY_##key;                  \
     }
     APPLY_FUSED_EMA_ADAM8BIT_LIST_KEYS(AEA_ADAM8BIT_KEY_ROW)
 #undef AEA_ADAM8BIT_KEY_ROW

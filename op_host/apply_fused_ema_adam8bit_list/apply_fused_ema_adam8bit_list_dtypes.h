@@ -13,7 +13,7 @@ namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
 
 /** The storage types of a launch (every entry of a list has its list's type; the state is uint8
  *  codes with fp32 scales and an fp32 EMA for every row). */
-struct Adam8bitDtypes {
+struct ApplyFusedEmaAdam8bitListDtypes {
     DataType param;                      // P: the updated parameter (fp32 master with copies)
     DataType grad;                       // G
     bool hasCopy = false;                // model copies written from the updated parameter
@@ -21,13 +21,13 @@ struct Adam8bitDtypes {
 };
 
 // The storage types of the contract's tokens.
-constexpr DataType kAdam8bitDtype_FP32 = DataType::kFloat32;
-constexpr DataType kAdam8bitDtype_FP16 = DataType::kFloat16;
-constexpr DataType kAdam8bitDtype_BF16 = DataType::kBFloat16;
-constexpr DataType kAdam8bitDtype_NONE = Adam8bitDtypes{}.copy;
-constexpr bool kAdam8bitHasCopy_FP16 = true;
-constexpr bool kAdam8bitHasCopy_BF16 = true;
-constexpr bool kAdam8bitHasCopy_NONE = false;
+constexpr DataType kApplyFusedEmaAdam8bitListDtype_FP32 = DataType::kFloat32;
+constexpr DataType kApplyFusedEmaAdam8bitListDtype_FP16 = DataType::kFloat16;
+constexpr DataType kApplyFusedEmaAdam8bitListDtype_BF16 = DataType::kBFloat16;
+constexpr DataType kApplyFusedEmaAdam8bitListDtype_NONE = ApplyFusedEmaAdam8bitListDtypes{}.copy;
+constexpr bool kApplyFusedEmaAdam8bitListHasCopy_FP16 = true;
+constexpr bool kApplyFusedEmaAdam8bitListHasCopy_BF16 = true;
+constexpr bool kApplyFusedEmaAdam8bitListHasCopy_NONE = false;
 
 }  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list
 

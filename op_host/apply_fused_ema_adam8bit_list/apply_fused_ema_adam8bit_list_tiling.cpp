@@ -1,6 +1,6 @@
 /**
  * @file apply_fused_ema_adam8bit_list_tiling.cpp
- * @brief ComputeAdam8bitListTiling (see the header).
+ * @brief ComputeApplyFusedEmaAdam8bitListTiling (see the header).
  */
 #include "kernel_scalar_host.h"  // defines __aicore__ away: first
 
@@ -12,14 +12,13 @@
 
 namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
 
-Adam8bitTilingResult ComputeAdam8bitListTiling(const std::vector<uint64_t>& numels,
-                                               const Adam8bitDtypes& dtypes, const Attrs& attrs,
-                                               const Adam8bitOptions& options,
-                                               const Platform& platform)
+ApplyFusedEmaAdam8bitListTilingResult ComputeApplyFusedEmaAdam8bitListTiling(
+    const std::vector<uint64_t>& numels, const ApplyFusedEmaAdam8bitListDtypes& dtypes,
+    const Attrs& attrs, const ApplyFusedEmaAdam8bitListOptions& options, const Platform& platform)
 {
-    Adam8bitTilingResult r;
+    ApplyFusedEmaAdam8bitListTilingResult r;
     r.dtypes = dtypes;
-    r.tilingKey = Adam8bitTilingKeyOf(dtypes);
+    r.tilingKey = ApplyFusedEmaAdam8bitListTilingKeyOf(dtypes);
     ApplyFusedEmaAdam8bitListTilingData& t = r.data;
     t.hyper = HyperParamsOf(attrs);
     SetListLaunchFlags(t, options, options.maximize);
@@ -28,7 +27,7 @@ Adam8bitTilingResult ComputeAdam8bitListTiling(const std::vector<uint64_t>& nume
 
     std::vector<uint64_t> prefix(numels.size() + 1, 0);  // blocks of the entries before entry i
     for (size_t i = 0; i < numels.size(); ++i) {
-        prefix[i + 1] = prefix[i] + Adam8bitBlocks(numels[i]);
+        prefix[i + 1] = prefix[i] + ApplyFusedEmaAdam8bitListBlocks(numels[i]);
     }
     const uint64_t total = prefix.back();
     const uint32_t cores = std::min({platform.vectorCoreNum, kApplyFusedEmaAdam8bitListMaxCores,
@@ -53,15 +52,17 @@ Adam8bitTilingResult ComputeAdam8bitListTiling(const std::vector<uint64_t>& nume
     const uint32_t g = DataTypeSize(dtypes.grad);
     const uint32_t p = DataTypeSize(dtypes.param);
     const uint32_t copy = dtypes.hasCopy ? DataTypeSize(dtypes.copy) : 0U;
-    const uint32_t limit = std::min(platform.ubSize, kAdam8bitUbLimit);
+    const uint32_t limit = std::min(platform.ubSize, kApplyFusedEmaAdam8bitListUbLimit);
     uint32_t blocks = 1;
-    while (blocks < kAdam8bitMaxChunkBlocks && blocks < mostBlocks &&
-           Adam8bitUbBytes(blocks + 1U, g, p, copy, options.ema, options.gradScale) <= limit) {
+    while (blocks < kApplyFusedEmaAdam8bitListMaxChunkBlocks && blocks < mostBlocks &&
+           ApplyFusedEmaAdam8bitListUbBytes(blocks + 1U, g, p, copy, options.ema,
+                                            options.gradScale) <= limit) {
         ++blocks;
     }
     t.chunkBlocks = cores == 0 ? 0 : blocks;
-    r.ubBytesPerCore =
-        cores == 0 ? 0 : Adam8bitUbBytes(blocks, g, p, copy, options.ema, options.gradScale);
+    r.ubBytesPerCore = cores == 0 ? 0
+                                  : ApplyFusedEmaAdam8bitListUbBytes(
+                                        blocks, g, p, copy, options.ema, options.gradScale);
     return r;
 }
 

@@ -2,7 +2,7 @@
  * @file apply_fused_ema_adam8bit_list_tiling.h
  * @brief ApplyFusedEmaAdam8bitList's host tiling: the launch's quantization blocks (256 elements of
  *        an entry each) split over the cores balanced to one block, the UB chunk in whole blocks
- *        (the kernel's Adam8bitUbBytes), the key and the flags. Trusts its inputs:
+ *        (the kernel's ApplyFusedEmaAdam8bitListUbBytes), the key and the flags. Trusts its inputs:
  *        CheckApplyFusedEmaAdam8bitList runs before it.
  */
 #ifndef ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM8BIT_LIST_TILING_H
@@ -18,20 +18,19 @@
 
 namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
 
-struct Adam8bitTilingResult {
+struct ApplyFusedEmaAdam8bitListTilingResult {
     ApplyFusedEmaAdam8bitListTilingData data{};
-    Adam8bitDtypes dtypes{DataType::kFloat32, DataType::kFloat32};
+    ApplyFusedEmaAdam8bitListDtypes dtypes{DataType::kFloat32, DataType::kFloat32};
     uint32_t tilingKey = 0;
     uint32_t blockDim = 0;        // cores used (0: nothing to do)
     uint64_t workspaceSize = 0;   // the kernel needs none
-    uint32_t ubBytesPerCore = 0;  // Adam8bitUbBytes of the chunk
+    uint32_t ubBytesPerCore = 0;  // ApplyFusedEmaAdam8bitListUbBytes of the chunk
 };
 
 /** The tiling of a launch of entries of numels[i] elements (see the file comment). */
-Adam8bitTilingResult ComputeAdam8bitListTiling(const std::vector<uint64_t>& numels,
-                                               const Adam8bitDtypes& dtypes, const Attrs& attrs,
-                                               const Adam8bitOptions& options,
-                                               const Platform& platform);
+ApplyFusedEmaAdam8bitListTilingResult ComputeApplyFusedEmaAdam8bitListTiling(
+    const std::vector<uint64_t>& numels, const ApplyFusedEmaAdam8bitListDtypes& dtypes,
+    const Attrs& attrs, const ApplyFusedEmaAdam8bitListOptions& options, const Platform& platform);
 
 }  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list
 

@@ -28,11 +28,12 @@ const std::vector<ListEntryArg>& List(const ApplyFusedEmaAdamListArgs& args, int
 /** The list may be absent: max_vs and model copies always, ss with args.emaOptional. */
 bool IsOptional(const ApplyFusedEmaAdamListArgs& args, int list)
 {
-    return list >= kListMaxVs || (list == kListSs && args.emaOptional);
+    return list >= kApplyFusedEmaAdamListMaxVs ||
+           (list == kApplyFusedEmaAdamListSs && args.emaOptional);
 }
 
 /** The list holds at least one tensor (its values, or an absent list's placeholders). */
-bool ListGiven(const ApplyFusedEmaAdamListArgs& args, int list)
+bool ApplyFusedEmaAdamListGiven(const ApplyFusedEmaAdamListArgs& args, int list)
 {
     return args.lists[list] != nullptr && !args.lists[list]->empty();
 }
@@ -43,18 +44,19 @@ bool ListGiven(const ApplyFusedEmaAdamListArgs& args, int list)
  *  real empty lists: the checks then treat them as given). */
 bool IsPlaceholderList(const ApplyFusedEmaAdamListArgs& args, int list)
 {
-    if (!IsOptional(args, list) || !ListGiven(args, list)) return false;
-    const int owner = list == kListCopies ? kListVars : kListMs;
+    if (!IsOptional(args, list) || !ApplyFusedEmaAdamListGiven(args, list)) return false;
+    const int owner = list == kApplyFusedEmaAdamListCopies ? kApplyFusedEmaAdamListVars
+                                                           : kApplyFusedEmaAdamListMs;
     if (List(args, owner).empty()) return false;
     return AllPlaceholders(*args.lists[list], List(args, owner)[0].dtype);
 }
 
 Refusal CheckLengths(const ApplyFusedEmaAdamListArgs& args)
 {
-    const size_t n = List(args, kListGrads).size();
-    for (int list = kListVars; list < kApplyFusedEmaAdamLists; ++list) {
+    const size_t n = List(args, kApplyFusedEmaAdamListGrads).size();
+    for (int list = kApplyFusedEmaAdamListVars; list < kApplyFusedEmaAdamListTensorLists; ++list) {
         const bool optional = IsOptional(args, list);
-        if (optional && !ListGiven(args, list)) {
+        if (optional && !ApplyFusedEmaAdamListGiven(args, list)) {
             continue;
         }
         const size_t size = List(args, list).size();
@@ -79,26 +81,27 @@ Refusal ExpectOneOf(const NamedEntry& t, const char* ownerOfFirst, int32_t first
 }
 
 /** The operator's dtype contract on the entries 0 (every list has one dtype, checked before). */
-Refusal CheckDtypeContract(const ApplyFusedEmaAdamListArgs& args, ListDtypes* out)
+Refusal CheckDtypeContract(const ApplyFusedEmaAdamListArgs& args, ApplyFusedEmaAdamListDtypes* out)
 {
     const auto entry0 = [&](int list) { return NamedEntry(list, 0, List(args, list)[0]); };
-    const NamedEntry var = entry0(kListVars);
+    const NamedEntry var = entry0(kApplyFusedEmaAdamListVars);
     if (Refusal r = CheckFloatDtype(var.arg); !r.empty()) return r;
-    const NamedEntry m = entry0(kListMs);
+    const NamedEntry m = entry0(kApplyFusedEmaAdamListMs);
     if (Refusal r = ExpectOneOf(m, "varsRef", var.arg.dtype,
                                 "the state is stored in the parameters' dtype or in fp32");
         !r.empty()) {
         return r;
     }
-    for (int list : {kListVs, kListSs, kListMaxVs}) {
-        if (!ListPresent(args, list)) continue;
+    for (int list :
+         {kApplyFusedEmaAdamListVs, kApplyFusedEmaAdamListSs, kApplyFusedEmaAdamListMaxVs}) {
+        if (!ApplyFusedEmaAdamListPresent(args, list)) continue;
         if (Refusal r = CheckSameDtype(entry0(list).arg, m.arg, kStateGroup); !r.empty()) return r;
     }
-    const bool hasCopy = ListPresent(args, kListCopies);
+    const bool hasCopy = ApplyFusedEmaAdamListPresent(args, kApplyFusedEmaAdamListCopies);
     int32_t gradPartner = var.arg.dtype;  // grads: the params' dtype or fp32 ...
     const char* gradPartnerName = "varsRef";
     if (hasCopy) {  // ... or, with model copies, the copies' dtype or fp32
-        const NamedEntry copy = entry0(kListCopies);
+        const NamedEntry copy = entry0(kApplyFusedEmaAdamListCopies);
         const DataTypeInfo* info = FindDataTypeByCode(copy.arg.dtype);
         if (info == nullptr || !info->isFloat || info->size != 2) {
             return copy.name + " has dtype " + DescribeDtype(copy.arg.dtype) + ", expected " +
@@ -115,7 +118,7 @@ Refusal CheckDtypeContract(const ApplyFusedEmaAdamListArgs& args, ListDtypes* ou
         gradPartner = copy.arg.dtype;
         gradPartnerName = "modelCopiesRef";
     }
-    const NamedEntry grad = entry0(kListGrads);
+    const NamedEntry grad = entry0(kApplyFusedEmaAdamListGrads);
     if (Refusal r = ExpectOneOf(grad, gradPartnerName, gradPartner,
                                 hasCopy ? "the gradients of the model copies or fp32"
                                         : "the gradients have the parameters' dtype or fp32");
@@ -133,12 +136,13 @@ Refusal CheckDtypeContract(const ApplyFusedEmaAdamListArgs& args, ListDtypes* ou
     return {};
 }
 
-Refusal CheckDtypes(const ApplyFusedEmaAdamListArgs& args, ListDtypes* out)
+Refusal CheckDtypes(const ApplyFusedEmaAdamListArgs& args, ApplyFusedEmaAdamListDtypes* out)
 {
-    if (Refusal r = CheckOneDtypePerList(args.lists, kNames, kApplyFusedEmaAdamLists); !r.empty()) {
+    if (Refusal r = CheckOneDtypePerList(args.lists, kNames, kApplyFusedEmaAdamListTensorLists);
+        !r.empty()) {
         return r;
     }
-    if (!List(args, kListGrads).empty()) {
+    if (!List(args, kApplyFusedEmaAdamListGrads).empty()) {
         if (Refusal r = CheckDtypeContract(args, out); !r.empty()) return r;
     }
     if (Refusal r = CheckStepDtype(*args.step); !r.empty()) return r;
@@ -151,21 +155,22 @@ Refusal CheckDtypes(const ApplyFusedEmaAdamListArgs& args, ListDtypes* out)
 
 Refusal CheckShapes(const ApplyFusedEmaAdamListArgs& args)
 {
-    const std::vector<ListEntryArg>& grads = List(args, kListGrads);
+    const std::vector<ListEntryArg>& grads = List(args, kApplyFusedEmaAdamListGrads);
     for (size_t i = 0; i < grads.size(); ++i) {
         const std::vector<int64_t>& shape = *grads[i].shape;
-        if (shape.size() > kListMaxRank) {
-            const NamedEntry g(kListGrads, i, grads[i]);
+        if (shape.size() > kApplyFusedEmaAdamListMaxRank) {
+            const NamedEntry g(kApplyFusedEmaAdamListGrads, i, grads[i]);
             return g.name + " has shape " + ShapeToString(shape) + " (rank " +
                    std::to_string(shape.size()) + "), expected at most " +
-                   std::to_string(kListMaxRank) + " dimensions";
+                   std::to_string(kApplyFusedEmaAdamListMaxRank) + " dimensions";
         }
-        for (int list = kListVars; list < kApplyFusedEmaAdamLists; ++list) {
-            if (!ListPresent(args, list)) continue;
+        for (int list = kApplyFusedEmaAdamListVars; list < kApplyFusedEmaAdamListTensorLists;
+             ++list) {
+            if (!ApplyFusedEmaAdamListPresent(args, list)) continue;
             const ListEntryArg& e = List(args, list)[i];
             if (*e.shape != shape) {
                 const NamedEntry t(list, i, e);
-                const NamedEntry g(kListGrads, i, grads[i]);
+                const NamedEntry g(kApplyFusedEmaAdamListGrads, i, grads[i]);
                 const std::string group = "the tensors of entry " + std::to_string(i);
                 return CheckSameShape(t.arg, g.arg, group.c_str());
             }
@@ -181,30 +186,33 @@ Refusal CheckShapes(const ApplyFusedEmaAdamListArgs& args)
 
 }  // namespace
 
-std::string ListEntryName(int list, size_t index)
+std::string ApplyFusedEmaAdamListEntryName(int list, size_t index)
 {
     return EntryName(kNames[list], index);
 }
 
-bool ListPresent(const ApplyFusedEmaAdamListArgs& args, int list)
+bool ApplyFusedEmaAdamListPresent(const ApplyFusedEmaAdamListArgs& args, int list)
 {
-    return ListGiven(args, list) && !IsPlaceholderList(args, list);
+    return ApplyFusedEmaAdamListGiven(args, list) && !IsPlaceholderList(args, list);
 }
 
-Refusal CheckApplyFusedEmaAdamList(const ApplyFusedEmaAdamListArgs& args, const ListAttrs& attrs,
-                                   ListDtypes* dtypes, ListOptions* options)
+Refusal CheckApplyFusedEmaAdamList(const ApplyFusedEmaAdamListArgs& args,
+                                   const ApplyFusedEmaAdamListAttrs& attrs,
+                                   ApplyFusedEmaAdamListDtypes* dtypes,
+                                   ApplyFusedEmaAdamListOptions* options)
 {
-    ListDtypes d{DataType::kFloat32, DataType::kFloat32, DataType::kFloat32};  // empty lists
+    ApplyFusedEmaAdamListDtypes d{DataType::kFloat32, DataType::kFloat32,
+                                  DataType::kFloat32};  // empty lists
     Refusal refusal = CheckLengths(args);
     if (refusal.empty()) refusal = CheckDtypes(args, &d);
     if (refusal.empty()) refusal = CheckShapes(args);
     if (refusal.empty()) refusal = CheckAttrs(attrs);
     if (refusal.empty()) {
         *dtypes = d;
-        options->amsgrad = ListPresent(args, kListMaxVs);
+        options->amsgrad = ApplyFusedEmaAdamListPresent(args, kApplyFusedEmaAdamListMaxVs);
         options->gradScale = args.gradScale != nullptr;
         options->foundInf = args.foundInf != nullptr;
-        options->ema = ListPresent(args, kListSs);
+        options->ema = ApplyFusedEmaAdamListPresent(args, kApplyFusedEmaAdamListSs);
         options->lrTensor = args.lr != nullptr;
         options->emaDecayTensor = args.emaDecay != nullptr;
     }
@@ -213,7 +221,7 @@ Refusal CheckApplyFusedEmaAdamList(const ApplyFusedEmaAdamListArgs& args, const 
 
 Refusal CheckApplyFusedEmaAdamListFlat(const ApplyFusedEmaAdamListArgs& args)
 {
-    for (int list = kListGrads; list < kApplyFusedEmaAdamLists; ++list) {
+    for (int list = kApplyFusedEmaAdamListGrads; list < kApplyFusedEmaAdamListTensorLists; ++list) {
         const std::vector<ListEntryArg>& entries = List(args, list);
         for (size_t i = 0; i < entries.size(); ++i) {
             if (entries[i].shape->size() != 1) {

@@ -25,37 +25,37 @@ using ascend_ema_adam::ListEntryArg;  // the list operators' entry view (list_va
 
 /** The list arguments in signature order; the last two are optional. */
 enum ApplyFusedEmaAdamListArg : int {
-    kListGrads,
-    kListVars,
-    kListMs,
-    kListVs,
-    kListSs,
-    kListMaxVs,
-    kListCopies,
-    kApplyFusedEmaAdamLists
+    kApplyFusedEmaAdamListGrads,
+    kApplyFusedEmaAdamListVars,
+    kApplyFusedEmaAdamListMs,
+    kApplyFusedEmaAdamListVs,
+    kApplyFusedEmaAdamListSs,
+    kApplyFusedEmaAdamListMaxVs,
+    kApplyFusedEmaAdamListCopies,
+    kApplyFusedEmaAdamListTensorLists
 };
 /** Their names in the aclnn API, as CANN's op_build generates them from the OpDef (messages name
  *  an entry as "msRef[5]"). A DYNAMIC parameter is never "Optional" in CANN's naming: an absent
  *  list is an empty one. */
-constexpr const char* kApplyFusedEmaAdamListNames[kApplyFusedEmaAdamLists] = {
+constexpr const char* kApplyFusedEmaAdamListNames[kApplyFusedEmaAdamListTensorLists] = {
     "grads", "varsRef", "msRef", "vsRef", "ssRef", "maxVsRef", "modelCopiesRef"};
 /** The list arguments the kernel writes. */
-constexpr bool kApplyFusedEmaAdamListUpdated[kApplyFusedEmaAdamLists] = {
+constexpr bool kApplyFusedEmaAdamListUpdated[kApplyFusedEmaAdamListTensorLists] = {
     false, true, true, true, true, true, true};
 /** The one-element tensor arguments. */
-constexpr const char* kListStepName = "step";
-constexpr const char* kListGradScaleName = "gradScaleOptional";
-constexpr const char* kListFoundInfName = "foundInfOptional";
-constexpr const char* kListLrName = "lrTensorOptional";
-constexpr const char* kListEmaDecayName = "emaDecayTensorOptional";
+constexpr const char* kApplyFusedEmaAdamListStepName = "step";
+constexpr const char* kApplyFusedEmaAdamListGradScaleName = "gradScaleOptional";
+constexpr const char* kApplyFusedEmaAdamListFoundInfName = "foundInfOptional";
+constexpr const char* kApplyFusedEmaAdamListLrName = "lrTensorOptional";
+constexpr const char* kApplyFusedEmaAdamListEmaDecayName = "emaDecayTensorOptional";
 
 /** Most tensors one list of a launch may hold: CANN's opbase refuses a longer dynamic list
  *  (NNOPBASE_DYNAMIC_PARAM_DEF_NUM, ACLNN_ERR_PARAM_INVALID), and the CPU aclnn layer keeps that
  *  contract. Callers with more entries launch once per slice of at most this many. */
-constexpr size_t kListMaxTensors = 256;
+constexpr size_t kApplyFusedEmaAdamListMaxTensors = 256;
 
 /** Most dimensions a tensor of the lists may have (CANN's shapes hold at most 8). */
-constexpr size_t kListMaxRank = 8;
+constexpr size_t kApplyFusedEmaAdamListMaxRank = 8;
 
 /** A call as the checks see it. */
 struct ApplyFusedEmaAdamListArgs {
@@ -66,7 +66,7 @@ struct ApplyFusedEmaAdamListArgs {
      *  NPU path passes placeholders: opbase keeps stale state for an empty list in a reused
      *  executor, and numbers the instances of an empty list differently (docs/ACLNN.md, "Absent
      *  lists"). Null here means empty (the aclnn layers refuse a NULL list before this check). */
-    const std::vector<ListEntryArg>* lists[kApplyFusedEmaAdamLists] = {};
+    const std::vector<ListEntryArg>* lists[kApplyFusedEmaAdamListTensorLists] = {};
     const TensorArg* step = nullptr;       // required
     const TensorArg* gradScale = nullptr;  // null: absent
     const TensorArg* foundInf = nullptr;   // null: absent
@@ -78,10 +78,10 @@ struct ApplyFusedEmaAdamListArgs {
 };
 
 /** "msRef[5]": how the messages name entry `index` of list `list`. */
-std::string ListEntryName(int list, size_t index);
+std::string ApplyFusedEmaAdamListEntryName(int list, size_t index);
 
 /** List `list` holds values: it has tensors, and (an optional list) not only placeholders. */
-bool ListPresent(const ApplyFusedEmaAdamListArgs& args, int list);
+bool ApplyFusedEmaAdamListPresent(const ApplyFusedEmaAdamListArgs& args, int list);
 
 /**
  * In this order, the first failure wins:
@@ -93,15 +93,17 @@ bool ListPresent(const ApplyFusedEmaAdamListArgs& args, int list);
  *               (C or fp32 with copies) (placeholders of another dtype hold values); step int64;
  *               gradScaleOptional, foundInfOptional, lrTensorOptional and
  *               emaDecayTensorOptional fp32;
- *   shapes:     grads[i] at most kListMaxRank dims; entry i of every list that holds values
- *               grads[i]'s shape; step and the optional scalar tensors exactly one element;
+ *   shapes:     grads[i] at most kApplyFusedEmaAdamListMaxRank dims; entry i of every list that
+ * holds values grads[i]'s shape; step and the optional scalar tensors exactly one element;
  *   attributes: CheckAttrs.
- * On success fills *dtypes (a combination ComputeListTiling has a kernel for) and *options (which
- * optional inputs the launch has).
- * The step's value (CheckStepValue) is checked by callers that can read it.
+ * On success fills *dtypes (a combination ComputeApplyFusedEmaAdamListTiling has a kernel for) and
+ * *options (which optional inputs the launch has). The step's value (CheckStepValue) is checked by
+ * callers that can read it.
  */
-Refusal CheckApplyFusedEmaAdamList(const ApplyFusedEmaAdamListArgs& args, const ListAttrs& attrs,
-                                   ListDtypes* dtypes, ListOptions* options);
+Refusal CheckApplyFusedEmaAdamList(const ApplyFusedEmaAdamListArgs& args,
+                                   const ApplyFusedEmaAdamListAttrs& attrs,
+                                   ApplyFusedEmaAdamListDtypes* dtypes,
+                                   ApplyFusedEmaAdamListOptions* options);
 
 /**
  * The NPU path's extra condition (the CANN tiling adapter's): every tensor of every list is 1-D.

@@ -14,7 +14,7 @@
 #include "apply_fused_ema_adam_list_tiling_key.h"
 #include "list_launch_flags.h"
 #include "kernel_scalar_host.h"  // before the kernel's scalar code: defines __aicore__ away
-#include "apply_fused_ema_adam_list_range.h"  // ListTensorStop, ListTensorRange
+#include "apply_fused_ema_adam_list_range.h"  // ApplyFusedEmaAdamListTensorStop, ApplyFusedEmaAdamListTensorRange
 
 namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
@@ -29,23 +29,25 @@ namespace {
 
 /** The kernel's instantiations: one key per dtype combination of the operator's contract. */
 const struct {
-    ListDtypes dtypes;
+    ApplyFusedEmaAdamListDtypes dtypes;
     uint64_t key;
-} kListKeys[] = {
-#define AEA_LIST_HOST_KEY(key, P, S, G, C)                                                 \
-    {{kListDtype_##P, kListDtype_##S, kListDtype_##G, kListHasCopy_##C, kListDtype_##C},   \
+} kApplyFusedEmaAdamListKeys[] = {
+#define AEA_LIST_HOST_KEY(key, P, S, G, C)                                \
+    {{kApplyFusedEmaAdamListDtype_##P, kApplyFusedEmaAdamListDtype_##S,   \
+      kApplyFusedEmaAdamListDtype_##G, kApplyFusedEmaAdamListHasCopy_##C, \
+      kApplyFusedEmaAdamListDtype_##C},                                   \
      APPLY_FUSED_EMA_ADAM_LIST_KEY_##key},
     APPLY_FUSED_EMA_ADAM_LIST_KEYS(AEA_LIST_HOST_KEY)
 #undef AEA_LIST_HOST_KEY
 };
 
-bool SameDtypes(const ListDtypes& a, const ListDtypes& b)
+bool SameDtypes(const ApplyFusedEmaAdamListDtypes& a, const ApplyFusedEmaAdamListDtypes& b)
 {
     return a.param == b.param && a.state == b.state && a.grad == b.grad &&
            a.hasCopy == b.hasCopy && (!a.hasCopy || a.copy == b.copy);
 }
 
-std::string Describe(const ListDtypes& d)
+std::string Describe(const ApplyFusedEmaAdamListDtypes& d)
 {
     std::string s = std::string("param ") + DataTypeName(d.param) + ", state " +
                     DataTypeName(d.state) + ", grad " + DataTypeName(d.grad);
@@ -53,7 +55,7 @@ std::string Describe(const ListDtypes& d)
 }
 
 /** Elements per 32-byte block of the narrowest dtype the launch moves. */
-uint32_t AlignElems(const ListDtypes& d)
+uint32_t AlignElems(const ApplyFusedEmaAdamListDtypes& d)
 {
     uint32_t align = std::max({BlockElems(d.param), BlockElems(d.state), BlockElems(d.grad)});
     return d.hasCopy ? std::max(align, BlockElems(d.copy)) : align;
@@ -77,9 +79,9 @@ ApplyFusedEmaAdamListPosition Locate(const std::vector<uint64_t>& blocks, uint64
 
 }  // namespace
 
-uint64_t ListTilingKeyOf(const ListDtypes& dtypes)
+uint64_t ApplyFusedEmaAdamListTilingKeyOf(const ApplyFusedEmaAdamListDtypes& dtypes)
 {
-    for (const auto& entry : kListKeys) {
+    for (const auto& entry : kApplyFusedEmaAdamListKeys) {
         if (SameDtypes(entry.dtypes, dtypes)) {
             return entry.key;
         }
@@ -87,9 +89,9 @@ uint64_t ListTilingKeyOf(const ListDtypes& dtypes)
     throw std::invalid_argument("ApplyFusedEmaAdamList has no kernel for " + Describe(dtypes));
 }
 
-ListDtypes ListDtypesOfKey(uint64_t tilingKey)
+ApplyFusedEmaAdamListDtypes ApplyFusedEmaAdamListDtypesOfKey(uint64_t tilingKey)
 {
-    for (const auto& entry : kListKeys) {
+    for (const auto& entry : kApplyFusedEmaAdamListKeys) {
         if (entry.key == tilingKey) {
             return entry.dtypes;
         }
@@ -98,16 +100,18 @@ ListDtypes ListDtypesOfKey(uint64_t tilingKey)
                                 std::to_string(tilingKey));
 }
 
-std::vector<ListDtypes> ListDtypeCombinations()
+std::vector<ApplyFusedEmaAdamListDtypes> ApplyFusedEmaAdamListDtypeCombinations()
 {
-    std::vector<ListDtypes> all;
-    for (const auto& entry : kListKeys) {
+    std::vector<ApplyFusedEmaAdamListDtypes> all;
+    for (const auto& entry : kApplyFusedEmaAdamListKeys) {
         all.push_back(entry.dtypes);
     }
     return all;
 }
 
-uint32_t ListUbBytesPerElement(const ListDtypes& d, const ListOptions& o, uint32_t bufferNum)
+uint32_t ApplyFusedEmaAdamListUbBytesPerElement(const ApplyFusedEmaAdamListDtypes& d,
+                                                const ApplyFusedEmaAdamListOptions& o,
+                                                uint32_t bufferNum)
 {
     const uint32_t p = DataTypeSize(d.param);
     const uint32_t s = DataTypeSize(d.state);
@@ -123,14 +127,15 @@ uint32_t ListUbBytesPerElement(const ListDtypes& d, const ListOptions& o, uint32
     return bufferNum * (in + out) + 4U * work;
 }
 
-ListTilingResult ComputeListTiling(const std::vector<uint64_t>& numels, const ListDtypes& dtypes,
-                                   const ListAttrs& attrs, const ListOptions& options,
-                                   const Platform& platform)
+ApplyFusedEmaAdamListTilingResult ComputeApplyFusedEmaAdamListTiling(
+    const std::vector<uint64_t>& numels, const ApplyFusedEmaAdamListDtypes& dtypes,
+    const ApplyFusedEmaAdamListAttrs& attrs, const ApplyFusedEmaAdamListOptions& options,
+    const Platform& platform)
 {
-    ListTilingResult r{};
+    ApplyFusedEmaAdamListTilingResult r{};
     std::memset(&r.data, 0, sizeof(r.data));  // every byte: the struct is copied to the device
     ApplyFusedEmaAdamListTilingData& t = r.data;
-    r.tilingKey = ListTilingKeyOf(dtypes);
+    r.tilingKey = ApplyFusedEmaAdamListTilingKeyOf(dtypes);
     r.dtypes = dtypes;
     t.hyper = HyperParamsOf(attrs);
     SetListLaunchFlags(t, options, attrs.maximize);
@@ -139,7 +144,8 @@ ListTilingResult ComputeListTiling(const std::vector<uint64_t>& numels, const Li
     t.alignElems = AlignElems(dtypes);
     t.bufferNum = kBufferNum;
 
-    const uint32_t bytesPerElem = ListUbBytesPerElement(dtypes, options, kBufferNum);
+    const uint32_t bytesPerElem =
+        ApplyFusedEmaAdamListUbBytesPerElement(dtypes, options, kBufferNum);
     if (platform.vectorCoreNum == 0 ||
         ChunkElems(platform.ubSize, bytesPerElem, t.alignElems, UINT64_MAX) == 0) {
         throw std::invalid_argument("platform '" + platform.name +
@@ -170,19 +176,19 @@ ListTilingResult ComputeListTiling(const std::vector<uint64_t>& numels, const Li
     return r;
 }
 
-std::vector<ListSegment> ListCoreSegments(const ApplyFusedEmaAdamListTilingData& t,
-                                          const std::vector<uint64_t>& numels, uint32_t core)
+std::vector<ApplyFusedEmaAdamListSegment> ApplyFusedEmaAdamListCoreSegments(
+    const ApplyFusedEmaAdamListTilingData& t, const std::vector<uint64_t>& numels, uint32_t core)
 {
-    std::vector<ListSegment> segments;
+    std::vector<ApplyFusedEmaAdamListSegment> segments;
     if (core >= t.usedCoreNum) {
         return segments;
     }
     const ApplyFusedEmaAdamListPosition& start = t.coreStart[core];
     const ApplyFusedEmaAdamListPosition& end = t.coreStart[core + 1];
-    const uint32_t stop = ListTensorStop(end.tensor, end.block);
+    const uint32_t stop = ApplyFusedEmaAdamListTensorStop(end.tensor, end.block);
     for (uint32_t tensor = start.tensor; tensor < stop && tensor < numels.size(); ++tensor) {
-        const ElementRange r = ListTensorRange(start.tensor, start.block, end.tensor, end.block,
-                                               tensor, numels[tensor], t.alignElems);
+        const ElementRange r = ApplyFusedEmaAdamListTensorRange(
+            start.tensor, start.block, end.tensor, end.block, tensor, numels[tensor], t.alignElems);
         if (r.end > r.begin) {
             segments.push_back({tensor, r.begin, r.end});
         }

@@ -1,8 +1,8 @@
 /**
  * @file apply_fused_ema_adam8bit_list.cpp
- * @brief Kernel entry of ApplyFusedEmaAdam8bitList (apply_fused_ema_adam8bit_list.h). Argument order
- *        is CANN's: inputs, in-place outputs in the OpDef's order (a list that is never empty last:
- *        kAdam8bitOutputOrder, docs/ACLNN.md "D1"), workspace, tiling.
+ * @brief Kernel entry of ApplyFusedEmaAdam8bitList (apply_fused_ema_adam8bit_list.h). Argument
+ * order is CANN's: inputs, in-place outputs in the OpDef's order (a list that is never empty last:
+ *        kApplyFusedEmaAdam8bitListOutputOrder, docs/ACLNN.md "D1"), workspace, tiling.
  */
 #include "apply_fused_ema_adam8bit_list.h"
 
@@ -18,10 +18,10 @@ extern "C" __global__ __aicore__ void apply_fused_ema_adam8bit_list(
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     REGISTER_TILING_DEFAULT(ApplyFusedEmaAdam8bitListTilingData);
     GET_TILING_DATA(tilingData, tiling);
-    const ascend_ema_adam::apply_fused_ema_adam8bit_list::Adam8bitKernelArgs args{
-        grads, vars, ms, vs, mAbsmaxes, vAbsmaxes,
-        ss, qmapM, qmapV, step, gradScale, foundInf, lr, emaDecay,
-        varsRef, msRef, vsRef, mAbsmaxesRef, vAbsmaxesRef, ssRef, modelCopiesRef};
+    const ascend_ema_adam::apply_fused_ema_adam8bit_list::ApplyFusedEmaAdam8bitListKernelArgs args{
+        grads,   vars,  ms,    vs,           mAbsmaxes,    vAbsmaxes, ss,
+        qmapM,   qmapV, step,  gradScale,    foundInf,     lr,        emaDecay,
+        varsRef, msRef, vsRef, mAbsmaxesRef, vAbsmaxesRef, ssRef,     modelCopiesRef};
     ascend_ema_adam::apply_fused_ema_adam8bit_list::RunApplyFusedEmaAdam8bitListOfKey(args,
                                                                                      tilingData);
 }

@@ -1,8 +1,8 @@
 /**
  * @file apply_fused_ema_adam8bit_list.h
- * @brief ApplyFusedEmaAdam8bitList vector kernel: a parameter group with 8-bit blockwise moments and
- *        an fp32 EMA in one launch. Written only against the AscendC API; the same source builds
- *        with CANN's compiler and with g++ against the CPU twin.
+ * @brief ApplyFusedEmaAdam8bitList vector kernel: a parameter group with 8-bit blockwise moments
+ * and an fp32 EMA in one launch. Written only against the AscendC API; the same source builds with
+ * CANN's compiler and with g++ against the CPU twin.
  *
  * Per AI vector core: found_inf first (nonzero or NaN: return before any other GM access), then
  * the launch scalars (LaunchPrologue, as the other kernels), the two maps (scalar reads from GM)
@@ -19,8 +19,8 @@
  *            Gather at index + s - 1, Compare GE, Select index + s), index -> half -> uint8
  *   CopyOut: P', the codes, the new scales, S', the copy       VECOUT buffer -> GM
  * The op order is golden8bit.emulate_entry8's, bit for bit. Single-buffered queues (the work area
- * holds most of the UB); UB per core: Adam8bitUbBytes (the codebook header), below 184 KiB because
- * Compare and Select may use the library's scratch above it.
+ * holds most of the UB); UB per core: ApplyFusedEmaAdam8bitListUbBytes (the codebook header), below
+ * 184 KiB because Compare and Select may use the library's scratch above it.
  */
 #ifndef APPLY_FUSED_EMA_ADAM8BIT_LIST_H
 #define APPLY_FUSED_EMA_ADAM8BIT_LIST_H
@@ -39,7 +39,7 @@ using namespace AscendC;
 using namespace list_kernel;  // the list kernels' shared part (ema_adam_list_kernel.h)
 
 /** The kernel's GM arguments (CANN's order: inputs, in-place outputs). */
-struct Adam8bitKernelArgs {
+struct ApplyFusedEmaAdam8bitListKernelArgs {
     GM_ADDR grads;
     GM_ADDR vars;
     GM_ADDR ms;
@@ -78,7 +78,7 @@ public:
     __aicore__ inline KernelApplyFusedEmaAdam8bitList() {}
 
     /** Reads the launch scalars and maps and sets up UB; false: this core writes nothing. */
-    __aicore__ inline bool Init(const Adam8bitKernelArgs& args,
+    __aicore__ inline bool Init(const ApplyFusedEmaAdam8bitListKernelArgs& args,
                                 const ApplyFusedEmaAdam8bitListTilingData& tiling, TPipe* pipe)
     {
         if (!InitLaunch(args, tiling)) {
@@ -86,7 +86,7 @@ public:
         }
         pipe_ = pipe;
         blocks_ = tiling.chunkBlocks;
-        chunk_ = blocks_ * kAdam8bitBlock;
+        chunk_ = blocks_ * kApplyFusedEmaAdam8bitListBlock;
         InitSharedLists(args, HAS_COPY);
         mAbsmaxes_.Init(args.mAbsmaxes);
         vAbsmaxes_.Init(args.vAbsmaxes);
@@ -97,7 +97,7 @@ public:
         pipe->InitBuffer(inQueue_, 1, inBytes_);
         pipe->InitBuffer(outQueue_, 1, outBytes_);
         pipe->InitBuffer(workBuf_, workBytes_);
-        pipe->InitBuffer(tableBuf_, 8U * kAdam8bitMapSize * kBytes<float>);
+        pipe->InitBuffer(tableBuf_, 8U * kApplyFusedEmaAdam8bitListMapSize * kBytes<float>);
         LocalTensor<uint8_t> work = workBuf_.template Get<uint8_t>();
         uint32_t at = 0;
         const auto slot = [&](uint32_t bytes) {
@@ -129,20 +129,20 @@ public:
         mask_ = slot(chunk_ / 8U);
 
         LocalTensor<float> tables = tableBuf_.template Get<float>();
-        m_.map = tables[0 * kAdam8bitMapSize];
-        v_.map = tables[1 * kAdam8bitMapSize];
-        m_.thresholds = tables[2 * kAdam8bitMapSize];
-        v_.thresholds = tables[3 * kAdam8bitMapSize];
-        lanes_ = tables[4 * kAdam8bitMapSize];
-        divisor_ = tables[5 * kAdam8bitMapSize];
-        zeros_ = tables[6 * kAdam8bitMapSize];
+        m_.map = tables[0 * kApplyFusedEmaAdam8bitListMapSize];
+        v_.map = tables[1 * kApplyFusedEmaAdam8bitListMapSize];
+        m_.thresholds = tables[2 * kApplyFusedEmaAdam8bitListMapSize];
+        v_.thresholds = tables[3 * kApplyFusedEmaAdam8bitListMapSize];
+        lanes_ = tables[4 * kApplyFusedEmaAdam8bitListMapSize];
+        divisor_ = tables[5 * kApplyFusedEmaAdam8bitListMapSize];
+        zeros_ = tables[6 * kApplyFusedEmaAdam8bitListMapSize];
         LoadTable(m_, args.qmapM);
         LoadTable(v_, args.qmapV);
-        for (uint32_t i = 0; i < kAdam8bitBlock; ++i) {
+        for (uint32_t i = 0; i < kApplyFusedEmaAdam8bitListBlock; ++i) {
             lanes_.SetValue(i, static_cast<float>(i));
         }
         SyncScalarToVector();
-        Duplicate(zeros_, 0.0f, static_cast<int32_t>(kAdam8bitBlock));
+        Duplicate(zeros_, 0.0f, static_cast<int32_t>(kApplyFusedEmaAdam8bitListBlock));
         return true;
     }
 
@@ -152,7 +152,7 @@ public:
         const uint32_t stop = end_.block > 0 ? end_.tensor + 1 : end_.tensor;
         for (uint32_t tensor = start_.tensor; tensor < stop; ++tensor) {
             const uint64_t numel = EntryNumel<P>(vars_, tensor);
-            const uint64_t have = Adam8bitBlocks(numel);
+            const uint64_t have = ApplyFusedEmaAdam8bitListBlocks(numel);
             const uint64_t first = tensor == start_.tensor ? start_.block : 0;
             const uint64_t last = tensor == end_.tensor && end_.block < have ? end_.block : have;
             if (first >= last) {
@@ -162,8 +162,8 @@ public:
             for (uint64_t block = first; block < last; block += blocks_) {
                 const uint64_t left = last - block;
                 const uint32_t blocks = left < blocks_ ? static_cast<uint32_t>(left) : blocks_;
-                const uint64_t begin = block * kAdam8bitBlock;
-                const uint64_t end = begin + uint64_t{blocks} * kAdam8bitBlock;
+                const uint64_t begin = block * kApplyFusedEmaAdam8bitListBlock;
+                const uint64_t end = begin + uint64_t{blocks} * kApplyFusedEmaAdam8bitListBlock;
                 const uint32_t count = static_cast<uint32_t>((end < numel ? end : numel) - begin);
                 CopyIn(begin, count);
                 Compute(block, blocks, count);
@@ -203,28 +203,32 @@ private:
         outCopy_ = at;
         at += HAS_COPY ? chunk_ * kBytes<CopyT> : 0U;
         outScaleM_ = at;
-        at += Adam8bitScaleSlotBytes(blocks_);
+        at += ApplyFusedEmaAdam8bitListScaleSlotBytes(blocks_);
         outScaleV_ = at;
-        at += Adam8bitScaleSlotBytes(blocks_);
+        at += ApplyFusedEmaAdam8bitListScaleSlotBytes(blocks_);
         outBytes_ = at;
-        workBytes_ = chunk_ * 4U * Adam8bitWorkSlots(kBytes<G>, kBytes<P>, options_.gradScale) +
-                     chunk_ * 2U + chunk_ / 8U;
+        workBytes_ =
+            chunk_ * 4U *
+                ApplyFusedEmaAdam8bitListWorkSlots(kBytes<G>, kBytes<P>, options_.gradScale) +
+            chunk_ * 2U + chunk_ / 8U;
     }
 
     /** The map from GM (scalar reads) and its thresholds (the codebook's fp32 code), into UB. */
     __aicore__ inline void LoadTable(const MomentSlots& moment, GM_ADDR map)
     {
         GlobalTensor<float> gm;
-        gm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(map), kAdam8bitMapSize);
+        gm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(map), kApplyFusedEmaAdam8bitListMapSize);
         float previous = gm.GetValue(0);
         moment.map.SetValue(0, previous);
-        for (uint32_t k = 1; k < kAdam8bitMapSize; ++k) {
+        for (uint32_t k = 1; k < kApplyFusedEmaAdam8bitListMapSize; ++k) {
             const float value = gm.GetValue(k);
             moment.map.SetValue(k, value);
-            moment.thresholds.SetValue(k - 1U, Adam8bitEncodeThreshold(previous, value));
+            moment.thresholds.SetValue(k - 1U,
+                                       ApplyFusedEmaAdam8bitListEncodeThreshold(previous, value));
             previous = value;
         }
-        moment.thresholds.SetValue(kAdam8bitThresholds, previous);  // never read: index <= 254
+        moment.thresholds.SetValue(kApplyFusedEmaAdam8bitListThresholds,
+                                   previous);  // never read: index <= 254
     }
 
     __aicore__ inline void SyncScalarToVector()
@@ -243,7 +247,7 @@ private:
     __aicore__ inline void BindTensor(uint32_t tensor)
     {
         const uint64_t numel = EntryNumel<P>(vars_, tensor);
-        const uint64_t blocks = Adam8bitBlocks(numel);
+        const uint64_t blocks = ApplyFusedEmaAdam8bitListBlocks(numel);
         gradGm_.SetGlobalBuffer(grads_.template GetDataPtr<G>(tensor), numel);
         varGm_.SetGlobalBuffer(vars_.template GetDataPtr<P>(tensor), numel);
         mGm_.SetGlobalBuffer(ms_.template GetDataPtr<uint8_t>(tensor), numel);
@@ -281,15 +285,16 @@ private:
     __aicore__ inline void Decode(const MomentSlots& moment, const LocalTensor<uint8_t>& codes,
                                   const GlobalTensor<float>& scales, uint64_t block, uint32_t blocks)
     {
-        const int32_t n = static_cast<int32_t>(blocks * kAdam8bitBlock);
+        const int32_t n = static_cast<int32_t>(blocks * kApplyFusedEmaAdam8bitListBlock);
         Cast(halves_, codes, RoundMode::CAST_NONE, n);                    // exact: codes < 2^11
         Cast(offsets_, halves_, RoundMode::CAST_RINT, n);
         Muls(offsets_, offsets_, 4, n);                                    // byte offsets
         Gather(moment.decoded, moment.map, offsets_.template ReinterpretCast<uint32_t>(), 0U,
                static_cast<uint32_t>(n));
         for (uint32_t b = 0; b < blocks; ++b) {
-            const LocalTensor<float> lane = moment.decoded[b * kAdam8bitBlock];
-            Muls(lane, lane, scales.GetValue(block + b), static_cast<int32_t>(kAdam8bitBlock));
+            const LocalTensor<float> lane = moment.decoded[b * kApplyFusedEmaAdam8bitListBlock];
+            Muls(lane, lane, scales.GetValue(block + b),
+                 static_cast<int32_t>(kApplyFusedEmaAdam8bitListBlock));
         }
     }
 
@@ -297,20 +302,22 @@ private:
      *  the tensor's, and the new scale must not see them). */
     __aicore__ inline void ZeroPast(const LocalTensor<float>& block, uint32_t valid)
     {
-        Duplicate(divisor_, static_cast<float>(valid), static_cast<int32_t>(kAdam8bitBlock));
-        Compare(mask_, lanes_, divisor_, CMPMODE::LT, kAdam8bitBlock);
-        Select(block, mask_, block, zeros_, SELMODE::VSEL_TENSOR_TENSOR_MODE, kAdam8bitBlock);
+        Duplicate(divisor_, static_cast<float>(valid),
+                  static_cast<int32_t>(kApplyFusedEmaAdam8bitListBlock));
+        Compare(mask_, lanes_, divisor_, CMPMODE::LT, kApplyFusedEmaAdam8bitListBlock);
+        Select(block, mask_, block, zeros_, SELMODE::VSEL_TENSOR_TENSOR_MODE,
+               kApplyFusedEmaAdam8bitListBlock);
     }
 
     /** |x| as int32 bits, then per block a halving tree of int32 Max down to 8 lanes. */
     __aicore__ inline void BlockMaxima(const LocalTensor<float>& updated, uint32_t blocks)
     {
-        const int32_t n = static_cast<int32_t>(blocks * kAdam8bitBlock);
+        const int32_t n = static_cast<int32_t>(blocks * kApplyFusedEmaAdam8bitListBlock);
         Abs(x_, updated, n);
         const LocalTensor<int32_t> bits = x_.template ReinterpretCast<int32_t>();
         for (uint32_t b = 0; b < blocks; ++b) {
-            const LocalTensor<int32_t> lane = bits[b * kAdam8bitBlock];
-            for (uint32_t width = kAdam8bitBlock / 2U; width >= 8U; width /= 2U) {
+            const LocalTensor<int32_t> lane = bits[b * kApplyFusedEmaAdam8bitListBlock];
+            for (uint32_t width = kApplyFusedEmaAdam8bitListBlock / 2U; width >= 8U; width /= 2U) {
                 Max(lane, lane, lane[width], static_cast<int32_t>(width));
             }
         }
@@ -322,7 +329,7 @@ private:
         const LocalTensor<int32_t> bits = x_.template ReinterpretCast<int32_t>();
         int32_t top = 0;
         for (uint32_t i = 0; i < 8U; ++i) {
-            const int32_t value = bits.GetValue(b * kAdam8bitBlock + i);
+            const int32_t value = bits.GetValue(b * kApplyFusedEmaAdam8bitListBlock + i);
             top = value > top ? value : top;  // magnitudes' bits: NaN > inf > finite, all >= 0
         }
         union {
@@ -369,7 +376,7 @@ private:
     {
         LocalTensor<uint8_t> in = inQueue_.template DeQue<uint8_t>();
         LocalTensor<uint8_t> out = outQueue_.template AllocTensor<uint8_t>();
-        const uint32_t elems = blocks * kAdam8bitBlock;
+        const uint32_t elems = blocks * kApplyFusedEmaAdam8bitListBlock;
         Decode(m_, Slot<uint8_t>(in, inM_), mScaleGm_, block, blocks);
         Decode(v_, Slot<uint8_t>(in, inV_), vScaleGm_, block, blocks);
         UpdateTensors t;
@@ -396,10 +403,11 @@ private:
         if constexpr (HAS_COPY) {
             Cast(Slot<CopyT>(out, outCopy_), t.varOut, RoundMode::CAST_RINT, elems);
         }
-        const uint32_t valid = count - (blocks - 1U) * kAdam8bitBlock;  // of the last block
-        if (valid < kAdam8bitBlock) {
-            ZeroPast(m_.updated[(blocks - 1U) * kAdam8bitBlock], valid);
-            ZeroPast(v_.updated[(blocks - 1U) * kAdam8bitBlock], valid);
+        const uint32_t valid =
+            count - (blocks - 1U) * kApplyFusedEmaAdam8bitListBlock;  // of the last block
+        if (valid < kApplyFusedEmaAdam8bitListBlock) {
+            ZeroPast(m_.updated[(blocks - 1U) * kApplyFusedEmaAdam8bitListBlock], valid);
+            ZeroPast(v_.updated[(blocks - 1U) * kApplyFusedEmaAdam8bitListBlock], valid);
         }
         const LocalTensor<float> mScales = Slot<float>(out, outScaleM_);
         const LocalTensor<float> vScales = Slot<float>(out, outScaleV_);
@@ -416,7 +424,7 @@ private:
     {
         BlockMaxima(moment.updated, blocks);
         SyncVectorToScalar();
-        float divisors[kAdam8bitMaxChunkBlocks];
+        float divisors[kApplyFusedEmaAdam8bitListMaxChunkBlocks];
         for (uint32_t b = 0; b < blocks; ++b) {
             const float absmax = BlockMax(b);
             scales.SetValue(b, absmax);
@@ -424,11 +432,12 @@ private:
         }
         SyncScalarToVector();
         for (uint32_t b = 0; b < blocks; ++b) {
-            Duplicate(divisor_, divisors[b], static_cast<int32_t>(kAdam8bitBlock));
-            Div(x_[b * kAdam8bitBlock], moment.updated[b * kAdam8bitBlock], divisor_,
-                static_cast<int32_t>(kAdam8bitBlock));
+            Duplicate(divisor_, divisors[b], static_cast<int32_t>(kApplyFusedEmaAdam8bitListBlock));
+            Div(x_[b * kApplyFusedEmaAdam8bitListBlock],
+                moment.updated[b * kApplyFusedEmaAdam8bitListBlock], divisor_,
+                static_cast<int32_t>(kApplyFusedEmaAdam8bitListBlock));
         }
-        Encode(moment, codes, blocks * kAdam8bitBlock);
+        Encode(moment, codes, blocks * kApplyFusedEmaAdam8bitListBlock);
     }
 
     __aicore__ inline void CopyOut(uint64_t begin, uint64_t block, uint32_t blocks, uint32_t count)
@@ -515,8 +524,9 @@ private:
 };
 
 template <typename P, typename G, typename C>
-__aicore__ inline void RunApplyFusedEmaAdam8bitList(const Adam8bitKernelArgs& args,
-                                                    const ApplyFusedEmaAdam8bitListTilingData& tiling)
+__aicore__ inline void RunApplyFusedEmaAdam8bitList(
+    const ApplyFusedEmaAdam8bitListKernelArgs& args,
+    const ApplyFusedEmaAdam8bitListTilingData& tiling)
 {
     AscendC::TPipe pipe;
     KernelApplyFusedEmaAdam8bitList<P, G, C> op;
@@ -532,8 +542,9 @@ __aicore__ inline void RunApplyFusedEmaAdam8bitList(const Adam8bitKernelArgs& ar
 #define AEA_ADAM8BIT_KERNEL_TYPE_NONE NoModelCopy
 
 /** The (P, G, C) instantiation of the launch's tiling key, run on this core. */
-__aicore__ inline void RunApplyFusedEmaAdam8bitListOfKey(const Adam8bitKernelArgs& args,
-                                                         const ApplyFusedEmaAdam8bitListTilingData& tilingData)
+__aicore__ inline void RunApplyFusedEmaAdam8bitListOfKey(
+    const ApplyFusedEmaAdam8bitListKernelArgs& args,
+    const ApplyFusedEmaAdam8bitListTilingData& tilingData)
 {
 #define AEA_ADAM8BIT_RUN_KEY(key, P, G, C)                                                     \
     if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM8BIT_LIST_KEY_##key)) {                              \

@@ -17,18 +17,18 @@
 namespace ascend_ema_adam {
 
 /** Elements per pair of scales (bitsandbytes since 0.44, torchao, CANN's ApplyAdamWQuant). */
-constexpr uint32_t kAdam8bitBlock = 256;
+constexpr uint32_t kApplyFusedEmaAdam8bitListBlock = 256;
 /** Entries of a map (codes are uint8), and thresholds between them. */
-constexpr uint32_t kAdam8bitMapSize = 256;
-constexpr uint32_t kAdam8bitThresholds = kAdam8bitMapSize - 1;
+constexpr uint32_t kApplyFusedEmaAdam8bitListMapSize = 256;
+constexpr uint32_t kApplyFusedEmaAdam8bitListThresholds = kApplyFusedEmaAdam8bitListMapSize - 1;
 
 /** Chunks hold at most this many quantization blocks (and at least one). */
-constexpr uint32_t kAdam8bitMaxChunkBlocks = 16;
+constexpr uint32_t kApplyFusedEmaAdam8bitListMaxChunkBlocks = 16;
 /** UB the 8-bit kernel may use: Compare and Select may take the library's scratch above 184 KiB. */
-constexpr uint32_t kAdam8bitUbLimit = 184U * 1024U;
+constexpr uint32_t kApplyFusedEmaAdam8bitListUbLimit = 184U * 1024U;
 
 /** Bytes of the per-block scale slot of a chunk of `blocks` blocks (whole 32-byte blocks). */
-__aicore__ inline uint32_t Adam8bitScaleSlotBytes(uint32_t blocks)
+__aicore__ inline uint32_t ApplyFusedEmaAdam8bitListScaleSlotBytes(uint32_t blocks)
 {
     return (blocks * 4U + 31U) / 32U * 32U;
 }
@@ -36,7 +36,8 @@ __aicore__ inline uint32_t Adam8bitScaleSlotBytes(uint32_t blocks)
 /** The kernel's fp32 work slots of a chunk: decode (m, v), the update's outputs (m', v'), the
  *  encode (x, index, candidate, threshold, offsets), plus the widened gradient, the widened var
  *  and var' for 16-bit dtypes, and the broadcast grad scale. */
-__aicore__ inline uint32_t Adam8bitWorkSlots(uint32_t gradBytes, uint32_t paramBytes, bool gradScale)
+__aicore__ inline uint32_t ApplyFusedEmaAdam8bitListWorkSlots(uint32_t gradBytes,
+                                                              uint32_t paramBytes, bool gradScale)
 {
     return 9U + (gradBytes == 4U ? 0U : 1U) + (paramBytes == 4U ? 0U : 2U) + (gradScale ? 1U : 0U);
 }
@@ -49,22 +50,25 @@ __aicore__ inline uint32_t Adam8bitWorkSlots(uint32_t gradBytes, uint32_t paramB
  * scale slots of the output buffer and 8 KiB of tables (two maps, two threshold tables, the lane
  * index, the divisor, zeros: 256 fp32 each, one spare).
  */
-__aicore__ inline uint32_t Adam8bitUbBytes(uint32_t blocks, uint32_t gradBytes, uint32_t paramBytes,
-                                           uint32_t copyBytes, bool ema, bool gradScale)
+__aicore__ inline uint32_t ApplyFusedEmaAdam8bitListUbBytes(uint32_t blocks, uint32_t gradBytes,
+                                                            uint32_t paramBytes, uint32_t copyBytes,
+                                                            bool ema, bool gradScale)
 {
-    const uint32_t elems = blocks * kAdam8bitBlock;
+    const uint32_t elems = blocks * kApplyFusedEmaAdam8bitListBlock;
     const uint32_t emaBytes = ema ? 4U : 0U;
     const uint32_t in = gradBytes + paramBytes + 2U + emaBytes;
     const uint32_t out = paramBytes + 2U + emaBytes + copyBytes;
-    const uint32_t work = 4U * Adam8bitWorkSlots(gradBytes, paramBytes, gradScale) + 2U;
-    return elems * (in + out + work) + elems / 8U + 2U * Adam8bitScaleSlotBytes(blocks) +
-           8U * kAdam8bitMapSize * 4U;
+    const uint32_t work =
+        4U * ApplyFusedEmaAdam8bitListWorkSlots(gradBytes, paramBytes, gradScale) + 2U;
+    return elems * (in + out + work) + elems / 8U +
+           2U * ApplyFusedEmaAdam8bitListScaleSlotBytes(blocks) +
+           8U * kApplyFusedEmaAdam8bitListMapSize * 4U;
 }
 
 /** Quantization blocks of an n-element entry. */
-__aicore__ inline uint64_t Adam8bitBlocks(uint64_t n)
+__aicore__ inline uint64_t ApplyFusedEmaAdam8bitListBlocks(uint64_t n)
 {
-    return (n + kAdam8bitBlock - 1U) / kAdam8bitBlock;
+    return (n + kApplyFusedEmaAdam8bitListBlock - 1U) / kApplyFusedEmaAdam8bitListBlock;
 }
 
 /**
@@ -72,7 +76,7 @@ __aicore__ inline uint64_t Adam8bitBlocks(uint64_t n)
  * (TwoSum gives the exact error of the rounded sum s; a positive error moves s one ulp up), then
  * halved (exact unless the midpoint is subnormal).
  */
-__aicore__ inline float Adam8bitEncodeThreshold(float lo, float hi)
+__aicore__ inline float ApplyFusedEmaAdam8bitListEncodeThreshold(float lo, float hi)
 {
     union Bits {
         float f;
@@ -89,11 +93,12 @@ __aicore__ inline float Adam8bitEncodeThreshold(float lo, float hi)
     return up.f * 0.5f;
 }
 
-/** thresholds[k] = Adam8bitEncodeThreshold(map[k], map[k + 1]) for k < 255. */
-__aicore__ inline void BuildAdam8bitEncodeThresholds(const float* map, float* thresholds)
+/** thresholds[k] = ApplyFusedEmaAdam8bitListEncodeThreshold(map[k], map[k + 1]) for k < 255. */
+__aicore__ inline void BuildApplyFusedEmaAdam8bitListEncodeThresholds(const float* map,
+                                                                      float* thresholds)
 {
-    for (uint32_t k = 0; k < kAdam8bitThresholds; ++k) {
-        thresholds[k] = Adam8bitEncodeThreshold(map[k], map[k + 1U]);
+    for (uint32_t k = 0; k < kApplyFusedEmaAdam8bitListThresholds; ++k) {
+        thresholds[k] = ApplyFusedEmaAdam8bitListEncodeThreshold(map[k], map[k + 1U]);
     }
 }
 

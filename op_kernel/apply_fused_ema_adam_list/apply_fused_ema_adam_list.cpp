@@ -24,8 +24,8 @@ extern "C" __global__ __aicore__ void apply_fused_ema_adam_list(
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     REGISTER_TILING_DEFAULT(ApplyFusedEmaAdamListTilingData);
     GET_TILING_DATA(tilingData, tiling);
-    const ascend_ema_adam::apply_fused_ema_adam_list::ListKernelArgs args{
-        grads, vars,    ms,    vs,    ss,       maxVs,         step, gradScale, foundInf,
+    const ascend_ema_adam::apply_fused_ema_adam_list::ApplyFusedEmaAdamListKernelArgs args{
+        grads,   vars,    ms,      vs,    ss,    maxVs, step,     gradScale,     foundInf,
         nullptr, nullptr, varsRef, msRef, vsRef, ssRef, maxVsRef, modelCopiesRef};
     ascend_ema_adam::apply_fused_ema_adam_list::RunApplyFusedEmaAdamListOfKey(args, tilingData);
 }

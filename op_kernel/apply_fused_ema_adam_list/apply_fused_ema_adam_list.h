@@ -30,8 +30,8 @@
  * twin/ascendc/twin_list_tensor.h). Absent optional lists (ss, max_vs, model copies) are never
  * opened.
  *
- * UB per chunk element (op_host ListUbBytesPerElement, the tiling's one source of this number):
- *   bufferNum x (input slots + output slots, each in its tensor's dtype)
+ * UB per chunk element (op_host ApplyFusedEmaAdamListUbBytesPerElement, the tiling's one source of
+ * this number): bufferNum x (input slots + output slots, each in its tensor's dtype)
  *   + 4 B per fp32 work slot: one per 16-bit input (widened) and per 16-bit output (computed in
  *     fp32, then narrowed), + one for the broadcast grad scale.
  */
@@ -53,7 +53,7 @@ using namespace list_kernel;  // the list kernels' shared part (ema_adam_list_ke
 
 /** The kernel's GM arguments (CANN's order: inputs, in-place outputs). A list argument is the
  *  GM address of its descriptor; absent optional lists and tensors may be null or empty lists. */
-struct ListKernelArgs {
+struct ApplyFusedEmaAdamListKernelArgs {
     GM_ADDR grads;
     GM_ADDR vars;
     GM_ADDR ms;
@@ -86,7 +86,7 @@ public:
 
     /** Reads the launch scalars and sets up UB; false: this core writes nothing (found_inf set,
      *  or no work). */
-    __aicore__ inline bool Init(const ListKernelArgs& args,
+    __aicore__ inline bool Init(const ApplyFusedEmaAdamListKernelArgs& args,
                                 const ApplyFusedEmaAdamListTilingData& tiling, TPipe* pipe)
     {
         if (!InitLaunch(args, tiling)) {
@@ -120,11 +120,11 @@ public:
     /** Walks the core's share tensor by tensor, chunk by chunk. */
     __aicore__ inline void Process()
     {
-        const uint32_t stop = ListTensorStop(end_.tensor, end_.block);
+        const uint32_t stop = ApplyFusedEmaAdamListTensorStop(end_.tensor, end_.block);
         for (uint32_t tensor = start_.tensor; tensor < stop; ++tensor) {
-            const ElementRange range =
-                ListTensorRange(start_.tensor, start_.block, end_.tensor, end_.block, tensor,
-                                EntryNumel<P>(vars_, tensor), align_);
+            const ElementRange range = ApplyFusedEmaAdamListTensorRange(
+                start_.tensor, start_.block, end_.tensor, end_.block, tensor,
+                EntryNumel<P>(vars_, tensor), align_);
             const uint64_t length = range.end - range.begin;
             if (length == 0) {
                 continue;  // a tensor without elements
@@ -365,7 +365,7 @@ private:
 };
 
 template <typename P, typename S, typename G, typename C>
-__aicore__ inline void RunApplyFusedEmaAdamList(const ListKernelArgs& args,
+__aicore__ inline void RunApplyFusedEmaAdamList(const ApplyFusedEmaAdamListKernelArgs& args,
                                                 const ApplyFusedEmaAdamListTilingData& tiling)
 {
     AscendC::TPipe pipe;
@@ -385,8 +385,8 @@ __aicore__ inline void RunApplyFusedEmaAdamList(const ListKernelArgs& args,
  *  of the dtype contract. Shared by the kernel entries of ApplyFusedEmaAdamList and
  *  ApplyFusedEmaAdamListV2 (one kernel, two operator registrations: V1 passes no lr/decay
  *  tensors). */
-__aicore__ inline void RunApplyFusedEmaAdamListOfKey(const ListKernelArgs& args,
-                                                     const ApplyFusedEmaAdamListTilingData& tilingData)
+__aicore__ inline void RunApplyFusedEmaAdamListOfKey(
+    const ApplyFusedEmaAdamListKernelArgs& args, const ApplyFusedEmaAdamListTilingData& tilingData)
 {
 #define AEA_LIST_RUN_KEY(key, P, S, G, C)                                                   \
     if (TILING_KEY_IS(APPLY_FUSED_EMA_ADAM_LIST_KEY_##key)) {                               \

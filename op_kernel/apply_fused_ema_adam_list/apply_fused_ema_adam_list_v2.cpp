@@ -20,8 +20,8 @@ extern "C" __global__ __aicore__ void apply_fused_ema_adam_list_v2(
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     REGISTER_TILING_DEFAULT(ApplyFusedEmaAdamListTilingData);
     GET_TILING_DATA(tilingData, tiling);
-    const ascend_ema_adam::apply_fused_ema_adam_list::ListKernelArgs args{
-        grads, vars,     ms,      vs,    ss,    maxVs, step,  gradScale, foundInf,
+    const ascend_ema_adam::apply_fused_ema_adam_list::ApplyFusedEmaAdamListKernelArgs args{
+        grads, vars,     ms,      vs,    ss,    maxVs, step,     gradScale,     foundInf,
         lr,    emaDecay, varsRef, msRef, vsRef, ssRef, maxVsRef, modelCopiesRef};
     ascend_ema_adam::apply_fused_ema_adam_list::RunApplyFusedEmaAdamListOfKey(args, tilingData);
 }

@@ -12,11 +12,11 @@
  * shared validation of op_host/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list_check.h
  * (lengths, dtypes, shapes, the maps' and scalar tensors' shapes, attributes); formats; memory
  * layout (updated tensors address distinct elements; no updated tensor overlaps any other tensor
- * of the call); the step's value; the maps' values (CheckAdam8bitMap: on the CPU device their
- * memory is host memory). It then tiles and registers an executor holding each tensor's memory (a
- * staging copy in the workspace for each strided view, maps included). Phase 2 queues the
- * executor on the stream (RunPhase2, shared with every operator): found_inf set writes nothing;
- * else the native kernel (default) or the AscendC kernel on the twin
+ * of the call); the step's value; the maps' values (CheckApplyFusedEmaAdam8bitListMap: on the CPU
+ * device their memory is host memory). It then tiles and registers an executor holding each
+ * tensor's memory (a staging copy in the workspace for each strided view, maps included). Phase 2
+ * queues the executor on the stream (RunPhase2, shared with every operator): found_inf set writes
+ * nothing; else the native kernel (default) or the AscendC kernel on the twin
  * (ASCEND_EMA_ADAM_CPU_KERNEL=twin), which give the same bits.
  */
 #include "aclnnop/aclnn_apply_fused_ema_adam8bit_list.h"
@@ -56,7 +56,7 @@ constexpr AclnnOp kOp{"ApplyFusedEmaAdam8bitList",
                       "aclnnApplyFusedEmaAdam8bitList"};
 constexpr const char* kPhase1 = "aclnnApplyFusedEmaAdam8bitListGetWorkspaceSize";
 
-constexpr int kLists = kAdam8bitLists;
+constexpr int kLists = kApplyFusedEmaAdam8bitListTensorLists;
 
 /** The single-tensor arguments, in CANN's order (the spec's): the maps, then LaunchScalars'. */
 enum TensorArgIndex : int { kQmapM, kQmapV, kStep, kGradScale, kFoundInf, kLr, kEmaDecay, kTensors };
@@ -69,16 +69,22 @@ constexpr int kMapSize = 256;
 
 /** The arguments as the shared list code (aclnn_list_common.h) sees them: qmapM, qmapV and step
  *  required. */
-constexpr ListOpArgs kArgs{kLists,           kAdam8bitListNames, kAdam8bitUpdated,
-                           kAdam8bitOutputOrder, kAdam8bitOutputs, kAdam8bitMaxTensors,
-                           Adam8bitEntryName, kTensors,          kTensorNames,
+constexpr ListOpArgs kArgs{kLists,
+                           kApplyFusedEmaAdam8bitListNames,
+                           kApplyFusedEmaAdam8bitListUpdated,
+                           kApplyFusedEmaAdam8bitListOutputOrder,
+                           kApplyFusedEmaAdam8bitListOutputs,
+                           kApplyFusedEmaAdam8bitListMaxTensors,
+                           ApplyFusedEmaAdam8bitListEntryName,
+                           kTensors,
+                           kTensorNames,
                            kStep + 1};
 
 /** One call's arguments. */
 struct Call {
     const aclTensorList* lists[kLists] = {};
     const aclTensor* tensors[kTensors] = {};
-    Adam8bitAttrs attrs;
+    ApplyFusedEmaAdam8bitListAttrs attrs;
 };
 
 /** The executor's slots: the lists (kAdam8bit* order), then the maps, staged like list entries. */
@@ -87,15 +93,15 @@ constexpr int MapSlot(int map)
     return kLists + map;
 }
 
-struct Adam8bitListExecutor final : ListExecutor {
-    Adam8bitListExecutor() : ListExecutor(kOp, kArgs, MapSlot(kQmapV) + 1) {}
+struct ApplyFusedEmaAdam8bitListExecutor final : ListExecutor {
+    ApplyFusedEmaAdam8bitListExecutor() : ListExecutor(kOp, kArgs, MapSlot(kQmapV) + 1) {}
 
-    Adam8bitTilingResult tiling;
+    ApplyFusedEmaAdam8bitListTilingResult tiling;
     Platform platform;
 
     std::unique_ptr<aclOpExecutor> Copy() const override
     {
-        return std::make_unique<Adam8bitListExecutor>(*this);
+        return std::make_unique<ApplyFusedEmaAdam8bitListExecutor>(*this);
     }
 
 private:
@@ -106,10 +112,11 @@ private:
 // ---- CheckParams, in order: every check returns ACLNN_SUCCESS (0) or the status it rejected with
 
 /** The shared validation (op_host), on what it sees of the live handles. */
-aclnnStatus CheckDescription(const Call& call, Adam8bitDtypes* dtypes, Adam8bitOptions* options)
+aclnnStatus CheckDescription(const Call& call, ApplyFusedEmaAdam8bitListDtypes* dtypes,
+                             ApplyFusedEmaAdam8bitListOptions* options)
 {
     std::vector<ListEntryArg> entries[kLists];
-    Adam8bitListArgs args;
+    ApplyFusedEmaAdam8bitListArgs args;
     for (int list = 0; list < kLists; ++list) {
         entries[list] = EntriesOf<ListEntryArg>(call.lists[list]);
         args.lists[list] = &entries[list];
@@ -135,8 +142,8 @@ std::array<float, kMapSize> MapValues(const aclTensor* t)
 }
 
 aclnnStatus CheckParams(const Call& call, const uint64_t* workspaceSize,
-                        aclOpExecutor* const* executor, Adam8bitDtypes* dtypes,
-                        Adam8bitOptions* options)
+                        aclOpExecutor* const* executor, ApplyFusedEmaAdam8bitListDtypes* dtypes,
+                        ApplyFusedEmaAdam8bitListOptions* options)
 {
     if (aclnnStatus s =
             CheckListHandles(kPhase1, kArgs, call.lists, call.tensors, workspaceSize, executor)) {
@@ -156,7 +163,8 @@ aclnnStatus CheckParams(const Call& call, const uint64_t* workspaceSize,
     }
     for (int map : {kQmapM, kQmapV}) {
         const std::array<float, kMapSize> values = MapValues(call.tensors[map]);
-        if (aclnnStatus s = RejectIf(kPhase1, CheckAdam8bitMap(values.data(), kTensorNames[map]))) {
+        if (aclnnStatus s = RejectIf(
+                kPhase1, CheckApplyFusedEmaAdam8bitListMap(values.data(), kTensorNames[map]))) {
             return s;
         }
     }
@@ -166,27 +174,28 @@ aclnnStatus CheckParams(const Call& call, const uint64_t* workspaceSize,
 // ---- phase 2 -----------------------------------------------------------------------------------
 
 /** The CPU device's kernel on contiguous memory (ListExecutor::RunCpuKernel: native or twin). */
-void Adam8bitListExecutor::Launch(const std::vector<void*>* entries) const
+void ApplyFusedEmaAdam8bitListExecutor::Launch(const std::vector<void*>* entries) const
 {
     const auto listOrNull = [&](int list) { return EntriesOrNull(entries[list]); };
     const auto map = [&](int m) { return static_cast<const float*>(entries[MapSlot(m)][0]); };
     ApplyFusedEmaAdam8bitListBuffers b;
     b.tensorNum = static_cast<uint32_t>(numels.size());
     b.numels = numels.data();
-    b.grads = listOrNull(kAdam8bitGrads);
-    b.vars = listOrNull(kAdam8bitVars);
-    b.ms = listOrNull(kAdam8bitMs);
-    b.vs = listOrNull(kAdam8bitVs);
-    b.mAbsmaxes = listOrNull(kAdam8bitMAbsmaxes);
-    b.vAbsmaxes = listOrNull(kAdam8bitVAbsmaxes);
-    b.ss = listOrNull(kAdam8bitSs);
-    b.copies = listOrNull(kAdam8bitCopies);
+    b.grads = listOrNull(kApplyFusedEmaAdam8bitListGrads);
+    b.vars = listOrNull(kApplyFusedEmaAdam8bitListVars);
+    b.ms = listOrNull(kApplyFusedEmaAdam8bitListMs);
+    b.vs = listOrNull(kApplyFusedEmaAdam8bitListVs);
+    b.mAbsmaxes = listOrNull(kApplyFusedEmaAdam8bitListMAbsmaxes);
+    b.vAbsmaxes = listOrNull(kApplyFusedEmaAdam8bitListVAbsmaxes);
+    b.ss = listOrNull(kApplyFusedEmaAdam8bitListSs);
+    b.copies = listOrNull(kApplyFusedEmaAdam8bitListCopies);
     b.qmapM = map(kQmapM);
     b.qmapV = map(kQmapV);
     scalars.Into(&b);
-    RunCpuKernel([&] { RunAdam8bitListOnTwin(tiling, platform, b); },
+    RunCpuKernel([&] { RunApplyFusedEmaAdam8bitListOnTwin(tiling, platform, b); },
                  [&](const NativeOptions& options) {
-                     return RunNative8bitList(tiling.data, tiling.dtypes, b, options);
+                     return RunApplyFusedEmaAdam8bitListNative(tiling.data, tiling.dtypes, b,
+                                                               options);
                  });
 }
 
@@ -194,7 +203,7 @@ void Adam8bitListExecutor::Launch(const std::vector<void*>* entries) const
 
 // Instances as opbase numbers them (ListExecutor): the eight lists (kAdam8bit* order), then one
 // per single-tensor input of the OpDef, given or NULL (qmapM ... emaDecayTensorOptional).
-bool Adam8bitListExecutor::SetTensorAddress(int tensor, char* first)
+bool ApplyFusedEmaAdam8bitListExecutor::SetTensorAddress(int tensor, char* first)
 {
     if (tensor == kQmapM || tensor == kQmapV) {
         MoveEntry(MapSlot(tensor), 0, first);
@@ -206,15 +215,15 @@ bool Adam8bitListExecutor::SetTensorAddress(int tensor, char* first)
 
 aclnnStatus GetWorkspaceSize(const Call& call, uint64_t* workspaceSize, aclOpExecutor** executor)
 {
-    Adam8bitDtypes dtypes{DataType::kFloat32, DataType::kFloat32};
-    Adam8bitOptions options;
+    ApplyFusedEmaAdam8bitListDtypes dtypes{DataType::kFloat32, DataType::kFloat32};
+    ApplyFusedEmaAdam8bitListOptions options;
     if (aclnnStatus s = CheckParams(call, workspaceSize, executor, &dtypes, &options)) return s;
-    auto e = std::make_unique<Adam8bitListExecutor>();
-    if (aclnnStatus s = e->Begin(kPhase1, call.lists[kAdam8bitGrads])) return s;
+    auto e = std::make_unique<ApplyFusedEmaAdam8bitListExecutor>();
+    if (aclnnStatus s = e->Begin(kPhase1, call.lists[kApplyFusedEmaAdam8bitListGrads])) return s;
     e->platform = CpuPlatform();
     if (aclnnStatus s = TileOrReject(kPhase1, [&] {
-            e->tiling =
-                ComputeAdam8bitListTiling(e->numels, dtypes, call.attrs, options, e->platform);
+            e->tiling = ComputeApplyFusedEmaAdam8bitListTiling(e->numels, dtypes, call.attrs,
+                                                               options, e->platform);
         })) {
         return s;
     }
@@ -274,13 +283,14 @@ aclError aeaGetCpuAdam8bitPath(const char** path)
     try {
         const aea::NativeOptions options;  // a launch's own
         const aea::Isa isa = aea::ResolveIsa(options.isa);
-        const bool planes = op8::Adam8bitBytePlaneDecode(isa, options);
-        const bool table = op8::Adam8bitEncodeByTable(isa, options);
+        const bool planes = op8::ApplyFusedEmaAdam8bitListBytePlaneDecode(isa, options);
+        const bool table = op8::ApplyFusedEmaAdam8bitListEncodeByTable(isa, options);
         const char* env = std::getenv("ASCEND_EMA_ADAM_8BIT_ENCODE");
-        const char* why = env != nullptr && *env != '\0'         ? " (ASCEND_EMA_ADAM_8BIT_ENCODE)"
-                          : isa != aea::Isa::kAvx512              ? ""
-                          : op8::Adam8bitMeasuredEncode(isa, planes) >= 0 ? " (measured)"
-                                                                  : " (not measured yet)";
+        const char* why = env != nullptr && *env != '\0' ? " (ASCEND_EMA_ADAM_8BIT_ENCODE)"
+                          : isa != aea::Isa::kAvx512     ? ""
+                          : op8::ApplyFusedEmaAdam8bitListMeasuredEncode(isa, planes) >= 0
+                              ? " (measured)"
+                              : " (not measured yet)";
         text = std::string(aea::IsaName(isa)) + ", decode by " +
                (planes ? "byte planes" : "gathers") + ", encode by " +
                (table ? "table" : "search") + why;

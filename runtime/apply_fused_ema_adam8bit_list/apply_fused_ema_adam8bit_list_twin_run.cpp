@@ -1,7 +1,7 @@
 /**
  * @file apply_fused_ema_adam8bit_list_twin_run.cpp
- * @brief RunAdam8bitListOnTwin: encodes the lists as CANN's launcher does (1-D entries), registers
- *        the launch's GM regions and starts the kernel's blocks.
+ * @brief RunApplyFusedEmaAdam8bitListOnTwin: encodes the lists as CANN's launcher does (1-D
+ * entries), registers the launch's GM regions and starts the kernel's blocks.
  */
 #include "apply_fused_ema_adam8bit_list_twin_run.h"
 
@@ -19,13 +19,13 @@ extern "C" void apply_fused_ema_adam8bit_list(
 
 namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
 
-twin::LaunchResult RunAdam8bitListOnTwin(const Adam8bitTilingResult& tiling,
-                                         const Platform& platform,
-                                         const ApplyFusedEmaAdam8bitListBuffers& b,
-                                         uint32_t threads, twin::FloatOverflowMode overflowMode)
+twin::LaunchResult RunApplyFusedEmaAdam8bitListOnTwin(
+    const ApplyFusedEmaAdam8bitListTilingResult& tiling, const Platform& platform,
+    const ApplyFusedEmaAdam8bitListBuffers& b, uint32_t threads,
+    twin::FloatOverflowMode overflowMode)
 {
     const ApplyFusedEmaAdam8bitListTilingData& t = tiling.data;
-    const Adam8bitDtypes& d = tiling.dtypes;
+    const ApplyFusedEmaAdam8bitListDtypes& d = tiling.dtypes;
     if (b.tensorNum != t.tensorNum || d.hasCopy != (b.copies != nullptr) ||
         (t.hasGradScale != 0U) != (b.gradScale != nullptr) ||
         (t.hasFoundInf != 0U) != (b.foundInf != nullptr) || b.step == nullptr ||
@@ -33,7 +33,8 @@ twin::LaunchResult RunAdam8bitListOnTwin(const Adam8bitTilingResult& tiling,
         (b.tensorNum > 0 && (t.hasEma != 0U) != (b.ss != nullptr)) ||
         (t.hasLrTensor != 0U) != (b.lr != nullptr) ||
         (t.hasEmaDecayTensor != 0U) != (b.emaDecay != nullptr)) {
-        throw std::invalid_argument("RunAdam8bitListOnTwin: the buffers do not match the tiling");
+        throw std::invalid_argument(
+            "RunApplyFusedEmaAdam8bitListOnTwin: the buffers do not match the tiling");
     }
     if (tiling.blockDim == 0) {
         return {};

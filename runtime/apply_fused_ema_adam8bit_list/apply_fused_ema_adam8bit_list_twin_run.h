@@ -16,8 +16,8 @@ namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
 
 /** Launches apply_fused_ema_adam8bit_list with the tiling's block dim and key on the twin, blocks
  *  spread over `threads` host threads (0: all), in the device's float-overflow mode. */
-twin::LaunchResult RunAdam8bitListOnTwin(
-    const Adam8bitTilingResult& tiling, const Platform& platform,
+twin::LaunchResult RunApplyFusedEmaAdam8bitListOnTwin(
+    const ApplyFusedEmaAdam8bitListTilingResult& tiling, const Platform& platform,
     const ApplyFusedEmaAdam8bitListBuffers& buffers, uint32_t threads = 0,
     twin::FloatOverflowMode overflowMode = twin::FloatOverflowMode::InfNan);
 

@@ -8,19 +8,19 @@
  * that CANN generates from the OpDef and of opbase's executor: a NULL list is refused (161001, a
  * DYNAMIC parameter is null-checked), an absent list (maxVsRef, modelCopiesRef, V2's ssRef: no
  * EMA) is an empty one or one of zero-element placeholders (what CANN's stack needs:
- * docs/ACLNN.md, "Absent lists"), and a list of more than kListMaxTensors (256) tensors is refused
- * (161002). The instances of a repeatable executor are numbered as opbase numbers them.
- * V2's lrTensorOptional / emaDecayTensorOptional, one-element fp32 tensors read when the launch
- * runs, replace the attributes.
+ * docs/ACLNN.md, "Absent lists"), and a list of more than kApplyFusedEmaAdamListMaxTensors (256)
+ * tensors is refused (161002). The instances of a repeatable executor are numbered as opbase
+ * numbers them. V2's lrTensorOptional / emaDecayTensorOptional, one-element fp32 tensors read when
+ * the launch runs, replace the attributes.
  *
  * Phase 1 (GetWorkspaceSize) checks every argument before it does anything, in a fixed order:
  * null lists, scalars and out-arguments; live lists; list sizes; null entries; live tensors; then
- * the shared validation of op_host/apply_fused_ema_adam_list/apply_fused_ema_adam_list_check.h (lengths, dtypes, shapes,
- * scalar tensors, attributes); then formats, memory layout (updated tensors address distinct
- * elements; no updated tensor overlaps any other tensor of the call, one sorted sweep over all of
- * them) and the step's value. It then runs the list tiling and registers a single-use executor
- * holding each entry's memory (and a staging copy in the workspace for each strided view). Phase 2
- * queues the executor on the stream (RunPhase2, shared with every operator).
+ * the shared validation of op_host/apply_fused_ema_adam_list/apply_fused_ema_adam_list_check.h
+ * (lengths, dtypes, shapes, scalar tensors, attributes); then formats, memory layout (updated
+ * tensors address distinct elements; no updated tensor overlaps any other tensor of the call, one
+ * sorted sweep over all of them) and the step's value. It then runs the list tiling and registers a
+ * single-use executor holding each entry's memory (and a staging copy in the workspace for each
+ * strided view). Phase 2 queues the executor on the stream (RunPhase2, shared with every operator).
  *
  * Host work grows with the number of tensors, so it is kept per tensor to a few loads and
  * compares: names are built only for a refusal, one registry look-up per list, no allocation
@@ -61,12 +61,14 @@ constexpr AclnnOp kOpV1{"ApplyFusedEmaAdamList", "aclnnApplyFusedEmaAdamListGetW
 constexpr AclnnOp kOpV2{"ApplyFusedEmaAdamListV2", "aclnnApplyFusedEmaAdamListV2GetWorkspaceSize",
                         "aclnnApplyFusedEmaAdamListV2"};
 
-constexpr int kLists = kApplyFusedEmaAdamLists;
+constexpr int kLists = kApplyFusedEmaAdamListTensorLists;
 
 /** The one-element tensor arguments, in signature order (LaunchScalars'). */
 enum ScalarArg : int { kStep, kGradScale, kFoundInf, kLr, kEmaDecay, kScalars };
-constexpr const char* kScalarNames[kScalars] = {kListStepName, kListGradScaleName,
-                                                kListFoundInfName, kListLrName, kListEmaDecayName};
+constexpr const char* kScalarNames[kScalars] = {
+    kApplyFusedEmaAdamListStepName, kApplyFusedEmaAdamListGradScaleName,
+    kApplyFusedEmaAdamListFoundInfName, kApplyFusedEmaAdamListLrName,
+    kApplyFusedEmaAdamListEmaDecayName};
 static_assert(kScalars == LaunchScalars::kCount && kEmaDecay == LaunchScalars::kEmaDecay);
 
 /** The arguments as the shared list code (aclnn_list_common.h) sees them: the step required. */
@@ -75,8 +77,8 @@ constexpr ListOpArgs kArgs{kLists,
                            kApplyFusedEmaAdamListUpdated,
                            kApplyFusedEmaAdamListOutputOrder,
                            kApplyFusedEmaAdamListOutputs,
-                           kListMaxTensors,
-                           ListEntryName,
+                           kApplyFusedEmaAdamListMaxTensors,
+                           ApplyFusedEmaAdamListEntryName,
                            kScalars,
                            kScalarNames,
                            kStep + 1};
@@ -86,7 +88,7 @@ struct Call {
     const AclnnOp* op = &kOpV1;  // V2: ssRef may be empty, lr/emaDecay tensors
     const aclTensorList* lists[kLists] = {};
     const aclTensor* scalars[kScalars] = {};
-    ListAttrs attrs;
+    ApplyFusedEmaAdamListAttrs attrs;
 
     bool V2() const { return op == &kOpV2; }
     const char* Phase1() const { return op->phase1; }
@@ -95,7 +97,7 @@ struct Call {
 struct ApplyFusedEmaAdamListExecutor final : ListExecutor {
     explicit ApplyFusedEmaAdamListExecutor(const AclnnOp& op) : ListExecutor(op, kArgs, kLists) {}
 
-    ListTilingResult tiling;
+    ApplyFusedEmaAdamListTilingResult tiling;
     Platform platform;
 
     std::unique_ptr<aclOpExecutor> Copy() const override
@@ -111,7 +113,8 @@ private:
 // ---- CheckParams, in order: every check returns ACLNN_SUCCESS (0) or the status it rejected with
 
 /** The shared validation (op_host), on what it sees of the live handles. */
-aclnnStatus CheckDescription(const Call& call, ListDtypes* dtypes, ListOptions* options)
+aclnnStatus CheckDescription(const Call& call, ApplyFusedEmaAdamListDtypes* dtypes,
+                             ApplyFusedEmaAdamListOptions* options)
 {
     std::vector<ListEntryArg> entries[kLists];
     ApplyFusedEmaAdamListArgs args;
@@ -127,7 +130,8 @@ aclnnStatus CheckDescription(const Call& call, ListDtypes* dtypes, ListOptions* 
 }
 
 aclnnStatus CheckParams(const Call& call, const uint64_t* workspaceSize,
-                        aclOpExecutor* const* executor, ListDtypes* dtypes, ListOptions* options)
+                        aclOpExecutor* const* executor, ApplyFusedEmaAdamListDtypes* dtypes,
+                        ApplyFusedEmaAdamListOptions* options)
 {
     if (aclnnStatus s = CheckListHandles(call.Phase1(), kArgs, call.lists, call.scalars,
                                          workspaceSize, executor)) {
@@ -155,16 +159,18 @@ void ApplyFusedEmaAdamListExecutor::Launch(const std::vector<void*>* entries) co
     ApplyFusedEmaAdamListBuffers b;
     b.tensorNum = static_cast<uint32_t>(numels.size());
     b.numels = numels.data();
-    b.grads = listOrNull(kListGrads);
-    b.vars = listOrNull(kListVars);
-    b.ms = listOrNull(kListMs);
-    b.vs = listOrNull(kListVs);
-    b.ss = listOrNull(kListSs);
-    b.maxVs = listOrNull(kListMaxVs);
-    b.copies = listOrNull(kListCopies);
+    b.grads = listOrNull(kApplyFusedEmaAdamListGrads);
+    b.vars = listOrNull(kApplyFusedEmaAdamListVars);
+    b.ms = listOrNull(kApplyFusedEmaAdamListMs);
+    b.vs = listOrNull(kApplyFusedEmaAdamListVs);
+    b.ss = listOrNull(kApplyFusedEmaAdamListSs);
+    b.maxVs = listOrNull(kApplyFusedEmaAdamListMaxVs);
+    b.copies = listOrNull(kApplyFusedEmaAdamListCopies);
     scalars.Into(&b);
-    RunCpuKernel([&] { RunListOnTwin(tiling, platform, b); },
-                 [&](const NativeOptions& options) { return RunNativeList(tiling, b, options); });
+    RunCpuKernel([&] { RunApplyFusedEmaAdamListOnTwin(tiling, platform, b); },
+                 [&](const NativeOptions& options) {
+                     return RunApplyFusedEmaAdamListNative(tiling, b, options);
+                 });
 }
 
 // ---- address updates of a repeatable executor (acl_executor_reuse.cpp) -------------------------
@@ -181,15 +187,16 @@ bool ApplyFusedEmaAdamListExecutor::SetTensorAddress(int scalar, char* first)
 
 aclnnStatus GetWorkspaceSize(const Call& call, uint64_t* workspaceSize, aclOpExecutor** executor)
 {
-    ListDtypes dtypes{};
-    ListOptions options;
+    ApplyFusedEmaAdamListDtypes dtypes{};
+    ApplyFusedEmaAdamListOptions options;
     if (aclnnStatus s = CheckParams(call, workspaceSize, executor, &dtypes, &options)) return s;
     const char* phase1 = call.Phase1();
     auto e = std::make_unique<ApplyFusedEmaAdamListExecutor>(*call.op);
-    if (aclnnStatus s = e->Begin(phase1, call.lists[kListGrads])) return s;
+    if (aclnnStatus s = e->Begin(phase1, call.lists[kApplyFusedEmaAdamListGrads])) return s;
     e->platform = CpuPlatform();
     if (aclnnStatus s = TileOrReject(phase1, [&] {
-            e->tiling = ComputeListTiling(e->numels, dtypes, call.attrs, options, e->platform);
+            e->tiling = ComputeApplyFusedEmaAdamListTiling(e->numels, dtypes, call.attrs, options,
+                                                           e->platform);
         })) {
         return s;
     }
@@ -214,9 +221,11 @@ using namespace acl;  // the CPU ACL runtime (runtime/acl/)
 
 /** Both versions' phase 1: the lists and the tensors (kStep ... kEmaDecay) in CANN's order; V1
  *  passes a full ssRef and no lr/emaDecay tensors (null). */
-aclnnStatus ListPhase1(const AclnnOp& op, const std::array<const aclTensorList*, kLists>& lists,
-                       const std::array<const aclTensor*, kScalars>& scalars,
-                       const ListAttrs& attrs, uint64_t* workspaceSize, aclOpExecutor** executor)
+aclnnStatus ApplyFusedEmaAdamListPhase1(const AclnnOp& op,
+                                        const std::array<const aclTensorList*, kLists>& lists,
+                                        const std::array<const aclTensor*, kScalars>& scalars,
+                                        const ApplyFusedEmaAdamListAttrs& attrs,
+                                        uint64_t* workspaceSize, aclOpExecutor** executor)
 {
     return Guarded(op.phase1, [&] {
         Call call;
@@ -240,11 +249,11 @@ aclnnStatus aclnnApplyFusedEmaAdamListGetWorkspaceSize(ACLNN_APPLY_FUSED_EMA_ADA
                                                        aclOpExecutor** executor)
 {
     namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list;
-    list_op::ListAttrs attrs;
+    list_op::ApplyFusedEmaAdamListAttrs attrs;
     APPLY_FUSED_EMA_ADAM_LIST_SET_ATTRS(attrs);
-    return list_op::ListPhase1(list_op::kOpV1, {ACLNN_APPLY_FUSED_EMA_ADAM_LIST_LISTS},
-                               {ACLNN_APPLY_FUSED_EMA_ADAM_LIST_TENSORS}, attrs, workspaceSize,
-                               executor);
+    return list_op::ApplyFusedEmaAdamListPhase1(
+        list_op::kOpV1, {ACLNN_APPLY_FUSED_EMA_ADAM_LIST_LISTS},
+        {ACLNN_APPLY_FUSED_EMA_ADAM_LIST_TENSORS}, attrs, workspaceSize, executor);
 }
 
 aclnnStatus aclnnApplyFusedEmaAdamList(void* workspace, uint64_t workspaceSize,
@@ -260,11 +269,11 @@ aclnnStatus aclnnApplyFusedEmaAdamListV2GetWorkspaceSize(ACLNN_APPLY_FUSED_EMA_A
                                                          aclOpExecutor** executor)
 {
     namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list;
-    list_op::ListAttrs attrs;
+    list_op::ApplyFusedEmaAdamListAttrs attrs;
     APPLY_FUSED_EMA_ADAM_LIST_SET_ATTRS(attrs);
-    return list_op::ListPhase1(list_op::kOpV2, {ACLNN_APPLY_FUSED_EMA_ADAM_LIST_V2_LISTS},
-                               {ACLNN_APPLY_FUSED_EMA_ADAM_LIST_V2_TENSORS}, attrs, workspaceSize,
-                               executor);
+    return list_op::ApplyFusedEmaAdamListPhase1(
+        list_op::kOpV2, {ACLNN_APPLY_FUSED_EMA_ADAM_LIST_V2_LISTS},
+        {ACLNN_APPLY_FUSED_EMA_ADAM_LIST_V2_TENSORS}, attrs, workspaceSize, executor);
 }
 
 aclnnStatus aclnnApplyFusedEmaAdamListV2(void* workspace, uint64_t workspaceSize,

@@ -1,7 +1,7 @@
 /**
  * @file apply_fused_ema_adam_list_twin_run.cpp
- * @brief RunListOnTwin: encodes the lists as CANN's launcher does, registers the launch's GM
- *        regions and starts the list kernel's blocks.
+ * @brief RunApplyFusedEmaAdamListOnTwin: encodes the lists as CANN's launcher does, registers the
+ * launch's GM regions and starts the list kernel's blocks.
  */
 #include "apply_fused_ema_adam_list_twin_run.h"
 
@@ -23,12 +23,14 @@ extern "C" void apply_fused_ema_adam_list_v2(GM_ADDR grads, GM_ADDR vars, GM_ADD
 
 namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
-twin::LaunchResult RunListOnTwin(const ListTilingResult& tiling, const Platform& platform,
-                                 const ApplyFusedEmaAdamListBuffers& b, uint32_t threads,
-                                 twin::FloatOverflowMode overflowMode)
+twin::LaunchResult RunApplyFusedEmaAdamListOnTwin(const ApplyFusedEmaAdamListTilingResult& tiling,
+                                                  const Platform& platform,
+                                                  const ApplyFusedEmaAdamListBuffers& b,
+                                                  uint32_t threads,
+                                                  twin::FloatOverflowMode overflowMode)
 {
     const ApplyFusedEmaAdamListTilingData& t = tiling.data;
-    const ListDtypes& d = tiling.dtypes;
+    const ApplyFusedEmaAdamListDtypes& d = tiling.dtypes;
     if (b.tensorNum != t.tensorNum || (t.amsgrad != 0U) != (b.maxVs != nullptr) ||
         d.hasCopy != (b.copies != nullptr) || (t.hasGradScale != 0U) != (b.gradScale != nullptr) ||
         (t.hasFoundInf != 0U) != (b.foundInf != nullptr) || b.step == nullptr ||
@@ -36,7 +38,8 @@ twin::LaunchResult RunListOnTwin(const ListTilingResult& tiling, const Platform&
         (t.hasLrTensor != 0U) != (b.lr != nullptr) ||
         (t.hasEmaDecayTensor != 0U) != (b.emaDecay != nullptr)) {
         throw std::invalid_argument(
-            "RunListOnTwin: the buffers do not match the tiling (tensor count, ss, max_vs, model "
+            "RunApplyFusedEmaAdamListOnTwin: the buffers do not match the tiling (tensor count, "
+            "ss, max_vs, model "
             "copies, grad_scale, found_inf, lr, ema_decay or step)");
     }
     if (tiling.blockDim == 0) {

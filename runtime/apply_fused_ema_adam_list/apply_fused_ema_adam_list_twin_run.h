@@ -19,10 +19,10 @@ namespace ascend_ema_adam::apply_fused_ema_adam_list {
 /** Launches apply_fused_ema_adam_list with the tiling's block dim and key on the twin, blocks
  *  spread over `threads` host threads (0: all), in the device's float-overflow mode
  *  `overflowMode`. */
-twin::LaunchResult RunListOnTwin(const ListTilingResult& tiling, const Platform& platform,
-                                 const ApplyFusedEmaAdamListBuffers& buffers,
-                                 uint32_t threads = 0,
-                                 twin::FloatOverflowMode overflowMode = twin::FloatOverflowMode::InfNan);
+twin::LaunchResult RunApplyFusedEmaAdamListOnTwin(
+    const ApplyFusedEmaAdamListTilingResult& tiling, const Platform& platform,
+    const ApplyFusedEmaAdamListBuffers& buffers, uint32_t threads = 0,
+    twin::FloatOverflowMode overflowMode = twin::FloatOverflowMode::InfNan);
 
 }  // namespace ascend_ema_adam::apply_fused_ema_adam_list
 

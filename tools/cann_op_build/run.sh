@@ -392,7 +392,7 @@ say "ops-info .ini for ${#socs[@]} SoCs: ${socs[*]}" \
 # op JSON's inputs and outputs, the spec's attributes): names, parameter types, dtype columns (one
 # kernel binary each), attribute types and defaults. tests/python/host/test_op_signature.py holds the
 # JSONs' inputs and outputs to the operators' signatures, test_cann_op_json.py the list ops'
-# columns to ListOpDefColumns, and op_host.test_apply_fused_ema_adam_list_opdef those to CANN's
+# columns to ApplyFusedEmaAdamListOpDefColumns, and op_host.test_apply_fused_ema_adam_list_opdef those to CANN's
 # kernel selection.
 read -r -a build_units <<< "$(sed -n 's/^compute_units=(\([^)]*\)).*/\1/p' op_host/common/cann/build.sh)"
 [[ "$(printf '%s\n' "${socs[@]}" | sort)" == "$(printf '%s\n' "${build_units[@]}" | sort)" ]] ||

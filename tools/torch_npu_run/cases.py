@@ -418,24 +418,25 @@ case("list: 16-bit grads of fp32 params without model copies", REFUSED)(
 # FusedEmaAdamW on npu parameters: gradients set directly (no device forward / backward)
 
 class _Relaunches:
-    """Counts FusedEmaAdamW's phase-2-only steps (_C.ListLaunch.run returning True: a prepared
-    launch ran again), so a case shows the NPU took the prepared path as often as the CPU."""
+    """Counts FusedEmaAdamW's phase-2-only steps (_C.ApplyFusedEmaAdamListLaunch.run returning True:
+    a prepared launch ran again), so a case shows the NPU took the prepared path as often as the
+    CPU."""
 
     count = 0
 
     @classmethod
     def install(cls):
         from ascend_ema_adam import _C
-        if getattr(_C.ListLaunch.run, "counted", False):
+        if getattr(_C.ApplyFusedEmaAdamListLaunch.run, "counted", False):
             return
-        run = _C.ListLaunch.run
+        run = _C.ApplyFusedEmaAdamListLaunch.run
 
         def counted(self, *args, **kwargs):
             done = run(self, *args, **kwargs)
             cls.count += bool(done)
             return done
         counted.counted = True
-        _C.ListLaunch.run = counted
+        _C.ApplyFusedEmaAdamListLaunch.run = counted
 
 
 def _workspace_released(before: int) -> bool:
@@ -665,8 +666,8 @@ def fault_case(seed: int) -> tuple[str, str]:
     lists = [[rand(gen, s, positive=(k == 3)).npu() for s in shapes] for k in range(5)]
     grads, vars_, ms, vs, ss = lists
     step = step_tensor(3).npu()
-    launch = _C.ListLaunch(grads, vars_, ms, vs, ss, [], [], step, None, None, 1e-3, 0.999, 0.9,
-                           0.999, 1e-8, 1, True, 0.01, False)
+    launch = _C.ApplyFusedEmaAdamListLaunch(grads, vars_, ms, vs, ss, [], [], step, None, None,
+                                            1e-3, 0.999, 0.9, 0.999, 1e-8, 1, True, 0.01, False)
     before = [x.cpu() for x in vars_ + ms + vs + ss]
     moved = [g.clone() for g in grads]  # new gradient tensors: their addresses are updated
     error = None

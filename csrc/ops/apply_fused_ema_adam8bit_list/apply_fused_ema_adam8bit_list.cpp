@@ -17,7 +17,7 @@
  * fp32 tensors on the parameters' device that replace lr / ema_decay when given.
  * Kernels: apply_fused_ema_adam8bit_list_cpu.cpp (our aclnn API on the CPU device) and, built with
  * torch_npu, apply_fused_ema_adam8bit_list_npu.cpp (CANN's op-API through torch_npu's task queue),
- * both Adam8bitKernel (apply_fused_ema_adam8bit_list_call.h). Fake (meta) kernels:
+ * both ApplyFusedEmaAdam8bitListKernel (apply_fused_ema_adam8bit_list_call.h). Fake (meta) kernels:
  * ascend_ema_adam/_meta_registrations.py, from the schemas.
  */
 #include <torch/library.h>

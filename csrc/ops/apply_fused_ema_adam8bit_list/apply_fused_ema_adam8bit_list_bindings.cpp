@@ -1,7 +1,7 @@
 /**
  * @file apply_fused_ema_adam8bit_list_bindings.cpp
- * @brief ascend_ema_adam._C.Adam8bitListLaunch: a repeatable prepared 8-bit list call for Python,
- *        on the CPU device: FusedEmaAdamW's phase-2-only steps of 8-bit state
+ * @brief ascend_ema_adam._C.ApplyFusedEmaAdam8bitListLaunch: a repeatable prepared 8-bit list call
+ * for Python, on the CPU device: FusedEmaAdamW's phase-2-only steps of 8-bit state
  *        (optim/functional.py, _launch_prepared8bit).
  */
 #include <pybind11/pybind11.h>
@@ -30,21 +30,21 @@ using Scalar = NumberOrTensor;  // lr or the EMA decay
 /** Phase 1 of every launch of one call, kept for its phase 2s: the op's lists and tensors in
  *  CANN's order (an absent model_copies list empty; an empty ss: no EMA), lr and the decay each a
  *  number or a one-element tensor. */
-class Adam8bitListLaunch : public PreparedLaunch<Adam8bitPreparedCall> {
+class ApplyFusedEmaAdam8bitListLaunch
+    : public PreparedLaunch<ApplyFusedEmaAdam8bitListPreparedCall> {
 public:
-    Adam8bitListLaunch(const Tensors& grads, const Tensors& vars, const Tensors& ms,
-                       const Tensors& vs, const Tensors& mAbsmaxes, const Tensors& vAbsmaxes,
-                       const Tensors& ss, const Tensors& modelCopies, const at::Tensor& qmapM,
-                       const at::Tensor& qmapV, const at::Tensor& step,
-                       const std::optional<at::Tensor>& gradScale,
-                       const std::optional<at::Tensor>& foundInf, const Scalar& lr,
-                       const Scalar& emaDecay
-                           APPLY_FUSED_EMA_ADAM8BIT_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_PARAM))
-        : PreparedLaunch("Adam8bitListLaunch.run")
+    ApplyFusedEmaAdam8bitListLaunch(
+        const Tensors& grads, const Tensors& vars, const Tensors& ms, const Tensors& vs,
+        const Tensors& mAbsmaxes, const Tensors& vAbsmaxes, const Tensors& ss,
+        const Tensors& modelCopies, const at::Tensor& qmapM, const at::Tensor& qmapV,
+        const at::Tensor& step, const std::optional<at::Tensor>& gradScale,
+        const std::optional<at::Tensor>& foundInf, const Scalar& lr,
+        const Scalar& emaDecay APPLY_FUSED_EMA_ADAM8BIT_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_PARAM))
+        : PreparedLaunch("ApplyFusedEmaAdam8bitListLaunch.run")
     {
         const ScalarArg lrArg = ToScalarArg(lr);
         const ScalarArg decayArg = ToScalarArg(emaDecay);
-        Adam8bitCall call;
+        ApplyFusedEmaAdam8bitListCall call;
         call.lists = {grads, vars, ms, vs, mAbsmaxes, vAbsmaxes, ss, modelCopies};
         call.tensors = {&qmapM,
                         &qmapV,
@@ -53,21 +53,23 @@ public:
                         foundInf ? &*foundInf : nullptr,
                         lrArg.tensor ? &*lrArg.tensor : nullptr,
                         decayArg.tensor ? &*decayArg.tensor : nullptr};
-        Adam8bitAttrs& attrs = call.attrs;
+        ApplyFusedEmaAdam8bitListAttrs& attrs = call.attrs;
         attrs.lr = lrArg.value;
         attrs.emaDecay = decayArg.value;
         APPLY_FUSED_EMA_ADAM8BIT_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_SET)
-        TORCH_CHECK(step.device().is_cpu(), "Adam8bitListLaunch: the step is on ", step.device(),
+        TORCH_CHECK(step.device().is_cpu(), "ApplyFusedEmaAdam8bitListLaunch: the step is on ",
+                    step.device(),
                     "; prepared 8-bit launches run on the CPU device (elsewhere the op runs "
                     "both phases each step)");
-        prepared_ = std::make_unique<Adam8bitPreparedCall>(call, /*repeatable=*/true);
+        prepared_ =
+            std::make_unique<ApplyFusedEmaAdam8bitListPreparedCall>(call, /*repeatable=*/true);
     }
 };
 
 void Bind(py::module_& mod)
 {
-    py::class_<Adam8bitListLaunch> cls(
-        mod, "Adam8bitListLaunch",
+    py::class_<ApplyFusedEmaAdam8bitListLaunch> cls(
+        mod, "ApplyFusedEmaAdam8bitListLaunch",
         "apply_fused_ema_adam8bit_list_ on the CPU device with phase 1 done once: run() is "
         "phase 2 only (CANN's repeatable executors).");
     cls.def(py::init<const Tensors&, const Tensors&, const Tensors&, const Tensors&,
@@ -83,7 +85,7 @@ void Bind(py::module_& mod)
             py::arg("ema_decay") APPLY_FUSED_EMA_ADAM8BIT_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_ARG),
             "Validates the call as the op does and runs phase 1 of every launch (raises the "
             "op's errors); writes nothing.");
-    DefPreparedLaunchMethods(cls, "Adam8bitListLaunch", "every tensor of the lists");
+    DefPreparedLaunchMethods(cls, "ApplyFusedEmaAdam8bitListLaunch", "every tensor of the lists");
 }
 
 }  // namespace

@@ -21,35 +21,37 @@ constexpr const char* kCheckTensorNames[kCallTensors] = {
     "emaDecayTensorOptional"};
 
 /** The call as the shared whole-call checks (list_call_checks.h) see it. */
-ListCallTensors WholeCallOf(const Adam8bitCall& call)
+ListCallTensors WholeCallOf(const ApplyFusedEmaAdam8bitListCall& call)
 {
     ListCallTensors tensors;
     tensors.lists = call.lists.data();
-    tensors.listCount = kAdam8bitLists;
-    tensors.torchListNames = kAdam8bitTorchListNames;
-    tensors.updated = kAdam8bitUpdated;
-    tensors.entryName = Adam8bitEntryName;
+    tensors.listCount = kApplyFusedEmaAdam8bitListTensorLists;
+    tensors.torchListNames = kApplyFusedEmaAdam8bitListTorchListNames;
+    tensors.updated = kApplyFusedEmaAdam8bitListUpdated;
+    tensors.entryName = ApplyFusedEmaAdam8bitListEntryName;
     tensors.tensors = call.tensors.data();
     tensors.tensorCount = kCallTensors;
-    tensors.torchTensorNames = kAdam8bitTorchTensorNames;
+    tensors.torchTensorNames = kApplyFusedEmaAdam8bitListTorchTensorNames;
     tensors.checkTensorNames = kCheckTensorNames;
     return tensors;
 }
 
 }  // namespace
 
-void CheckAdam8bitCallDevice(const Adam8bitCall& call, const at::Device& device)
+void CheckApplyFusedEmaAdam8bitListCallDevice(const ApplyFusedEmaAdam8bitListCall& call,
+                                              const at::Device& device)
 {
-    CheckWholeCallDevice(kAdam8bitOpName, WholeCallOf(call), device);
+    CheckWholeCallDevice(kApplyFusedEmaAdam8bitListOpName, WholeCallOf(call), device);
 }
 
-void CheckAdam8bitCallDescription(const Adam8bitCall& call, Adam8bitOptions* options)
+void CheckApplyFusedEmaAdam8bitListCallDescription(const ApplyFusedEmaAdam8bitListCall& call,
+                                                   ApplyFusedEmaAdam8bitListOptions* options)
 {
     const ListCallTensors tensors = WholeCallOf(call);
     const ListEntryArgs<ListEntryArg> entries(tensors);
     const CallTensorArgs given(tensors);
-    Adam8bitListArgs args;
-    for (int l = 0; l < kAdam8bitLists; ++l) args.lists[l] = entries.list(l);
+    ApplyFusedEmaAdam8bitListArgs args;
+    for (int l = 0; l < kApplyFusedEmaAdam8bitListTensorLists; ++l) args.lists[l] = entries.list(l);
     args.qmapM = given.Given(kCallQmapM);
     args.qmapV = given.Given(kCallQmapV);
     args.step = given.Given(kCallStep);
@@ -57,23 +59,24 @@ void CheckAdam8bitCallDescription(const Adam8bitCall& call, Adam8bitOptions* opt
     args.foundInf = given.Given(kCallFoundInf);
     args.lr = given.Given(kCallLr);
     args.emaDecay = given.Given(kCallEmaDecay);
-    args.wholeCall = true;  // launched in slices of at most 256 entries (Adam8bitLaunches)
-    Adam8bitDtypes dtypes{DataType::kFloat32, DataType::kFloat32};
-    Adam8bitOptions found;
+    args.wholeCall =
+        true;  // launched in slices of at most 256 entries (ApplyFusedEmaAdam8bitListLaunches)
+    ApplyFusedEmaAdam8bitListDtypes dtypes{DataType::kFloat32, DataType::kFloat32};
+    ApplyFusedEmaAdam8bitListOptions found;
     const Refusal refusal =
         CheckApplyFusedEmaAdam8bitList(args, call.attrs, call.attrs.maximize, &dtypes, &found);
-    TORCH_CHECK(refusal.empty(), kAdam8bitOpName, ": ", refusal);
+    TORCH_CHECK(refusal.empty(), kApplyFusedEmaAdam8bitListOpName, ": ", refusal);
     if (options != nullptr) *options = found;
 }
 
-void CheckAdam8bitCallMemory(const Adam8bitCall& call)
+void CheckApplyFusedEmaAdam8bitListCallMemory(const ApplyFusedEmaAdam8bitListCall& call)
 {
-    CheckWholeCallMemory(kAdam8bitOpName, WholeCallOf(call));
+    CheckWholeCallMemory(kApplyFusedEmaAdam8bitListOpName, WholeCallOf(call));
 }
 
-std::vector<std::pair<size_t, size_t>> Adam8bitLaunches(size_t entries)
+std::vector<std::pair<size_t, size_t>> ApplyFusedEmaAdam8bitListLaunches(size_t entries)
 {
-    return SplitLaunches(entries, kAdam8bitMaxTensors);
+    return SplitLaunches(entries, kApplyFusedEmaAdam8bitListMaxTensors);
 }
 
 }  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list

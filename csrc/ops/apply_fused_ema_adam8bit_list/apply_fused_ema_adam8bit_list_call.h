@@ -1,10 +1,10 @@
 /**
  * @file apply_fused_ema_adam8bit_list_call.h
  * @brief What the CPU and NPU kernels of apply_fused_ema_adam8bit_list_ do alike before they
- *        launch: the call from the op's arguments (Adam8bitKernel, Adam8bitCallOf: the parameters
- *        its spec generates), the shared validation on the tensors' real shapes, the memory rules
- *        over the whole call, and the split into launches of at most kAdam8bitMaxTensors (256)
- *        entries, CANN's limit per dynamic list.
+ *        launch: the call from the op's arguments (ApplyFusedEmaAdam8bitListKernel,
+ * ApplyFusedEmaAdam8bitListCallOf: the parameters its spec generates), the shared validation on the
+ * tensors' real shapes, the memory rules over the whole call, and the split into launches of at
+ * most kApplyFusedEmaAdam8bitListMaxTensors (256) entries, CANN's limit per dynamic list.
  *
  * A call of any size is validated as a whole before the first launch, so a bad entry anywhere
  * changes nothing; the launches then cover entries [0, 256), [256, 512), ... (each entry is
@@ -28,31 +28,39 @@
 
 namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
 
-inline constexpr const char* kAdam8bitOpName = "apply_fused_ema_adam8bit_list_";
+inline constexpr const char* kApplyFusedEmaAdam8bitListOpName = "apply_fused_ema_adam8bit_list_";
 
 /** The schema names of the lists, in the shared validation's order (CANN's, the spec's). */
-inline constexpr const char* kAdam8bitTorchListNames[] = {APPLY_FUSED_EMA_ADAM8BIT_LIST_LIST_NAMES};
-static_assert(std::size(kAdam8bitTorchListNames) == kAdam8bitLists);
+inline constexpr const char* kApplyFusedEmaAdam8bitListTorchListNames[] = {
+    APPLY_FUSED_EMA_ADAM8BIT_LIST_LIST_NAMES};
+static_assert(std::size(kApplyFusedEmaAdam8bitListTorchListNames) ==
+              kApplyFusedEmaAdam8bitListTensorLists);
 
 /** The single-tensor arguments, in CANN's order (the spec's). */
-enum Adam8bitCallTensor : int {
-    kCallQmapM, kCallQmapV, kCallStep, kCallGradScale, kCallFoundInf, kCallLr, kCallEmaDecay,
+enum ApplyFusedEmaAdam8bitListCallTensor : int {
+    kCallQmapM,
+    kCallQmapV,
+    kCallStep,
+    kCallGradScale,
+    kCallFoundInf,
+    kCallLr,
+    kCallEmaDecay,
     kCallTensors
 };
 /** Their schema names. */
-inline constexpr const char* kAdam8bitTorchTensorNames[] = {
+inline constexpr const char* kApplyFusedEmaAdam8bitListTorchTensorNames[] = {
     APPLY_FUSED_EMA_ADAM8BIT_LIST_TENSOR_NAMES};
-static_assert(std::size(kAdam8bitTorchTensorNames) == kCallTensors);
+static_assert(std::size(kApplyFusedEmaAdam8bitListTorchTensorNames) == kCallTensors);
 
 /** One call of the op: every list (an absent optional one is empty; an empty ss with non-empty
  *  vars is a launch without the EMA), the single tensors (null: an absent optional one), the
  *  attributes. Views of the op's arguments, valid while they are. */
-struct Adam8bitCall {
-    std::array<at::TensorList, kAdam8bitLists> lists;
+struct ApplyFusedEmaAdam8bitListCall {
+    std::array<at::TensorList, kApplyFusedEmaAdam8bitListTensorLists> lists;
     std::array<const at::Tensor*, kCallTensors> tensors = {};
-    Adam8bitAttrs attrs;
+    ApplyFusedEmaAdam8bitListAttrs attrs;
 
-    size_t Entries() const { return lists[kAdam8bitGrads].size(); }
+    size_t Entries() const { return lists[kApplyFusedEmaAdam8bitListGrads].size(); }
 };
 
 namespace detail {
@@ -70,9 +78,10 @@ inline const at::Tensor* TensorOrNull(const std::optional<at::Tensor>& t)
 
 /** Every list of the call, in CANN's order. */
 template <class... Lists>
-std::array<at::TensorList, kAdam8bitLists> ListsOf(const Lists&... lists)
+std::array<at::TensorList, kApplyFusedEmaAdam8bitListTensorLists> ListsOf(const Lists&... lists)
 {
-    static_assert(sizeof...(Lists) == kAdam8bitLists, "the spec's lists are kAdam8bit*'s");
+    static_assert(sizeof...(Lists) == kApplyFusedEmaAdam8bitListTensorLists,
+                  "the spec's lists are kAdam8bit*'s");
     return {ListOrEmpty(lists)...};
 }
 
@@ -87,10 +96,11 @@ std::array<const at::Tensor*, kCallTensors> TensorsOf(const Tensors&... tensors)
 }  // namespace detail
 
 /** The op's arguments (APPLY_FUSED_EMA_ADAM8BIT_LIST_PARAMS, its spec's in the schema's order) as
- *  an Adam8bitCall. */
-inline Adam8bitCall Adam8bitCallOf(APPLY_FUSED_EMA_ADAM8BIT_LIST_PARAMS)
+ *  an ApplyFusedEmaAdam8bitListCall. */
+inline ApplyFusedEmaAdam8bitListCall ApplyFusedEmaAdam8bitListCallOf(
+    APPLY_FUSED_EMA_ADAM8BIT_LIST_PARAMS)
 {
-    Adam8bitCall call;
+    ApplyFusedEmaAdam8bitListCall call;
     call.lists = detail::ListsOf(APPLY_FUSED_EMA_ADAM8BIT_LIST_LISTS);
     call.tensors = detail::TensorsOf(APPLY_FUSED_EMA_ADAM8BIT_LIST_TENSORS);
     APPLY_FUSED_EMA_ADAM8BIT_LIST_SET_ATTRS(call.attrs);
@@ -98,40 +108,46 @@ inline Adam8bitCall Adam8bitCallOf(APPLY_FUSED_EMA_ADAM8BIT_LIST_PARAMS)
 }
 
 /** A device kernel of the op from `kRun`, what the device does with the call: the op's signature
- *  (APPLY_FUSED_EMA_ADAM8BIT_LIST_PARAMS), running kRun(Adam8bitCallOf(its arguments)). */
-template <void (*kRun)(const Adam8bitCall&)>
-void Adam8bitKernel(APPLY_FUSED_EMA_ADAM8BIT_LIST_PARAMS)
+ *  (APPLY_FUSED_EMA_ADAM8BIT_LIST_PARAMS), running kRun(ApplyFusedEmaAdam8bitListCallOf(its
+ * arguments)). */
+template <void (*kRun)(const ApplyFusedEmaAdam8bitListCall&)>
+void ApplyFusedEmaAdam8bitListKernel(APPLY_FUSED_EMA_ADAM8BIT_LIST_PARAMS)
 {
-    kRun(Adam8bitCallOf(APPLY_FUSED_EMA_ADAM8BIT_LIST_ARGS));
+    kRun(ApplyFusedEmaAdam8bitListCallOf(APPLY_FUSED_EMA_ADAM8BIT_LIST_ARGS));
 }
 
 /** Every tensor of the call on `device` (the dispatcher routes a call by its tensors'
  *  highest-priority device, so a CPU tensor among NPU tensors, or a meta one among CPU tensors,
  *  reaches a kernel): the CPU kernel passes the CPU, the NPU kernel step's device. */
-void CheckAdam8bitCallDevice(const Adam8bitCall& call, const at::Device& device);
+void CheckApplyFusedEmaAdam8bitListCallDevice(const ApplyFusedEmaAdam8bitListCall& call,
+                                              const at::Device& device);
 
 /** The shared validation (op_host's CheckApplyFusedEmaAdam8bitList) on the call's real shapes and
  *  dtypes, with the aclnn layer's messages ("msRef[300] has dtype ..."); raises "<op>: <message>".
  *  Sets *options. */
-void CheckAdam8bitCallDescription(const Adam8bitCall& call, Adam8bitOptions* options = nullptr);
+void CheckApplyFusedEmaAdam8bitListCallDescription(
+    const ApplyFusedEmaAdam8bitListCall& call, ApplyFusedEmaAdam8bitListOptions* options = nullptr);
 
 /** The memory rules over the whole call (op_host/common/memory_layout.h): every updated tensor
  *  addresses distinct elements and shares no memory with any other tensor of the call. */
-void CheckAdam8bitCallMemory(const Adam8bitCall& call);
+void CheckApplyFusedEmaAdam8bitListCallMemory(const ApplyFusedEmaAdam8bitListCall& call);
 
-/** The launches of a call of `entries` entries: [begin, end) of at most kAdam8bitMaxTensors each,
- *  in order (one empty launch for a call without entries). */
-std::vector<std::pair<size_t, size_t>> Adam8bitLaunches(size_t entries);
+/** The launches of a call of `entries` entries: [begin, end) of at most
+ * kApplyFusedEmaAdam8bitListMaxTensors each, in order (one empty launch for a call without
+ * entries). */
+std::vector<std::pair<size_t, size_t>> ApplyFusedEmaAdam8bitListLaunches(size_t entries);
 
 /** The entries [begin, end) of a list; an absent (empty) list stays empty. */
-inline at::TensorList Adam8bitLaunchSlice(at::TensorList list, std::pair<size_t, size_t> launch)
+inline at::TensorList ApplyFusedEmaAdam8bitListLaunchSlice(at::TensorList list,
+                                                           std::pair<size_t, size_t> launch)
 {
     return list.empty() ? list : list.slice(launch.first, launch.second - launch.first);
 }
 
 /** What a phase-1 refusal of one launch of several adds to the message (empty for a call of one
  *  launch, whose messages name the call's own entries). */
-inline std::string Adam8bitLaunchOfCall(std::pair<size_t, size_t> slice, size_t launches)
+inline std::string ApplyFusedEmaAdam8bitListLaunchOfCall(std::pair<size_t, size_t> slice,
+                                                         size_t launches)
 {
     if (launches <= 1) return {};
     return " (in the launch of entries " + std::to_string(slice.first) + " to " +

@@ -24,9 +24,9 @@ namespace {
 
 /** The CPU kernel's work: the whole call checked and phase 1 of every launch, then the phase 2s
  *  (a prepared call run once). */
-void RunCpu(const Adam8bitCall& call)
+void RunCpu(const ApplyFusedEmaAdam8bitListCall& call)
 {
-    Adam8bitPreparedCall(call, /*repeatable=*/false).Run();
+    ApplyFusedEmaAdam8bitListPreparedCall(call, /*repeatable=*/false).Run();
 }
 
 }  // namespace
@@ -36,5 +36,5 @@ void RunCpu(const Adam8bitCall& call)
 TORCH_LIBRARY_IMPL(ascend_ema_adam, CPU, m)
 {
     namespace op8 = ascend_ema_adam::apply_fused_ema_adam8bit_list;
-    m.impl("apply_fused_ema_adam8bit_list_", &op8::Adam8bitKernel<op8::RunCpu>);
+    m.impl("apply_fused_ema_adam8bit_list_", &op8::ApplyFusedEmaAdam8bitListKernel<op8::RunCpu>);
 }

@@ -43,14 +43,16 @@ constexpr const char* kPhase2 = "aclnnApplyFusedEmaAdam8bitList";
 /** Entry i of every given list as 1-D views; raises, naming the tensor, for one that is not
  *  contiguous: the quantization blocks are runs of 256 elements in the entry's row-major order,
  *  which a flat view of another layout's storage would not keep. */
-void FlattenEntry(const Adam8bitCall& call, size_t i,
-                  std::vector<at::Tensor> (&flat)[kAdam8bitLists])
+void FlattenEntry(const ApplyFusedEmaAdam8bitListCall& call, size_t i,
+                  std::vector<at::Tensor> (&flat)[kApplyFusedEmaAdam8bitListTensorLists])
 {
-    for (int l = 0; l < kAdam8bitLists; ++l) {
+    for (int l = 0; l < kApplyFusedEmaAdam8bitListTensorLists; ++l) {
         if (call.lists[l].empty()) continue;
         const at::Tensor& t = call.lists[l][i];
-        TORCH_CHECK(t.is_contiguous(), kAdam8bitOpName, ": ", kAdam8bitTorchListNames[l], "[", i,
-                    "] has strides ", t.strides(), " for shape ", t.sizes(), ": on the NPU every "
+        TORCH_CHECK(t.is_contiguous(), kApplyFusedEmaAdam8bitListOpName, ": ",
+                    kApplyFusedEmaAdam8bitListTorchListNames[l], "[", i, "] has strides ",
+                    t.strides(), " for shape ", t.sizes(),
+                    ": on the NPU every "
                     "tensor of the lists is contiguous (the 8-bit state's blocks are runs of 256 "
                     "elements in row-major order); make it contiguous");
         flat[l].push_back(t.view(-1));
@@ -59,15 +61,16 @@ void FlattenEntry(const Adam8bitCall& call, size_t i,
 
 /** An absent optional list (ss, model_copies) as one zero-element placeholder per entry of the
  *  launch, of the dtype it would have; empty for a given list. */
-std::vector<at::Tensor> Placeholders(const Adam8bitCall& call, int list, size_t entries)
+std::vector<at::Tensor> Placeholders(const ApplyFusedEmaAdam8bitListCall& call, int list,
+                                     size_t entries)
 {
-    if ((list != kAdam8bitSs && list != kAdam8bitCopies) || !call.lists[list].empty() ||
-        entries == 0) {
+    if ((list != kApplyFusedEmaAdam8bitListSs && list != kApplyFusedEmaAdam8bitListCopies) ||
+        !call.lists[list].empty() || entries == 0) {
         return {};
     }
-    const at::Tensor& vars0 = call.lists[kAdam8bitVars][0];
+    const at::Tensor& vars0 = call.lists[kApplyFusedEmaAdam8bitListVars][0];
     const at::TensorOptions options =
-        list == kAdam8bitSs ? vars0.options().dtype(at::kFloat) : vars0.options();
+        list == kApplyFusedEmaAdam8bitListSs ? vars0.options().dtype(at::kFloat) : vars0.options();
     return std::vector<at::Tensor>(entries, at::empty({0}, options));
 }
 
@@ -82,32 +85,33 @@ struct ExecutorDeleter {
 
 /** What one queued launch reads: its lists and tensors, alive until its phase 2 ran. */
 struct NpuLaunch {
-    std::array<NpuAclTensorListPtr, kAdam8bitLists> lists;
+    std::array<NpuAclTensorListPtr, kApplyFusedEmaAdam8bitListTensorLists> lists;
     std::array<NpuAclTensorPtr, kCallTensors> tensors;
     std::vector<at::Tensor> keep;  // the flat views and placeholders
 };
 
 /** The NPU kernel's work: the whole call checked and flattened, phase 1 of every launch, then the
  *  phase 2s queued on the current stream. */
-void RunNpu(const Adam8bitCall& call)
+void RunNpu(const ApplyFusedEmaAdam8bitListCall& call)
 {
     static const auto phase1 =
         NpuOpApiFunction<decltype(&aclnnApplyFusedEmaAdam8bitListGetWorkspaceSize)>(kPhase1);
     static const auto phase2 = NpuOpApiFunction<decltype(&aclnnApplyFusedEmaAdam8bitList)>(kPhase2);
     const at::Tensor& step = *call.tensors[kCallStep];
-    CheckAdam8bitCallDevice(call, step.device());
-    CheckAdam8bitCallDescription(call);
-    CheckAdam8bitCallMemory(call);
-    std::vector<at::Tensor> flat[kAdam8bitLists];
+    CheckApplyFusedEmaAdam8bitListCallDevice(call, step.device());
+    CheckApplyFusedEmaAdam8bitListCallDescription(call);
+    CheckApplyFusedEmaAdam8bitListCallMemory(call);
+    std::vector<at::Tensor> flat[kApplyFusedEmaAdam8bitListTensorLists];
     int64_t elements = 0;
     for (size_t i = 0; i < call.Entries(); ++i) {
         FlattenEntry(call, i, flat);
-        elements += call.lists[kAdam8bitGrads][i].numel();
+        elements += call.lists[kApplyFusedEmaAdam8bitListGrads][i].numel();
     }
     if (elements == 0) return;  // nothing to update: no launch (the tiling has no core)
     const at::TensorOptions device = step.options();
     const aclrtStream stream = CurrentNpuAclStream();
-    const std::vector<std::pair<size_t, size_t>> slices = Adam8bitLaunches(call.Entries());
+    const std::vector<std::pair<size_t, size_t>> slices =
+        ApplyFusedEmaAdam8bitListLaunches(call.Entries());
     struct Prepared {
         std::shared_ptr<NpuLaunch> args;
         std::unique_ptr<aclOpExecutor, ExecutorDeleter> executor;
@@ -119,7 +123,7 @@ void RunNpu(const Adam8bitCall& call)
         Prepared& p = prepared.emplace_back();
         p.args = std::make_shared<NpuLaunch>();
         NpuLaunch& launch = *p.args;
-        for (int l = 0; l < kAdam8bitLists; ++l) {
+        for (int l = 0; l < kApplyFusedEmaAdam8bitListTensorLists; ++l) {
             std::vector<at::Tensor> given =
                 Placeholders(call, l, slice.second - slice.first);
             if (given.empty() && !flat[l].empty()) {
@@ -136,14 +140,17 @@ void RunNpu(const Adam8bitCall& call)
         const auto tensor = [&](int t) { return launch.tensors[t].get(); };
         aclOpExecutor* executor = nullptr;
         const aclnnStatus status = phase1(
-            list(kAdam8bitGrads), list(kAdam8bitVars), list(kAdam8bitMs), list(kAdam8bitVs),
-            list(kAdam8bitMAbsmaxes), list(kAdam8bitVAbsmaxes), list(kAdam8bitSs),
-            list(kAdam8bitCopies), tensor(kCallQmapM), tensor(kCallQmapV), tensor(kCallStep),
-            tensor(kCallGradScale), tensor(kCallFoundInf), tensor(kCallLr), tensor(kCallEmaDecay),
+            list(kApplyFusedEmaAdam8bitListGrads), list(kApplyFusedEmaAdam8bitListVars),
+            list(kApplyFusedEmaAdam8bitListMs), list(kApplyFusedEmaAdam8bitListVs),
+            list(kApplyFusedEmaAdam8bitListMAbsmaxes), list(kApplyFusedEmaAdam8bitListVAbsmaxes),
+            list(kApplyFusedEmaAdam8bitListSs), list(kApplyFusedEmaAdam8bitListCopies),
+            tensor(kCallQmapM), tensor(kCallQmapV), tensor(kCallStep), tensor(kCallGradScale),
+            tensor(kCallFoundInf), tensor(kCallLr), tensor(kCallEmaDecay),
             APPLY_FUSED_EMA_ADAM8BIT_LIST_ATTR_VALUES(call.attrs), &p.workspaceSize, &executor);
         p.executor.reset(executor);
         // raises; the launches prepared so far are destroyed with `prepared`
-        CheckNpuAclnnStatus(kPhase1, status, Adam8bitLaunchOfCall(slice, slices.size()));
+        CheckNpuAclnnStatus(kPhase1, status,
+                            ApplyFusedEmaAdam8bitListLaunchOfCall(slice, slices.size()));
     }
     for (Prepared& p : prepared) {
         EnqueueNpuPhase2(kPhase2, phase2, p.executor.release(), p.workspaceSize, device, stream,
@@ -158,5 +165,5 @@ void RunNpu(const Adam8bitCall& call)
 TORCH_LIBRARY_IMPL(ascend_ema_adam, PrivateUse1, m)
 {
     namespace op8 = ascend_ema_adam::apply_fused_ema_adam8bit_list;
-    m.impl("apply_fused_ema_adam8bit_list_", &op8::Adam8bitKernel<op8::RunNpu>);
+    m.impl("apply_fused_ema_adam8bit_list_", &op8::ApplyFusedEmaAdam8bitListKernel<op8::RunNpu>);
 }

@@ -1,7 +1,7 @@
 /**
  * @file apply_fused_ema_adam8bit_list_prepared.cpp
- * @brief Adam8bitPreparedCall: phase 1 of every launch of an 8-bit list call on the CPU device,
- *        then its phase 2s, once or (repeatable) again and again
+ * @brief ApplyFusedEmaAdam8bitListPreparedCall: phase 1 of every launch of an 8-bit list call on
+ * the CPU device, then its phase 2s, once or (repeatable) again and again
  *        (apply_fused_ema_adam8bit_list_prepared.h).
  */
 #include "apply_fused_ema_adam8bit_list_prepared.h"
@@ -54,21 +54,23 @@ at::Tensor OwnedValue(const at::Tensor* given, double value)
 
 }  // namespace
 
-Adam8bitPreparedCall::Adam8bitPreparedCall(const Adam8bitCall& given, bool repeatable)
+ApplyFusedEmaAdam8bitListPreparedCall::ApplyFusedEmaAdam8bitListPreparedCall(
+    const ApplyFusedEmaAdam8bitListCall& given, bool repeatable)
     : repeatable_(repeatable), biasCorrection_(given.attrs.biasCorrection)
 {
-    CheckAdam8bitCallDevice(given, at::Device(at::kCPU));
-    const std::vector<std::pair<size_t, size_t>> slices = Adam8bitLaunches(given.Entries());
+    CheckApplyFusedEmaAdam8bitListCallDevice(given, at::Device(at::kCPU));
+    const std::vector<std::pair<size_t, size_t>> slices =
+        ApplyFusedEmaAdam8bitListLaunches(given.Entries());
     if (slices.size() > 1) {  // the whole call, named with its own entry indexes
-        CheckAdam8bitCallDescription(given);
+        CheckApplyFusedEmaAdam8bitListCallDescription(given);
     }
     if (slices.size() > 1 || repeatable) {
         // (a repeatable call's own: phase 1 sees copies of its one-element inputs, which share
         // no memory, and one the caller's shares with an updated tensor is refused as the op
         // refuses it)
-        CheckAdam8bitCallMemory(given);
+        CheckApplyFusedEmaAdam8bitListCallMemory(given);
     }
-    Adam8bitCall call = given;
+    ApplyFusedEmaAdam8bitListCall call = given;
     if (repeatable) {  // the one-element inputs: copies, which RunAgain refills
         for (int t : {kCallStep, kCallGradScale, kCallFoundInf}) {
             if (call.tensors[t] != nullptr) owned_[t] = call.tensors[t]->clone();
@@ -89,26 +91,29 @@ Adam8bitPreparedCall::Adam8bitPreparedCall(const Adam8bitCall& given, bool repea
     launches_.reserve(slices.size());
     for (const std::pair<size_t, size_t>& slice : slices) {
         Launch& launch = launches_.emplace_back();
-        for (int l = 0; l < kAdam8bitLists; ++l) {
+        for (int l = 0; l < kApplyFusedEmaAdam8bitListTensorLists; ++l) {
             // one launch sees the lists as given, for phase 1's messages
-            const at::TensorList lists = slices.size() > 1
-                                             ? Adam8bitLaunchSlice(call.lists[l], slice)
-                                             : call.lists[l];
-            launch.lists[l] = ToAclTensorList(lists, kAdam8bitUpdated[l]);
+            const at::TensorList lists =
+                slices.size() > 1 ? ApplyFusedEmaAdam8bitListLaunchSlice(call.lists[l], slice)
+                                  : call.lists[l];
+            launch.lists[l] = ToAclTensorList(lists, kApplyFusedEmaAdam8bitListUpdated[l]);
         }
         const auto list = [&](int l) { return launch.lists[l].get(); };
         const auto tensor = [&](int t) { return tensors_[t].get(); };
         aclOpExecutor* executor = nullptr;
         const aclnnStatus status = api.phase1(
-            list(kAdam8bitGrads), list(kAdam8bitVars), list(kAdam8bitMs), list(kAdam8bitVs),
-            list(kAdam8bitMAbsmaxes), list(kAdam8bitVAbsmaxes), list(kAdam8bitSs),
-            list(kAdam8bitCopies), tensor(kCallQmapM), tensor(kCallQmapV), tensor(kCallStep),
-            tensor(kCallGradScale), tensor(kCallFoundInf), tensor(kCallLr), tensor(kCallEmaDecay),
+            list(kApplyFusedEmaAdam8bitListGrads), list(kApplyFusedEmaAdam8bitListVars),
+            list(kApplyFusedEmaAdam8bitListMs), list(kApplyFusedEmaAdam8bitListVs),
+            list(kApplyFusedEmaAdam8bitListMAbsmaxes), list(kApplyFusedEmaAdam8bitListVAbsmaxes),
+            list(kApplyFusedEmaAdam8bitListSs), list(kApplyFusedEmaAdam8bitListCopies),
+            tensor(kCallQmapM), tensor(kCallQmapV), tensor(kCallStep), tensor(kCallGradScale),
+            tensor(kCallFoundInf), tensor(kCallLr), tensor(kCallEmaDecay),
             APPLY_FUSED_EMA_ADAM8BIT_LIST_ATTR_VALUES(call.attrs), &launch.workspaceSize,
             &executor);
         launch.executor.reset(executor);
         // raises; the launches prepared so far are destroyed with launches_
-        CheckAclnnStatus(kPhase1, status, Adam8bitLaunchOfCall(slice, slices.size()));
+        CheckAclnnStatus(kPhase1, status,
+                         ApplyFusedEmaAdam8bitListLaunchOfCall(slice, slices.size()));
         if (repeatable) {
             CheckAclnnStatus("aclSetAclOpExecutorRepeatable",
                              api.repeatable(launch.executor.get()));
@@ -118,29 +123,35 @@ Adam8bitPreparedCall::Adam8bitPreparedCall(const Adam8bitCall& given, bool repea
     workspace_ = at::empty({static_cast<int64_t>(maxWorkspace)},
                            at::TensorOptions().dtype(at::kByte));
     if (repeatable) {
-        seen_.Remember(call.lists.data(), kAdam8bitLists, kAdam8bitGrads, kAdam8bitUpdated,
+        seen_.Remember(call.lists.data(), kApplyFusedEmaAdam8bitListTensorLists,
+                       kApplyFusedEmaAdam8bitListGrads, kApplyFusedEmaAdam8bitListUpdated,
                        {call.tensors[kCallQmapM], call.tensors[kCallQmapV]});
     }
 }
 
-void Adam8bitPreparedCall::ExecutorDeleter::operator()(aclOpExecutor* executor) const
+void ApplyFusedEmaAdam8bitListPreparedCall::ExecutorDeleter::operator()(
+    aclOpExecutor* executor) const
 {
     CpuApi().destroy(executor);
 }
 
-Adam8bitPreparedCall::~Adam8bitPreparedCall() = default;
+ApplyFusedEmaAdam8bitListPreparedCall::~ApplyFusedEmaAdam8bitListPreparedCall() = default;
 
-void Adam8bitPreparedCall::Run()
+void ApplyFusedEmaAdam8bitListPreparedCall::Run()
 {
-    RunCpuPhase2s(launches_, CpuApi().phase2, kPhase2, workspace_, repeatable_, kAdam8bitOpName);
+    RunCpuPhase2s(launches_, CpuApi().phase2, kPhase2, workspace_, repeatable_,
+                  kApplyFusedEmaAdam8bitListOpName);
 }
 
-bool Adam8bitPreparedCall::RunAgain(const BorrowedTensors& grads, const at::Tensor& step,
-                                    const ScalarArg& lr, const ScalarArg& emaDecay,
-                                    const std::optional<at::Tensor>& gradScale,
-                                    const std::optional<at::Tensor>& foundInf, bool heldChecked)
+bool ApplyFusedEmaAdam8bitListPreparedCall::RunAgain(const BorrowedTensors& grads,
+                                                     const at::Tensor& step, const ScalarArg& lr,
+                                                     const ScalarArg& emaDecay,
+                                                     const std::optional<at::Tensor>& gradScale,
+                                                     const std::optional<at::Tensor>& foundInf,
+                                                     bool heldChecked)
 {
-    TORCH_CHECK(repeatable_, kAdam8bitOpName, ": RunAgain needs a repeatable prepared call");
+    TORCH_CHECK(repeatable_, kApplyFusedEmaAdam8bitListOpName,
+                ": RunAgain needs a repeatable prepared call");
     // ---- everything phase 1 checked, read only
     if (!seen_.HeldUnchanged(heldChecked)) return false;
     std::vector<size_t> moved;
@@ -175,11 +186,11 @@ bool Adam8bitPreparedCall::RunAgain(const BorrowedTensors& grads, const at::Tens
     }
     const Api& api = CpuApi();
     for (size_t i : moved) {
-        Launch& launch = launches_[i / kAdam8bitMaxTensors];
+        Launch& launch = launches_[i / kApplyFusedEmaAdam8bitListMaxTensors];
         CheckAclnnStatus("aclSetDynamicInputTensorAddr",
-                         api.setDynamicInput(launch.executor.get(), kAdam8bitGrads,
-                                             i % kAdam8bitMaxTensors,
-                                             launch.lists[kAdam8bitGrads].get(),
+                         api.setDynamicInput(launch.executor.get(), kApplyFusedEmaAdam8bitListGrads,
+                                             i % kApplyFusedEmaAdam8bitListMaxTensors,
+                                             launch.lists[kApplyFusedEmaAdam8bitListGrads].get(),
                                              seen_.GradStorageAddress(i, *grads[i])));
         seen_.GradMoved(i, *grads[i]);
     }

@@ -3,8 +3,8 @@
  * @brief The CPU device's prepared call of apply_fused_ema_adam8bit_list_: the whole call checked
  *        as the op checks it, phase 1 of every launch through our aclnn
  *        (aclnnApplyFusedEmaAdam8bitListGetWorkspaceSize per slice of at most 256 entries), then
- *        the phase 2s. The op runs one once; _C.Adam8bitListLaunch keeps a repeatable one per
- *        launch group of FusedEmaAdamW, whose steps are then phase 2 only (CANN's
+ *        the phase 2s. The op runs one once; _C.ApplyFusedEmaAdam8bitListLaunch keeps a repeatable
+ * one per launch group of FusedEmaAdamW, whose steps are then phase 2 only (CANN's
  *        aclSetAclOpExecutorRepeatable, docs/ACLNN.md "Repeatable executors").
  *
  * What a repeated launch may change (RunAgain): the gradients may be new tensors of the
@@ -37,14 +37,15 @@
 
 namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
 
-class Adam8bitPreparedCall {
+class ApplyFusedEmaAdam8bitListPreparedCall {
 public:
     /** Checks the whole call as the op does (device, the shared validation, the memory rules),
      *  then runs phase 1 of every launch; raises the op's errors and writes nothing.
      *  `repeatable`: the executors stay for RunAgain, and the one-element inputs are copies the
      *  call owns. */
-    Adam8bitPreparedCall(const Adam8bitCall& call, bool repeatable);
-    ~Adam8bitPreparedCall();
+    ApplyFusedEmaAdam8bitListPreparedCall(const ApplyFusedEmaAdam8bitListCall& call,
+                                          bool repeatable);
+    ~ApplyFusedEmaAdam8bitListPreparedCall();
 
     /** Phase 2 of every launch, in order (once, unless repeatable); done when this returns. */
     void Run();
@@ -67,7 +68,8 @@ private:
         void operator()(aclOpExecutor* executor) const;  // aclDestroyAclOpExecutor
     };
     struct Launch {
-        std::array<ops::AclTensorListPtr, kAdam8bitLists> lists;  // alive while its executor is
+        std::array<ops::AclTensorListPtr, kApplyFusedEmaAdam8bitListTensorLists>
+            lists;                                                 // alive while its executor is
         std::unique_ptr<aclOpExecutor, ExecutorDeleter> executor;  // null once phase 2 took it
         uint64_t workspaceSize = 0;
     };

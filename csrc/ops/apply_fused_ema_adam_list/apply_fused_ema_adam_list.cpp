@@ -1,9 +1,10 @@
 /**
  * @file apply_fused_ema_adam_list.cpp
  * @brief The torch op schemas of ApplyFusedEmaAdamList (namespace ascend_ema_adam), generated from
- *        its signature (op_host/apply_fused_ema_adam_list/apply_fused_ema_adam_list_signature.json),
- *        and their device-independent kernels (op_library.h): autograd handling of the in-place
- *        op, and the functional variant.
+ *        its signature
+ * (op_host/apply_fused_ema_adam_list/apply_fused_ema_adam_list_signature.json), and their
+ * device-independent kernels (op_library.h): autograd handling of the in-place op, and the
+ * functional variant.
  *
  *   apply_fused_ema_adam_list_  mutates every tensor of vars, ms, vs, ss (and max_vs,
  *                               model_copies) in place; returns nothing, so torch.compile
@@ -16,7 +17,7 @@
  * when it runs: no host sync, and torch.compile keeps one graph while their values change).
  * Kernels: apply_fused_ema_adam_list_cpu.cpp (our aclnn list API on the CPU device) and, built
  * with torch_npu, apply_fused_ema_adam_list_npu.cpp (CANN's op-API through torch_npu's task queue),
- * both ListKernel (apply_fused_ema_adam_list_call.h). Fake (meta) kernels:
+ * both ApplyFusedEmaAdamListKernel (apply_fused_ema_adam_list_call.h). Fake (meta) kernels:
  * ascend_ema_adam/_meta_registrations.py, from the schemas.
  */
 #include <torch/library.h>

@@ -16,10 +16,11 @@
 
 namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
-inline constexpr const char* kListPhase1 = "aclnnApplyFusedEmaAdamListV2GetWorkspaceSize";
-inline constexpr const char* kListPhase2 = "aclnnApplyFusedEmaAdamListV2";
+inline constexpr const char* kApplyFusedEmaAdamListPhase1 =
+    "aclnnApplyFusedEmaAdamListV2GetWorkspaceSize";
+inline constexpr const char* kApplyFusedEmaAdamListPhase2 = "aclnnApplyFusedEmaAdamListV2";
 
-struct ListOpApi {
+struct ApplyFusedEmaAdamListOpApi {
     decltype(&aclnnApplyFusedEmaAdamListV2GetWorkspaceSize) phase1;
     decltype(&aclnnApplyFusedEmaAdamListV2) phase2;
     decltype(&aclDestroyAclOpExecutor) destroy;
@@ -30,17 +31,21 @@ struct ListOpApi {
 
 /** The functions, looked up once with `kSymbol` (which raises for a missing one). */
 template <void* (*kSymbol)(const char*)>
-const ListOpApi& LoadListOpApi()
+const ApplyFusedEmaAdamListOpApi& LoadApplyFusedEmaAdamListOpApi()
 {
-    static const ListOpApi api{
-        reinterpret_cast<decltype(ListOpApi::phase1)>(kSymbol(kListPhase1)),
-        reinterpret_cast<decltype(ListOpApi::phase2)>(kSymbol(kListPhase2)),
-        reinterpret_cast<decltype(ListOpApi::destroy)>(kSymbol("aclDestroyAclOpExecutor")),
-        reinterpret_cast<decltype(ListOpApi::repeatable)>(
+    static const ApplyFusedEmaAdamListOpApi api{
+        reinterpret_cast<decltype(ApplyFusedEmaAdamListOpApi::phase1)>(
+            kSymbol(kApplyFusedEmaAdamListPhase1)),
+        reinterpret_cast<decltype(ApplyFusedEmaAdamListOpApi::phase2)>(
+            kSymbol(kApplyFusedEmaAdamListPhase2)),
+        reinterpret_cast<decltype(ApplyFusedEmaAdamListOpApi::destroy)>(
+            kSymbol("aclDestroyAclOpExecutor")),
+        reinterpret_cast<decltype(ApplyFusedEmaAdamListOpApi::repeatable)>(
             kSymbol("aclSetAclOpExecutorRepeatable")),
-        reinterpret_cast<decltype(ListOpApi::setDynamicInput)>(
+        reinterpret_cast<decltype(ApplyFusedEmaAdamListOpApi::setDynamicInput)>(
             kSymbol("aclSetDynamicInputTensorAddr")),
-        reinterpret_cast<decltype(ListOpApi::setInput)>(kSymbol("aclSetInputTensorAddr"))};
+        reinterpret_cast<decltype(ApplyFusedEmaAdamListOpApi::setInput)>(
+            kSymbol("aclSetInputTensorAddr"))};
     return api;
 }
 

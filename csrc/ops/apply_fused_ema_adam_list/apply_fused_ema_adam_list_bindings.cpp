@@ -1,7 +1,7 @@
 /**
  * @file apply_fused_ema_adam_list_bindings.cpp
- * @brief ascend_ema_adam._C.ListLaunch: a repeatable prepared call for Python, on the CPU or
- *        (built with torch_npu) the NPU: FusedEmaAdamW's phase-2-only steps
+ * @brief ascend_ema_adam._C.ApplyFusedEmaAdamListLaunch: a repeatable prepared call for Python, on
+ * the CPU or (built with torch_npu) the NPU: FusedEmaAdamW's phase-2-only steps
  *        (optim/functional.py, _launch_prepared).
  */
 #include <pybind11/pybind11.h>
@@ -30,32 +30,34 @@ using Scalar = NumberOrTensor;  // lr or the EMA decay
 /** Phase 1 of every launch of one call, kept for its phase 2s: the op's arguments in CANN's order,
  *  lr and the decay each a number (written into a tensor it owns) or a one-element tensor
  *  (lr_tensor / ema_decay_tensor of the op). */
-class ListLaunch : public PreparedLaunch<RepeatedListCall> {
+class ApplyFusedEmaAdamListLaunch : public PreparedLaunch<RepeatedApplyFusedEmaAdamListCall> {
 public:
-    ListLaunch(const Tensors& grads, const Tensors& vars, const Tensors& ms, const Tensors& vs,
-               const Tensors& ss, const Tensors& maxVs, const Tensors& modelCopies,
-               const at::Tensor& step, const std::optional<at::Tensor>& gradScale,
-               const std::optional<at::Tensor>& foundInf, const Scalar& lr,
-               const Scalar& emaDecay APPLY_FUSED_EMA_ADAM_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_PARAM))
-        : PreparedLaunch("ListLaunch.run")
+    ApplyFusedEmaAdamListLaunch(
+        const Tensors& grads, const Tensors& vars, const Tensors& ms, const Tensors& vs,
+        const Tensors& ss, const Tensors& maxVs, const Tensors& modelCopies, const at::Tensor& step,
+        const std::optional<at::Tensor>& gradScale, const std::optional<at::Tensor>& foundInf,
+        const Scalar& lr,
+        const Scalar& emaDecay APPLY_FUSED_EMA_ADAM_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_PARAM))
+        : PreparedLaunch("ApplyFusedEmaAdamListLaunch.run")
     {
         const ScalarArg lrArg = ToScalarArg(lr);
         const ScalarArg decayArg = ToScalarArg(emaDecay);
-        ListAttrs attrs;
+        ApplyFusedEmaAdamListAttrs attrs;
         attrs.lr = lrArg.value;
         attrs.emaDecay = decayArg.value;
         APPLY_FUSED_EMA_ADAM_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_SET)
-        const ListCall call =
-            ListCallOf({grads, vars, ms, vs, ss, maxVs, modelCopies}, step,
-                       {&gradScale, &foundInf, &lrArg.tensor, &decayArg.tensor}, attrs);
+        const ListCall call = ApplyFusedEmaAdamListCallOf(
+            {grads, vars, ms, vs, ss, maxVs, modelCopies}, step,
+            {&gradScale, &foundInf, &lrArg.tensor, &decayArg.tensor}, attrs);
         if (step.device().is_cpu()) {
-            prepared_ = std::make_unique<PreparedListCall>(call, /*repeatable=*/true);
+            prepared_ =
+                std::make_unique<PreparedApplyFusedEmaAdamListCall>(call, /*repeatable=*/true);
             return;
         }
 #if AEA_WITH_NPU
-        prepared_ = PrepareNpuListCall(call);
+        prepared_ = PrepareNpuApplyFusedEmaAdamListCall(call);
 #else
-        TORCH_CHECK(false, "ListLaunch: the step is on ", step.device(),
+        TORCH_CHECK(false, "ApplyFusedEmaAdamListLaunch: the step is on ", step.device(),
                     "; this build launches on the CPU device only (the NPU needs torch_npu)");
 #endif
     }
@@ -63,9 +65,10 @@ public:
 
 void Bind(py::module_& mod)
 {
-    py::class_<ListLaunch> cls(mod, "ListLaunch",
-                           "apply_fused_ema_adam_list_ on the CPU device with phase 1 done once: "
-                           "run() is phase 2 only (CANN's repeatable executors).");
+    py::class_<ApplyFusedEmaAdamListLaunch> cls(
+        mod, "ApplyFusedEmaAdamListLaunch",
+        "apply_fused_ema_adam_list_ on the CPU device with phase 1 done once: "
+        "run() is phase 2 only (CANN's repeatable executors).");
     cls.def(py::init<const Tensors&, const Tensors&, const Tensors&, const Tensors&,
                      const Tensors&, const Tensors&, const Tensors&, const at::Tensor&,
                      const std::optional<at::Tensor>&, const std::optional<at::Tensor>&,
@@ -77,7 +80,7 @@ void Bind(py::module_& mod)
             py::arg("ema_decay") APPLY_FUSED_EMA_ADAM_LIST_NUMBER_ATTR_TABLE(AEA_ATTR_ARG),
             "Validates the call as the op does and runs phase 1 of every launch (raises the "
             "op's errors); writes nothing.");
-    DefPreparedLaunchMethods(cls, "ListLaunch",
+    DefPreparedLaunchMethods(cls, "ApplyFusedEmaAdamListLaunch",
                              "every tensor the launch holds (parameters, state, model copies)");
 }
 

@@ -18,9 +18,12 @@ using namespace ops;  // the torch ops' shared part (csrc/ops/common/)
 
 namespace {
 
-/** The names the shared validation's messages use for the step and the ListCallScalar tensors. */
+/** The names the shared validation's messages use for the step and the
+ * ApplyFusedEmaAdamListCallScalar tensors. */
 constexpr const char* kCheckTensorNames[1 + kCallScalars] = {
-    kListStepName, kListGradScaleName, kListFoundInfName, kListLrName, kListEmaDecayName};
+    kApplyFusedEmaAdamListStepName, kApplyFusedEmaAdamListGradScaleName,
+    kApplyFusedEmaAdamListFoundInfName, kApplyFusedEmaAdamListLrName,
+    kApplyFusedEmaAdamListEmaDecayName};
 
 /** The call as the shared whole-call checks (list_call_checks.h) see it: the step, then the
  *  optional one-element tensors given (null: absent), in `tensors`. */
@@ -33,64 +36,68 @@ ListCallTensors WholeCallOf(const ListCall& call,
     }
     ListCallTensors view;
     view.lists = call.lists.data();
-    view.listCount = kApplyFusedEmaAdamLists;
-    view.torchListNames = kListTorchNames;
+    view.listCount = kApplyFusedEmaAdamListTensorLists;
+    view.torchListNames = kApplyFusedEmaAdamListTorchNames;
     view.updated = kApplyFusedEmaAdamListUpdated;
-    view.entryName = ListEntryName;
+    view.entryName = ApplyFusedEmaAdamListEntryName;
     view.tensors = tensors->data();
     view.tensorCount = 1 + kCallScalars;
-    view.torchTensorNames = kListTorchTensorNames;
+    view.torchTensorNames = kApplyFusedEmaAdamListTorchTensorNames;
     view.checkTensorNames = kCheckTensorNames;
     return view;
 }
 
 }  // namespace
 
-std::vector<at::Tensor> ListPlaceholders(const ListCall& call, int list,
-                                         std::pair<size_t, size_t> launch)
+std::vector<at::Tensor> ApplyFusedEmaAdamListPlaceholders(const ListCall& call, int list,
+                                                          std::pair<size_t, size_t> launch)
 {
     const size_t entries = launch.second - launch.first;
-    if (!kListOptional[list] || !call.lists[list].empty() || entries == 0) return {};
-    const at::Tensor& like = list == kListCopies ? call.lists[kListVars][0] : call.lists[kListMs][0];
+    if (!kApplyFusedEmaAdamListOptional[list] || !call.lists[list].empty() || entries == 0)
+        return {};
+    const at::Tensor& like = list == kApplyFusedEmaAdamListCopies
+                                 ? call.lists[kApplyFusedEmaAdamListVars][0]
+                                 : call.lists[kApplyFusedEmaAdamListMs][0];
     return std::vector<at::Tensor>(entries, at::empty({0}, like.options()));
 }
 
-void CheckListCallDevice(const char* op, const ListCall& call, const at::Device& device)
+void CheckApplyFusedEmaAdamListCallDevice(const char* op, const ListCall& call,
+                                          const at::Device& device)
 {
     std::array<const at::Tensor*, 1 + kCallScalars> tensors;
     CheckWholeCallDevice(op, WholeCallOf(call, &tensors), device);
 }
 
-void CheckListCallDescription(const char* op, const ListCall& call)
+void CheckApplyFusedEmaAdamListCallDescription(const char* op, const ListCall& call)
 {
     std::array<const at::Tensor*, 1 + kCallScalars> given;
     const ListCallTensors tensors = WholeCallOf(call, &given);
     const ListEntryArgs<ListEntryArg> entries(tensors);
     const CallTensorArgs scalars(tensors);
     ApplyFusedEmaAdamListArgs args;
-    for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) args.lists[l] = entries.list(l);
+    for (int l = 0; l < kApplyFusedEmaAdamListTensorLists; ++l) args.lists[l] = entries.list(l);
     args.step = scalars.Given(0);
     args.gradScale = scalars.Given(1 + kCallGradScale);
     args.foundInf = scalars.Given(1 + kCallFoundInf);
     args.lr = scalars.Given(1 + kCallLr);
     args.emaDecay = scalars.Given(1 + kCallEmaDecay);
     args.emaOptional = true;  // an empty ss: no EMA on this launch
-    ListDtypes dtypes;
-    ListOptions options;
+    ApplyFusedEmaAdamListDtypes dtypes;
+    ApplyFusedEmaAdamListOptions options;
     const Refusal refusal =
         CheckApplyFusedEmaAdamList(args, call.attrs, &dtypes, &options);
     TORCH_CHECK(refusal.empty(), op, ": ", refusal);
 }
 
-void CheckListCallMemory(const char* op, const ListCall& call)
+void CheckApplyFusedEmaAdamListCallMemory(const char* op, const ListCall& call)
 {
     std::array<const at::Tensor*, 1 + kCallScalars> tensors;
     CheckWholeCallMemory(op, WholeCallOf(call, &tensors));
 }
 
-std::vector<std::pair<size_t, size_t>> ListLaunches(size_t entries)
+std::vector<std::pair<size_t, size_t>> ApplyFusedEmaAdamListLaunches(size_t entries)
 {
-    return SplitLaunches(entries, kListMaxTensors);
+    return SplitLaunches(entries, kApplyFusedEmaAdamListMaxTensors);
 }
 
 }  // namespace ascend_ema_adam::apply_fused_ema_adam_list

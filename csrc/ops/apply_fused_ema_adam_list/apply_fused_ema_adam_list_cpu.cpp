@@ -3,7 +3,8 @@
  * @brief CPU kernel of ascend_ema_adam::apply_fused_ema_adam_list_: the lists go through our
  *        aclnn list API (aclnnApplyFusedEmaAdamListV2: aclCreateTensorList, the two phases),
  *        every tensor with its real sizes, strides and storage offset, and a workspace from the
- *        torch allocator, as one single-use PreparedListCall (apply_fused_ema_adam_list_prepared.h).
+ *        torch allocator, as one single-use PreparedApplyFusedEmaAdamListCall
+ * (apply_fused_ema_adam_list_prepared.h).
  *
  * The aclnn contract is CANN's: every list is a real aclTensorList, an absent optional list (and
  * an empty ss with non-empty vars: no EMA) an empty one, at most 256 tensors per list. A call of
@@ -24,10 +25,10 @@ using namespace ops;  // the torch ops' shared part (csrc/ops/common/)
 namespace {
 
 /** The CPU kernel's work: phase 1 of every launch after the whole call is validated, then the
- *  phase 2s (a single-use PreparedListCall). */
+ *  phase 2s (a single-use PreparedApplyFusedEmaAdamListCall). */
 void RunCpu(const ListCall& call)
 {
-    PreparedListCall prepared(call, /*repeatable=*/false);
+    PreparedApplyFusedEmaAdamListCall prepared(call, /*repeatable=*/false);
     prepared.Run();
 }
 
@@ -38,5 +39,5 @@ void RunCpu(const ListCall& call)
 TORCH_LIBRARY_IMPL(ascend_ema_adam, CPU, m)
 {
     namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list;
-    m.impl("apply_fused_ema_adam_list_", &list_op::ListKernel<list_op::RunCpu>);
+    m.impl("apply_fused_ema_adam_list_", &list_op::ApplyFusedEmaAdamListKernel<list_op::RunCpu>);
 }

@@ -9,8 +9,9 @@
  *     export; op-plugin's EXEC_NPU_CMD is not, its inline code needs unexported internals).
  *   - Every list is a real aclTensorList: the generated aclnn null-checks every DYNAMIC
  *     parameter (161001 for NULL). An absent max_vs / model_copies, and an empty ss (no EMA on
- *     this launch), are lists of zero-element placeholders, never empty lists (ListPlaceholders:
- *     opbase's executor pool keeps an empty list's last instances, docs/ACLNN.md "Absent lists").
+ *     this launch), are lists of zero-element placeholders, never empty lists
+ * (ApplyFusedEmaAdamListPlaceholders: opbase's executor pool keeps an empty list's last instances,
+ * docs/ACLNN.md "Absent lists").
  *   - At most 256 tensors per list (opbase refuses more): a call runs as launches of at most 256
  *     entries. The whole call is validated first (apply_fused_ema_adam_list_call.h), then phase 1
  *     of every launch runs at the call, and only when all succeeded are the phase 2s queued: a
@@ -53,34 +54,33 @@ namespace {
 
 constexpr const char* kOpName = "apply_fused_ema_adam_list_";
 
-const ListOpApi& V2()
-{
-    return LoadListOpApi<NpuOpApiSymbol>();
-}
+const ApplyFusedEmaAdamListOpApi& V2() { return LoadApplyFusedEmaAdamListOpApi<NpuOpApiSymbol>(); }
 
 /** Entry i of every given list as 1-D views; raises, naming the entry, if it cannot be. */
 void FlattenEntry(const ListCall& call, size_t i,
-                  std::vector<at::Tensor> (&flat)[kApplyFusedEmaAdamLists])
+                  std::vector<at::Tensor> (&flat)[kApplyFusedEmaAdamListTensorLists])
 {
     bool contiguous = true;
     bool oneDenseLayout = true;
-    const at::Tensor& first = call.lists[kListGrads][i];
-    for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
+    const at::Tensor& first = call.lists[kApplyFusedEmaAdamListGrads][i];
+    for (int l = 0; l < kApplyFusedEmaAdamListTensorLists; ++l) {
         if (call.lists[l].empty()) continue;
         const at::Tensor& t = call.lists[l][i];
         contiguous = contiguous && t.is_contiguous();
         oneDenseLayout = oneDenseLayout && t.is_non_overlapping_and_dense() &&
                          t.strides() == first.strides();
     }
-    for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
+    for (int l = 0; l < kApplyFusedEmaAdamListTensorLists; ++l) {
         if (call.lists[l].empty()) continue;
         const at::Tensor& t = call.lists[l][i];
         if (contiguous) {
             flat[l].push_back(t.view(-1));
         } else {
-            TORCH_CHECK(oneDenseLayout, kOpName, ": entry ", i, " cannot reach the NPU kernel as "
+            TORCH_CHECK(oneDenseLayout, kOpName, ": entry ", i,
+                        " cannot reach the NPU kernel as "
                         "1-D views: its tensors are not all contiguous and do not share one dense "
-                        "layout (", kListTorchNames[l], "[", i, "] has strides ", t.strides(),
+                        "layout (",
+                        kApplyFusedEmaAdamListTorchNames[l], "[", i, "] has strides ", t.strides(),
                         ", grads[", i, "] ", first.strides(),
                         "); make the entry's tensors contiguous");
             flat[l].push_back(t.as_strided({t.numel()}, {1}, t.storage_offset()));
@@ -90,15 +90,16 @@ void FlattenEntry(const ListCall& call, size_t i,
 
 /** The whole call checked (device, the shared validation on the real shapes, the memory rules on
  *  the device addresses), then every entry as 1-D views into `flat`; returns the elements. */
-int64_t CheckedFlatCall(const ListCall& call, std::vector<at::Tensor> (&flat)[kApplyFusedEmaAdamLists])
+int64_t CheckedFlatCall(const ListCall& call,
+                        std::vector<at::Tensor> (&flat)[kApplyFusedEmaAdamListTensorLists])
 {
-    CheckListCallDevice(kOpName, call, call.step->device());
-    CheckListCallDescription(kOpName, call);
-    CheckListCallMemory(kOpName, call);
+    CheckApplyFusedEmaAdamListCallDevice(kOpName, call, call.step->device());
+    CheckApplyFusedEmaAdamListCallDescription(kOpName, call);
+    CheckApplyFusedEmaAdamListCallMemory(kOpName, call);
     int64_t elements = 0;
     for (size_t i = 0; i < call.Entries(); ++i) {
         FlattenEntry(call, i, flat);
-        elements += call.lists[kListGrads][i].numel();
+        elements += call.lists[kApplyFusedEmaAdamListGrads][i].numel();
     }
     return elements;
 }
@@ -111,13 +112,14 @@ struct ExecutorDeleter {
  *  frees it, so no launch runs with a destroyed executor or list. */
 struct NpuLaunches {
     struct Launch {
-        std::array<NpuAclTensorListPtr, kApplyFusedEmaAdamLists> lists;
+        std::array<NpuAclTensorListPtr, kApplyFusedEmaAdamListTensorLists> lists;
         // after the lists: destroyed first. Null once a single-use phase 2 was queued with it.
         std::unique_ptr<aclOpExecutor, ExecutorDeleter> executor;
         uint64_t workspaceSize = 0;
         size_t firstScalar = 0;  // the flat input index of its step (aclSetInputTensorAddr)
     };
-    std::array<NpuAclTensorPtr, 1 + kCallScalars> scalars;  // step, then ListCallScalar
+    std::array<NpuAclTensorPtr, 1 + kCallScalars>
+        scalars;  // step, then ApplyFusedEmaAdamListCallScalar
     std::vector<Launch> launches;
     // A queued address update failed: the launches no longer hold what RunAgain recorded, so the
     // call may not launch again (the caller prepares a new one).
@@ -127,15 +129,15 @@ struct NpuLaunches {
 /** One or more launches of a list call on the NPU: the whole call validated and flattened, phase 1
  *  of every launch at construction; Run queues the phase 2s once; a repeatable one relaunches
  *  (RunAgain) with its address updates queued with each phase 2. */
-class NpuPreparedListCall final : public RepeatedListCall {
+class NpuPreparedApplyFusedEmaAdamListCall final : public RepeatedApplyFusedEmaAdamListCall {
 public:
-    NpuPreparedListCall(const ListCall& given, bool repeatable)
+    NpuPreparedApplyFusedEmaAdamListCall(const ListCall& given, bool repeatable)
         : repeatable_(repeatable), state_(std::make_shared<NpuLaunches>())
     {
         ListCall call = given;
         device_ = given.step->options();
         if (repeatable) OwnValues(&call, device_);  // device tensors, written by fills on the stream
-        std::vector<at::Tensor> flat[kApplyFusedEmaAdamLists];
+        std::vector<at::Tensor> flat[kApplyFusedEmaAdamListTensorLists];
         const int64_t elements = CheckedFlatCall(call, flat);
         stream_ = CurrentNpuAclStream();
         if (repeatable) Remember(call);
@@ -143,13 +145,15 @@ public:
         NpuLaunches& state = *state_;
         state.scalars[0] = ToNpuAclTensor(*call.step);
         for (int s = 0; s < kCallScalars; ++s) state.scalars[1 + s] = ToNpuAclTensor(*call.scalars[s]);
-        const ListOpApi& api = V2();
-        const std::vector<std::pair<size_t, size_t>> slices = ListLaunches(call.Entries());
+        const ApplyFusedEmaAdamListOpApi& api = V2();
+        const std::vector<std::pair<size_t, size_t>> slices =
+            ApplyFusedEmaAdamListLaunches(call.Entries());
         for (const std::pair<size_t, size_t>& slice : slices) {
             NpuLaunches::Launch& launch = state.launches.emplace_back();
             launch.firstScalar = ListCall::FirstScalarInput(slice.second - slice.first);
-            for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
-                const std::vector<at::Tensor> placeholders = ListPlaceholders(call, l, slice);
+            for (int l = 0; l < kApplyFusedEmaAdamListTensorLists; ++l) {
+                const std::vector<at::Tensor> placeholders =
+                    ApplyFusedEmaAdamListPlaceholders(call, l, slice);
                 launch.lists[l] = ToNpuAclTensorList(placeholders.empty()
                                                          ? LaunchSlice(flat[l], slice)
                                                          : at::TensorList(placeholders));
@@ -158,14 +162,17 @@ public:
             const auto list = [&](int l) { return launch.lists[l].get(); };
             aclOpExecutor* executor = nullptr;
             const aclnnStatus status = api.phase1(
-                list(kListGrads), list(kListVars), list(kListMs), list(kListVs), list(kListSs),
-                list(kListMaxVs), list(kListCopies), sc[0].get(), sc[1 + kCallGradScale].get(),
+                list(kApplyFusedEmaAdamListGrads), list(kApplyFusedEmaAdamListVars),
+                list(kApplyFusedEmaAdamListMs), list(kApplyFusedEmaAdamListVs),
+                list(kApplyFusedEmaAdamListSs), list(kApplyFusedEmaAdamListMaxVs),
+                list(kApplyFusedEmaAdamListCopies), sc[0].get(), sc[1 + kCallGradScale].get(),
                 sc[1 + kCallFoundInf].get(), sc[1 + kCallLr].get(), sc[1 + kCallEmaDecay].get(),
                 APPLY_FUSED_EMA_ADAM_LIST_ATTR_VALUES(call.attrs), &launch.workspaceSize,
                 &executor);
             launch.executor.reset(executor);
             // raises; the launches prepared so far are destroyed with the state
-            CheckNpuAclnnStatus(kListPhase1, status, LaunchOfCall(slice, slices.size()));
+            CheckNpuAclnnStatus(kApplyFusedEmaAdamListPhase1, status,
+                                LaunchOfCall(slice, slices.size()));
             if (repeatable) {
                 CheckNpuAclnnStatus("aclSetAclOpExecutorRepeatable",
                                     api.repeatable(launch.executor.get()));
@@ -179,7 +186,7 @@ public:
         for (NpuLaunches::Launch& launch : state_->launches) {
             TORCH_CHECK(launch.executor != nullptr, kOpName,
                         ": this prepared call already ran (it is not repeatable)");
-            EnqueueNpuPhase2(kListPhase2, V2().phase2, launch.executor.release(),
+            EnqueueNpuPhase2(kApplyFusedEmaAdamListPhase2, V2().phase2, launch.executor.release(),
                              launch.workspaceSize, device_, stream_, state_);
         }
     }
@@ -208,7 +215,7 @@ private:
             void* address;
         };
         struct ScalarMove {
-            int slot;         // 0 the step, then 1 + ListCallScalar: which aclTensor
+            int slot;  // 0 the step, then 1 + ApplyFusedEmaAdamListCallScalar: which aclTensor
             size_t position;  // its input index relative to a launch's first one-element input
             void* address;
         };
@@ -222,26 +229,28 @@ private:
         updates->state = state_;
         updates->grads.resize(state_->launches.size());
         for (size_t i : moves.grads) {
-            updates->grads[i / kListMaxTensors].push_back(
-                {i % kListMaxTensors, SeenGradAddress(i, *grads[i])});
+            updates->grads[i / kApplyFusedEmaAdamListMaxTensors].push_back(
+                {i % kApplyFusedEmaAdamListMaxTensors, SeenGradAddress(i, *grads[i])});
             updates->keep.push_back(*grads[i]);
         }
         for (int s = 0; s < 1 + kCallScalars; ++s) {
             const at::Tensor* t = moves.scalars[s];
             if (t == nullptr) continue;
-            updates->scalars.push_back({s, ListScalarPosition(s - 1), SeenScalarAddress(s, *t)});
+            updates->scalars.push_back(
+                {s, ApplyFusedEmaAdamListScalarPosition(s - 1), SeenScalarAddress(s, *t)});
             updates->keep.push_back(*t);
         }
         for (size_t k = 0; k < state_->launches.size(); ++k) {
             const auto update = [updates, k]() -> aclnnStatus {
                 NpuLaunches& state = *updates->state;
                 NpuLaunches::Launch& launch = state.launches[k];
-                const ListOpApi& api = V2();
+                const ApplyFusedEmaAdamListOpApi& api = V2();
                 aclnnStatus status = 0;
                 for (const GradMove& m : updates->grads[k]) {
                     if (status == 0) {
-                        status = api.setDynamicInput(launch.executor.get(), kListGrads, m.index,
-                                                     launch.lists[kListGrads].get(), m.address);
+                        status = api.setDynamicInput(
+                            launch.executor.get(), kApplyFusedEmaAdamListGrads, m.index,
+                            launch.lists[kApplyFusedEmaAdamListGrads].get(), m.address);
                     }
                 }
                 for (const ScalarMove& m : updates->scalars) {
@@ -255,7 +264,7 @@ private:
                 return status;
             };
             const NpuLaunches::Launch& queued = state_->launches[k];
-            EnqueueNpuPhase2(kListPhase2, V2().phase2, queued.executor.get(),
+            EnqueueNpuPhase2(kApplyFusedEmaAdamListPhase2, V2().phase2, queued.executor.get(),
                              queued.workspaceSize, device_, stream_, updates, update);
         }
     }
@@ -269,14 +278,15 @@ private:
 /** The NPU kernel's work: a single-use prepared call. */
 void RunNpu(const ListCall& call)
 {
-    NpuPreparedListCall(call, /*repeatable=*/false).Run();
+    NpuPreparedApplyFusedEmaAdamListCall(call, /*repeatable=*/false).Run();
 }
 
 }  // namespace
 
-std::unique_ptr<RepeatedListCall> PrepareNpuListCall(const ListCall& call)
+std::unique_ptr<RepeatedApplyFusedEmaAdamListCall> PrepareNpuApplyFusedEmaAdamListCall(
+    const ListCall& call)
 {
-    return std::make_unique<NpuPreparedListCall>(call, /*repeatable=*/true);
+    return std::make_unique<NpuPreparedApplyFusedEmaAdamListCall>(call, /*repeatable=*/true);
 }
 
 }  // namespace ascend_ema_adam::apply_fused_ema_adam_list
@@ -284,5 +294,5 @@ std::unique_ptr<RepeatedListCall> PrepareNpuListCall(const ListCall& call)
 TORCH_LIBRARY_IMPL(ascend_ema_adam, PrivateUse1, m)
 {
     namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list;
-    m.impl("apply_fused_ema_adam_list_", &list_op::ListKernel<list_op::RunNpu>);
+    m.impl("apply_fused_ema_adam_list_", &list_op::ApplyFusedEmaAdamListKernel<list_op::RunNpu>);
 }

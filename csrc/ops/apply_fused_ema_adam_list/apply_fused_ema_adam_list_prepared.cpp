@@ -1,7 +1,8 @@
 /**
  * @file apply_fused_ema_adam_list_prepared.cpp
- * @brief PreparedListCall: phase 1 of every launch of a list call on the CPU device, then its
- *        phase 2s, once or (repeatable) again and again (apply_fused_ema_adam_list_prepared.h).
+ * @brief PreparedApplyFusedEmaAdamListCall: phase 1 of every launch of a list call on the CPU
+ * device, then its phase 2s, once or (repeatable) again and again
+ * (apply_fused_ema_adam_list_prepared.h).
  */
 #include "apply_fused_ema_adam_list_prepared.h"
 
@@ -23,10 +24,7 @@ namespace {
 
 constexpr const char* kOpName = "apply_fused_ema_adam_list_";
 
-const ListOpApi& V2()
-{
-    return LoadListOpApi<CpuOpApiSymbol>();
-}
+const ApplyFusedEmaAdamListOpApi& V2() { return LoadApplyFusedEmaAdamListOpApi<CpuOpApiSymbol>(); }
 
 AclTensorPtr ToAclOptional(const std::optional<at::Tensor>& t)
 {
@@ -35,9 +33,11 @@ AclTensorPtr ToAclOptional(const std::optional<at::Tensor>& t)
 
 }  // namespace
 
-// ---- PreparedListCall: the CPU device --------------------------------------------------------
+// ---- PreparedApplyFusedEmaAdamListCall: the CPU device
+// --------------------------------------------------------
 
-PreparedListCall::PreparedListCall(const ListCall& given, bool repeatable)
+PreparedApplyFusedEmaAdamListCall::PreparedApplyFusedEmaAdamListCall(const ListCall& given,
+                                                                     bool repeatable)
     : repeatable_(repeatable)
 {
     biasCorrection_ = given.attrs.biasCorrection;
@@ -45,15 +45,16 @@ PreparedListCall::PreparedListCall(const ListCall& given, bool repeatable)
     if (repeatable) {  // lr and the decay from tensors: the caller's, or ours holding the value
         OwnValues(&call, at::TensorOptions());
     }
-    CheckListCallDevice(kOpName, call, at::Device(at::kCPU));
-    const std::vector<std::pair<size_t, size_t>> slices = ListLaunches(call.Entries());
+    CheckApplyFusedEmaAdamListCallDevice(kOpName, call, at::Device(at::kCPU));
+    const std::vector<std::pair<size_t, size_t>> slices =
+        ApplyFusedEmaAdamListLaunches(call.Entries());
     if (slices.size() > 1) {  // the whole call, named with its own entry indexes
-        CheckListCallDescription(kOpName, call);
-        CheckListCallMemory(kOpName, call);
+        CheckApplyFusedEmaAdamListCallDescription(kOpName, call);
+        CheckApplyFusedEmaAdamListCallMemory(kOpName, call);
     }
     scalars_[0] = ToAclTensor(*call.step, false);
     for (int s = 0; s < kCallScalars; ++s) scalars_[1 + s] = ToAclOptional(*call.scalars[s]);
-    const ListOpApi& api = V2();
+    const ApplyFusedEmaAdamListOpApi& api = V2();
     FollowTorchThreads();  // phase 1 fixes the executors' thread count
     torchThreads_ = at::get_num_threads();
     uint64_t maxWorkspace = 0;
@@ -63,9 +64,10 @@ PreparedListCall::PreparedListCall(const ListCall& given, bool repeatable)
         launch.firstScalar = ListCall::FirstScalarInput(slice.second - slice.first);
         // A list handle always, placeholders for an absent list (sliced only when the call has
         // several launches: one launch sees the lists as given, for phase 1's messages).
-        for (int l = 0; l < kApplyFusedEmaAdamLists; ++l) {
+        for (int l = 0; l < kApplyFusedEmaAdamListTensorLists; ++l) {
             const at::TensorList whole = call.lists[l];
-            const std::vector<at::Tensor> placeholders = ListPlaceholders(call, l, slice);
+            const std::vector<at::Tensor> placeholders =
+                ApplyFusedEmaAdamListPlaceholders(call, l, slice);
             const at::TensorList given = !placeholders.empty() ? at::TensorList(placeholders)
                                          : slices.size() > 1   ? LaunchSlice(whole, slice)
                                                                : whole;
@@ -73,15 +75,20 @@ PreparedListCall::PreparedListCall(const ListCall& given, bool repeatable)
         }
         aclOpExecutor* executor = nullptr;
         const aclnnStatus status = api.phase1(
-            launch.lists[kListGrads].get(), launch.lists[kListVars].get(),
-            launch.lists[kListMs].get(), launch.lists[kListVs].get(), launch.lists[kListSs].get(),
-            launch.lists[kListMaxVs].get(), launch.lists[kListCopies].get(), scalars_[0].get(),
+            launch.lists[kApplyFusedEmaAdamListGrads].get(),
+            launch.lists[kApplyFusedEmaAdamListVars].get(),
+            launch.lists[kApplyFusedEmaAdamListMs].get(),
+            launch.lists[kApplyFusedEmaAdamListVs].get(),
+            launch.lists[kApplyFusedEmaAdamListSs].get(),
+            launch.lists[kApplyFusedEmaAdamListMaxVs].get(),
+            launch.lists[kApplyFusedEmaAdamListCopies].get(), scalars_[0].get(),
             scalars_[1 + kCallGradScale].get(), scalars_[1 + kCallFoundInf].get(),
             scalars_[1 + kCallLr].get(), scalars_[1 + kCallEmaDecay].get(),
             APPLY_FUSED_EMA_ADAM_LIST_ATTR_VALUES(call.attrs), &launch.workspaceSize, &executor);
         launch.executor.reset(executor);
         if (status != ACLNN_SUCCESS) {  // raises; launches_ destroys the others
-            CheckAclnnStatus(kListPhase1, status, LaunchOfCall(slice, slices.size()));
+            CheckAclnnStatus(kApplyFusedEmaAdamListPhase1, status,
+                             LaunchOfCall(slice, slices.size()));
         }
         launches_.push_back(std::move(launch));
         if (repeatable) {
@@ -95,35 +102,37 @@ PreparedListCall::PreparedListCall(const ListCall& given, bool repeatable)
     if (repeatable) Remember(call);
 }
 
-void PreparedListCall::ExecutorDeleter::operator()(aclOpExecutor* executor) const
+void PreparedApplyFusedEmaAdamListCall::ExecutorDeleter::operator()(aclOpExecutor* executor) const
 {
     V2().destroy(executor);
 }
 
-PreparedListCall::~PreparedListCall() = default;
+PreparedApplyFusedEmaAdamListCall::~PreparedApplyFusedEmaAdamListCall() = default;
 
-void PreparedListCall::Run()
+void PreparedApplyFusedEmaAdamListCall::Run()
 {
-    RunCpuPhase2s(launches_, V2().phase2, kListPhase2, workspace_, repeatable_, kOpName);
+    RunCpuPhase2s(launches_, V2().phase2, kApplyFusedEmaAdamListPhase2, workspace_, repeatable_,
+                  kOpName);
 }
 
-bool PreparedListCall::MayLaunch(const at::Tensor& step) const
+bool PreparedApplyFusedEmaAdamListCall::MayLaunch(const at::Tensor& step) const
 {
     // host memory on the CPU device: checked as phase 1 checks it
     return CheckStepValue(*step.data_ptr<int64_t>(), biasCorrection_).empty() &&
            at::get_num_threads() == torchThreads_;
 }
 
-void PreparedListCall::Relaunch(const Moves& moves, const BorrowedTensors& grads,
-                                const ScalarArg& lr, const ScalarArg& emaDecay)
+void PreparedApplyFusedEmaAdamListCall::Relaunch(const Moves& moves, const BorrowedTensors& grads,
+                                                 const ScalarArg& lr, const ScalarArg& emaDecay)
 {
     TORCH_CHECK(repeatable_, kOpName, ": RunAgain needs a repeatable prepared call");
-    const ListOpApi& api = V2();
+    const ApplyFusedEmaAdamListOpApi& api = V2();
     for (size_t i : moves.grads) {
-        Launch& launch = launches_[i / kListMaxTensors];
+        Launch& launch = launches_[i / kApplyFusedEmaAdamListMaxTensors];
         CheckAclnnStatus("aclSetDynamicInputTensorAddr",
-                         api.setDynamicInput(launch.executor.get(), kListGrads,
-                                             i % kListMaxTensors, launch.lists[kListGrads].get(),
+                         api.setDynamicInput(launch.executor.get(), kApplyFusedEmaAdamListGrads,
+                                             i % kApplyFusedEmaAdamListMaxTensors,
+                                             launch.lists[kApplyFusedEmaAdamListGrads].get(),
                                              SeenGradAddress(i, *grads[i])));
     }
     for (int s = 0; s < 1 + kCallScalars; ++s) {
@@ -131,10 +140,11 @@ void PreparedListCall::Relaunch(const Moves& moves, const BorrowedTensors& grads
         if (t == nullptr) continue;
         void* address = SeenScalarAddress(s, *t);
         for (Launch& launch : launches_) {
-            CheckAclnnStatus("aclSetInputTensorAddr",
-                             api.setInput(launch.executor.get(),
-                                          launch.firstScalar + ListScalarPosition(s - 1),
-                                          scalars_[s].get(), address));
+            CheckAclnnStatus(
+                "aclSetInputTensorAddr",
+                api.setInput(launch.executor.get(),
+                             launch.firstScalar + ApplyFusedEmaAdamListScalarPosition(s - 1),
+                             scalars_[s].get(), address));
         }
     }
     // values into the owned tensors: host memory, and no launch of this call is in flight

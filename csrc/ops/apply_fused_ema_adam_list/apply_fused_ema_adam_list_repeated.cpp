@@ -1,7 +1,7 @@
 /**
  * @file apply_fused_ema_adam_list_repeated.cpp
- * @brief RepeatedListCall: what a repeatable prepared list call compares before it launches
- *        again, whatever the device (apply_fused_ema_adam_list_repeated.h).
+ * @brief RepeatedApplyFusedEmaAdamListCall: what a repeatable prepared list call compares before it
+ * launches again, whatever the device (apply_fused_ema_adam_list_repeated.h).
  */
 #include "apply_fused_ema_adam_list_repeated.h"
 
@@ -11,9 +11,10 @@ namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
 using namespace ops;  // the torch ops' shared part (csrc/ops/common/)
 
-// ---- RepeatedListCall: what may be launched again --------------------------------------------
+// ---- RepeatedApplyFusedEmaAdamListCall: what may be launched again
+// --------------------------------------------
 
-void RepeatedListCall::OwnValues(ListCall* call, const at::TensorOptions& options)
+void RepeatedApplyFusedEmaAdamListCall::OwnValues(ListCall* call, const at::TensorOptions& options)
 {
     if (!call->scalars[kCallLr]->has_value()) {
         lrValue_ = at::full({1}, call->attrs.lr, options.dtype(at::kFloat));
@@ -25,11 +26,11 @@ void RepeatedListCall::OwnValues(ListCall* call, const at::TensorOptions& option
     }
 }
 
-void RepeatedListCall::Remember(const ListCall& call)
+void RepeatedApplyFusedEmaAdamListCall::Remember(const ListCall& call)
 {
     biasCorrection_ = call.attrs.biasCorrection;
-    tensors_.Remember(call.lists.data(), kApplyFusedEmaAdamLists, kListGrads,
-                      kApplyFusedEmaAdamListUpdated, {});
+    tensors_.Remember(call.lists.data(), kApplyFusedEmaAdamListTensorLists,
+                      kApplyFusedEmaAdamListGrads, kApplyFusedEmaAdamListUpdated, {});
     seenScalars_[0].emplace(*call.step);
     for (int s = 0; s < kCallScalars; ++s) {
         const at::Tensor* given = call.scalars[s]->has_value() ? &**call.scalars[s] : nullptr;
@@ -39,15 +40,17 @@ void RepeatedListCall::Remember(const ListCall& call)
     }
 }
 
-void* RepeatedListCall::SeenScalarAddress(int slot, const at::Tensor& t) const
+void* RepeatedApplyFusedEmaAdamListCall::SeenScalarAddress(int slot, const at::Tensor& t) const
 {
     return seenScalars_[slot]->StorageAddressOf(t);
 }
 
-bool RepeatedListCall::RunAgain(const BorrowedTensors& grads, const at::Tensor& step,
-                                const ScalarArg& lr, const ScalarArg& emaDecay,
-                                const std::optional<at::Tensor>& gradScale,
-                                const std::optional<at::Tensor>& foundInf, bool heldChecked)
+bool RepeatedApplyFusedEmaAdamListCall::RunAgain(const BorrowedTensors& grads,
+                                                 const at::Tensor& step, const ScalarArg& lr,
+                                                 const ScalarArg& emaDecay,
+                                                 const std::optional<at::Tensor>& gradScale,
+                                                 const std::optional<at::Tensor>& foundInf,
+                                                 bool heldChecked)
 {
     // ---- everything phase 1 checked, read only
     if (!tensors_.HeldUnchanged(heldChecked)) return false;

@@ -78,7 +78,8 @@ public:
     size_t Launches() const { return prepared_->Launches(); }
 
 protected:
-    /** `who`: "ListLaunch.run", for the TypeError of an entry that is not a tensor. */
+    /** `who`: "ApplyFusedEmaAdamListLaunch.run", for the TypeError of an entry that is not a
+     * tensor. */
     explicit PreparedLaunch(const char* who) : who_(who) {}
 
     std::unique_ptr<Prepared> prepared_;

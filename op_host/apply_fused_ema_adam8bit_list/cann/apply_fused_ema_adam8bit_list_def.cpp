@@ -12,15 +12,16 @@
  * the call with the CPU aclnn layer's own validation (CheckApplyFusedEmaAdam8bitList, the same
  * messages) plus the NPU's condition that every list entry is 1-D (the device's list decoder reads
  * every shape of a list with its first tensor's rank; the torch op passes 1-D views), and tiles
- * with the same ComputeAdam8bitListTiling. The maps' values are not read here (device memory):
- * the torch op and the CPU aclnn layer check them.
+ * with the same ComputeApplyFusedEmaAdam8bitListTiling. The maps' values are not read here (device
+ * memory): the torch op and the CPU aclnn layer check them.
  *
  * Dtype columns: one per row of the contract (APPLY_FUSED_EMA_ADAM8BIT_LIST_KEYS), opbase
  * selecting the binary by each DYNAMIC list's first tensor; an absent optional list reaches CANN as
  * zero-element placeholders of the dtype it would have (ss fp32, model_copies the parameters'),
- * so a row without copies keys model_copies by P. The outputs (kAdam8bitOutputOrder, which the
- * kernel entry follows) put varsRef first and a list that is never empty last: an EMPTY last
- * output list would leave its place holder unfilled (docs/ACLNN.md, "D1").
+ * so a row without copies keys model_copies by P. The outputs
+ * (kApplyFusedEmaAdam8bitListOutputOrder, which the kernel entry follows) put varsRef first and a
+ * list that is never empty last: an EMPTY last output list would leave its place holder unfilled
+ * (docs/ACLNN.md, "D1").
  */
 #include <cstdint>
 #include <string>
@@ -34,22 +35,24 @@
 // The registration's own helpers: nested, since only CANN's tiling library compiles them.
 namespace ascend_ema_adam::apply_fused_ema_adam8bit_list::registration {
 
-// OpDef input order: the eight lists (kAdam8bitGrads ... kAdam8bitCopies), then these.
-constexpr size_t INPUT_QMAP_M = kAdam8bitLists;
+// OpDef input order: the eight lists (kApplyFusedEmaAdam8bitListGrads ...
+// kApplyFusedEmaAdam8bitListCopies), then these.
+constexpr size_t INPUT_QMAP_M = kApplyFusedEmaAdam8bitListTensorLists;
 constexpr int kTensorInputs = 7;  // qmap_m, qmap_v, step, grad_scale, found_inf, lr, ema_decay
-constexpr const char* kInputNames[kAdam8bitLists] = {
+constexpr const char* kInputNames[kApplyFusedEmaAdam8bitListTensorLists] = {
     "grads", "vars", "ms", "vs", "m_absmaxes", "v_absmaxes", "ss", "model_copies"};
 
 /** The call as the shared validation sees it (cann_list_common.h). */
-using Call = cann::ListCall<kAdam8bitLists, ListEntryArg, kTensorInputs, Adam8bitListArgs>;
+using Call = cann::ListCall<kApplyFusedEmaAdam8bitListTensorLists, ListEntryArg, kTensorInputs,
+                            ApplyFusedEmaAdam8bitListArgs>;
 
 /** The NPU's condition: every list entry is 1-D (what the device's list decoder can read). */
 Refusal CheckFlat(const Call& call)
 {
-    for (int list = 0; list < kAdam8bitLists; ++list) {
+    for (int list = 0; list < kApplyFusedEmaAdam8bitListTensorLists; ++list) {
         for (size_t i = 0; i < call.shapes[list].size(); ++i) {
             if (call.shapes[list][i].size() != 1) {
-                return Adam8bitEntryName(list, i) + " has " +
+                return ApplyFusedEmaAdam8bitListEntryName(list, i) + " has " +
                        std::to_string(call.shapes[list][i].size()) +
                        " dimensions: on the NPU every list entry is 1-D (pass flat views)";
             }
@@ -59,7 +62,8 @@ Refusal CheckFlat(const Call& call)
 }
 
 /** Every list, the maps and step (required), the optional scalar tensors (absent when CANN has no
- *  instance), the attributes and the platform; then the checks and ComputeAdam8bitListTiling. */
+ *  instance), the attributes and the platform; then the checks and
+ * ComputeApplyFusedEmaAdam8bitListTiling. */
 ge::graphStatus Tiling(gert::TilingContext* context)
 {
     const char* node = cann::NodeName(context, "ApplyFusedEmaAdam8bitList");
@@ -72,17 +76,18 @@ ge::graphStatus Tiling(gert::TilingContext* context)
         {INPUT_QMAP_M + 4, "foundInfOptional", false, &call.args.foundInf},
         {INPUT_QMAP_M + 5, "lrTensorOptional", false, &call.args.lr},
         {INPUT_QMAP_M + 6, "emaDecayTensorOptional", false, &call.args.emaDecay}};
-    Adam8bitAttrs attrs;
+    ApplyFusedEmaAdam8bitListAttrs attrs;
     Platform platform;
     size_t systemWorkspace = 0;
-    if (!cann::ReadListLaunch(context, node, {kAdam8bitListNames, Adam8bitEntryName}, inputs,
-                              kTensorInputs, &call, &attrs, &platform, &systemWorkspace)) {
+    if (!cann::ReadListLaunch(context, node,
+                              {kApplyFusedEmaAdam8bitListNames, ApplyFusedEmaAdam8bitListEntryName},
+                              inputs, kTensorInputs, &call, &attrs, &platform, &systemWorkspace)) {
         return ge::GRAPH_FAILED;
     }
-    return cann::TileAndWrite<Adam8bitTilingResult>(
-        context, node, systemWorkspace, [&](Adam8bitTilingResult* r) {
-            Adam8bitDtypes dtypes{DataType::kFloat32, DataType::kFloat32};
-            Adam8bitOptions options;
+    return cann::TileAndWrite<ApplyFusedEmaAdam8bitListTilingResult>(
+        context, node, systemWorkspace, [&](ApplyFusedEmaAdam8bitListTilingResult* r) {
+            ApplyFusedEmaAdam8bitListDtypes dtypes{DataType::kFloat32, DataType::kFloat32};
+            ApplyFusedEmaAdam8bitListOptions options;
             Refusal refusal = CheckApplyFusedEmaAdam8bitList(call.args, attrs, attrs.maximize,
                                                              &dtypes, &options);
             if (refusal.empty()) {
@@ -91,8 +96,8 @@ ge::graphStatus Tiling(gert::TilingContext* context)
             if (!refusal.empty()) {
                 return refusal;
             }
-            *r = ComputeAdam8bitListTiling(call.Numels(kAdam8bitGrads), dtypes, attrs, options,
-                                           platform);
+            *r = ComputeApplyFusedEmaAdam8bitListTiling(
+                call.Numels(kApplyFusedEmaAdam8bitListGrads), dtypes, attrs, options, platform);
             return Refusal();
         });
 }
@@ -100,16 +105,19 @@ ge::graphStatus Tiling(gert::TilingContext* context)
 /** The dtype of each list in one column of the OpDef: a row of the contract, model_copies keyed
  *  by P where the row has none (its placeholders). */
 struct Column {
-    DataType lists[kAdam8bitLists];
+    DataType lists[kApplyFusedEmaAdam8bitListTensorLists];
 };
 
 std::vector<Column> Columns()
 {
     std::vector<Column> out;
-#define AEA_ADAM8BIT_COLUMN(key, P, G, C)                                                    \
-    out.push_back({{kAdam8bitDtype_##G, kAdam8bitDtype_##P, DataType::kUInt8, DataType::kUInt8, \
-                    DataType::kFloat32, DataType::kFloat32, DataType::kFloat32,                 \
-                    kAdam8bitHasCopy_##C ? kAdam8bitDtype_##C : kAdam8bitDtype_##P}});
+#define AEA_ADAM8BIT_COLUMN(key, P, G, C)                                             \
+    out.push_back(                                                                    \
+        {{kApplyFusedEmaAdam8bitListDtype_##G, kApplyFusedEmaAdam8bitListDtype_##P,   \
+          DataType::kUInt8, DataType::kUInt8, DataType::kFloat32, DataType::kFloat32, \
+          DataType::kFloat32,                                                         \
+          kApplyFusedEmaAdam8bitListHasCopy_##C ? kApplyFusedEmaAdam8bitListDtype_##C \
+                                                : kApplyFusedEmaAdam8bitListDtype_##P}});
     APPLY_FUSED_EMA_ADAM8BIT_LIST_KEYS(AEA_ADAM8BIT_COLUMN)
 #undef AEA_ADAM8BIT_COLUMN
     return out;
@@ -118,14 +126,14 @@ std::vector<Column> Columns()
 /** The OpDef: its dtype columns are Columns(), one per row of the contract. */
 void Define(ops::OpDef& def, gert::OpImplRegisterV2::TilingKernelFunc tiling)
 {
-    std::vector<ge::DataType> lists[kAdam8bitLists];
+    std::vector<ge::DataType> lists[kApplyFusedEmaAdam8bitListTensorLists];
     for (const Column& c : Columns()) {
-        for (int list = 0; list < kAdam8bitLists; ++list) {
+        for (int list = 0; list < kApplyFusedEmaAdam8bitListTensorLists; ++list) {
             lists[list].push_back(cann::GeDataType(c.lists[list]));
         }
     }
     const size_t n = lists[0].size();
-    for (int list = 0; list < kAdam8bitLists; ++list) {
+    for (int list = 0; list < kApplyFusedEmaAdam8bitListTensorLists; ++list) {
         cann::AddInput(def, kInputNames[list], ops::DYNAMIC, lists[list]);
     }
     for (const char* map : {"qmap_m", "qmap_v"}) {
@@ -133,10 +141,10 @@ void Define(ops::OpDef& def, gert::OpImplRegisterV2::TilingKernelFunc tiling)
     }
     // not "lr"/"ema_decay": the attributes have those names
     cann::AddStepAndScalars(def, n, {"grad_scale", "found_inf", "lr_tensor", "ema_decay_tensor"});
-    for (const int list : kAdam8bitOutputOrder) {
+    for (const int list : kApplyFusedEmaAdam8bitListOutputOrder) {
         cann::AddListOutput(def, kInputNames[list], lists[list]);
     }
-    cann::FinishListOpDef<kAdam8bitOutputOrder>(def, tiling);
+    cann::FinishListOpDef<kApplyFusedEmaAdam8bitListOutputOrder>(def, tiling);
 }
 
 }  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list::registration

@@ -137,12 +137,12 @@ bool ReadTensorInputs(const gert::TilingContext* context, const char* node,
 
 /**
  * What a list operator's tiling adapter reads before its check: every list, the single tensor
- * inputs, the EMA-Adam attributes and maximize (ListAttrs: Attrs with maximize), the platform and
+ * inputs, the EMA-Adam attributes and maximize (OpAttrs: Attrs with maximize), the platform and
  * AscendC's system workspace; false (logged) if CANN withholds any.
  */
-template <class Call, class ListAttrs>
+template <class Call, class OpAttrs>
 bool ReadListLaunch(gert::TilingContext* context, const char* node, const ListNaming& naming,
-                    const TensorInput* inputs, int inputCount, Call* call, ListAttrs* attrs,
+                    const TensorInput* inputs, int inputCount, Call* call, OpAttrs* attrs,
                     Platform* platform, size_t* systemWorkspace)
 {
     for (int list = 0; list < Call::kListCount; ++list) {

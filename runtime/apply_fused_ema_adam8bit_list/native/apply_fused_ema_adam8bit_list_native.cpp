@@ -1,7 +1,7 @@
 /**
  * @file apply_fused_ema_adam8bit_list_native.cpp
- * @brief RunNative8bitList: reads found_inf, folds the launch scalars with the kernels'
- *        LaunchPrologue, builds each map's encode tables (the codebook header's thresholds; kept
+ * @brief RunApplyFusedEmaAdam8bitListNative: reads found_inf, folds the launch scalars with the
+ * kernels' LaunchPrologue, builds each map's encode tables (the codebook header's thresholds; kept
  *        while the maps stay the same) and hands the launch's quantization blocks to the loops
  *        of the chosen instruction set.
  */
@@ -36,10 +36,10 @@ struct HostScalarReader {
     float EmaDecay() const { return *b.emaDecay; }
 };
 
-/** The encode table of 255 sorted thresholds (native::Adam8bitEncodeTable): the smallest table
- *  whose buckets hold one threshold each, or `fast` false; its buckets cover every key of [-1, 1]
- *  too (`unit`) when that table still fits. */
-void BuildEncodeTable(const float* thresholds, native::Adam8bitEncodeTable& t)
+/** The encode table of 255 sorted thresholds (native::ApplyFusedEmaAdam8bitListEncodeTable): the
+ * smallest table whose buckets hold one threshold each, or `fast` false; its buckets cover every
+ * key of [-1, 1] too (`unit`) when that table still fits. */
+void BuildEncodeTable(const float* thresholds, native::ApplyFusedEmaAdam8bitListEncodeTable& t)
 {
     t.fast = false;
     t.unit = false;
@@ -48,9 +48,9 @@ void BuildEncodeTable(const float* thresholds, native::Adam8bitEncodeTable& t)
     t.floor = 0;
     t.lo = 0;
     t.hi = 0;
-    uint32_t bits[kAdam8bitThresholds];
+    uint32_t bits[kApplyFusedEmaAdam8bitListThresholds];
     uint32_t minExponent = 255;
-    for (uint32_t k = 0; k < kAdam8bitThresholds; ++k) {
+    for (uint32_t k = 0; k < kApplyFusedEmaAdam8bitListThresholds; ++k) {
         std::memcpy(&bits[k], &thresholds[k], sizeof bits[k]);
         const uint32_t exponent = (bits[k] & 0x7fffffffU) >> 23;
         if (exponent < 2U || exponent > 127U) {
@@ -60,15 +60,15 @@ void BuildEncodeTable(const float* thresholds, native::Adam8bitEncodeTable& t)
         t.positive = t.positive && (bits[k] >> 31) == 0U;
     }
     t.floor = static_cast<int32_t>((minExponent - 1U) << 23);
-    const auto keyOf = [&](uint32_t xBits) {  // Adam8bitEncodeTable's K
+    const auto keyOf = [&](uint32_t xBits) {  // ApplyFusedEmaAdam8bitListEncodeTable's K
         if (t.positive) {
             return std::max(static_cast<int32_t>(xBits), t.floor);
         }
         const int32_t c = std::max(static_cast<int32_t>(xBits & 0x7fffffffU), t.floor) - t.floor;
         return (xBits >> 31) != 0U ? ~c : c;
     };
-    int32_t keys[kAdam8bitThresholds];
-    for (uint32_t k = 0; k < kAdam8bitThresholds; ++k) {
+    int32_t keys[kApplyFusedEmaAdam8bitListThresholds];
+    for (uint32_t k = 0; k < kApplyFusedEmaAdam8bitListThresholds; ++k) {
         keys[k] = keyOf(bits[k]);
     }
     const int32_t keyOfMinusOne = keyOf(0xbf800000U);
@@ -76,21 +76,21 @@ void BuildEncodeTable(const float* thresholds, native::Adam8bitEncodeTable& t)
     for (uint32_t shift = 22; shift >= 1U; --shift) {
         const auto bucket = [&](int32_t key) { return key >> shift; };
         bool single = true;
-        for (uint32_t k = 1; k < kAdam8bitThresholds && single; ++k) {
+        for (uint32_t k = 1; k < kApplyFusedEmaAdam8bitListThresholds && single; ++k) {
             single = bucket(keys[k - 1U]) < bucket(keys[k]);
         }
         if (!single) {
             continue;  // a finer table may separate them
         }
         int64_t lo = int64_t{bucket(keys[0])} - 1;
-        int64_t hi = int64_t{bucket(keys[kAdam8bitThresholds - 1U])} + 1;
+        int64_t hi = int64_t{bucket(keys[kApplyFusedEmaAdam8bitListThresholds - 1U])} + 1;
         const int64_t unitLo = std::min<int64_t>(lo, bucket(keyOfMinusOne));
         const int64_t unitHi = std::max<int64_t>(hi, bucket(keyOfOne));
-        if (unitHi - unitLo + 1 <= int64_t{native::kAdam8bitTableMax}) {
+        if (unitHi - unitLo + 1 <= int64_t{native::kApplyFusedEmaAdam8bitListTableMax}) {
             lo = unitLo;
             hi = unitHi;
             t.unit = true;
-        } else if (hi - lo + 1 > int64_t{native::kAdam8bitTableMax}) {
+        } else if (hi - lo + 1 > int64_t{native::kApplyFusedEmaAdam8bitListTableMax}) {
             return;  // finer tables are larger still
         }
         t.shift = shift;
@@ -104,12 +104,12 @@ void BuildEncodeTable(const float* thresholds, native::Adam8bitEncodeTable& t)
         };
         uint32_t* next = t.entries;
         int64_t b = lo;
-        for (uint32_t k = 0; k <= kAdam8bitThresholds; ++k) {
-            const int64_t end = k < kAdam8bitThresholds ? bucket(keys[k]) : hi + 1;
+        for (uint32_t k = 0; k <= kApplyFusedEmaAdam8bitListThresholds; ++k) {
+            const int64_t end = k < kApplyFusedEmaAdam8bitListThresholds ? bucket(keys[k]) : hi + 1;
             for (; b < end; ++b) {
                 *next++ = entry(b, k, 1U << shift);
             }
-            if (k < kAdam8bitThresholds) {
+            if (k < kApplyFusedEmaAdam8bitListThresholds) {
                 *next++ = entry(b, k, static_cast<uint32_t>(keys[k]) & ((1U << shift) - 1U));
                 ++b;
             }
@@ -119,20 +119,21 @@ void BuildEncodeTable(const float* thresholds, native::Adam8bitEncodeTable& t)
     }
 }
 
-/** A map, its thresholds and their binary-search levels (native::Adam8bitSearchLevels). */
-native::Adam8bitCodebook CodebookOf(const float* map)
+/** A map, its thresholds and their binary-search levels
+ * (native::ApplyFusedEmaAdam8bitListSearchLevels). */
+native::ApplyFusedEmaAdam8bitListCodebook CodebookOf(const float* map)
 {
-    native::Adam8bitCodebook book{};
-    std::copy(map, map + kAdam8bitMapSize, book.map);
-    for (uint32_t j = 0; j < kAdam8bitMapSize; ++j) {
+    native::ApplyFusedEmaAdam8bitListCodebook book{};
+    std::copy(map, map + kApplyFusedEmaAdam8bitListMapSize, book.map);
+    for (uint32_t j = 0; j < kApplyFusedEmaAdam8bitListMapSize; ++j) {
         uint32_t bits;
         std::memcpy(&bits, &map[j], sizeof bits);
         for (uint32_t k = 0; k < 4U; ++k) {
             book.planes[k][j] = static_cast<uint8_t>(bits >> (8U * k));
         }
     }
-    BuildAdam8bitEncodeThresholds(book.map, book.thresholds);
-    native::Adam8bitSearchLevels& l = book.levels;
+    BuildApplyFusedEmaAdam8bitListEncodeThresholds(book.map, book.thresholds);
+    native::ApplyFusedEmaAdam8bitListSearchLevels& l = book.levels;
     float* const levels[] = {l.l128, l.l64, l.l32, l.l16, l.l8, l.l4, l.l2, l.l1};
     uint32_t s = 128;
     for (float* level : levels) {
@@ -150,10 +151,10 @@ native::Adam8bitCodebook CodebookOf(const float* map)
  *  the update of a small launch). */
 struct CodebookCache {
     bool valid = false;
-    float mapM[kAdam8bitMapSize];
-    float mapV[kAdam8bitMapSize];
-    native::Adam8bitCodebook m;
-    native::Adam8bitCodebook v;
+    float mapM[kApplyFusedEmaAdam8bitListMapSize];
+    float mapV[kApplyFusedEmaAdam8bitListMapSize];
+    native::ApplyFusedEmaAdam8bitListCodebook m;
+    native::ApplyFusedEmaAdam8bitListCodebook v;
 };
 
 const CodebookCache& CodebooksOf(const float* mapM, const float* mapV)
@@ -177,14 +178,17 @@ const CodebookCache& CodebooksOf(const float* mapM, const float* mapV)
 }
 
 /** The loop for `shape` on `isa` (AVX-512 decoding by byte planes: the VBMI loops). */
-native::Adam8bitLoop LoopFor(Isa isa, bool bytePlanes, const native::Adam8bitLoopShape& shape)
+native::ApplyFusedEmaAdam8bitListLoop LoopFor(
+    Isa isa, bool bytePlanes, const native::ApplyFusedEmaAdam8bitListLoopShape& shape)
 {
-    using Pick = native::Adam8bitLoop (*)(const native::Adam8bitLoopShape&);
-    const Pick byIsa[kIsaCount] = {&native::Adam8bitLoopAvx512, &native::Adam8bitLoopAvx2,
-                                   &native::Adam8bitLoopNeon, &native::Adam8bitLoopGeneric};
-    const Pick pick = bytePlanes ? &native::Adam8bitLoopAvx512Vbmi
+    using Pick = native::ApplyFusedEmaAdam8bitListLoop (*)(
+        const native::ApplyFusedEmaAdam8bitListLoopShape&);
+    const Pick byIsa[kIsaCount] = {
+        &native::ApplyFusedEmaAdam8bitListLoopAvx512, &native::ApplyFusedEmaAdam8bitListLoopAvx2,
+        &native::ApplyFusedEmaAdam8bitListLoopNeon, &native::ApplyFusedEmaAdam8bitListLoopGeneric};
+    const Pick pick = bytePlanes ? &native::ApplyFusedEmaAdam8bitListLoopAvx512Vbmi
                                  : byIsa[static_cast<uint32_t>(isa)];
-    const native::Adam8bitLoop loop = pick(shape);
+    const native::ApplyFusedEmaAdam8bitListLoop loop = pick(shape);
     if (loop == nullptr) {
         throw std::invalid_argument(std::string("native 8-bit EMA-Adam kernel: no '") +
                                     IsaName(isa) + "' loop for these storage types in this build");
@@ -200,7 +204,7 @@ public:
     {
         prefix_[0] = 0;
         for (uint32_t i = 0; i < count; ++i) {
-            prefix_[i + 1U] = prefix_[i] + Adam8bitBlocks(numels[i]);
+            prefix_[i + 1U] = prefix_[i] + ApplyFusedEmaAdam8bitListBlocks(numels[i]);
         }
         const uint64_t total = prefix_.back();
         const uint64_t target = total / (uint64_t{threads} * kNativeChunksPerThread);
@@ -211,7 +215,7 @@ public:
     uint64_t Count() const { return runs_; }
     uint64_t Blocks() const { return prefix_.back(); }
 
-    Adam8bitChunk Run(uint64_t i) const
+    ApplyFusedEmaAdam8bitListChunk Run(uint64_t i) const
     {
         const uint64_t begin = i * runBlocks_;
         const uint64_t count = std::min(runBlocks_, Blocks() - begin);
@@ -229,7 +233,7 @@ private:
 
 }  // namespace
 
-bool Adam8bitBytePlaneDecode(Isa isa, const NativeOptions& options)
+bool ApplyFusedEmaAdam8bitListBytePlaneDecode(Isa isa, const NativeOptions& options)
 {
     return isa == Isa::kAvx512 && options.bytePlanes && CpuHasAvx512Vbmi();
 }
@@ -264,7 +268,7 @@ std::atomic<int>& MeasuredEncodeOf(Isa isa, bool bytePlanes)
 
 }  // namespace
 
-int Adam8bitMeasuredEncode(Isa isa, bool bytePlanes)
+int ApplyFusedEmaAdam8bitListMeasuredEncode(Isa isa, bool bytePlanes)
 {
     const int measured = MeasuredEncodeOf(isa, bytePlanes).load();
     return measured == 0 ? -1 : (measured == kMeasuredTable ? 1 : 0);
@@ -292,26 +296,28 @@ EncodeChoice ChooseEncode(Isa isa, const NativeOptions& options)
         return {true, false};  // their searches gather (AVX2) or load (NEON, portable) per level
     }
     // until measured (the launch measures first): the table
-    return {Adam8bitMeasuredEncode(isa, Adam8bitBytePlaneDecode(isa, options)) != 0, true};
+    return {ApplyFusedEmaAdam8bitListMeasuredEncode(
+                isa, ApplyFusedEmaAdam8bitListBytePlaneDecode(isa, options)) != 0,
+            true};
 }
 
 }  // namespace
 
-bool Adam8bitEncodeByTable(Isa isa, const NativeOptions& options)
+bool ApplyFusedEmaAdam8bitListEncodeByTable(Isa isa, const NativeOptions& options)
 {
     return ChooseEncode(isa, options).byTable;
 }
 
-void Adam8bitEncodeThresholds(const float* map, float* thresholds)
+void ApplyFusedEmaAdam8bitListEncodeThresholds(const float* map, float* thresholds)
 {
-    BuildAdam8bitEncodeThresholds(map, thresholds);
+    BuildApplyFusedEmaAdam8bitListEncodeThresholds(map, thresholds);
 }
 
-std::vector<Adam8bitChunk> Native8bitListChunks(const uint64_t* numels, uint32_t count,
-                                                uint32_t threads)
+std::vector<ApplyFusedEmaAdam8bitListChunk> ApplyFusedEmaAdam8bitListNativeChunks(
+    const uint64_t* numels, uint32_t count, uint32_t threads)
 {
     const BlockRuns runs(numels, count, threads);
-    std::vector<Adam8bitChunk> out;
+    std::vector<ApplyFusedEmaAdam8bitListChunk> out;
     for (uint64_t i = 0; i < runs.Count(); ++i) {
         out.push_back(runs.Run(i));
     }
@@ -330,9 +336,10 @@ constexpr uint64_t kMeasureBlocks = 32;
  * instruction set and decode (well under a millisecond): whether a 16-lane gather beats the
  * permutes of the search differs by CPU (both give the same codes), and no CPU flag says which.
  */
-int MeasureEncode(Isa isa, bool bytePlanes, uint32_t mode, const native::Adam8bitJob& like)
+int MeasureEncode(Isa isa, bool bytePlanes, uint32_t mode,
+                  const native::ApplyFusedEmaAdam8bitListJob& like)
 {
-    constexpr uint64_t n = kMeasureBlocks * kAdam8bitBlock;
+    constexpr uint64_t n = kMeasureBlocks * kApplyFusedEmaAdam8bitListBlock;
     std::vector<float> g(n), p(n), s(n);
     std::vector<float> mScale(kMeasureBlocks, 1e-3f), vScale(kMeasureBlocks, 1e-6f);  // reciprocal
     std::vector<uint8_t> m(n), v(n);
@@ -347,11 +354,12 @@ int MeasureEncode(Isa isa, bool bytePlanes, uint32_t mode, const native::Adam8bi
         m[i] = static_cast<uint8_t>(next() >> 24);
         v[i] = static_cast<uint8_t>(next() >> 24);
     }
-    native::Adam8bitLoopShape shape{};
-    shape.types = {kAdam8bitDtype_FP32, kAdam8bitDtype_FP32, false, kAdam8bitDtype_FP32};
+    native::ApplyFusedEmaAdam8bitListLoopShape shape{};
+    shape.types = {kApplyFusedEmaAdam8bitListDtype_FP32, kApplyFusedEmaAdam8bitListDtype_FP32,
+                   false, kApplyFusedEmaAdam8bitListDtype_FP32};
     shape.mode = mode;
     shape.ema = true;
-    const native::Adam8bitLoop loop = LoopFor(isa, bytePlanes, shape);
+    const native::ApplyFusedEmaAdam8bitListLoop loop = LoopFor(isa, bytePlanes, shape);
     const uint64_t numel = n;
     const void* grads[] = {g.data()};
     void* vars[] = {p.data()};
@@ -360,7 +368,7 @@ int MeasureEncode(Isa isa, bool bytePlanes, uint32_t mode, const native::Adam8bi
     void* mScales[] = {mScale.data()};
     void* vScales[] = {vScale.data()};
     void* ss[] = {s.data()};
-    native::Adam8bitJob job = like;
+    native::ApplyFusedEmaAdam8bitListJob job = like;
     job.gradDivisor = 1.0f;
     job.bytePlanes = bytePlanes;
     job.numels = &numel;
@@ -387,9 +395,10 @@ int MeasureEncode(Isa isa, bool bytePlanes, uint32_t mode, const native::Adam8bi
 
 }  // namespace
 
-uint32_t RunNative8bitList(const ApplyFusedEmaAdam8bitListTilingData& t,
-                           const Adam8bitDtypes& dtypes, const ApplyFusedEmaAdam8bitListBuffers& b,
-                           const NativeOptions& options)
+uint32_t RunApplyFusedEmaAdam8bitListNative(const ApplyFusedEmaAdam8bitListTilingData& t,
+                                            const ApplyFusedEmaAdam8bitListDtypes& dtypes,
+                                            const ApplyFusedEmaAdam8bitListBuffers& b,
+                                            const NativeOptions& options)
 {
     const bool entries = b.tensorNum > 0;  // an empty launch may come with null arrays
     if ((t.hasLrTensor != 0U && b.lr == nullptr) ||
@@ -403,15 +412,15 @@ uint32_t RunNative8bitList(const ApplyFusedEmaAdam8bitListTilingData& t,
                      (dtypes.hasCopy && b.copies == nullptr)))) {
         throw std::invalid_argument("native 8-bit list kernel: the buffers do not match the tiling");
     }
-    native::Adam8bitLoopShape shape{};
+    native::ApplyFusedEmaAdam8bitListLoopShape shape{};
     shape.types = dtypes;
     shape.mode = t.hyper.mode;
     shape.prologue = t.hasGradScale != 0U || t.maximize != 0U ? 1U : 0U;
     shape.ema = t.hasEma != 0U;
     const Isa isa = ResolveIsa(options.isa);
-    const bool bytePlanes = Adam8bitBytePlaneDecode(isa, options);
+    const bool bytePlanes = ApplyFusedEmaAdam8bitListBytePlaneDecode(isa, options);
     const EncodeChoice encode = ChooseEncode(isa, options);  // validates the environment
-    const native::Adam8bitLoop loop = LoopFor(isa, bytePlanes, shape);
+    const native::ApplyFusedEmaAdam8bitListLoop loop = LoopFor(isa, bytePlanes, shape);
 
     // The kernels' launch prologue: found_inf first (nonzero, NaN included: nothing more is read
     // or written), step only when it is used, the lr and decay tensors replacing the attributes.
@@ -425,7 +434,7 @@ uint32_t RunNative8bitList(const ApplyFusedEmaAdam8bitListTilingData& t,
         return 0;
     }
     const CodebookCache& books = CodebooksOf(b.qmapM, b.qmapV);
-    native::Adam8bitJob job{};
+    native::ApplyFusedEmaAdam8bitListJob job{};
     job.k = launch.k;
     job.gradDivisor = launch.gradDivisor;
     job.m = &books.m;
@@ -452,9 +461,9 @@ uint32_t RunNative8bitList(const ApplyFusedEmaAdam8bitListTilingData& t,
     const BlockRuns runs(b.numels, b.tensorNum, threads);
     return ParallelChunks(runs.Count(), threads, NativeWakes(elements, options.minElemsPerThread),
                           [&](uint64_t i) {
-        const Adam8bitChunk c = runs.Run(i);
-        loop(job, c.entry, c.block, c.count);
-    });
+                              const ApplyFusedEmaAdam8bitListChunk c = runs.Run(i);
+                              loop(job, c.entry, c.block, c.count);
+                          });
 }
 
 }  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list

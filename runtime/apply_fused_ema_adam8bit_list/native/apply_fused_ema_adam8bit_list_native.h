@@ -26,33 +26,33 @@ namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
  * ran). Throws std::invalid_argument for dtypes outside the contract, buffers that do not match
  * the flags, or an unsupported isa.
  */
-uint32_t RunNative8bitList(const ApplyFusedEmaAdam8bitListTilingData& tiling,
-                           const Adam8bitDtypes& dtypes,
-                           const ApplyFusedEmaAdam8bitListBuffers& buffers,
-                           const NativeOptions& options = {});
+uint32_t RunApplyFusedEmaAdam8bitListNative(const ApplyFusedEmaAdam8bitListTilingData& tiling,
+                                            const ApplyFusedEmaAdam8bitListDtypes& dtypes,
+                                            const ApplyFusedEmaAdam8bitListBuffers& buffers,
+                                            const NativeOptions& options = {});
 
 /** A run of quantization blocks: `count` blocks from block `block` of entry `entry` on,
  *  continuing into the next entries. */
-struct Adam8bitChunk {
+struct ApplyFusedEmaAdam8bitListChunk {
     uint32_t entry;
     uint64_t block;
     uint64_t count;
 };
 
-/** The chunks RunNative8bitList hands out for entries of numels[0..count) elements on `threads`
- *  threads, in order: the blocks of all entries cut into about 16 runs per thread (whole blocks,
- *  so a block's scale and codes are one thread's). */
-std::vector<Adam8bitChunk> Native8bitListChunks(const uint64_t* numels, uint32_t count,
-                                                uint32_t threads);
+/** The chunks RunApplyFusedEmaAdam8bitListNative hands out for entries of numels[0..count) elements
+ * on `threads` threads, in order: the blocks of all entries cut into about 16 runs per thread
+ * (whole blocks, so a block's scale and codes are one thread's). */
+std::vector<ApplyFusedEmaAdam8bitListChunk> ApplyFusedEmaAdam8bitListNativeChunks(
+    const uint64_t* numels, uint32_t count, uint32_t threads);
 
 /** thresholds[k] (k < 255) of a 256-entry map, as the kernels compute them (the codebook header's
- *  BuildAdam8bitEncodeThresholds). */
-void Adam8bitEncodeThresholds(const float* map, float* thresholds);
+ *  BuildApplyFusedEmaAdam8bitListEncodeThresholds). */
+void ApplyFusedEmaAdam8bitListEncodeThresholds(const float* map, float* thresholds);
 
 /** Whether a launch on `isa` with `options` decodes by the maps' byte planes (the AVX-512 VBMI
  *  loops, on a CPU with VBMI, unless options.bytePlanes is false) rather than by gathers (the
  *  AVX-512 loops without VBMI, AVX2). */
-bool Adam8bitBytePlaneDecode(Isa isa, const NativeOptions& options);
+bool ApplyFusedEmaAdam8bitListBytePlaneDecode(Isa isa, const NativeOptions& options);
 
 /** Whether a launch on `isa` with `options` encodes by the maps' encode tables (a gather per
  *  vector) rather than by the search over their thresholds (permutes on AVX-512): as
@@ -61,11 +61,11 @@ bool Adam8bitBytePlaneDecode(Isa isa, const NativeOptions& options);
  *  launch with tables for both maps (the table until then), elsewhere the table (the search
  *  gathers or loads a lane per level there). Throws std::invalid_argument if the variable says
  *  anything else. */
-bool Adam8bitEncodeByTable(Isa isa, const NativeOptions& options);
+bool ApplyFusedEmaAdam8bitListEncodeByTable(Isa isa, const NativeOptions& options);
 
-/** The AVX-512 loops' measured encode for a decode (Adam8bitEncodeByTable): 1 the table, 0 the
- *  search, -1 not measured yet in this process. */
-int Adam8bitMeasuredEncode(Isa isa, bool bytePlanes);
+/** The AVX-512 loops' measured encode for a decode (ApplyFusedEmaAdam8bitListEncodeByTable): 1 the
+ * table, 0 the search, -1 not measured yet in this process. */
+int ApplyFusedEmaAdam8bitListMeasuredEncode(Isa isa, bool bytePlanes);
 
 }  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list
 

@@ -9,12 +9,17 @@
 namespace ascend_ema_adam::apply_fused_ema_adam8bit_list::native {
 
 #ifdef AEA_NATIVE_HAVE_AVX2
-Adam8bitLoop Adam8bitLoopAvx2(const Adam8bitLoopShape& shape)
+ApplyFusedEmaAdam8bitListLoop ApplyFusedEmaAdam8bitListLoopAvx2(
+    const ApplyFusedEmaAdam8bitListLoopShape& shape)
 {
-    return PickAdam8bitLoop<Avx2>(shape);
+    return PickApplyFusedEmaAdam8bitListLoop<Avx2>(shape);
 }
 #else
-Adam8bitLoop Adam8bitLoopAvx2(const Adam8bitLoopShape&) { return nullptr; }
+ApplyFusedEmaAdam8bitListLoop ApplyFusedEmaAdam8bitListLoopAvx2(
+    const ApplyFusedEmaAdam8bitListLoopShape&)
+{
+    return nullptr;
+}
 #endif
 
 }  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list::native

@@ -7,12 +7,17 @@
 namespace ascend_ema_adam::apply_fused_ema_adam8bit_list::native {
 
 #ifndef AEA_NATIVE_OMITTED  // see cmake/aea_add_operator.cmake
-Adam8bitLoop Adam8bitLoopGeneric(const Adam8bitLoopShape& shape)
+ApplyFusedEmaAdam8bitListLoop ApplyFusedEmaAdam8bitListLoopGeneric(
+    const ApplyFusedEmaAdam8bitListLoopShape& shape)
 {
-    return PickAdam8bitLoop<Scalar>(shape);
+    return PickApplyFusedEmaAdam8bitListLoop<Scalar>(shape);
 }
 #else
-Adam8bitLoop Adam8bitLoopGeneric(const Adam8bitLoopShape&) { return nullptr; }
+ApplyFusedEmaAdam8bitListLoop ApplyFusedEmaAdam8bitListLoopGeneric(
+    const ApplyFusedEmaAdam8bitListLoopShape&)
+{
+    return nullptr;
+}
 #endif
 
 }  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list::native

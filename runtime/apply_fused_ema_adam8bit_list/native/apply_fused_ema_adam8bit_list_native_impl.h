@@ -32,8 +32,9 @@ using ascend_ema_adam::native::NoCopy;
 using ascend_ema_adam::native::Prologue;
 using ascend_ema_adam::native::Scalar;
 
-/** Elements per pair of scales (the codebook header's kAdam8bitBlock, which this translation unit
- *  must not include: its inline functions would be compiled for this instruction set). */
+/** Elements per pair of scales (the codebook header's kApplyFusedEmaAdam8bitListBlock, which this
+ * translation unit must not include: its inline functions would be compiled for this instruction
+ * set). */
 constexpr uint32_t kBlock = 256;
 
 inline uint32_t BitsOf(float x)
@@ -53,7 +54,7 @@ inline float FloatOf(uint32_t u)
 /** The address entry 0 of a table would have if its entries started at bucket 0 rather than lo
  *  (outside the table unless lo is 0): a gather by bucket from it reads entries[bucket - lo],
  *  without the subtraction. Only ever an operand of a gather, never dereferenced itself. */
-inline const void* EntriesAtBucketZero(const Adam8bitEncodeTable& t)
+inline const void* EntriesAtBucketZero(const ApplyFusedEmaAdam8bitListEncodeTable& t)
 {
     return reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(t.entries) -
                                          static_cast<uintptr_t>(static_cast<intptr_t>(t.lo)) *
@@ -61,7 +62,7 @@ inline const void* EntriesAtBucketZero(const Adam8bitEncodeTable& t)
 }
 
 /** The first key of bucket b of a table (b << shift, computed without overflowing int32). */
-inline int32_t KeyOfBucket(const Adam8bitEncodeTable& t, int32_t b)
+inline int32_t KeyOfBucket(const ApplyFusedEmaAdam8bitListEncodeTable& t, int32_t b)
 {
     return static_cast<int32_t>(int64_t{b} * (int64_t{1} << t.shift));
 }
@@ -71,9 +72,9 @@ inline int32_t KeyOfBucket(const Adam8bitEncodeTable& t, int32_t b)
  * Decode(map, i) = map[i]; Encode(book, x) = the number of thresholds <= x (the binary search
  * i += s where x >= T[i + s - 1], s = 128 .. 1: false for NaN); AbsBits(x) = the bits of |x|;
  * MaxU / ReduceMaxU: unsigned maxima (NaN's bits above inf's above any finite value's); Table, a
- * map's Adam8bitEncodeTable (in registers for vector backends) whose call is that count too;
- * kQuotientByReciprocal: the encode's quotients of a reciprocal block (ReciprocalAbsmax) come
- * from QuotientByReciprocal, without a division.
+ * map's ApplyFusedEmaAdam8bitListEncodeTable (in registers for vector backends) whose call is that
+ * count too; kQuotientByReciprocal: the encode's quotients of a reciprocal block (ReciprocalAbsmax)
+ * come from QuotientByReciprocal, without a division.
  */
 template <class A>
 struct Codes;
@@ -86,7 +87,7 @@ struct Codes<Scalar> {
     static I Load(const uint8_t* c) { return *c; }
     static void Store(uint8_t* c, I i) { *c = static_cast<uint8_t>(i); }
     static float Decode(const float* map, I i) { return map[i]; }
-    static I Encode(const Adam8bitCodebook& book, float x)
+    static I Encode(const ApplyFusedEmaAdam8bitListCodebook& book, float x)
     {
         I i = 0;
         for (I s = 128; s > 0; s >>= 1) {
@@ -94,10 +95,11 @@ struct Codes<Scalar> {
         }
         return i;
     }
-    /** A map's encode table (Adam8bitEncodeTable): the code of x by one load. */
+    /** A map's encode table (ApplyFusedEmaAdam8bitListEncodeTable): the code of x by one load. */
     struct Table {
-        explicit Table(const Adam8bitEncodeTable& table)
-            : t(&table), keyLo(KeyOfBucket(table, table.lo)),
+        explicit Table(const ApplyFusedEmaAdam8bitListEncodeTable& table)
+            : t(&table),
+              keyLo(KeyOfBucket(table, table.lo)),
               keyHi(KeyOfBucket(table, table.hi + 1) - 1)
         {
         }
@@ -122,7 +124,7 @@ struct Codes<Scalar> {
             const int32_t c = (magnitude > t->floor ? magnitude : t->floor) - t->floor;
             return (bits >> 31) != 0U ? ~c : c;
         }
-        const Adam8bitEncodeTable* t;
+        const ApplyFusedEmaAdam8bitListEncodeTable* t;
         int32_t keyLo, keyHi;  // the first key of bucket lo, the last of hi
     };
     static I AbsBits(float x) { return BitsOf(x) & 0x7fffffffU; }
@@ -172,9 +174,10 @@ struct Codes<Avx512> {
     }
     /** The binary search with each level's candidates looked up in registers: level s compares
      *  with levels.l<s>[i / 2s]. */
-    __attribute__((always_inline)) static I Encode(const Adam8bitCodebook& book, __m512 x)
+    __attribute__((always_inline)) static I Encode(const ApplyFusedEmaAdam8bitListCodebook& book,
+                                                   __m512 x)
     {
-        const Adam8bitSearchLevels& l = book.levels;
+        const ApplyFusedEmaAdam8bitListSearchLevels& l = book.levels;
         I i = Zero();
         Step(x, _mm512_set1_ps(l.l128[0]), 128, i);
         Step(x, _mm512_permutexvar_ps(_mm512_srli_epi32(i, 7), _mm512_load_ps(l.l64)), 64, i);
@@ -209,13 +212,16 @@ struct Codes<Avx512> {
         }
         return i;
     }
-    /** A map's encode table (Adam8bitEncodeTable) in registers: the code of x by one gather. */
+    /** A map's encode table (ApplyFusedEmaAdam8bitListEncodeTable) in registers: the code of x by
+     * one gather. */
     struct Table {
-        explicit Table(const Adam8bitEncodeTable& t)
-            : floor(_mm512_set1_epi32(t.floor)), keyLo(_mm512_set1_epi32(KeyOfBucket(t, t.lo))),
+        explicit Table(const ApplyFusedEmaAdam8bitListEncodeTable& t)
+            : floor(_mm512_set1_epi32(t.floor)),
+              keyLo(_mm512_set1_epi32(KeyOfBucket(t, t.lo))),
               keyHi(_mm512_set1_epi32(KeyOfBucket(t, t.hi + 1) - 1)),
               shift(_mm512_set1_epi32(static_cast<int>(t.shift))),
-              entriesAtZero(EntriesAtBucketZero(t)), positive(t.positive)
+              entriesAtZero(EntriesAtBucketZero(t)),
+              positive(t.positive)
         {
         }
         __attribute__((always_inline)) I operator()(__m512 x) const
@@ -267,7 +273,8 @@ struct Codes<Avx512> {
 
 #if defined(AEA_NATIVE_HAVE_AVX512) && defined(AEA_ADAM8BIT_VBMI)
 /** The byte-plane decode and code lines: only in the translation unit compiled for AVX-512 VBMI
- *  (*_native_vbmi_avx512.cpp), whose loops run on CPUs with it (Adam8bitBytePlaneDecode). */
+ *  (*_native_vbmi_avx512.cpp), whose loops run on CPUs with it
+ * (ApplyFusedEmaAdam8bitListBytePlaneDecode). */
 #define AEA_ADAM8BIT_BYTE_PLANES 1
 
 /** Codes decoded at once by DecodeBytePlanes. */
@@ -350,7 +357,8 @@ struct Codes<Avx2> {
         _mm_storel_epi64(reinterpret_cast<__m128i*>(c), _mm_packus_epi16(words, words));
     }
     static __m256 Decode(const float* map, I i) { return _mm256_i32gather_ps(map, i, 4); }
-    __attribute__((always_inline)) static I Encode(const Adam8bitCodebook& book, __m256 x)
+    __attribute__((always_inline)) static I Encode(const ApplyFusedEmaAdam8bitListCodebook& book,
+                                                   __m256 x)
     {
         I i = Zero();
         for (int s = 128; s > 0; s >>= 1) {
@@ -360,13 +368,16 @@ struct Codes<Avx2> {
         }
         return i;
     }
-    /** A map's encode table (Adam8bitEncodeTable) in registers: the code of x by one gather. */
+    /** A map's encode table (ApplyFusedEmaAdam8bitListEncodeTable) in registers: the code of x by
+     * one gather. */
     struct Table {
-        explicit Table(const Adam8bitEncodeTable& t)
-            : floor(_mm256_set1_epi32(t.floor)), keyLo(_mm256_set1_epi32(KeyOfBucket(t, t.lo))),
+        explicit Table(const ApplyFusedEmaAdam8bitListEncodeTable& t)
+            : floor(_mm256_set1_epi32(t.floor)),
+              keyLo(_mm256_set1_epi32(KeyOfBucket(t, t.lo))),
               keyHi(_mm256_set1_epi32(KeyOfBucket(t, t.hi + 1) - 1)),
               shift(_mm256_set1_epi32(static_cast<int>(t.shift))),
-              entriesAtZero(static_cast<const int*>(EntriesAtBucketZero(t))), positive(t.positive)
+              entriesAtZero(static_cast<const int*>(EntriesAtBucketZero(t))),
+              positive(t.positive)
         {
         }
         __attribute__((always_inline)) I operator()(__m256 x) const
@@ -446,7 +457,7 @@ struct Codes<Neon> {
         return vld1q_lane_f32(table + vgetq_lane_u32(i, 3), x, 3);
     }
     static float32x4_t Decode(const float* map, I i) { return Gather(map, i); }
-    static I Encode(const Adam8bitCodebook& book, float32x4_t x)
+    static I Encode(const ApplyFusedEmaAdam8bitListCodebook& book, float32x4_t x)
     {
         I i = Zero();
         for (uint32_t s = 128; s > 0; s >>= 1) {
@@ -455,14 +466,17 @@ struct Codes<Neon> {
         }
         return i;
     }
-    /** A map's encode table (Adam8bitEncodeTable): the key and the code in registers, the
-     *  bucket's entry by four lane loads. */
+    /** A map's encode table (ApplyFusedEmaAdam8bitListEncodeTable): the key and the code in
+     * registers, the bucket's entry by four lane loads. */
     struct Table {
-        explicit Table(const Adam8bitEncodeTable& t)
-            : floor(vdupq_n_s32(t.floor)), keyLo(vdupq_n_s32(KeyOfBucket(t, t.lo))),
+        explicit Table(const ApplyFusedEmaAdam8bitListEncodeTable& t)
+            : floor(vdupq_n_s32(t.floor)),
+              keyLo(vdupq_n_s32(KeyOfBucket(t, t.lo))),
               keyHi(vdupq_n_s32(KeyOfBucket(t, t.hi + 1) - 1)),
-              shiftRight(vdupq_n_s32(-static_cast<int32_t>(t.shift))), lo(t.lo),
-              entries(t.entries), positive(t.positive)
+              shiftRight(vdupq_n_s32(-static_cast<int32_t>(t.shift))),
+              lo(t.lo),
+              entries(t.entries),
+              positive(t.positive)
         {
         }
         I operator()(float32x4_t x) const
@@ -525,7 +539,8 @@ struct BlockTensors {
 };
 
 template <class K>
-inline BlockTensors<K> TensorsOf(const Adam8bitJob& job, uint32_t entry, uint64_t block)
+inline BlockTensors<K> TensorsOf(const ApplyFusedEmaAdam8bitListJob& job, uint32_t entry,
+                                 uint64_t block)
 {
     const uint64_t begin = block * kBlock;
     return {static_cast<const typename K::Grad*>(job.grads[entry]) + begin,
@@ -633,9 +648,9 @@ inline void UpdateVector(const Consts<B>& c, const BlockTensors<K>& t, typename 
 
 /** Pass 1 of one vector, its codes decoded by the backend's Decode (a gather from the map). */
 template <class B, class K>
-inline void DecodeAndUpdate(const Consts<B>& c, const Adam8bitJob& job, const BlockTensors<K>& t,
-                            typename B::V mScale, typename B::V vScale, uint32_t i,
-                            PendingEncode& out, Tops<B>& top)
+inline void DecodeAndUpdate(const Consts<B>& c, const ApplyFusedEmaAdam8bitListJob& job,
+                            const BlockTensors<K>& t, typename B::V mScale, typename B::V vScale,
+                            uint32_t i, PendingEncode& out, Tops<B>& top)
 {
     using Q = Codes<B>;
     UpdateVector<B, K>(c, t, Q::Decode(job.m->map, Q::Load(t.m + i)),
@@ -649,7 +664,7 @@ inline void DecodeAndUpdate(const Consts<B>& c, const Adam8bitJob& job, const Bl
  * the conditions of Markstein's correction, so it is exact (also checked on 8e8 pairs next to
  * floats and to midpoints, divisors with all-ones significands among them). A smaller one may miss
  * by an ulp or underflow but stays below 2^-59, and a table keys every magnitude below its floor
- * alike (Adam8bitEncodeTable): the same code.
+ * alike (ApplyFusedEmaAdam8bitListEncodeTable): the same code.
  */
 constexpr float kReciprocalAbsmaxMin = 0x1p-40f;
 constexpr float kReciprocalAbsmaxMax = 0x1p40f;
@@ -664,13 +679,13 @@ inline bool ReciprocalAbsmax(float absmax)
  *  whose absmax is finite and above 0 (`unitBlock`: every x in [-1, 1] and none NaN). */
 template <class B>
 struct SearchEncoder {
-    explicit SearchEncoder(const Adam8bitCodebook& b) : book(&b) {}
+    explicit SearchEncoder(const ApplyFusedEmaAdam8bitListCodebook& b) : book(&b) {}
     __attribute__((always_inline)) typename Codes<B>::I operator()(typename B::V x,
                                                                    bool /* unitBlock */) const
     {
         return Codes<B>::Encode(*book, x);
     }
-    const Adam8bitCodebook* book;
+    const ApplyFusedEmaAdam8bitListCodebook* book;
 };
 
 /** The encode tables where both maps have one and the launch encodes by tables (a unit block's
@@ -682,8 +697,11 @@ struct SearchEncoder {
  *  are caller-saved; docs/PERFORMANCE.md, "The 8-bit step by CPU kind"). */
 template <class B>
 struct Encoder {
-    Encoder(const Adam8bitCodebook& b, bool useTable)
-        : table(b.table), search(b), useTable(useTable), unitTable(useTable && b.table.unit),
+    Encoder(const ApplyFusedEmaAdam8bitListCodebook& b, bool useTable)
+        : table(b.table),
+          search(b),
+          useTable(useTable),
+          unitTable(useTable && b.table.unit),
           reciprocal((useTable ? unitTable : b.table.fast) &&
                      b.table.floor >= kReciprocalTableFloorMin)
     {
@@ -812,7 +830,7 @@ inline void Flush(const E& m, const E& v, PendingEncode& block)
  */
 template <class K, class E>
 __attribute__((always_inline)) inline void UpdateEncodingReciprocalByPlanes(
-    const Consts<Avx512>& c, const Adam8bitJob& job, const E& m, const E& v,
+    const Consts<Avx512>& c, const ApplyFusedEmaAdam8bitListJob& job, const E& m, const E& v,
     const BlockTensors<K>& t, __m512 mScale, __m512 vScale, PendingEncode& out,
     const PendingEncode& previous, const ReciprocalDivisors<Avx512>& d, Tops<Avx512>& top)
 {
@@ -847,9 +865,9 @@ __attribute__((always_inline)) inline void UpdateEncodingReciprocalByPlanes(
  * would leave idle in turn.
  */
 template <class A, class K, class E>
-inline void UpdateEncodingPrevious(const Consts<A>& c, const Adam8bitJob& job, const E& m,
-                                   const E& v, const BlockTensors<K>& t, PendingEncode& out,
-                                   PendingEncode& previous)
+inline void UpdateEncodingPrevious(const Consts<A>& c, const ApplyFusedEmaAdam8bitListJob& job,
+                                   const E& m, const E& v, const BlockTensors<K>& t,
+                                   PendingEncode& out, PendingEncode& previous)
 {
     using Q = Codes<A>;
     using V = typename A::V;
@@ -910,9 +928,9 @@ inline void UpdateEncodingPrevious(const Consts<A>& c, const Adam8bitJob& job, c
 /** An entry's last block of len < 256 elements on its own: whole vectors of A, the rest one
  *  element at a time with the portable backend, which computes the same roundings. */
 template <class A, class K, class E>
-inline void RunPartialBlock(const Consts<A>& c, const Consts<Scalar>& one, const Adam8bitJob& job,
-                            const E& m, const E& v, const BlockTensors<K>& t, uint32_t len,
-                            PendingEncode& out)
+inline void RunPartialBlock(const Consts<A>& c, const Consts<Scalar>& one,
+                            const ApplyFusedEmaAdam8bitListJob& job, const E& m, const E& v,
+                            const BlockTensors<K>& t, uint32_t len, PendingEncode& out)
 {
     const uint32_t whole = len / A::kLanes * A::kLanes;
     Tops<A> top;
@@ -944,7 +962,8 @@ inline void RunPartialBlock(const Consts<A>& c, const Consts<Scalar>& one, const
 /** `blocks` blocks from (entry, block) on, into the next entries (empty entries have none): each
  *  whole block's update runs beside the previous block's encode. */
 template <class A, class K>
-void RunBlocks(const Adam8bitJob& job, uint32_t entry, uint64_t block, uint64_t blocks)
+void RunBlocks(const ApplyFusedEmaAdam8bitListJob& job, uint32_t entry, uint64_t block,
+               uint64_t blocks)
 {
     const Consts<A> c(job.k, job.gradDivisor);
     const Consts<Scalar> one(job.k, job.gradDivisor);
@@ -978,21 +997,21 @@ void RunBlocks(const Adam8bitJob& job, uint32_t entry, uint64_t block, uint64_t 
 }
 
 template <class A, class G, class P, class C, uint32_t kMode, Prologue kPro>
-Adam8bitLoop PickEma(const Adam8bitLoopShape& s)
+ApplyFusedEmaAdam8bitListLoop PickEma(const ApplyFusedEmaAdam8bitListLoopShape& s)
 {
     return s.ema ? &RunBlocks<A, Kind<G, P, float, C, kMode, kPro, false, true>>
                  : &RunBlocks<A, Kind<G, P, float, C, kMode, kPro, false, false>>;
 }
 
 template <class A, class G, class P, class C, uint32_t kMode>
-Adam8bitLoop PickPrologue(const Adam8bitLoopShape& s)
+ApplyFusedEmaAdam8bitListLoop PickPrologue(const ApplyFusedEmaAdam8bitListLoopShape& s)
 {
     return s.prologue == 0 ? PickEma<A, G, P, C, kMode, Prologue::kNone>(s)
                            : PickEma<A, G, P, C, kMode, Prologue::kDivide>(s);
 }
 
 template <class A, class G, class P, class C>
-Adam8bitLoop PickMode(const Adam8bitLoopShape& s)
+ApplyFusedEmaAdam8bitListLoop PickMode(const ApplyFusedEmaAdam8bitListLoopShape& s)
 {
     return s.mode == 0 ? PickPrologue<A, G, P, C, 0>(s) : PickPrologue<A, G, P, C, 1>(s);
 }
@@ -1006,16 +1025,19 @@ using Type_NONE = NoCopy;
 /** The loop of backend A for `shape`: its row of APPLY_FUSED_EMA_ADAM8BIT_LIST_KEYS, null outside
  *  the table. */
 template <class A>
-Adam8bitLoop PickAdam8bitLoop(const Adam8bitLoopShape& s)
+ApplyFusedEmaAdam8bitListLoop PickApplyFusedEmaAdam8bitListLoop(
+    const ApplyFusedEmaAdam8bitListLoopShape& s)
 {
     if (s.prologue > 1U) {
         return nullptr;
     }
-    const Adam8bitDtypes& t = s.types;
-#define AEA_ADAM8BIT_LOOP_ROW(key, P, G, C)                                                     \
-    if (t.param == kAdam8bitDtype_##P && t.grad == kAdam8bitDtype_##G &&                        \
-        t.hasCopy == kAdam8bitHasCopy_##C && (!t.hasCopy || t.copy == kAdam8bitDtype_##C)) {    \
-        return PickMode<A, Type_##G, Type_##P, Type_##C>(s);                                    \
+    const ApplyFusedEmaAdam8bitListDtypes& t = s.types;
+#define AEA_ADAM8BIT_LOOP_ROW(key, P, G, C)                              \
+    if (t.param == kApplyFusedEmaAdam8bitListDtype_##P &&                \
+        t.grad == kApplyFusedEmaAdam8bitListDtype_##G &&                 \
+        t.hasCopy == kApplyFusedEmaAdam8bitListHasCopy_##C &&            \
+        (!t.hasCopy || t.copy == kApplyFusedEmaAdam8bitListDtype_##C)) { \
+        return PickMode<A, Type_##G, Type_##P, Type_##C>(s);             \
     }
     APPLY_FUSED_EMA_ADAM8BIT_LIST_KEYS(AEA_ADAM8BIT_LOOP_ROW)
 #undef AEA_ADAM8BIT_LOOP_ROW

@@ -20,7 +20,7 @@ namespace native {
 /** The encode thresholds by binary-search level, for vector lookups: level s (128, 64, ..., 1)
  *  holds T[s - 1 + j * 2s] for j < 128 / s, the thresholds the search compares with at that
  *  step (each level padded to a whole 64-byte line). */
-struct Adam8bitSearchLevels {
+struct ApplyFusedEmaAdam8bitListSearchLevels {
     alignas(64) float l128[16];
     alignas(64) float l64[16];
     alignas(64) float l32[16];
@@ -32,7 +32,7 @@ struct Adam8bitSearchLevels {
 };
 
 /** Most entries of an encode table (16 KiB: the two maps' tables stay in L1 beside the streams). */
-constexpr uint32_t kAdam8bitTableMax = 4096;
+constexpr uint32_t kApplyFusedEmaAdam8bitListTableMax = 4096;
 
 /**
  * A map's encode as one table lookup (the vector loops' fast path; `fast` false: the map does not
@@ -55,7 +55,7 @@ constexpr uint32_t kAdam8bitTableMax = 4096;
  * block with a finite absmax above 0 has its quotients there, and their codes need neither the
  * clamp nor the NaN case.
  */
-struct Adam8bitEncodeTable {
+struct ApplyFusedEmaAdam8bitListEncodeTable {
     bool fast;
     bool unit;
     bool positive;
@@ -63,32 +63,33 @@ struct Adam8bitEncodeTable {
     int32_t floor;
     int32_t lo;  // keys clamped to the buckets [lo, hi]
     int32_t hi;
-    alignas(64) uint32_t entries[kAdam8bitTableMax];
+    alignas(64) uint32_t entries[kApplyFusedEmaAdam8bitListTableMax];
 };
 
 /** One map, its byte planes and what its encode needs. */
-struct Adam8bitCodebook {
+struct ApplyFusedEmaAdam8bitListCodebook {
     alignas(64) float map[256];
     alignas(64) uint8_t planes[4][256];  // planes[k][j]: byte k of map[j] (the VBMI decode's)
-    alignas(64) float thresholds[256];  // 255 used: Adam8bitEncodeThreshold of neighbours
-    Adam8bitSearchLevels levels;
-    Adam8bitEncodeTable table;
+    alignas(64) float thresholds[256];   // 255 used: ApplyFusedEmaAdam8bitListEncodeThreshold of
+                                         // neighbours
+    ApplyFusedEmaAdam8bitListSearchLevels levels;
+    ApplyFusedEmaAdam8bitListEncodeTable table;
 };
 
 /** What one launch's loop is compiled for. */
-struct Adam8bitLoopShape {
-    Adam8bitDtypes types;
+struct ApplyFusedEmaAdam8bitListLoopShape {
+    ApplyFusedEmaAdam8bitListDtypes types;
     uint32_t mode;      // 0: Adam + L2; 1: AdamW
     uint32_t prologue;  // 0: none; 1: g / gradDivisor first (grad scale, maximize)
     bool ema;           // ss given (false: the EMA is neither read nor written)
 };
 
 /** One launch: every entry updated in place. */
-struct Adam8bitJob {
+struct ApplyFusedEmaAdam8bitListJob {
     UpdateScalars k;
     float gradDivisor;
-    const Adam8bitCodebook* m;
-    const Adam8bitCodebook* v;
+    const ApplyFusedEmaAdam8bitListCodebook* m;
+    const ApplyFusedEmaAdam8bitListCodebook* v;
     bool bytePlanes;  // AVX-512 VBMI loops: decode whole blocks by the maps' byte planes
     bool encodeByTable;  // by the maps' encode tables where both have one, else the search
     const uint64_t* numels;
@@ -104,17 +105,22 @@ struct Adam8bitJob {
 
 /** One instruction set's loop for one shape: `blocks` quantization blocks of the launch's block
  *  sequence, from block `block` of entry `entry` on, continuing into the next entries. */
-using Adam8bitLoop = void (*)(const Adam8bitJob& job, uint32_t entry, uint64_t block,
-                              uint64_t blocks);
+using ApplyFusedEmaAdam8bitListLoop = void (*)(const ApplyFusedEmaAdam8bitListJob& job,
+                                               uint32_t entry, uint64_t block, uint64_t blocks);
 
 // Defined in apply_fused_ema_adam8bit_list_native_<isa>.cpp: the loop for `shape`, null for
 // storage types outside the contract or (AVX, NEON) a build for another architecture. The VBMI loops
 // (*_native_vbmi_avx512.cpp) run on CPUs with AVX-512 VBMI only.
-Adam8bitLoop Adam8bitLoopAvx512Vbmi(const Adam8bitLoopShape& shape);
-Adam8bitLoop Adam8bitLoopAvx512(const Adam8bitLoopShape& shape);
-Adam8bitLoop Adam8bitLoopAvx2(const Adam8bitLoopShape& shape);
-Adam8bitLoop Adam8bitLoopNeon(const Adam8bitLoopShape& shape);
-Adam8bitLoop Adam8bitLoopGeneric(const Adam8bitLoopShape& shape);
+ApplyFusedEmaAdam8bitListLoop ApplyFusedEmaAdam8bitListLoopAvx512Vbmi(
+    const ApplyFusedEmaAdam8bitListLoopShape& shape);
+ApplyFusedEmaAdam8bitListLoop ApplyFusedEmaAdam8bitListLoopAvx512(
+    const ApplyFusedEmaAdam8bitListLoopShape& shape);
+ApplyFusedEmaAdam8bitListLoop ApplyFusedEmaAdam8bitListLoopAvx2(
+    const ApplyFusedEmaAdam8bitListLoopShape& shape);
+ApplyFusedEmaAdam8bitListLoop ApplyFusedEmaAdam8bitListLoopNeon(
+    const ApplyFusedEmaAdam8bitListLoopShape& shape);
+ApplyFusedEmaAdam8bitListLoop ApplyFusedEmaAdam8bitListLoopGeneric(
+    const ApplyFusedEmaAdam8bitListLoopShape& shape);
 
 }  // namespace native
 }  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list

@@ -9,12 +9,17 @@
 namespace ascend_ema_adam::apply_fused_ema_adam8bit_list::native {
 
 #ifdef AEA_NATIVE_HAVE_NEON
-Adam8bitLoop Adam8bitLoopNeon(const Adam8bitLoopShape& shape)
+ApplyFusedEmaAdam8bitListLoop ApplyFusedEmaAdam8bitListLoopNeon(
+    const ApplyFusedEmaAdam8bitListLoopShape& shape)
 {
-    return PickAdam8bitLoop<Neon>(shape);
+    return PickApplyFusedEmaAdam8bitListLoop<Neon>(shape);
 }
 #else
-Adam8bitLoop Adam8bitLoopNeon(const Adam8bitLoopShape&) { return nullptr; }
+ApplyFusedEmaAdam8bitListLoop ApplyFusedEmaAdam8bitListLoopNeon(
+    const ApplyFusedEmaAdam8bitListLoopShape&)
+{
+    return nullptr;
+}
 #endif
 
 }  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list::native

@@ -1,7 +1,7 @@
 /**
  * @file apply_fused_ema_adam_list_native.cpp
- * @brief RunNativeList: reads found_inf, folds the launch scalars with the kernel's LaunchPrologue
- *        and runs the lists as the shared EMA-Adam entries (ema_adam_entries.h).
+ * @brief RunApplyFusedEmaAdamListNative: reads found_inf, folds the launch scalars with the
+ * kernel's LaunchPrologue and runs the lists as the shared EMA-Adam entries (ema_adam_entries.h).
  */
 #include "apply_fused_ema_adam_list_native.h"
 
@@ -16,10 +16,12 @@ namespace ascend_ema_adam::apply_fused_ema_adam_list {
 namespace {
 
 // Every row of the operator's dtype contract has its loops among the shared ones.
-#define AEA_LIST_ROW_HAS_LOOPS(key, P, S, G, C)                                                  \
-    static_assert(HasEmaAdamEntryLoops({kListDtype_##P, kListDtype_##S, kListDtype_##G,          \
-                                        kListHasCopy_##C, kListDtype_##C}),                      \
-                  "APPLY_FUSED_EMA_ADAM_LIST_KEYS row " #key " is not in EMA_ADAM_ENTRY_TYPES");
+#define AEA_LIST_ROW_HAS_LOOPS(key, P, S, G, C)                                                   \
+    static_assert(                                                                                \
+        HasEmaAdamEntryLoops({kApplyFusedEmaAdamListDtype_##P, kApplyFusedEmaAdamListDtype_##S,   \
+                              kApplyFusedEmaAdamListDtype_##G, kApplyFusedEmaAdamListHasCopy_##C, \
+                              kApplyFusedEmaAdamListDtype_##C}),                                  \
+        "APPLY_FUSED_EMA_ADAM_LIST_KEYS row " #key " is not in EMA_ADAM_ENTRY_TYPES");
 APPLY_FUSED_EMA_ADAM_LIST_KEYS(AEA_LIST_ROW_HAS_LOOPS)
 #undef AEA_LIST_ROW_HAS_LOOPS
 
@@ -36,11 +38,12 @@ struct HostScalarReader {
 
 }  // namespace
 
-uint32_t RunNativeList(const ListTilingResult& tiling, const ApplyFusedEmaAdamListBuffers& b,
-                       const NativeOptions& options)
+uint32_t RunApplyFusedEmaAdamListNative(const ApplyFusedEmaAdamListTilingResult& tiling,
+                                        const ApplyFusedEmaAdamListBuffers& b,
+                                        const NativeOptions& options)
 {
     const ApplyFusedEmaAdamListTilingData& t = tiling.data;
-    const ListDtypes dtypes = ListDtypesOfKey(tiling.tilingKey);
+    const ApplyFusedEmaAdamListDtypes dtypes = ApplyFusedEmaAdamListDtypesOfKey(tiling.tilingKey);
     if ((t.hasLrTensor != 0U && b.lr == nullptr) ||
         (t.hasEmaDecayTensor != 0U && b.emaDecay == nullptr) ||
         (t.hasGradScale != 0U && b.gradScale == nullptr) ||

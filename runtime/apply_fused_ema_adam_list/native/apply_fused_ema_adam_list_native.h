@@ -22,8 +22,9 @@ namespace ascend_ema_adam::apply_fused_ema_adam_list {
  * found_inf first: nonzero writes nothing. Returns the threads used (0 when nothing ran).
  * Throws std::invalid_argument for an unknown tiling key or an unsupported isa.
  */
-uint32_t RunNativeList(const ListTilingResult& tiling, const ApplyFusedEmaAdamListBuffers& buffers,
-                       const NativeOptions& options = {});
+uint32_t RunApplyFusedEmaAdamListNative(const ApplyFusedEmaAdamListTilingResult& tiling,
+                                        const ApplyFusedEmaAdamListBuffers& buffers,
+                                        const NativeOptions& options = {});
 
 }  // namespace ascend_ema_adam::apply_fused_ema_adam_list
 

@@ -1,8 +1,9 @@
 /**
  * @file aclnn_apply_fused_ema_adam_list_util.h
- * @brief ApplyFusedEmaAdamList calls for the C API tests: a call built from a ListCallSpec (every
- *        entry in its own aclrtMalloc storage, the lists owning their tensors), what only the
- *        aclnn layer sees applied as ListBreaks, the whole memory snapshotted, and phase 1 invoked.
+ * @brief ApplyFusedEmaAdamList calls for the C API tests: a call built from a
+ * ApplyFusedEmaAdamListCallSpec (every entry in its own aclrtMalloc storage, the lists owning their
+ * tensors), what only the aclnn layer sees applied as ApplyFusedEmaAdamListBreaks, the whole memory
+ * snapshotted, and phase 1 invoked.
  */
 #ifndef ASCEND_EMA_ADAM_ACLNN_APPLY_FUSED_EMA_ADAM_LIST_UTIL_H
 #define ASCEND_EMA_ADAM_ACLNN_APPLY_FUSED_EMA_ADAM_LIST_UTIL_H
@@ -46,7 +47,8 @@ struct ListCall {
     ListCall& operator=(const ListCall&) = delete;
 
     /** Tensors as `spec` describes them (layout per list: contiguous unless given). */
-    explicit ListCall(const ListCallSpec& spec, Layout layout = Layout::kContiguous)
+    explicit ListCall(const ApplyFusedEmaAdamListCallSpec& spec,
+                      Layout layout = Layout::kContiguous)
         : h(spec.h), maximize(spec.maximize)
     {
         for (int l = 0; l < kLists; ++l) {
@@ -148,61 +150,69 @@ struct ListCall {
     }
 
     /** What only the aclnn layer sees (every kind: -Wswitch holds the switch complete). */
-    void Apply(const ListBreak& b)
+    void Apply(const ApplyFusedEmaAdamListBreak& b)
     {
         switch (b.kind) {
-            case ListBreak::kNullList:
-            case ListBreak::kDestroyedList:
-            case ListBreak::kNullWorkspaceSize:
-            case ListBreak::kNullExecutor:
+            case ApplyFusedEmaAdamListBreak::kNullList:
+            case ApplyFusedEmaAdamListBreak::kDestroyedList:
+            case ApplyFusedEmaAdamListBreak::kNullWorkspaceSize:
+            case ApplyFusedEmaAdamListBreak::kNullExecutor:
                 break;  // after Build(), in ApplyToLists
-            case ListBreak::kNullScalar: scalarArgs[b.a] = nullptr; break;
-            case ListBreak::kNullEntry: Replace(b.a, b.i, nullptr); break;
-            case ListBreak::kDestroyedEntry: {
+            case ApplyFusedEmaAdamListBreak::kNullScalar:
+                scalarArgs[b.a] = nullptr;
+                break;
+            case ApplyFusedEmaAdamListBreak::kNullEntry:
+                Replace(b.a, b.i, nullptr);
+                break;
+            case ApplyFusedEmaAdamListBreak::kDestroyedEntry: {
                 aclTensor* dead = Alias(b.a, b.i, {});
                 aclDestroyTensor(dead);
                 Replace(b.a, b.i, dead);
                 break;
             }
-            case ListBreak::kNullData: {
+            case ApplyFusedEmaAdamListBreak::kNullData: {
                 const TestTensor& t = *entries[b.a][b.i];
                 Replace(b.a, b.i, Describe(t.dtype, t.shape, t.strides, 0, nullptr, t.Numel()));
                 break;
             }
-            case ListBreak::kDestroyedScalar: {
+            case ApplyFusedEmaAdamListBreak::kDestroyedScalar: {
                 const TestTensor& t = scalars[b.a];
                 aclTensor* dead = Describe(t.dtype, t.shape, t.strides, 0, t.data, t.storage[0]);
                 aclDestroyTensor(dead);
                 scalarArgs[b.a] = dead;
                 break;
             }
-            case ListBreak::kEntryFormat: Replace(b.a, b.i, Alias(b.a, b.i, {}, 0, b.format)); break;
-            case ListBreak::kScalarFormat: {
+            case ApplyFusedEmaAdamListBreak::kEntryFormat:
+                Replace(b.a, b.i, Alias(b.a, b.i, {}, 0, b.format));
+                break;
+            case ApplyFusedEmaAdamListBreak::kScalarFormat: {
                 const TestTensor& t = scalars[b.a];
                 scalarArgs[b.a] = Describe(t.dtype, t.shape, t.strides, 0, t.data, t.storage[0],
                                            b.format);
                 loose.push_back(scalarArgs[b.a]);
                 break;
             }
-            case ListBreak::kBroadcast: {
+            case ApplyFusedEmaAdamListBreak::kBroadcast: {
                 std::vector<int64_t> strides = entries[b.a][b.i]->strides;
                 strides[0] = 0;
                 Replace(b.a, b.i, Alias(b.a, b.i, strides));
                 break;
             }
-            case ListBreak::kRowsOverlap: Replace(b.a, b.i, Alias(b.a, b.i, {2, 1})); break;
-            case ListBreak::kSameMemory: {
+            case ApplyFusedEmaAdamListBreak::kRowsOverlap:
+                Replace(b.a, b.i, Alias(b.a, b.i, {2, 1}));
+                break;
+            case ApplyFusedEmaAdamListBreak::kSameMemory: {
                 const TestTensor& other = *entries[b.b][b.j];
                 const TestTensor& t = *entries[b.a][b.i];
                 Replace(b.a, b.i, Alias(b.a, b.i, Contiguous(t.shape), 0, ACL_FORMAT_ND, other.data,
                                         t.Numel()));
                 break;
             }
-            case ListBreak::kHalfOverlap:
-            case ListBreak::kInterleaved: {
+            case ApplyFusedEmaAdamListBreak::kHalfOverlap:
+            case ApplyFusedEmaAdamListBreak::kInterleaved: {
                 const TestTensor& t = *entries[b.a][b.i];
                 const int64_t n = t.Numel();
-                const bool half = b.kind == ListBreak::kHalfOverlap;
+                const bool half = b.kind == ApplyFusedEmaAdamListBreak::kHalfOverlap;
                 void* shared = Buffer(static_cast<size_t>(2 * n) * 4);
                 const std::vector<int64_t> strides = Contiguous(t.shape, half ? 1 : 2);
                 Replace(b.a, b.i, Alias(b.a, b.i, strides, 0, ACL_FORMAT_ND, shared, 2 * n));
@@ -210,7 +220,7 @@ struct ListCall {
                                         2 * n));
                 break;
             }
-            case ListBreak::kScalarInside: {
+            case ApplyFusedEmaAdamListBreak::kScalarInside: {
                 const TestTensor& t = scalars[b.a];
                 const TestTensor& inside = *entries[b.b][b.j];
                 char* second = static_cast<char*>(inside.data) + ElemBytes(inside.dtype);
@@ -222,19 +232,19 @@ struct ListCall {
     }
 
     /** The breaks that act on the lists themselves or the out-arguments, after Build(). */
-    void ApplyToLists(const ListBreak& b)
+    void ApplyToLists(const ApplyFusedEmaAdamListBreak& b)
     {
-        if (b.kind == ListBreak::kNullList) {
+        if (b.kind == ApplyFusedEmaAdamListBreak::kNullList) {
             listArgs[b.a] = nullptr;
-        } else if (b.kind == ListBreak::kDestroyedList) {
+        } else if (b.kind == ApplyFusedEmaAdamListBreak::kDestroyedList) {
             std::vector<const aclTensor*> copies;
             for (size_t i = 0; i < entries[b.a].size(); ++i) copies.push_back(Alias(b.a, i, {}));
             aclTensorList* dead = aclCreateTensorList(copies.data(), copies.size());
             aclDestroyTensorList(dead);
             listArgs[b.a] = dead;
-        } else if (b.kind == ListBreak::kNullWorkspaceSize) {
+        } else if (b.kind == ApplyFusedEmaAdamListBreak::kNullWorkspaceSize) {
             workspaceSizeArg = nullptr;
-        } else if (b.kind == ListBreak::kNullExecutor) {
+        } else if (b.kind == ApplyFusedEmaAdamListBreak::kNullExecutor) {
             executorArg = nullptr;
         }
     }

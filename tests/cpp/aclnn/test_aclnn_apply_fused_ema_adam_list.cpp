@@ -31,15 +31,15 @@ std::string Phase1Message(const std::string& message)
 /** Every row: exact status and message; tensors, workspace size and executor untouched. */
 AEA_CASE(bad_input_table)
 {
-    const std::vector<ListBadInput> rows = ListBadInputs();
-    for (const ListBadInput& row : rows) {
-        ListCallSpec spec;
+    const std::vector<ApplyFusedEmaAdamListBadInput> rows = ApplyFusedEmaAdamListBadInputs();
+    for (const ApplyFusedEmaAdamListBadInput& row : rows) {
+        ApplyFusedEmaAdamListCallSpec spec;
         row.describe(spec);
         ListCall call(spec);
         const auto before = call.Snapshot();
-        for (const ListBreak& b : row.aclnnOnly) call.Apply(b);
+        for (const ApplyFusedEmaAdamListBreak& b : row.aclnnOnly) call.Apply(b);
         call.Build();
-        for (const ListBreak& b : row.aclnnOnly) call.ApplyToLists(b);
+        for (const ApplyFusedEmaAdamListBreak& b : row.aclnnOnly) call.ApplyToLists(b);
         RecentError();  // only the call's own message below
         const aclnnStatus status = call.Phase1();
         const std::string message = RecentError();
@@ -72,14 +72,14 @@ void ExpectAccepted(ListCall& call, uint64_t workspace, const char* what)
 /** The table's base call is valid: every rejection above is due to the row's change. */
 AEA_CASE(bad_input_table_base_call_is_valid)
 {
-    ListCall call{ListCallSpec()};
+    ListCall call{ApplyFusedEmaAdamListCallSpec()};
     ExpectAccepted(call, 0, "base call");
 }
 
 /** Read-only tensors may share memory: grads with each other, the scale, the flag and step. */
 AEA_CASE(read_only_tensors_may_share_memory)
 {
-    ListCall call{ListCallSpec()};
+    ListCall call{ApplyFusedEmaAdamListCallSpec()};
     TestTensor& g0 = *call.entries[kGrads][0];
     call.Replace(kGrads, 2, call.Describe(ACL_FLOAT, {2, 1, 3}, {3, 3, 1}, 0, g0.data, 12));
     call.Replace(kGrads, 1, call.Describe(ACL_FLOAT, {5}, {1}, 4, g0.data, 12));
@@ -94,7 +94,7 @@ AEA_CASE(read_only_tensors_may_share_memory)
  *  DYNAMIC parameter is never NULL (the bad-input table holds NULL lists to 161001). */
 AEA_CASE(empty_optional_lists_are_absent)
 {
-    ListCallSpec spec;
+    ApplyFusedEmaAdamListCallSpec spec;
     for (int l : {kMaxVs, kCopies}) {
         spec.lists[l].shape.clear();
         spec.lists[l].dtype.clear();
@@ -108,8 +108,8 @@ AEA_CASE(empty_optional_lists_are_absent)
  *  refused: the bad-input table). */
 AEA_CASE(lists_of_256_tensors_run)
 {
-    ListCallSpec spec;
-    for (ListSpec& l : spec.lists) {
+    ApplyFusedEmaAdamListCallSpec spec;
+    for (ApplyFusedEmaAdamListSpec& l : spec.lists) {
         l.shape.assign(256, {3});
         l.Fill(l.dtype[0]);
     }
@@ -131,7 +131,7 @@ AEA_CASE(lists_of_256_tensors_run)
  *  destroy. */
 AEA_CASE(prepared_executors_can_be_destroyed)
 {
-    ListCall call{ListCallSpec()};
+    ListCall call{ApplyFusedEmaAdamListCallSpec()};
     ExpectAccepted(call, 0, "to destroy");
     const auto before = call.Snapshot();
     EXPECT(aclDestroyAclOpExecutor(call.executor) == ACLNN_SUCCESS);
@@ -143,7 +143,7 @@ AEA_CASE(prepared_executors_can_be_destroyed)
     EXPECT(Contains(RecentError(), "aclDestroyAclOpExecutor: executor is not a live executor"));
     EXPECT(aclDestroyAclOpExecutor(nullptr) == ACLNN_ERR_INNER_NULLPTR);
     EXPECT(Contains(RecentError(), "aclDestroyAclOpExecutor: executor is null"));
-    ListCall ran{ListCallSpec()};
+    ListCall ran{ApplyFusedEmaAdamListCallSpec()};
     ExpectAccepted(ran, 0, "to run");
     EXPECT(aclnnApplyFusedEmaAdamList(nullptr, 0, ran.executor, nullptr) == ACLNN_SUCCESS);
     EXPECT(aclDestroyAclOpExecutor(ran.executor) == ACLNN_ERR_INNER);  // phase 2 consumed it
@@ -153,16 +153,16 @@ AEA_CASE(prepared_executors_can_be_destroyed)
 /** No entries, or only empty tensors: a valid call whose phase 2 does nothing. */
 AEA_CASE(empty_calls)
 {
-    ListCallSpec none;
-    for (ListSpec& l : none.lists) {
+    ApplyFusedEmaAdamListCallSpec none;
+    for (ApplyFusedEmaAdamListSpec& l : none.lists) {
         l.shape.clear();
         l.dtype.clear();
     }
-    ListCallSpec zeros;
+    ApplyFusedEmaAdamListCallSpec zeros;
     zeros.SetEntryShape(0, {0});
     zeros.SetEntryShape(1, {3, 0});
     zeros.SetEntryShape(2, {0, 7});
-    for (const ListCallSpec* spec : {&none, &zeros}) {
+    for (const ApplyFusedEmaAdamListCallSpec* spec : {&none, &zeros}) {
         ListCall call(*spec);
         const auto before = call.Snapshot();
         ExpectAccepted(call, 0, "empty call");
@@ -181,7 +181,7 @@ AEA_CASE(empty_calls)
 /** Each strided view gets a 64-byte aligned staging copy in the workspace; contiguous ones none. */
 AEA_CASE(strided_views_need_workspace)
 {
-    ListCallSpec spec;
+    ApplyFusedEmaAdamListCallSpec spec;
     spec.lists[kCopies].present = false;
     ListCall call(spec, Layout::kStrided);  // the [3,4] entry of every list is strided
     // grads, vars, m, v, s, max_v: six fp32 [3,4] copies of 48 bytes, each rounded to 64.
@@ -193,8 +193,8 @@ AEA_CASE(strided_views_need_workspace)
 /** Each operator's phase 2 refuses the other's executor, which stays usable for its own. */
 AEA_CASE(executors_of_the_two_operators_are_kept_apart)
 {
-    ListCallSpec none;
-    for (ListSpec& l : none.lists) {
+    ApplyFusedEmaAdamListCallSpec none;
+    for (ApplyFusedEmaAdamListSpec& l : none.lists) {
         l.shape.clear();
         l.dtype.clear();
     }
@@ -229,7 +229,7 @@ AEA_CASE(phase2_refusals)
 {
     EXPECT(aclnnApplyFusedEmaAdamList(nullptr, 0, nullptr, nullptr) == ACLNN_ERR_PARAM_NULLPTR);
     EXPECT(Contains(RecentError(), "aclnnApplyFusedEmaAdamList: executor is null"));
-    ListCallSpec spec;
+    ApplyFusedEmaAdamListCallSpec spec;
     ListCall call(spec, Layout::kStrided);
     call.executor = nullptr;
     EXPECT(call.Phase1() == ACLNN_SUCCESS);
@@ -251,7 +251,8 @@ AEA_CASE(phase2_refusals)
 // ---- phase 2: runs compared with each other bit for bit (tests/python holds them to the golden)
 
 /** The same logical call as `source` (values copied), each entry laid out as `layout`. */
-std::unique_ptr<ListCall> CopyOf(const ListCall& source, const ListCallSpec& spec, Layout layout)
+std::unique_ptr<ListCall> CopyOf(const ListCall& source, const ApplyFusedEmaAdamListCallSpec& spec,
+                                 Layout layout)
 {
     auto copy = std::make_unique<ListCall>(spec, layout);
     for (int l = 0; l < kLists; ++l) {
@@ -289,7 +290,7 @@ std::vector<std::vector<uint8_t>> Results(const ListCall& call)
 }
 
 /** A spec with a fresh step value (the scalars of a call are its own tensors). */
-ListCallSpec WithStep(ListCallSpec spec, int64_t step)
+ApplyFusedEmaAdamListCallSpec WithStep(ApplyFusedEmaAdamListCallSpec spec, int64_t step)
 {
     spec.stepValue = step;
     return spec;
@@ -302,7 +303,7 @@ ListCallSpec WithStep(ListCallSpec spec, int64_t step)
 AEA_CASE(strided_views_match_contiguous)
 {
     for (Layout layout : {Layout::kStrided, Layout::kTransposed}) {
-        ListCallSpec spec;
+        ApplyFusedEmaAdamListCallSpec spec;
         spec.h.lr = 0.05;
         ListCall strided(spec, layout);
         auto contiguous = CopyOf(strided, spec, Layout::kContiguous);
@@ -325,7 +326,7 @@ AEA_CASE(strided_views_match_contiguous)
 AEA_CASE(queued_steps_run_in_stream_order)
 {
     constexpr int kSteps = 4;
-    ListCallSpec spec;
+    ApplyFusedEmaAdamListCallSpec spec;
     spec.lists[kCopies].present = false;
     spec.scalars[kScalarFoundInf].present = false;
     ListCall first(WithStep(spec, 1));
@@ -379,13 +380,13 @@ AEA_CASE(eight_threads_concurrently)
                    {ACL_FLOAT16, ACL_FLOAT, ACL_FLOAT16},
                    {ACL_BF16, ACL_BF16, ACL_FLOAT},
                    {ACL_BF16, ACL_FLOAT, ACL_BF16}};
-    std::vector<ListCallSpec> specs(kThreads);
+    std::vector<ApplyFusedEmaAdamListCallSpec> specs(kThreads);
     std::vector<std::vector<std::vector<uint8_t>>> results(kThreads), alone(kThreads);
     int failures[kThreads] = {};
     std::vector<std::thread> threads;
     std::vector<std::unique_ptr<ListCall>> firsts;
     for (int t = 0; t < kThreads; ++t) {
-        ListCallSpec& spec = specs[t];
+        ApplyFusedEmaAdamListCallSpec& spec = specs[t];
         spec.SetEntryShape(1, {517 + 131 * t});
         spec.SetDtypes(dtypes[t % 4].p, dtypes[t % 4].s, dtypes[t % 4].g);
         spec.lists[kMaxVs].present = t % 2 == 0;
@@ -433,7 +434,7 @@ AEA_CASE(eight_threads_concurrently)
  *  phase 2. */
 AEA_CASE(lists_destroyed_between_phases)
 {
-    ListCallSpec spec;
+    ApplyFusedEmaAdamListCallSpec spec;
     ListCall call(spec, Layout::kTransposed);
     auto reference = CopyOf(call, spec, Layout::kContiguous);
     call.executor = nullptr;

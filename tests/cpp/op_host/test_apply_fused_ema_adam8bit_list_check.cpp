@@ -22,25 +22,28 @@ const int32_t kF32 = aea::CannCodeOf(aea::DataType::kFloat32);
 const int32_t kF16 = aea::CannCodeOf(aea::DataType::kFloat16);
 const int32_t kBf16 = aea::CannCodeOf(aea::DataType::kBFloat16);
 const int32_t kI64 = aea::CannCodeOf(aea::DataType::kInt64);
-const int32_t kU8 = op8::kAdam8bitCodeDtype;
+const int32_t kU8 = op8::kApplyFusedEmaAdam8bitListCodeDtype;
 
 /** A call of entries with these shapes, every list given; edit, then Check(). */
 struct Call {
     std::vector<std::vector<int64_t>> shapes;     // per entry
     std::vector<std::vector<int64_t>> scales;     // per entry: [ceil(numel / 256)]
-    int32_t dtype[op8::kAdam8bitLists] = {kF32, kF32, kU8, kU8, kF32, kF32, kF32, kF16};
-    bool present[op8::kAdam8bitLists] = {true, true, true, true, true, true, true, false};
-    bool placeholders[op8::kAdam8bitLists] = {};  // every tensor of the list [0]
+    int32_t dtype[op8::kApplyFusedEmaAdam8bitListTensorLists] = {kF32, kF32, kU8,  kU8,
+                                                                 kF32, kF32, kF32, kF16};
+    bool present[op8::kApplyFusedEmaAdam8bitListTensorLists] = {true, true, true, true,
+                                                                true, true, true, false};
+    bool placeholders[op8::kApplyFusedEmaAdam8bitListTensorLists] =
+        {};  // every tensor of the list [0]
     std::vector<int64_t> none{0};
     bool wholeCall = false;
-    std::vector<op8::ListEntryArg> lists[op8::kAdam8bitLists];
+    std::vector<op8::ListEntryArg> lists[op8::kApplyFusedEmaAdam8bitListTensorLists];
     std::vector<int64_t> mapShape{256};
     std::vector<int64_t> one{1};
     int32_t stepDtype = kI64;
     bool gradScale = false;
     aea::Attrs attrs;
-    op8::Adam8bitDtypes dtypes{aea::DataType::kFloat32, aea::DataType::kFloat32};
-    op8::Adam8bitOptions options;
+    op8::ApplyFusedEmaAdam8bitListDtypes dtypes{aea::DataType::kFloat32, aea::DataType::kFloat32};
+    op8::ApplyFusedEmaAdam8bitListOptions options;
 
     explicit Call(Shapes s) : shapes(std::move(s))
     {
@@ -53,10 +56,11 @@ struct Call {
 
     aea::Refusal Check()
     {
-        for (int list = 0; list < op8::kAdam8bitLists; ++list) {
+        for (int list = 0; list < op8::kApplyFusedEmaAdam8bitListTensorLists; ++list) {
             lists[list].clear();
             if (!present[list]) continue;
-            const bool scale = list == op8::kAdam8bitMAbsmaxes || list == op8::kAdam8bitVAbsmaxes;
+            const bool scale = list == op8::kApplyFusedEmaAdam8bitListMAbsmaxes ||
+                               list == op8::kApplyFusedEmaAdam8bitListVAbsmaxes;
             for (size_t i = 0; i < shapes.size(); ++i) {
                 lists[list].push_back({dtype[list], placeholders[list] ? &none
                                                     : scale             ? &scales[i]
@@ -67,8 +71,9 @@ struct Call {
         const aea::TensorArg qmapV{"qmapV", kF32, std::vector<int64_t>{256}};
         const aea::TensorArg step{"step", stepDtype, one};
         const aea::TensorArg scale{"gradScaleOptional", kF32, std::vector<int64_t>{2}};
-        op8::Adam8bitListArgs args;
-        for (int list = 0; list < op8::kAdam8bitLists; ++list) args.lists[list] = &lists[list];
+        op8::ApplyFusedEmaAdam8bitListArgs args;
+        for (int list = 0; list < op8::kApplyFusedEmaAdam8bitListTensorLists; ++list)
+            args.lists[list] = &lists[list];
         args.qmapM = &qmapM;
         args.qmapV = &qmapV;
         args.step = &step;
@@ -91,7 +96,7 @@ AEA_CASE(valid_call_gives_dtypes_and_options)
     EXPECT(c.Check().empty());
     EXPECT(c.dtypes.param == aea::DataType::kFloat32 && !c.dtypes.hasCopy);
     EXPECT(c.options.ema && !c.options.gradScale && !c.options.foundInf);
-    c.present[op8::kAdam8bitSs] = false;
+    c.present[op8::kApplyFusedEmaAdam8bitListSs] = false;
     EXPECT(c.Check().empty() && !c.options.ema);
 }
 
@@ -99,9 +104,12 @@ AEA_CASE(every_row_of_the_contract_is_accepted_with_its_key)
 {
     struct Row { int32_t p, g, c; uint32_t key; };
     const std::vector<Row> rows = {
-#define AEA_ROW(key, P, G, C)                                                                    \
-    {aea::CannCodeOf(op8::kAdam8bitDtype_##P), aea::CannCodeOf(op8::kAdam8bitDtype_##G),         \
-     op8::kAdam8bitHasCopy_##C ? aea::CannCodeOf(op8::kAdam8bitDtype_##C) : -1,                   \
+#define AEA_ROW(key, P, G, C)                                        \
+    {aea::CannCodeOf(op8::kApplyFusedEmaAdam8bitListDtype_##P),      \
+     aea::CannCodeOf(op8::kApplyFusedEmaAdam8bitListDtype_##G),      \
+     op8::kApplyFusedEmaAdam8bitListHasCopy_##C                      \
+         ? aea::CannCodeOf(op8::kApplyFusedEmaAdam8bitListDtype_##C) \
+         : -1,                                                       \
      APPLY_FUSED_EMA_ADAM8BIT_LIST_KEY_##key},
         APPLY_FUSED_EMA_ADAM8BIT_LIST_KEYS(AEA_ROW)
 #undef AEA_ROW
@@ -109,33 +117,34 @@ AEA_CASE(every_row_of_the_contract_is_accepted_with_its_key)
     EXPECT(rows.size() == 15);
     for (const Row& row : rows) {
         Call c(Shapes{{1000}});
-        c.dtype[op8::kAdam8bitVars] = row.p;
-        c.dtype[op8::kAdam8bitGrads] = row.g;
-        c.present[op8::kAdam8bitCopies] = row.c >= 0;
-        c.dtype[op8::kAdam8bitCopies] = row.c;
-        EXPECT_MSG(c.Check().empty() && op8::Adam8bitTilingKeyOf(c.dtypes) == row.key, "key %u",
-                   row.key);
+        c.dtype[op8::kApplyFusedEmaAdam8bitListVars] = row.p;
+        c.dtype[op8::kApplyFusedEmaAdam8bitListGrads] = row.g;
+        c.present[op8::kApplyFusedEmaAdam8bitListCopies] = row.c >= 0;
+        c.dtype[op8::kApplyFusedEmaAdam8bitListCopies] = row.c;
+        EXPECT_MSG(
+            c.Check().empty() && op8::ApplyFusedEmaAdam8bitListTilingKeyOf(c.dtypes) == row.key,
+            "key %u", row.key);
     }
 }
 
 AEA_CASE(dtype_rules)
 {
     Call codes(Shapes{{300}});
-    codes.dtype[op8::kAdam8bitMs] = kF32;
+    codes.dtype[op8::kApplyFusedEmaAdam8bitListMs] = kF32;
     EXPECT(Says(codes.Check(), "msRef[0] has dtype ACL_FLOAT (0), expected ACL_UINT8 (4)"));
     Call ema(Shapes{{300}});
-    ema.dtype[op8::kAdam8bitSs] = kBf16;
+    ema.dtype[op8::kApplyFusedEmaAdam8bitListSs] = kBf16;
     EXPECT(Says(ema.Check(), "ssRef[0] has dtype ACL_BF16 (27), expected ACL_FLOAT (0): the EMA"));
     Call copies(Shapes{{300}});
-    copies.present[op8::kAdam8bitCopies] = true;
-    copies.dtype[op8::kAdam8bitVars] = kF16;
+    copies.present[op8::kApplyFusedEmaAdam8bitListCopies] = true;
+    copies.dtype[op8::kApplyFusedEmaAdam8bitListVars] = kF16;
     EXPECT(Says(copies.Check(), "modelCopiesRef needs fp32 varsRef"));
     Call fp32Copy(Shapes{{300}});
-    fp32Copy.present[op8::kAdam8bitCopies] = true;
-    fp32Copy.dtype[op8::kAdam8bitCopies] = kF32;
+    fp32Copy.present[op8::kApplyFusedEmaAdam8bitListCopies] = true;
+    fp32Copy.dtype[op8::kApplyFusedEmaAdam8bitListCopies] = kF32;
     EXPECT(Says(fp32Copy.Check(), "expected ACL_FLOAT16 or ACL_BF16"));
     Call intGrad(Shapes{{300}});
-    intGrad.dtype[op8::kAdam8bitGrads] = kI64;
+    intGrad.dtype[op8::kApplyFusedEmaAdam8bitListGrads] = kI64;
     EXPECT(Says(intGrad.Check(), "grads[0] has dtype ACL_INT64 (9)"));
     Call step(Shapes{{300}});
     step.stepDtype = kF32;
@@ -170,20 +179,23 @@ AEA_CASE(shape_and_length_rules)
 AEA_CASE(placeholders_are_absent_lists)
 {
     Call c(Shapes{{300}, {5}});
-    c.present[op8::kAdam8bitCopies] = true;
-    c.dtype[op8::kAdam8bitCopies] = kF32;
-    c.placeholders[op8::kAdam8bitSs] = c.placeholders[op8::kAdam8bitCopies] = true;
+    c.present[op8::kApplyFusedEmaAdam8bitListCopies] = true;
+    c.dtype[op8::kApplyFusedEmaAdam8bitListCopies] = kF32;
+    c.placeholders[op8::kApplyFusedEmaAdam8bitListSs] =
+        c.placeholders[op8::kApplyFusedEmaAdam8bitListCopies] = true;
     EXPECT(c.Check().empty() && !c.options.ema && !c.dtypes.hasCopy);
-    c.dtype[op8::kAdam8bitVars] = c.dtype[op8::kAdam8bitCopies] = kBf16;
+    c.dtype[op8::kApplyFusedEmaAdam8bitListVars] = c.dtype[op8::kApplyFusedEmaAdam8bitListCopies] =
+        kBf16;
     EXPECT(c.Check().empty() && !c.options.ema && !c.dtypes.hasCopy &&
            c.dtypes.param == aea::DataType::kBFloat16);
     Call wrong(Shapes{{300}, {5}});
-    wrong.present[op8::kAdam8bitCopies] = true;
-    wrong.placeholders[op8::kAdam8bitCopies] = true;  // fp16, the parameters are fp32
+    wrong.present[op8::kApplyFusedEmaAdam8bitListCopies] = true;
+    wrong.placeholders[op8::kApplyFusedEmaAdam8bitListCopies] =
+        true;  // fp16, the parameters are fp32
     EXPECT(Says(wrong.Check(), "modelCopiesRef[0] has shape [0]"));
     Call ema(Shapes{{300}});
-    ema.placeholders[op8::kAdam8bitSs] = true;
-    ema.dtype[op8::kAdam8bitSs] = kF16;
+    ema.placeholders[op8::kApplyFusedEmaAdam8bitListSs] = true;
+    ema.dtype[op8::kApplyFusedEmaAdam8bitListSs] = kF16;
     EXPECT(Says(ema.Check(), "ssRef[0] has dtype ACL_FLOAT16 (1), expected ACL_FLOAT (0)"));
 }
 
@@ -201,15 +213,16 @@ AEA_CASE(map_values)
 {
     std::vector<float> q(256);
     for (int k = 0; k < 256; ++k) q[k] = -1.0f + 2.0f * k / 255.0f;
-    EXPECT(op8::CheckAdam8bitMap(q.data(), "qmapM").empty());
+    EXPECT(op8::CheckApplyFusedEmaAdam8bitListMap(q.data(), "qmapM").empty());
     q[10] = q[9] - 0.5f;
-    EXPECT(Says(op8::CheckAdam8bitMap(q.data(), "qmapM"), "qmapM[10] is"));
+    EXPECT(Says(op8::CheckApplyFusedEmaAdam8bitListMap(q.data(), "qmapM"), "qmapM[10] is"));
     q[10] = q[9];  // repeated values are sorted
-    EXPECT(op8::CheckAdam8bitMap(q.data(), "qmapM").empty());
+    EXPECT(op8::CheckApplyFusedEmaAdam8bitListMap(q.data(), "qmapM").empty());
     q[255] = 1.5f;
-    EXPECT(Says(op8::CheckAdam8bitMap(q.data(), "qmapV"), "qmapV[255] is 1.5"));
+    EXPECT(Says(op8::CheckApplyFusedEmaAdam8bitListMap(q.data(), "qmapV"), "qmapV[255] is 1.5"));
     q[255] = std::nanf("");
-    EXPECT(Says(op8::CheckAdam8bitMap(q.data(), "qmapV"), "expected a finite value"));
+    EXPECT(
+        Says(op8::CheckApplyFusedEmaAdam8bitListMap(q.data(), "qmapV"), "expected a finite value"));
 }
 
 }  // namespace

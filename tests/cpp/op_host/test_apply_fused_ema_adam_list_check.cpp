@@ -27,7 +27,7 @@ struct Described {
     std::vector<aea::TensorArg> scalars;
     list_op::ApplyFusedEmaAdamListArgs args;
 
-    explicit Described(const ListCallSpec& c)
+    explicit Described(const ApplyFusedEmaAdamListCallSpec& c)
     {
         for (int l = 0; l < kLists; ++l) {
             args.lists[l] = &entries[l];
@@ -48,20 +48,20 @@ struct Described {
 
 struct Verdict {
     aea::Refusal refusal;
-    list_op::ListDtypes dtypes{};
-    list_op::ListOptions options;
+    list_op::ApplyFusedEmaAdamListDtypes dtypes{};
+    list_op::ApplyFusedEmaAdamListOptions options;
 };
 
 /** The attributes of a table row: the EMA-Adam ones and maximize. */
-list_op::ListAttrs ListAttrsOf(const ListCallSpec& c)
+list_op::ApplyFusedEmaAdamListAttrs ListAttrsOf(const ApplyFusedEmaAdamListCallSpec& c)
 {
-    list_op::ListAttrs attrs;
+    list_op::ApplyFusedEmaAdamListAttrs attrs;
     static_cast<aea::Attrs&>(attrs) = AttrsOf(c.h);
     attrs.maximize = c.maximize;
     return attrs;
 }
 
-Verdict Check(const ListCallSpec& c)
+Verdict Check(const ApplyFusedEmaAdamListCallSpec& c)
 {
     const Described d(c);
     Verdict v;
@@ -77,17 +77,20 @@ bool Matches(const std::string& text, const std::string& pattern)
 AEA_CASE(names_are_the_aclnn_names)
 {
     for (int l = 0; l < kLists; ++l) {
-        EXPECT(std::string(list_op::kApplyFusedEmaAdamListNames[l]) == kListNames[l]);
+        EXPECT(std::string(list_op::kApplyFusedEmaAdamListNames[l]) == kListInputNames[l]);
     }
-    EXPECT(std::string(list_op::kListStepName) == kScalarNames[kScalarStep]);
-    EXPECT(std::string(list_op::kListGradScaleName) == kScalarNames[kScalarGradScale]);
-    EXPECT(std::string(list_op::kListFoundInfName) == kScalarNames[kScalarFoundInf]);
-    EXPECT(list_op::ListEntryName(list_op::kListMs, 5) == "msRef[5]");
+    EXPECT(std::string(list_op::kApplyFusedEmaAdamListStepName) == kScalarNames[kScalarStep]);
+    EXPECT(std::string(list_op::kApplyFusedEmaAdamListGradScaleName) ==
+           kScalarNames[kScalarGradScale]);
+    EXPECT(std::string(list_op::kApplyFusedEmaAdamListFoundInfName) ==
+           kScalarNames[kScalarFoundInf]);
+    EXPECT(list_op::ApplyFusedEmaAdamListEntryName(list_op::kApplyFusedEmaAdamListMs, 5) ==
+           "msRef[5]");
 }
 
 AEA_CASE(base_call_is_valid_and_says_what_to_launch)
 {
-    ListCallSpec c;
+    ApplyFusedEmaAdamListCallSpec c;
     const Verdict v = Check(c);
     EXPECT_MSG(v.refusal.empty(), "%s", v.refusal.c_str());
     EXPECT(v.dtypes.param == aea::DataType::kFloat32 && v.dtypes.state == aea::DataType::kFloat32 &&
@@ -104,29 +107,31 @@ AEA_CASE(base_call_is_valid_and_says_what_to_launch)
 /** Every row of the aclnn layer's table, with its shared verdict. */
 AEA_CASE(shared_bad_input_table)
 {
-    const std::vector<int> counts = ExpectSharedVerdicts<ListCallSpec>(
-        ListBadInputs(), [](const ListCallSpec& c) { return Check(c).refusal; }, Matches);
+    const std::vector<int> counts = ExpectSharedVerdicts<ApplyFusedEmaAdamListCallSpec>(
+        ApplyFusedEmaAdamListBadInputs(),
+        [](const ApplyFusedEmaAdamListCallSpec& c) { return Check(c).refusal; }, Matches);
     EXPECT(counts[0] > 0 && counts[1] > 0 && counts[2] > 0 && counts[3] > 0 && counts[4] > 0);
 }
 
 /**
  * The dtype contract is exactly the tiling's key table: of every (P, S, G, C) over the three
  * float dtypes (C also absent), with and without AMSGrad, the check accepts precisely the
- * combinations ListDtypeCombinations() lists, and reports them as they are.
+ * combinations ApplyFusedEmaAdamListDtypeCombinations() lists, and reports them as they are.
  */
 AEA_CASE(dtype_contract_is_the_key_table)
 {
     const aea::DataType floats[3] = {aea::DataType::kFloat32, aea::DataType::kFloat16,
                                      aea::DataType::kBFloat16};
     const auto code = [](aea::DataType t) { return static_cast<aclDataType>(aea::CannCodeOf(t)); };
-    const std::vector<list_op::ListDtypes> keys = list_op::ListDtypeCombinations();
+    const std::vector<list_op::ApplyFusedEmaAdamListDtypes> keys =
+        list_op::ApplyFusedEmaAdamListDtypeCombinations();
     int accepted = 0;
     for (bool amsgrad : {false, true}) {
         for (aea::DataType p : floats) {
             for (aea::DataType s : floats) {
                 for (aea::DataType g : floats) {
                     for (int ci = -1; ci < 3; ++ci) {
-                        ListCallSpec c;
+                        ApplyFusedEmaAdamListCallSpec c;
                         c.SetDtypes(code(p), code(s), code(g));
                         c.lists[kMaxVs].present = amsgrad;
                         if (ci >= 0) {
@@ -135,7 +140,7 @@ AEA_CASE(dtype_contract_is_the_key_table)
                         }
                         const Verdict v = Check(c);
                         bool inTable = false;
-                        for (const list_op::ListDtypes& k : keys) {
+                        for (const list_op::ApplyFusedEmaAdamListDtypes& k : keys) {
                             inTable = inTable || (k.param == p && k.state == s && k.grad == g &&
                                                   k.hasCopy == (ci >= 0) &&
                                                   (ci < 0 || k.copy == floats[ci]));
@@ -145,9 +150,11 @@ AEA_CASE(dtype_contract_is_the_key_table)
                                    ci, v.refusal.c_str());
                         if (inTable && v.refusal.empty()) {
                             ++accepted;
-                            EXPECT(list_op::ListTilingKeyOf(v.dtypes) == list_op::ListTilingKeyOf(
-                                       list_op::ListDtypes{p, s, g, ci >= 0,
-                                                       ci >= 0 ? floats[ci] : aea::DataType::kFloat16}));
+                            EXPECT(list_op::ApplyFusedEmaAdamListTilingKeyOf(v.dtypes) ==
+                                   list_op::ApplyFusedEmaAdamListTilingKeyOf(
+                                       list_op::ApplyFusedEmaAdamListDtypes{
+                                           p, s, g, ci >= 0,
+                                           ci >= 0 ? floats[ci] : aea::DataType::kFloat16}));
                             EXPECT(v.options.amsgrad == amsgrad);
                         }
                     }
@@ -163,7 +170,7 @@ AEA_CASE(dtype_contract_is_the_key_table)
  *  entries, which is valid when every list is empty. */
 AEA_CASE(empty_lists)
 {
-    ListCallSpec c;
+    ApplyFusedEmaAdamListCallSpec c;
     c.lists[kMaxVs].shape.clear();
     c.lists[kMaxVs].dtype.clear();
     c.lists[kCopies].shape.clear();
@@ -171,13 +178,14 @@ AEA_CASE(empty_lists)
     const Verdict v = Check(c);
     EXPECT_MSG(v.refusal.empty(), "%s", v.refusal.c_str());
     EXPECT(!v.options.amsgrad && !v.dtypes.hasCopy);
-    for (ListSpec& l : c.lists) {
+    for (ApplyFusedEmaAdamListSpec& l : c.lists) {
         l.shape.clear();
         l.dtype.clear();
     }
     const Verdict none = Check(c);
     EXPECT_MSG(none.refusal.empty(), "%s", none.refusal.c_str());
-    EXPECT(list_op::ListTilingKeyOf(none.dtypes) > 0);  // some kernel key, though nothing launches
+    EXPECT(list_op::ApplyFusedEmaAdamListTilingKeyOf(none.dtypes) >
+           0);  // some kernel key, though nothing launches
 }
 
 /** Placeholders (one zero-element tensor per entry, of the state's dtype for ss and max_vs, the
@@ -186,7 +194,7 @@ AEA_CASE(empty_lists)
  *  empty may still pass real empty lists. */
 AEA_CASE(placeholders_are_absent_lists)
 {
-    ListCallSpec c;
+    ApplyFusedEmaAdamListCallSpec c;
     c.SetDtypes(ACL_BF16, ACL_FLOAT, ACL_BF16);
     const auto placeholders = [&](int list, aclDataType dtype) {
         for (std::vector<int64_t>& shape : c.lists[list].shape) shape = {0};
@@ -202,7 +210,8 @@ AEA_CASE(placeholders_are_absent_lists)
     EXPECT_MSG(v.refusal.empty(), "%s", v.refusal.c_str());
     EXPECT(!v.options.amsgrad && !v.dtypes.hasCopy && v.options.ema);
     EXPECT(v.dtypes.param == aea::DataType::kBFloat16 && v.dtypes.state == aea::DataType::kFloat32);
-    EXPECT(list_op::ListPresent(d.args, list_op::kListSs) && !list_op::ListPresent(d.args, list_op::kListMaxVs));
+    EXPECT(list_op::ApplyFusedEmaAdamListPresent(d.args, list_op::kApplyFusedEmaAdamListSs) &&
+           !list_op::ApplyFusedEmaAdamListPresent(d.args, list_op::kApplyFusedEmaAdamListMaxVs));
     placeholders(kSs, ACL_FLOAT);  // V2: no EMA
     Described noEma(c);
     noEma.args.emaOptional = true;
@@ -225,7 +234,7 @@ AEA_CASE(placeholders_are_absent_lists)
  *  element, named in the refusals; the options say what the kernel gets. */
 AEA_CASE(v2_optional_ema_and_scalar_tensors)
 {
-    ListCallSpec c;
+    ApplyFusedEmaAdamListCallSpec c;
     Described d(c);
     const auto check = [&](Verdict* v) {
         v->refusal = list_op::CheckApplyFusedEmaAdamList(d.args, ListAttrsOf(c), &v->dtypes, &v->options);
@@ -234,7 +243,8 @@ AEA_CASE(v2_optional_ema_and_scalar_tensors)
     check(&v);
     EXPECT(v.refusal.empty() && v.options.ema && !v.options.lrTensor && !v.options.emaDecayTensor);
     const std::vector<list_op::ListEntryArg> none;
-    d.args.lists[list_op::kListSs] = &none;  // an empty ss: V1 refuses, V2 has no EMA
+    d.args.lists[list_op::kApplyFusedEmaAdamListSs] =
+        &none;  // an empty ss: V1 refuses, V2 has no EMA
     check(&v);
     EXPECT_MSG(Matches(v.refusal, "^ssRef has 0 tensors but grads has 3: every list holds one "
                                   "tensor per entry$"),
@@ -242,32 +252,33 @@ AEA_CASE(v2_optional_ema_and_scalar_tensors)
     d.args.emaOptional = true;
     check(&v);
     EXPECT_MSG(v.refusal.empty() && !v.options.ema, "%s", v.refusal.c_str());
-    d.args.lists[list_op::kListSs] = nullptr;
+    d.args.lists[list_op::kApplyFusedEmaAdamListSs] = nullptr;
     check(&v);
     EXPECT(v.refusal.empty() && !v.options.ema);
-    const std::vector<list_op::ListEntryArg> two(d.entries[list_op::kListSs].begin(),
-                                             d.entries[list_op::kListSs].begin() + 2);
-    d.args.lists[list_op::kListSs] = &two;
+    const std::vector<list_op::ListEntryArg> two(
+        d.entries[list_op::kApplyFusedEmaAdamListSs].begin(),
+        d.entries[list_op::kApplyFusedEmaAdamListSs].begin() + 2);
+    d.args.lists[list_op::kApplyFusedEmaAdamListSs] = &two;
     check(&v);
     EXPECT_MSG(Matches(v.refusal, "^ssRef has 2 tensors but grads has 3: .*\\(an absent optional "
                                   "list: none, or one zero-element placeholder per entry\\)$"),
                "%s", v.refusal.c_str());
-    d.args.lists[list_op::kListSs] = &d.entries[list_op::kListSs];
+    d.args.lists[list_op::kApplyFusedEmaAdamListSs] = &d.entries[list_op::kApplyFusedEmaAdamListSs];
 
     const std::vector<int64_t> one{1};
     const std::vector<int64_t> pair{2};
-    const aea::TensorArg lr{list_op::kListLrName, ACL_FLOAT, one};
-    const aea::TensorArg decay{list_op::kListEmaDecayName, ACL_FLOAT, one};
+    const aea::TensorArg lr{list_op::kApplyFusedEmaAdamListLrName, ACL_FLOAT, one};
+    const aea::TensorArg decay{list_op::kApplyFusedEmaAdamListEmaDecayName, ACL_FLOAT, one};
     d.args.lr = &lr;
     d.args.emaDecay = &decay;
     check(&v);
     EXPECT(v.refusal.empty() && v.options.ema && v.options.lrTensor && v.options.emaDecayTensor);
-    const aea::TensorArg halfLr{list_op::kListLrName, ACL_FLOAT16, one};
+    const aea::TensorArg halfLr{list_op::kApplyFusedEmaAdamListLrName, ACL_FLOAT16, one};
     d.args.lr = &halfLr;
     check(&v);
     EXPECT_MSG(Matches(v.refusal, "^lrTensorOptional has dtype ACL_FLOAT16 \\(1\\), expected ACL_FLOAT"),
                "%s", v.refusal.c_str());
-    const aea::TensorArg twoDecays{list_op::kListEmaDecayName, ACL_FLOAT, pair};
+    const aea::TensorArg twoDecays{list_op::kApplyFusedEmaAdamListEmaDecayName, ACL_FLOAT, pair};
     d.args.lr = &lr;
     d.args.emaDecay = &twoDecays;
     check(&v);
@@ -279,7 +290,7 @@ AEA_CASE(v2_optional_ema_and_scalar_tensors)
 /** Rank-0 entries and a rank-0 step (one element each) are valid descriptions. */
 AEA_CASE(rank_zero_tensors)
 {
-    ListCallSpec c;
+    ApplyFusedEmaAdamListCallSpec c;
     c.SetEntryShape(1, {});
     c.scalars[kScalarStep].shape = {};
     c.scalars[kScalarFoundInf].shape = {1, 1};
@@ -290,7 +301,7 @@ AEA_CASE(rank_zero_tensors)
 /** The NPU path's extra condition: every tensor of every list 1-D. */
 AEA_CASE(npu_needs_flat_lists)
 {
-    ListCallSpec c;
+    ApplyFusedEmaAdamListCallSpec c;
     const Described mixed(c);
     const aea::Refusal refusal = list_op::CheckApplyFusedEmaAdamListFlat(mixed.args);
     EXPECT_MSG(Matches(refusal, "^grads\\[0\\] has shape \\[3,4\\], expected a 1-D tensor: on the "

@@ -26,12 +26,12 @@ using aea::DataType;
 
 namespace {
 
-constexpr int kLists = list_op::kApplyFusedEmaAdamLists;
+constexpr int kLists = list_op::kApplyFusedEmaAdamListTensorLists;
 constexpr int kOutputs = list_op::kApplyFusedEmaAdamListOutputs;
 
 /** One launch: per list its tensors' dtype and count (0: an empty list). */
 struct Launch {
-    list_op::ListDtypes dtypes;
+    list_op::ApplyFusedEmaAdamListDtypes dtypes;
     DataType dtype[kLists];
     size_t count[kLists];
     std::string what;
@@ -74,19 +74,22 @@ std::pair<std::vector<DataType>, std::vector<DataType>> SelectionKey(const Launc
     return {inputs, KeyOf(out)};
 }
 
-bool HasColumn(const std::vector<list_op::ListOpDefColumn>& columns,
+bool HasColumn(const std::vector<list_op::ApplyFusedEmaAdamListOpDefColumn>& columns,
                const std::pair<std::vector<DataType>, std::vector<DataType>>& key)
 {
-    return std::any_of(columns.begin(), columns.end(), [&](const list_op::ListOpDefColumn& c) {
-        return std::equal(key.first.begin(), key.first.end(), c.inputs) &&
-               std::equal(key.second.begin(), key.second.end(), c.outputs);
-    });
+    return std::any_of(columns.begin(), columns.end(),
+                       [&](const list_op::ApplyFusedEmaAdamListOpDefColumn& c) {
+                           return std::equal(key.first.begin(), key.first.end(), c.inputs) &&
+                                  std::equal(key.second.begin(), key.second.end(), c.outputs);
+                       });
 }
 
 /** A launch of combination `d` with `entries` entries: ss, max_vs given or absent, model_copies
  *  given exactly with the combinations that have copies; an absent list as placeholders (one
- *  tensor per entry of the list's placeholder dtype, ListDtypeOf) or, `empty`, as an empty list. */
-Launch Make(const list_op::ListDtypes& d, bool ema, bool amsgrad, size_t entries, bool empty)
+ *  tensor per entry of the list's placeholder dtype, ApplyFusedEmaAdamListDtypeOf) or, `empty`, as
+ * an empty list. */
+Launch Make(const list_op::ApplyFusedEmaAdamListDtypes& d, bool ema, bool amsgrad, size_t entries,
+            bool empty)
 {
     const bool given[kLists] = {true, true, true, true, ema, amsgrad, d.hasCopy};
     const char* names[kLists] = {"grads", "vars", "ms", "vs", "ss", "max_vs", "model_copies"};
@@ -95,7 +98,7 @@ Launch Make(const list_op::ListDtypes& d, bool ema, bool amsgrad, size_t entries
              " G=" + aea::DataTypeName(d.grad) +
              (d.hasCopy ? std::string(" C=") + aea::DataTypeName(d.copy) : std::string());
     for (int list = 0; list < kLists; ++list) {
-        l.dtype[list] = list_op::ListDtypeOf(d, list);
+        l.dtype[list] = list_op::ApplyFusedEmaAdamListDtypeOf(d, list);
         l.count[list] = given[list] || !empty ? entries : 0;
         if (!given[list]) l.what += std::string(", ") + names[list] + (empty ? " empty" : " absent");
     }
@@ -106,10 +109,11 @@ Launch Make(const list_op::ListDtypes& d, bool ema, bool amsgrad, size_t entries
 std::vector<Launch> AllowedLaunches()
 {
     std::vector<Launch> launches;
-    for (const list_op::ListDtypes& d : list_op::ListDtypeCombinations()) {
+    for (const list_op::ApplyFusedEmaAdamListDtypes& d :
+         list_op::ApplyFusedEmaAdamListDtypeCombinations()) {
         for (bool ema : {true, false}) {
             for (bool amsgrad : {true, false}) {
-                for (size_t entries : {size_t{1}, list_op::kListMaxTensors}) {
+                for (size_t entries : {size_t{1}, list_op::kApplyFusedEmaAdamListMaxTensors}) {
                     launches.push_back(Make(d, ema, amsgrad, entries, /*empty=*/false));
                 }
             }
@@ -121,7 +125,8 @@ std::vector<Launch> AllowedLaunches()
 /** Every allowed launch finds a column: a key without a binary cannot come back. */
 AEA_CASE(every_allowed_launch_finds_a_column)
 {
-    const std::vector<list_op::ListOpDefColumn> columns = list_op::ListOpDefColumns();
+    const std::vector<list_op::ApplyFusedEmaAdamListOpDefColumn> columns =
+        list_op::ApplyFusedEmaAdamListOpDefColumns();
     for (const Launch& l : AllowedLaunches()) {
         EXPECT_MSG(HasColumn(columns, SelectionKey(l)), "no OpDef column for %s", l.what.c_str());
     }
@@ -131,8 +136,9 @@ AEA_CASE(every_allowed_launch_finds_a_column)
  *  (no binary is built for nothing), none twice. */
 AEA_CASE(one_column_per_combination_each_selected)
 {
-    const std::vector<list_op::ListOpDefColumn> columns = list_op::ListOpDefColumns();
-    EXPECT(columns.size() == list_op::ListDtypeCombinations().size());
+    const std::vector<list_op::ApplyFusedEmaAdamListOpDefColumn> columns =
+        list_op::ApplyFusedEmaAdamListOpDefColumns();
+    EXPECT(columns.size() == list_op::ApplyFusedEmaAdamListDtypeCombinations().size());
     const std::vector<Launch> launches = AllowedLaunches();
     for (size_t c = 0; c < columns.size(); ++c) {
         const bool used = std::any_of(launches.begin(), launches.end(), [&](const Launch& l) {
@@ -151,8 +157,8 @@ AEA_CASE(one_column_per_combination_each_selected)
  *  checked by hand, then all of them. */
 AEA_CASE(an_empty_list_is_keyed_by_grads_and_vars)
 {
-    const list_op::ListDtypes d{DataType::kBFloat16, DataType::kFloat32, DataType::kBFloat16, false,
-                            DataType::kFloat16};
+    const list_op::ApplyFusedEmaAdamListDtypes d{DataType::kBFloat16, DataType::kFloat32,
+                                                 DataType::kBFloat16, false, DataType::kFloat16};
     const Launch l = Make(d, true, false, 3, /*empty=*/true);
     const auto key = SelectionKey(l);
     const std::vector<DataType> inputs = {DataType::kBFloat16, DataType::kBFloat16,
@@ -164,13 +170,16 @@ AEA_CASE(an_empty_list_is_keyed_by_grads_and_vars)
                                            DataType::kBFloat16, DataType::kBFloat16};
     EXPECT(key.first == inputs);
     EXPECT(key.second == outputs);
-    EXPECT(!HasColumn(list_op::ListOpDefColumns(), key));
-    EXPECT(HasColumn(list_op::ListOpDefColumns(), SelectionKey(Make(d, true, false, 3, false))));
-    for (const list_op::ListDtypes& c : list_op::ListDtypeCombinations()) {
+    EXPECT(!HasColumn(list_op::ApplyFusedEmaAdamListOpDefColumns(), key));
+    EXPECT(HasColumn(list_op::ApplyFusedEmaAdamListOpDefColumns(),
+                     SelectionKey(Make(d, true, false, 3, false))));
+    for (const list_op::ApplyFusedEmaAdamListDtypes& c :
+         list_op::ApplyFusedEmaAdamListDtypeCombinations()) {
         const bool uniform = c.grad == c.param && c.param == c.state;
         const Launch empty = Make(c, true, false, 4, /*empty=*/true);
-        EXPECT_MSG(HasColumn(list_op::ListOpDefColumns(), SelectionKey(empty)) == uniform, "%s",
-                   empty.what.c_str());
+        EXPECT_MSG(
+            HasColumn(list_op::ApplyFusedEmaAdamListOpDefColumns(), SelectionKey(empty)) == uniform,
+            "%s", empty.what.c_str());
     }
 }
 

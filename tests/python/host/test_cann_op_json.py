@@ -1,8 +1,9 @@
-"""The op descriptions CANN's msopgen reads (op_host/<op>/cann/<op>.json, merged by build.sh) describe
-the same operators as the OpDefs: the list operators' dtype columns are the OpDefs' own
-(``_twin.list_opdef_columns``, the C++ ListOpDefColumns that op_host/apply_fused_ema_adam_list/cann declares, held to CANN's
-kernel selection rule by op_host.test_apply_fused_ema_adam_list_opdef). A description out of step
-fails here, with the columns it should list."""
+"""The op descriptions CANN's msopgen reads (op_host/<op>/cann/<op>.json, merged by build.sh)
+describe the same operators as the OpDefs: the list operators' dtype columns are the OpDefs' own
+(``_twin.list_opdef_columns``, the C++ ApplyFusedEmaAdamListOpDefColumns that
+op_host/apply_fused_ema_adam_list/cann declares, held to CANN's kernel selection rule by
+op_host.test_apply_fused_ema_adam_list_opdef). A description out of step fails here, with the
+columns it should list."""
 
 import json
 from pathlib import Path

@@ -183,11 +183,11 @@ def test_cpp_attribute_defaults_are_the_spec():
 
 
 def test_list_attrs_are_the_spec():
-    """_twin.ListAttrs (the C++ ListAttrs, bound from the generated attribute table) has exactly
-    the list op's attributes with the spec's defaults, and twin's conversion sets each from the
-    golden.Hyper / golden.Extras field of its name."""
+    """_twin.ApplyFusedEmaAdamListAttrs (the C++ ApplyFusedEmaAdamListAttrs, bound from the
+    generated attribute table) has exactly the list op's attributes with the spec's defaults, and
+    twin's conversion sets each from the golden.Hyper / golden.Extras field of its name."""
     sig = SPECS["apply_fused_ema_adam_list"]
-    attrs = _twin.ListAttrs()
+    attrs = _twin.ApplyFusedEmaAdamListAttrs()
     names = {n for n in dir(attrs) if not n.startswith("_")}
     assert names == {a.name for a in sig.by_kind("attr")}
     for a in sig.by_kind("attr"):

@@ -40,7 +40,7 @@ def launches(monkeypatch):
     seen = []
     real_list, real_single, real_prepared = (optim_module.apply_fused_ema_adam_list,
                                              optim_module.npu_apply_fused_ema_adamw,
-                                             _C.ListLaunch)
+                                             _C.ApplyFusedEmaAdamListLaunch)
 
     def list_op(grads, vars, ms, vs, ss, *args, **kwargs):
         seen.append(("list", len(ss or [])))
@@ -56,7 +56,7 @@ def launches(monkeypatch):
 
     monkeypatch.setattr(optim_module, "apply_fused_ema_adam_list", list_op)
     monkeypatch.setattr(optim_module, "npu_apply_fused_ema_adamw", single_op)
-    monkeypatch.setattr(_C, "ListLaunch", prepared)
+    monkeypatch.setattr(_C, "ApplyFusedEmaAdamListLaunch", prepared)
     return seen
 
 

@@ -1,9 +1,9 @@
 """Phase-2-only steps (issue 21): a cached group of FusedEmaAdamW on the CPU launches through its
-prepared launches (_C.ListLaunch: CANN's repeatable executors), prepared once and run again while
-nothing phase 1 checked has changed. Here: ListLaunch itself (what run() accepts, what makes it
-refuse, and that a refusal writes nothing), then the optimizer through every change that must
-prepare again (or must not), bit for bit an optimizer that checks and launches through the op at
-every step."""
+prepared launches (_C.ApplyFusedEmaAdamListLaunch: CANN's repeatable executors), prepared once and
+run again while nothing phase 1 checked has changed. Here: ApplyFusedEmaAdamListLaunch itself (what
+run() accepts, what makes it refuse, and that a refusal writes nothing), then the optimizer through
+every change that must prepare again (or must not), bit for bit an optimizer that checks and
+launches through the op at every step."""
 
 import types
 
@@ -23,7 +23,7 @@ def seed_of(rng):
 
 
 # ------------------------------------------------------------------------------------------
-# _C.ListLaunch
+# _C.ApplyFusedEmaAdamListLaunch
 
 
 def lists(gen, shapes, dtype=torch.float32):
@@ -55,8 +55,8 @@ def test_list_launch_runs_again_bit_for_bit_the_op(rng):
         reference = clone_all(*state)
         step = torch.tensor([1])
         scale = torch.tensor([4.0])
-        launch = _C.ListLaunch(grads, *state[:3], state[3] if ema else [], [], [], step, scale,
-                               None, 1e-3, 0.99, *HYPER, True)
+        launch = _C.ApplyFusedEmaAdamListLaunch(grads, *state[:3], state[3] if ema else [], [], [],
+                                                step, scale, None, 1e-3, 0.99, *HYPER, True)
         assert launch.launches == 2
         for k in range(1, 6):
             grads = [torch.randn(s, generator=gen) for s in SHAPES]
@@ -103,8 +103,8 @@ def test_list_launch_refuses_what_phase_1_did_not_check(rng, change):
     shapes = [(5, 3), (4,), (1,), (33,)]
     grads, vars, ms, vs, ss = lists(gen, shapes)
     step = torch.tensor([1])
-    launch = _C.ListLaunch(grads, vars, ms, vs, ss, [], [], step, None, None, 1e-3, 0.99,
-                           *HYPER, False)
+    launch = _C.ApplyFusedEmaAdamListLaunch(grads, vars, ms, vs, ss, [], [], step, None, None, 1e-3,
+                                            0.99, *HYPER, False)
     assert launch.run(grads, step, 1e-3, 0.99, None, None)
     x = dict(grads=[torch.randn(s, generator=gen) for s in shapes], vars=vars, ms=ms, vs=vs,
              ss=ss, step=torch.tensor([2]), scale=None)
@@ -131,10 +131,10 @@ def test_list_launch_is_validated_as_the_op_is(rng):
     grads, vars, ms, vs, ss = lists(gen, [(8,), (8,)])
     step = torch.tensor([1])
     with pytest.raises(RuntimeError, match=r"msRef\[1\] and vsRef\[1\] overlap in memory"):
-        _C.ListLaunch(grads, vars, ms, [vs[0], ms[1]], ss, [], [], step, None, None, 1e-3,
-                      0.99, *HYPER, False)
-    launch = _C.ListLaunch(grads, vars, ms, vs, ss, [], [], step, None, None, 1e-3, 0.99,
-                           *HYPER, False)
+        _C.ApplyFusedEmaAdamListLaunch(grads, vars, ms, [vs[0], ms[1]], ss, [], [], step, None,
+                                       None, 1e-3, 0.99, *HYPER, False)
+    launch = _C.ApplyFusedEmaAdamListLaunch(grads, vars, ms, vs, ss, [], [], step, None, None, 1e-3,
+                                            0.99, *HYPER, False)
     before = clone_all(vars, ms, vs, ss)
     with pytest.raises(TypeError, match=r"grads\[1\] is a numpy.ndarray, not a tensor"):
         launch.run([grads[0], grads[1].numpy()], step, 1e-3, 0.99, None, None)
@@ -146,14 +146,14 @@ def test_list_launch_is_validated_as_the_op_is(rng):
 
 
 class Counting:
-    """_C for the optimizer's launches: counts ListLaunch constructions and runs (refused runs
-    apart)."""
+    """_C for the optimizer's launches: counts ApplyFusedEmaAdamListLaunch constructions and runs
+    (refused runs apart)."""
 
     def __init__(self):
         self.made = self.ran = self.refused = 0
         counter = self
 
-        class ListLaunch(_C.ListLaunch):
+        class ApplyFusedEmaAdamListLaunch(_C.ApplyFusedEmaAdamListLaunch):
             def __init__(self, *args):
                 counter.made += 1
                 super().__init__(*args)
@@ -164,7 +164,7 @@ class Counting:
                 counter.refused += not ok
                 return ok
 
-        self.module = types.SimpleNamespace(ListLaunch=ListLaunch)
+        self.module = types.SimpleNamespace(ApplyFusedEmaAdamListLaunch=ApplyFusedEmaAdamListLaunch)
 
     def take(self):
         seen = (self.made, self.ran, self.refused)

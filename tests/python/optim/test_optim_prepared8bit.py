@@ -1,9 +1,10 @@
 """Phase-2-only steps of 8-bit state: a cached 8-bit group of FusedEmaAdamW on the CPU launches
-through its prepared launches (_C.Adam8bitListLaunch: CANN's repeatable executors), prepared once
-and run again while nothing phase 1 checked has changed. Here: Adam8bitListLaunch itself (bit for
-bit the op over many runs, what makes run() refuse, that a refusal writes nothing, the op's errors
-at construction), then the optimizer through the changes that must prepare again (or must not),
-bit for bit an optimizer that checks and launches through the op at every step."""
+through its prepared launches (_C.ApplyFusedEmaAdam8bitListLaunch: CANN's repeatable executors),
+prepared once and run again while nothing phase 1 checked has changed. Here:
+ApplyFusedEmaAdam8bitListLaunch itself (bit for bit the op over many runs, what makes run() refuse,
+that a refusal writes nothing, the op's errors at construction), then the optimizer through the
+changes that must prepare again (or must not), bit for bit an optimizer that checks and launches
+through the op at every step."""
 
 import re
 import types
@@ -61,8 +62,8 @@ def assert_same(x, y):
 
 
 def prepare(x, qm, qv, step, scale=None, found=None, lr=1e-3, decay=0.99, maximize=False):
-    return _C.Adam8bitListLaunch(*(x[name] or [] for name in LISTS), qm, qv, step, scale, found,
-                                 lr, decay, *NUMBERS, maximize)
+    return _C.ApplyFusedEmaAdam8bitListLaunch(*(x[name] or [] for name in LISTS), qm, qv, step,
+                                              scale, found, lr, decay, *NUMBERS, maximize)
 
 
 def op(x, grads, qm, qv, step, scale=None, found=None, lr=1e-3, decay=0.99, maximize=False):
@@ -236,8 +237,9 @@ class Counting:
             return Spy
 
         self.module = types.SimpleNamespace(
-            Adam8bitListLaunch=spied(_C.Adam8bitListLaunch, self.counts["8bit"]),
-            ListLaunch=spied(_C.ListLaunch, self.counts["fp32"]))
+            ApplyFusedEmaAdam8bitListLaunch=spied(_C.ApplyFusedEmaAdam8bitListLaunch,
+                                                  self.counts["8bit"]),
+            ApplyFusedEmaAdamListLaunch=spied(_C.ApplyFusedEmaAdamListLaunch, self.counts["fp32"]))
 
     def take(self, kind="8bit"):
         seen = tuple(self.counts[kind])

@@ -35,7 +35,7 @@ constexpr float kNoValue = -1.0f;  // found_inf absent
 
 /** A case's options: which optional inputs the launch has, and maximize. */
 struct Options {
-    list_op::ListOptions inputs;
+    list_op::ApplyFusedEmaAdamListOptions inputs;
     bool maximize = false;
 };
 
@@ -59,23 +59,27 @@ void Overflow(uint8_t* grad, uint64_t n, Dt gradDt, Dt stateDt)
     for (uint64_t i = 1; i < n && i <= 3; ++i) ascendc_emulate::PutFloat(grad, i, gradDt, specials[i - 1]);
 }
 
-int RunCase(const std::string& out, uint64_t seed, const list_op::ListDtypes& d, const Case& c, int index)
+int RunCase(const std::string& out, uint64_t seed, const list_op::ApplyFusedEmaAdamListDtypes& d,
+            const Case& c, int index)
 {
     aea::Platform platform = aea::FindPlatform("Ascend910B2");
     platform.vectorCoreNum = c.cores;
-    list_op::ListAttrs attrs;
+    list_op::ApplyFusedEmaAdamListAttrs attrs;
     attrs.lr = 1e-3;
     attrs.emaDecay = 0.995;
     attrs.mode = c.mode;
     attrs.biasCorrection = c.biasCorrection;
     attrs.weightDecay = c.mode == 0 ? 0.05 : 0.01;
     attrs.maximize = c.options.maximize;
-    list_op::ListOptions options = c.options.inputs;
+    list_op::ApplyFusedEmaAdamListOptions options = c.options.inputs;
     options.foundInf = c.foundInf != kNoValue;
-    const uint32_t chunk = list_op::ComputeListTiling({uint64_t{1} << 26}, d, attrs, options, platform).data.chunkLength;
+    const uint32_t chunk = list_op::ComputeApplyFusedEmaAdamListTiling({uint64_t{1} << 26}, d,
+                                                                       attrs, options, platform)
+                               .data.chunkLength;
     std::vector<uint64_t> numels;
     for (uint64_t n : c.numels) numels.push_back(n / 1000000 * chunk + n % 1000000);
-    const list_op::ListTilingResult t = list_op::ComputeListTiling(numels, d, attrs, options, platform);
+    const list_op::ApplyFusedEmaAdamListTilingResult t =
+        list_op::ComputeApplyFusedEmaAdamListTiling(numels, d, attrs, options, platform);
 
     const Dt p = DtOf(d.param), s = DtOf(d.state), g = DtOf(d.grad);
     auto list = [&](Dt dt) { return ascendc_emulate::MakeList(numels, ascendc_emulate::DtBytes(dt)); };
@@ -154,7 +158,8 @@ int main(int argc, char** argv)
     chunked.inputs.ema = !kV2;
     chunked.maximize = true;
     int failed = 0, index = 0;
-    for (const list_op::ListDtypes& d : list_op::ListDtypeCombinations()) {
+    for (const list_op::ApplyFusedEmaAdamListDtypes& d :
+         list_op::ApplyFusedEmaAdamListDtypeCombinations()) {
         // 48 cores: entries of 1 element, shorter than a block, and a few hundred.
         failed += RunCase(args.out, args.seed, d, {48, {1, 37, 300, 17}, small, 0.0f, 1, true}, index++);
         // 4 cores: 2 + 3 + 1 chunks and tails spread over the cores (1-2 chunks each), then 6 chunks more.
@@ -172,7 +177,7 @@ int main(int argc, char** argv)
         }
     }
     // found_inf set: nothing is written (the first dtype row).
-    failed += RunCase(args.out, args.seed, list_op::ListDtypeCombinations()[0],
+    failed += RunCase(args.out, args.seed, list_op::ApplyFusedEmaAdamListDtypeCombinations()[0],
                       {4, {1000003, 40}, small, 1.0f, 1, true}, index++);
     return ascendc_emulate::DriverResult(argv[0], index, failed);
 }

@@ -1,18 +1,23 @@
-// tools/ascendc_check/run.py --run driver for op_kernel/apply_fused_ema_adam_list/apply_fused_ema_adam_list.cpp: the list kernel compiled against
-// the real AscendC headers (CPU-debug mode, do-nothing intrinsics that report their GM ranges) runs every block of
-// every tiling key x {AMSGrad off/on} x {grad_scale absent/given} x {found_inf absent/0/1/NaN} (maximize, mode and
-// bias correction varied along), on three list layouts, with the tilings the host computes (op_host
-// ComputeListTiling), the lists written in GM as CANN's launcher writes a DYNAMIC input, decoded by the real
+// tools/ascendc_check/run.py --run driver for
+// op_kernel/apply_fused_ema_adam_list/apply_fused_ema_adam_list.cpp: the list kernel compiled
+// against the real AscendC headers (CPU-debug mode, do-nothing intrinsics that report their GM
+// ranges) runs every block of every tiling key x {AMSGrad off/on} x {grad_scale absent/given} x
+// {found_inf absent/0/1/NaN} (maximize, mode and bias correction varied along), on three list
+// layouts, with the tilings the host computes (op_host ComputeApplyFusedEmaAdamListTiling), the
+// lists written in GM as CANN's launcher writes a DYNAMIC input, decoded by the real
 // ListTensorDesc.
-// ascendc-check: run-sources op_host/apply_fused_ema_adam_list/apply_fused_ema_adam_list_tiling.cpp op_host/common/platform.cpp op_host/common/ema_adam_attrs.cpp op_host/common/validation.cpp
+// ascendc-check: run-sources op_host/apply_fused_ema_adam_list/apply_fused_ema_adam_list_tiling.cpp
+// op_host/common/platform.cpp op_host/common/ema_adam_attrs.cpp op_host/common/validation.cpp
 //
-// Self-tests of this driver (`tools/ascendc_check/run.py --run` runs them: each must fail, for the reason given):
-// ascendc-check: driver-self-test --break=mixed-ranks vars\[2\] elements \[24, 960\) never read
-// ascendc-check: driver-self-test --break=ub-formula \[InitBuffer\].*exceeds the limit 196608
-// ascendc-check: driver-self-test --break=core-boundary block 0 read grads\[\d+\] elements .*outside its share
-// ascendc-check: driver-self-test --break=found-inf-ignored block 0 touched list descriptors, step, grad_scale
-// ascendc-check: driver-self-test --break=found-inf-ignored-unprotected found_inf = 1: the blocks issued \d+ GM copies
-// ascendc-check: driver-self-test --break=absent-list-opened block 0 touched the page after the empty list
+// Self-tests of this driver (`tools/ascendc_check/run.py --run` runs them: each must fail, for the
+// reason given): ascendc-check: driver-self-test --break=mixed-ranks vars\[2\] elements \[24, 960\)
+// never read ascendc-check: driver-self-test --break=ub-formula \[InitBuffer\].*exceeds the limit
+// 196608 ascendc-check: driver-self-test --break=core-boundary block 0 read grads\[\d+\] elements
+// .*outside its share ascendc-check: driver-self-test --break=found-inf-ignored block 0 touched
+// list descriptors, step, grad_scale ascendc-check: driver-self-test
+// --break=found-inf-ignored-unprotected found_inf = 1: the blocks issued \d+ GM copies
+// ascendc-check: driver-self-test --break=absent-list-opened block 0 touched the page after the
+// empty list
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -44,28 +49,41 @@ namespace {
 using ascend_ema_adam::DataType;
 using ascend_ema_adam::DataTypeName;
 using ascend_ema_adam::DataTypeSize;
-using ascend_ema_adam::apply_fused_ema_adam_list::ListAttrs;
-using ascend_ema_adam::apply_fused_ema_adam_list::ListDtypes;
-using ascend_ema_adam::apply_fused_ema_adam_list::ListOptions;
-using ascend_ema_adam::apply_fused_ema_adam_list::ListTilingResult;
 using ascend_ema_adam::Platform;
+using ascend_ema_adam::apply_fused_ema_adam_list::ApplyFusedEmaAdamListAttrs;
+using ascend_ema_adam::apply_fused_ema_adam_list::ApplyFusedEmaAdamListDtypes;
+using ascend_ema_adam::apply_fused_ema_adam_list::ApplyFusedEmaAdamListOptions;
+using ascend_ema_adam::apply_fused_ema_adam_list::ApplyFusedEmaAdamListTilingResult;
 using ascendc_check::GmTensor;
 
 const char* const kVerifies =
-    "run: list kernel: every block of every launch runs the real class library in CPU-debug mode (TPipe/TQue UB\n"
-    "run:   accounting, Cast round modes, DataCopyPad and vector operand checks; none may abort) and the real\n"
-    "run:   ListTensorDesc decoder on lists in CANN's launcher layout (1-D entries, header high half 1; absent\n"
-    "run:   max_vs/model_copies as the empty list, word 8, on a guard page). Checked per launch from the GM ranges\n"
-    "run:   of the copy intrinsics: each copy lies inside one tensor, with its dtype's width, at most a chunk long;\n"
-    "run:   G, P, M, V, S (, max_v) are read and P, M, V, S (, max_v) (, copy) written exactly once per element;\n"
-    "run:   grads are never written, model copies never read; each block moves exactly its share of the host's\n"
-    "run:   split (ListCoreSegments). Tensor data is PROT_NONE in the blocks (only copies touch it); with\n"
-    "run:   found_inf nonzero also every list, step and grad_scale: no copy and no other GM access happens.\n"
-    "run:   NOT verified: numerical results (the intrinsics do nothing; the twin tests hold the kernel to the\n"
-    "run:   golden), UB addresses and dependencies between pipes (no instruction model), the device compiler.\n"
+    "run: list kernel: every block of every launch runs the real class library in CPU-debug mode "
+    "(TPipe/TQue UB\n"
+    "run:   accounting, Cast round modes, DataCopyPad and vector operand checks; none may abort) "
+    "and the real\n"
+    "run:   ListTensorDesc decoder on lists in CANN's launcher layout (1-D entries, header high "
+    "half 1; absent\n"
+    "run:   max_vs/model_copies as the empty list, word 8, on a guard page). Checked per launch "
+    "from the GM ranges\n"
+    "run:   of the copy intrinsics: each copy lies inside one tensor, with its dtype's width, at "
+    "most a chunk long;\n"
+    "run:   G, P, M, V, S (, max_v) are read and P, M, V, S (, max_v) (, copy) written exactly "
+    "once per element;\n"
+    "run:   grads are never written, model copies never read; each block moves exactly its share "
+    "of the host's\n"
+    "run:   split (ApplyFusedEmaAdamListCoreSegments). Tensor data is PROT_NONE in the blocks "
+    "(only copies touch it); with\n"
+    "run:   found_inf nonzero also every list, step and grad_scale: no copy and no other GM access "
+    "happens.\n"
+    "run:   NOT verified: numerical results (the intrinsics do nothing; the twin tests hold the "
+    "kernel to the\n"
+    "run:   golden), UB addresses and dependencies between pipes (no instruction model), the "
+    "device compiler.\n"
 #if AEA_LIST_RUN_V2
-    "run: V2 entry: also launches without the EMA (ss and ssRef the empty list before an inaccessible page: never\n"
-    "run:   opened, S neither read nor written) and with lr / ema_decay as one-element GM tensors (scalar reads)\n"
+    "run: V2 entry: also launches without the EMA (ss and ssRef the empty list before an "
+    "inaccessible page: never\n"
+    "run:   opened, S neither read nor written) and with lr / ema_decay as one-element GM tensors "
+    "(scalar reads)\n"
 #endif
     ;
 
@@ -155,9 +173,9 @@ struct Launch {
     const char* layout;
     Platform platform;
     std::vector<uint64_t> numels;
-    ListDtypes dtypes;
-    ListOptions options;
-    ListAttrs attrs;
+    ApplyFusedEmaAdamListDtypes dtypes;
+    ApplyFusedEmaAdamListOptions options;
+    ApplyFusedEmaAdamListAttrs attrs;
     FoundInf foundInf = FoundInf::kAbsent;
     Break broken = Break::kNone;
 
@@ -175,7 +193,7 @@ struct Outcome {
     uint64_t chunksPerBlock = 0;   // most chunks one block moves
 };
 
-std::string Describe(const Launch& l, const ListTilingResult& t)
+std::string Describe(const Launch& l, const ApplyFusedEmaAdamListTilingResult& t)
 {
     std::string s = "list key " + std::to_string(t.tilingKey) + " (P " + DataTypeName(l.dtypes.param) + ", S " +
                     DataTypeName(l.dtypes.state) + ", G " + DataTypeName(l.dtypes.grad) +
@@ -201,7 +219,7 @@ class LaunchGm {
 public:
     static constexpr size_t kGap = 512;
 
-    LaunchGm(const Launch& l, const ListTilingResult& tiling)
+    LaunchGm(const Launch& l, const ApplyFusedEmaAdamListTilingResult& tiling)
         : data_(DataBytes(l)), meta_(MetaBytes(l)), flag_(sizeof(float)), tiling_(tiling.data)
     {
         const DataType p = l.dtypes.param;
@@ -344,9 +362,10 @@ private:
     float* emaDecay_ = nullptr;
 };
 
-/** What the host tiling says each block moves: its ListCoreSegments. */
-ascendc_check::GmExpectation Expectation(const Launch& l, const ListTilingResult& tiling, const LaunchGm& gm,
-                                         Outcome* out)
+/** What the host tiling says each block moves: its ApplyFusedEmaAdamListCoreSegments. */
+ascendc_check::GmExpectation Expectation(const Launch& l,
+                                         const ApplyFusedEmaAdamListTilingResult& tiling,
+                                         const LaunchGm& gm, Outcome* out)
 {
     ascendc_check::GmExpectation expected;
     expected.tensors = gm.Tensors();
@@ -354,8 +373,9 @@ ascendc_check::GmExpectation Expectation(const Launch& l, const ListTilingResult
     for (uint32_t core = 0; core < tiling.data.usedCoreNum; ++core) {
         expected.shares.emplace_back();
         uint64_t chunks = 0;
-        for (const ascend_ema_adam::apply_fused_ema_adam_list::ListSegment& seg :
-             ascend_ema_adam::apply_fused_ema_adam_list::ListCoreSegments(tiling.data, l.numels, core)) {
+        for (const ascend_ema_adam::apply_fused_ema_adam_list::ApplyFusedEmaAdamListSegment& seg :
+             ascend_ema_adam::apply_fused_ema_adam_list::ApplyFusedEmaAdamListCoreSegments(
+                 tiling.data, l.numels, core)) {
             expected.shares.back().push_back({seg.tensor, seg.begin, seg.end});
             chunks += (seg.end - seg.begin + tiling.data.chunkLength - 1) / tiling.data.chunkLength;
         }
@@ -382,12 +402,13 @@ void BreakTiling(Break b, ApplyFusedEmaAdamListTilingData* t)
 Outcome RunLaunch(const Launch& l)
 {
     Outcome out;
-    ListOptions hostOptions = l.options;
+    ApplyFusedEmaAdamListOptions hostOptions = l.options;
     hostOptions.foundInf = l.foundInf != FoundInf::kAbsent;
     if (l.broken == Break::kUbFormula) {
         hostOptions.gradScale = false;  // a host whose UB formula forgot the grad-scale slot
     }
-    const ListTilingResult tiling = ComputeListTiling(l.numels, l.dtypes, l.attrs, hostOptions, l.platform);
+    const ApplyFusedEmaAdamListTilingResult tiling =
+        ComputeApplyFusedEmaAdamListTiling(l.numels, l.dtypes, l.attrs, hostOptions, l.platform);
     out.chunk = tiling.data.chunkLength;
     out.ubBytes = tiling.ubBytesPerCore;
     if (tiling.blockDim == 0) {
@@ -430,10 +451,11 @@ Outcome RunLaunch(const Launch& l)
 }
 
 /** The chunk a launch of these dtypes/options gets when UB, not the core's share, limits it. */
-uint32_t FullChunk(const ListDtypes& d, const ListOptions& o, const ListAttrs& a,
-                   const Platform& platform)
+uint32_t FullChunk(const ApplyFusedEmaAdamListDtypes& d, const ApplyFusedEmaAdamListOptions& o,
+                   const ApplyFusedEmaAdamListAttrs& a, const Platform& platform)
 {
-    return ComputeListTiling({uint64_t{1} << 26}, d, a, o, platform).data.chunkLength;
+    return ComputeApplyFusedEmaAdamListTiling({uint64_t{1} << 26}, d, a, o, platform)
+        .data.chunkLength;
 }
 
 /**
@@ -487,7 +509,8 @@ int RunAll()
     uint64_t launches = 0;
     uint64_t blocks = 0;
     uint64_t copies = 0;
-    const std::vector<ListDtypes> keys = ascend_ema_adam::apply_fused_ema_adam_list::ListDtypeCombinations();
+    const std::vector<ApplyFusedEmaAdamListDtypes> keys =
+        ascend_ema_adam::apply_fused_ema_adam_list::ApplyFusedEmaAdamListDtypeCombinations();
     for (size_t k = 0; k < keys.size(); ++k) {
         for (const Layout& layout : layouts) {
             Outcome sum;
@@ -511,8 +534,11 @@ int RunAll()
                         l.attrs.biasCorrection = !(amsgrad != 0 && scale != 0);
                         l.attrs.weightDecay = 0.01;
                         l.foundInf = f;
-                        const uint32_t align = ascend_ema_adam::apply_fused_ema_adam_list::ComputeListTiling(
-                            {1}, l.dtypes, l.attrs, l.options, l.platform).data.alignElems;
+                        const uint32_t align =
+                            ascend_ema_adam::apply_fused_ema_adam_list::
+                                ComputeApplyFusedEmaAdamListTiling({1}, l.dtypes, l.attrs,
+                                                                   l.options, l.platform)
+                                    .data.alignElems;
                         l.numels = Numels(layout.name, FullChunk(l.dtypes, l.options, l.attrs, l.platform), align);
                         const Outcome o = RunLaunch(l);
                         failed += o.ok ? 0 : 1;
@@ -526,17 +552,22 @@ int RunAll()
                     }
                 }
             }
-            std::printf("run: list key %llu (P %s, S %s, G %s%s%s) on %s (%u cores), %s layout: %llu launches, %u "
-                        "blocks (up to %llu tensors and %llu chunks per block), %llu GM copies checked, chunk <= %u, "
-                        "UB <= %u B\n",
-                        static_cast<unsigned long long>(ascend_ema_adam::apply_fused_ema_adam_list::ListTilingKeyOf(keys[k])),
-                        DataTypeName(keys[k].param), DataTypeName(keys[k].state), DataTypeName(keys[k].grad),
-                        keys[k].hasCopy ? ", C " : "", keys[k].hasCopy ? DataTypeName(keys[k].copy) : "",
-                        layout.platform.name.c_str(), layout.platform.vectorCoreNum, layout.name,
-                        static_cast<unsigned long long>(n), sum.blocks,
-                        static_cast<unsigned long long>(sum.tensorsPerBlock),
-                        static_cast<unsigned long long>(sum.chunksPerBlock),
-                        static_cast<unsigned long long>(sum.copies), sum.chunk, sum.ubBytes);
+            std::printf(
+                "run: list key %llu (P %s, S %s, G %s%s%s) on %s (%u cores), %s layout: %llu "
+                "launches, %u "
+                "blocks (up to %llu tensors and %llu chunks per block), %llu GM copies checked, "
+                "chunk <= %u, "
+                "UB <= %u B\n",
+                static_cast<unsigned long long>(
+                    ascend_ema_adam::apply_fused_ema_adam_list::ApplyFusedEmaAdamListTilingKeyOf(
+                        keys[k])),
+                DataTypeName(keys[k].param), DataTypeName(keys[k].state),
+                DataTypeName(keys[k].grad), keys[k].hasCopy ? ", C " : "",
+                keys[k].hasCopy ? DataTypeName(keys[k].copy) : "", layout.platform.name.c_str(),
+                layout.platform.vectorCoreNum, layout.name, static_cast<unsigned long long>(n),
+                sum.blocks, static_cast<unsigned long long>(sum.tensorsPerBlock),
+                static_cast<unsigned long long>(sum.chunksPerBlock),
+                static_cast<unsigned long long>(sum.copies), sum.chunk, sum.ubBytes);
             launches += n;
             blocks += sum.blocks;
             copies += sum.copies;
@@ -559,7 +590,8 @@ int RunAll()
 int RunBroken(Break b)
 {
     Launch l;
-    l.dtypes = ascend_ema_adam::apply_fused_ema_adam_list::ListDtypeCombinations()[0];  // fp32 params, state and grads
+    l.dtypes = ascend_ema_adam::apply_fused_ema_adam_list::ApplyFusedEmaAdamListDtypeCombinations()
+        [0];  // fp32 params, state and grads
     l.attrs.weightDecay = 0.01;
     l.broken = b;
     l.layout = "small";
