@@ -3,7 +3,7 @@
 Layers, from the metal up:
   * ``op_kernel/``   the AscendC kernel (NPU), also compiled against the CPU twin;
   * ``op_host/``     host tiling (cores x unified-buffer chunks);
-  * :mod:`ascend_ema_adam.twin`    the kernel on the CPU twin for numpy arrays;
+  * :mod:`ascend_ema_adam.kernels`    the kernel on the CPU twin for numpy arrays;
   * :mod:`ascend_ema_adam.golden`  numpy golden models (float64 and dtype-faithful fp32);
   * :mod:`ascend_ema_adam.ops`     the torch op (CPU and NPU tensors), MindSpeed's API.
 

@@ -8,7 +8,7 @@ numbers: CANN's precision-standard thresholds and the limits of narrowing a doub
 sweep, the optimizer's state layouts). The C++ layers have their own tables,
 ``op_host/common/data_type.h`` and the list op's check;
 ``tests/python/host/test_apply_fused_ema_adam_tiling.py`` and ``tests/python/host/test_dtypes.py`` hold the
-two languages' tables equal through ``_twin``. torch is
+two languages' tables equal through ``_kernels``. torch is
 imported only by the functions that return torch objects.
 """
 
@@ -121,7 +121,7 @@ class ApplyFusedEmaAdamListDtypes:
 
     @property
     def names(self) -> tuple:
-        """(param, state, grad, copy or None) by name, as ``_twin`` reports combinations."""
+        """(param, state, grad, copy or None) by name, as ``_kernels`` reports combinations."""
         return (self.param.name, self.state.name, self.grad.name,
                 None if self.copy is None else self.copy.name)
 

@@ -33,7 +33,7 @@ def _cann_version() -> str | None:
 
 def info() -> dict:
     """A dict describing the installation (see :func:`format_info`)."""
-    from . import _twin
+    from . import _kernels
 
     torch_version = _version("torch")
     result = {
@@ -42,7 +42,7 @@ def info() -> dict:
         # Looked up, never imported: importing torch_npu without CANN breaks torch.
         "torch_npu": _version("torch_npu") or _version("torch-npu"),
         "cann": _cann_version(),
-        "cpu_platform": next(p for p in _twin.platforms() if p["name"] == "cpu"),
+        "cpu_platform": next(p for p in _kernels.platforms() if p["name"] == "cpu"),
         "build": None,
         "cpu_tensor_backend": None,
         "npu_tensor_backend": None,
@@ -55,7 +55,7 @@ def info() -> dict:
         result["build"] = build
         result["cpu_tensor_backend"] = (
             "aclnnApplyFusedEmaAdam on the CPU device (libascend_ema_adam_acl), kernel: "
-            + _twin.cpu_kernel_name())
+            + _kernels.cpu_kernel_name())
         result["npu_tensor_backend"] = (
             "aclnnApplyFusedEmaAdam* of CANN's op-API libraries (our custom package) through "
             "torch_npu's task queue"

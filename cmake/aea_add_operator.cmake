@@ -11,7 +11,7 @@
 #                                     loops of runtime/native/; a loop file of its own, *_<isa>.cpp,
 #                                     would be compiled for AEA_NATIVE_ISAS)  -> aea_native
 #   csrc/ops/<op>/*.cpp               its torch op (schema, CPU kernel; *_npu.cpp with torch_npu) -> _C
-#   csrc/twin/<op>_bindings.cpp       its numpy-level bindings      -> _twin
+#   csrc/ops/<op>/*_kernels_bindings.cpp  its numpy-level bindings (no torch) -> _kernels
 #   op_host/<op>/<op>_signature.json  its signature, declared once (docs/ARCHITECTURE.md, "One
 #                                     signature per operator"): cmake/gen_op_signature.py turns it
 #                                     into <build>/generated/<op>/<op>_signature.h when CMake
@@ -29,7 +29,7 @@ endif()
 set(AEA_GENERATED_DIR ${CMAKE_BINARY_DIR}/generated)
 
 # The folders of operator `op` that a source of `layer` may include: its own layer's and those it
-# builds on (kernel < host < runtime, torch_op; the _twin bindings are runtime).
+# builds on (kernel < host < runtime, torch_op; the _kernels bindings are runtime).
 function(aea_operator_includes op layer out)
   set(root ${AEA_SOURCE_DIR})
   set(kernel ${root}/op_kernel/${op})
@@ -111,13 +111,15 @@ function(aea_add_operator op)
     file(GLOB op_sources CONFIGURE_DEPENDS ${root}/csrc/ops/${op}/*.cpp)
     set(torch_op_sources)
     foreach(source ${op_sources})
-      if(NOT source MATCHES "_npu\\.cpp$" OR AEA_WITH_NPU)
+      if(source MATCHES "_kernels_bindings\\.cpp$")
+        continue()
+      elseif(NOT source MATCHES "_npu\\.cpp$" OR AEA_WITH_NPU)
         list(APPEND torch_op_sources ${source})
       endif()
     endforeach()
     aea_operator_sources(_C ${op} torch_op ${torch_op_sources})
-    file(GLOB binding_sources CONFIGURE_DEPENDS ${root}/csrc/twin/${op}_bindings.cpp)
-    aea_operator_sources(_twin ${op} runtime ${binding_sources})
+    file(GLOB binding_sources CONFIGURE_DEPENDS ${root}/csrc/ops/${op}/${op}_kernels_bindings.cpp)
+    aea_operator_sources(_kernels ${op} runtime ${binding_sources})
   endif()
 endfunction()
 

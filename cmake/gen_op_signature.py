@@ -20,9 +20,9 @@ The spec (JSON):
                         arguments that op type does not have; "cann_builtin": CANN's own op type,
                         whose aclnn functions the CPU library implements (no OpDef here)
     functional_returns  "named" or "unnamed": the functional schema's returns
-    python              {"ops": [...], "twin": [...], "_C": [...]}: the functions of
-                        ascend_ema_adam.ops and .twin that take the operator's arguments (the
-                        twin's attributes as golden.Hyper and golden.Extras), and the callables of
+    python              {"ops": [...], "kernels": [...], "_C": [...]}: the functions of
+                        ascend_ema_adam.ops and .kernels that take the operator's arguments (the
+                        kernels' attributes as golden.Hyper and golden.Extras), and the callables of
                         ascend_ema_adam._C that take them in CANN's order
     arguments           in the torch schema's order; "*" starts the keyword-only ones. Each:
         name        CANN's name (OpDef, JSON) and the Python functions'

@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import twin
+from .. import kernels
 from .._dtypes import by_name
 from .bench_common import (BENCH_OUT, HYPER, NPU_PLATFORM, TARGET_NUMEL, Timing, _cpu_name,
                            _deepspeed, _fmt_time, measure, output_dir, use_isa, use_threads)
@@ -144,7 +144,7 @@ PROBE_ARRAYS = {"copy": 2, "copy_nt": 2, "triad": 3, "triad_nt": 3, "update": 5}
 def probes(total: int, threads: int, torch) -> dict:
     """The streaming probes on fresh 64-B aligned fp32 buffers of ``total`` elements."""
     buffers = [torch.ones(total).numpy() for _ in range(5)]
-    return {f"probe_{kind}": (lambda kind=kind, k=k: twin._twin.stream_probe(
+    return {f"probe_{kind}": (lambda kind=kind, k=k: kernels._kernels.stream_probe(
                 kind, buffers[:k], 0.5, total, threads))
             for kind, k in PROBE_ARRAYS.items()}
 
@@ -156,7 +156,7 @@ def probes(total: int, threads: int, torch) -> dict:
 def gm_traffic(case: Case) -> dict:
     """The twin's GM byte counters for one tensor of the case (all tensors are alike)."""
     arrays = [np.full(case.numel, 0.01, dtype=by_name(case.dtype).numpy) for _ in range(5)]
-    stats = twin.apply_fused_ema_adam(*arrays, np.array([10], np.int64), HYPER)
+    stats = kernels.apply_fused_ema_adam(*arrays, np.array([10], np.int64), HYPER)
     moved = stats.total("gm_read_bytes") + stats.total("gm_write_bytes")
     minimum = 9 * case.itemsize * case.numel
     return {"bytes_per_tensor": moved, "minimum": minimum, "minimal": moved == minimum}
@@ -166,8 +166,8 @@ def npu_model(case: Case) -> dict:
     """Bandwidth-bound time on the NPU preset from the host tiling: every core streams its own
     range at an equal share of the nominal HBM bandwidth, so the busiest core sets the time.
     Launch overhead is not modelled."""
-    preset = next(p for p in twin.platforms() if p["name"] == NPU_PLATFORM)
-    tiling = twin.compute_tiling(case.numel, by_name(case.dtype).numpy, HYPER,
+    preset = next(p for p in kernels.platforms() if p["name"] == NPU_PLATFORM)
+    tiling = kernels.compute_tiling(case.numel, by_name(case.dtype).numpy, HYPER,
                                  platform=NPU_PLATFORM)
     per_core = [(e - b) * 9 * case.itemsize for b, e in tiling["core_ranges"]]
     busiest = max(per_core)
@@ -202,7 +202,7 @@ def run(quick: bool = False, out_dir: str = BENCH_OUT, threads: list[int] | None
     env = {"cpu": _cpu_name(), "cpus": cpus, "python": platform.python_version(),
            "torch": torch.__version__, "torch_cpu_capability":
            torch.backends.cpu.get_cpu_capability(), "deepspeed": deepspeed_note,
-           "cpu_kernel": twin.cpu_kernel(), "isa_forced": isa,
+           "cpu_kernel": kernels.cpu_kernel(), "isa_forced": isa,
            "load_average_start": os.getloadavg(), "repeats": repeats, "quick": quick}
     print(f"  CPU {env['cpu']}, {cpus} CPUs; torch {env['torch']} "
           f"({env['torch_cpu_capability']}); native kernel {env['cpu_kernel']['isa']}; "

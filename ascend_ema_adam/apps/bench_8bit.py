@@ -18,7 +18,7 @@ round, an idle gap before each sample, warm-up first), medians:
   ``torch._foreach_lerp_`` EMA;
 * ``bnb``: ``bitsandbytes.optim.AdamW8bit.step()`` (its CPU backend) + ``torch._foreach_lerp_`` EMA.
 
-The kernel rows run on the tensors' memory through ``_twin``: kernel to kernel, without the
+The kernel rows run on the tensors' memory through ``_kernels``: kernel to kernel, without the
 optimizer's host work. The baselines need the ``bench`` extra; without one its row says so. The
 state's bytes per parameter are measured from the tensors each implementation keeps.
 """
@@ -32,14 +32,14 @@ import warnings
 
 import numpy as np
 
-from .. import _twin, golden8bit as g8
+from .. import _kernels, golden8bit as g8
 from ..optim import FusedEmaAdamW
 from .bench_common import HYPER, TARGET_NUMEL, _fmt_time, measure, use_threads
 
 
 def _attrs(attrs):
-    """``attrs`` (a _twin.Attrs, or the list op's _twin.ApplyFusedEmaAdamListAttrs) with the bench's
-    values."""
+    """``attrs`` (a _kernels.Attrs, or the list op's _kernels.ApplyFusedEmaAdamListAttrs) with
+    the bench's values."""
     for name in ("lr", "ema_decay", "beta1", "beta2", "eps", "mode", "bias_correction",
                  "weight_decay"):
         setattr(attrs, name, getattr(HYPER, name))
@@ -93,8 +93,8 @@ def _pattern_probes(n: int, threads: int, torch) -> dict:
     fp32 = [torch.ones(n).numpy() for _ in range(5)]
     eight = ([torch.ones(n).numpy() for _ in range(3)]
              + [torch.ones(n // 4).numpy() for _ in range(2)])
-    return {"probe_8bit": lambda: _twin.stream_probe("update8bit", eight, 0.5, n, threads),
-            "probe_fp32": lambda: _twin.stream_probe("update", fp32, 0.5, n, threads)}
+    return {"probe_8bit": lambda: _kernels.stream_probe("update8bit", eight, 0.5, n, threads),
+            "probe_fp32": lambda: _kernels.stream_probe("update", fp32, 0.5, n, threads)}
 
 
 def adam8bit_step(torch, quick: bool = False, seed: int = 0, out=sys.stdout,
@@ -117,31 +117,31 @@ def adam8bit_step(torch, quick: bool = False, seed: int = 0, out=sys.stdout,
     m_codes, m_absmax = g8.quantize(m32.numpy(), qmap_m)
     v_codes, v_absmax = g8.quantize(v32.numpy(), qmap_v)
     step = np.array([10], np.int64)
-    attrs, list_attrs = _attrs(_twin.Attrs()), _attrs(_twin.ApplyFusedEmaAdamListAttrs())
+    attrs, list_attrs = _attrs(_kernels.Attrs()), _attrs(_kernels.ApplyFusedEmaAdamListAttrs())
     g_np, m32_np, v32_np = grad.numpy(), m32.numpy(), v32.numpy()
     p8, s8 = params[2].data.numpy(), ema[2].numpy()  # views: updated in place
     p32, s32 = params[3].data.numpy(), ema[3].numpy()
 
     def ours_8bit():
-        _twin.launch_native_adam8bit_list(
+        _kernels.launch_native_adam8bit_list(
             [g_np], [p8], [m_codes], [v_codes], [m_absmax], [v_absmax], [s8], None, [n],
             qmap_m, qmap_v, step, None, None, "float32", "float32", "", attrs, False)
 
     def kernel_on_path(planes: bool, encode: str):
         def run():
-            _twin.launch_native_adam8bit_list(
+            _kernels.launch_native_adam8bit_list(
                 [g_np], [p8], [m_codes], [v_codes], [m_absmax], [v_absmax], [s8], None, [n],
                 qmap_m, qmap_v, step, None, None, "float32", "float32", "", attrs, False,
                 byte_planes=planes, encode=encode)
         return run
 
-    vbmi = _twin.adam8bit_native_path()["decode"] == "byte planes"  # (by default where it may)
+    vbmi = _kernels.adam8bit_native_path()["decode"] == "byte planes"  # (by default where it may)
     paths = {f"k8_{'planes' if planes else 'gathers'}_{encode}": kernel_on_path(planes, encode)
              for planes in ((True, False) if vbmi else (False,))
              for encode in ("table", "search")}
 
     def ours_fp32():
-        _twin.launch_native_list([g_np], [p32], [m32_np], [v32_np], [s32], None, None, [n], step,
+        _kernels.launch_native_list([g_np], [p32], [m32_np], [v32_np], [s32], None, None, [n], step,
                                  None, None, "float32", "float32", "float32", "", list_attrs)
 
     h = HYPER

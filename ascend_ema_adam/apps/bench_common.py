@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import golden, twin
+from .. import golden, kernels
 
 #: Where ``bench`` writes by default: a directory named after the tool, under the current one.
 BENCH_OUT = "ascend-ema-adam-bench"
@@ -142,7 +142,7 @@ def use_isa(isa: str, torch) -> None:
     for it, compiled on first use). Call before torch's first vectorized op. Raises ValueError
     for an instruction set this CPU lacks, RuntimeError if torch already chose another."""
     os.environ["ASCEND_EMA_ADAM_ISA"] = isa
-    twin.cpu_kernel()  # an instruction set this CPU does not run fails here, not mid-run
+    kernels.cpu_kernel()  # an instruction set this CPU does not run fails here, not mid-run
     _set_torch_isa(isa, torch)
     if importlib.util.find_spec("deepspeed") is not None:
         os.environ.setdefault("DS_ACCELERATOR", "cpu")

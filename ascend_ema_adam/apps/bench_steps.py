@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import twin
+from .. import kernels
 from .bench_common import (HYPER, NPU_PLATFORM, _fmt_time, gpt2_small_shapes, measure,
                            use_threads)
 
@@ -90,8 +90,8 @@ def list_npu_model(shapes) -> dict:
     elements per core of the list tiling (max / mean) against CANN FusedAdamw's split (whole
     tensors per core), and the bandwidth-bound time of the busiest core (a model)."""
     numels = [int(np.prod(s)) for s in shapes]
-    preset = next(p for p in twin.platforms() if p["name"] == NPU_PLATFORM)
-    tiling = twin.compute_list_tiling(numels, np.float32, hyper=HYPER, platform=NPU_PLATFORM)
+    preset = next(p for p in kernels.platforms() if p["name"] == NPU_PLATFORM)
+    tiling = kernels.compute_list_tiling(numels, np.float32, hyper=HYPER, platform=NPU_PLATFORM)
     per_core = [sum(end - begin for _, begin, end in segs) for segs in tiling["core_segments"]]
     cores = tiling["block_dim"]
     per_tensor_core = -(-len(numels) // cores)  # FusedAdamw: ceil(tensors / cores) each

@@ -26,7 +26,7 @@ import statistics
 import sys
 import time
 
-from .. import twin
+from .. import kernels
 from .bench_common import (BENCH_OUT, HYPER, _cpu_name, _fmt_time, gpt2_small_shapes, output_dir,
                            use_isa)
 
@@ -97,7 +97,7 @@ def run(repeats: int = 7, seed: int = 0, out_dir: str = BENCH_OUT, out=sys.stdou
     grads = [torch.randn(s, generator=gen) * 1e-2 for s in shapes]
     print(f"ZeRO-2 offload step, GPT-2-small shapes ({len(shapes)} tensors, "
           f"{sum(g.numel() for g in grads):,} fp32 elements), 1 gloo rank, {cpus} threads; "
-          f"CPU {_cpu_name()}; instruction sets: ours {twin.cpu_kernel()['isa']}, torch "
+          f"CPU {_cpu_name()}; instruction sets: ours {kernels.cpu_kernel()['isa']}, torch "
           f"{torch.backends.cpu.get_cpu_capability()}", file=out)
     path = output_dir(out_dir, out)
 
@@ -168,7 +168,7 @@ def run(repeats: int = 7, seed: int = 0, out_dir: str = BENCH_OUT, out=sys.stdou
               "optimizer_seconds": inner_medians, "optimizer_samples": inner_samples,
               "optimizer_fused_over_deepspeed": inner_ratio,
               "deepspeed_cpu_adam_load_seconds": built,
-              "isa": {"ours": twin.cpu_kernel()["isa"],
+              "isa": {"ours": kernels.cpu_kernel()["isa"],
                       "torch": torch.backends.cpu.get_cpu_capability(),
                       "deepspeed": getattr(ds_opt.ds_opt_adam, "__name__", "cpu_adam")},
               "load_average": {"start": load_start, "end": os.getloadavg()},

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import golden, twin
+from .. import golden, kernels
 from .._dtypes import LIST_DTYPES, NUMPY_FLOAT_DTYPES
 from ..golden import Hyper
 
@@ -96,7 +96,7 @@ def run_case(rng: np.random.Generator, dtype, hyper: Hyper, shape, step: int,
     reference = golden.reference_update(*inputs, step_arr, hyper)
     grad, var, m, v, s = (x.copy() for x in inputs)
     start = time.perf_counter()
-    stats = twin.apply_fused_ema_adam(grad, var, m, v, s, step_arr, hyper, platform=platform)
+    stats = kernels.apply_fused_ema_adam(grad, var, m, v, s, step_arr, hyper, platform=platform)
     seconds = time.perf_counter() - start
     actual = (var, m, v, s)
     numel = int(np.prod(shape, dtype=np.int64))
@@ -153,7 +153,7 @@ def list_combos() -> list[ListCombo]:
     """The list operator's dtype combinations (``_dtypes.LIST_DTYPES``), each with the tiling key
     the host gives it (a KeyError if the host had no kernel for one)."""
     keys = {(c["param"], c["state"], c["grad"], c["copy"]): c["tiling_key"]
-            for c in twin.list_dtype_combinations()}
+            for c in kernels.list_dtype_combinations()}
     return [ListCombo(row.param.numpy, row.state.numpy, row.grad.numpy,
                       None if row.copy is None else row.copy.numpy, keys[row.names])
             for row in LIST_DTYPES]
@@ -199,7 +199,7 @@ class ListCaseResult(Verdict):
     extras: golden.Extras
     amsgrad: bool
     sizes: tuple
-    stats: twin.LaunchStats
+    stats: kernels.LaunchStats
     ema: bool = True
 
 
@@ -232,7 +232,7 @@ def run_list_case(rng: np.random.Generator, combo: ListCombo, hyper: Hyper,
     work = {name: None if arrays is None else [a.copy() for a in arrays]
             for name, arrays in lists.items()}
     start = time.perf_counter()
-    stats = twin.apply_fused_ema_adam_list(
+    stats = kernels.apply_fused_ema_adam_list(
         work["grads"], work["vars"], work["ms"], work["vs"], work["ss"], step_arr, launch_hyper,
         extras, max_vs=work["max_vs"], model_copies=work["copies"], platform=platform, **scalars)
     seconds = time.perf_counter() - start

@@ -46,7 +46,7 @@ class GroupCache:
     """What a group's last full check established, kept while it still holds: the same
     parameters (objects; their dtypes, shapes and devices), the same ones with a gradient, the
     same state dicts and state tensors. A step then re-checks the gradients and the identities in
-    C++ loops (csrc/ops/optimizer_checks.cpp), about 0.1 us per parameter instead of ten, and
+    C++ loops (csrc/common/optimizer_checks.cpp), about 0.1 us per parameter instead of ten, and
     launches from lists built once, through its prepared launches (``prepared``). The steps of
     its parameters are the step counters' to follow (``_steps.StepCounters``), which hand their
     step tensors in to be checked with the state."""

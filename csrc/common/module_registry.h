@@ -1,8 +1,8 @@
 /**
  * @file module_registry.h
- * @brief What both extension modules (_C and _twin) do with their operators' Python bindings: each
- *        operator's bindings file registers a function at static initialisation, and the module's
- *        init calls them in registration order. Each module links its own copy of
+ * @brief What both extension modules (_C and _kernels) do with their operators' Python
+ *        bindings: each operator's bindings file registers a function at static
+ *        initialisation, and the module's init calls them in registration order. Each module links its own copy of
  *        module_registry.cpp, so each has its own registry.
  */
 #ifndef ASCEND_EMA_ADAM_MODULE_REGISTRY_H

@@ -17,7 +17,7 @@ enum class DataType : uint32_t { kFloat32, kFloat16, kBFloat16, kInt64, kUInt8 }
 
 struct DataTypeInfo {
     DataType type;
-    const char* name;  // numpy/torch spelling: the Python layer's key and _twin's dtype argument
+    const char* name;  // numpy/torch spelling: the Python layer's key and _kernels's dtype argument
     uint32_t size;     // bytes per element
     int32_t cannCode;  // its aclDataType value, shared by ge::DataType (ACL_FLOAT = DT_FLOAT = 0)
     bool isFloat;      // one of the updated tensors' dtypes (the kernels' instantiations)

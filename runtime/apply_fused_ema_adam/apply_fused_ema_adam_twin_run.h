@@ -1,7 +1,7 @@
 /**
  * @file apply_fused_ema_adam_twin_run.h
  * @brief Runs the AscendC kernel on the CPU through the twin: the CPU device's verification
- *        kernel (ASCEND_EMA_ADAM_CPU_KERNEL=twin) and _twin's kernel-fidelity path.
+ *        kernel (ASCEND_EMA_ADAM_CPU_KERNEL=twin) and _kernels's kernel-fidelity path.
  */
 #ifndef APPLY_FUSED_EMA_ADAM_TWIN_RUN_H
 #define APPLY_FUSED_EMA_ADAM_TWIN_RUN_H

@@ -1,8 +1,8 @@
 /**
  * @file native_stream_probe.h
  * @brief Streaming-bandwidth probes on fp32 arrays, split over threads like the native kernels
- *        (Parallel): the benchmark's roofline (ascend_ema_adam bench, through _twin). Bench only:
- *        the CPU device never links it. Bytes moved per element: copy 8 (x0 = x1), triad 12
+ *        (Parallel): the benchmark's roofline (ascend_ema_adam bench, through _kernels). Bench
+ *        only: the CPU device never links it. Bytes moved per element: copy 8 (x0 = x1), triad 12
  *        (x0 = x1 + scalar * x2), the *Nt variants storing around the caches (no write-allocate
  *        read); update 36 (xk += x0 for k = 1..4, in place: ApplyFusedEmaAdam's access pattern);
  *        update8bit 24 (x1 += x0 and x2 += x1 on fp32, in place, and two streams of one byte per

@@ -6,7 +6,7 @@ import dataclasses
 import ml_dtypes
 import numpy as np
 
-from ascend_ema_adam import _twin, golden, golden8bit as g8
+from ascend_ema_adam import _kernels, golden, golden8bit as g8
 from ascend_ema_adam._dtypes import LIST8BIT_DTYPES, by_name
 from ascend_ema_adam.golden import Extras, Hyper
 
@@ -18,7 +18,7 @@ QMAP_M, QMAP_V = g8.dynamic_map(True), g8.dynamic_map(False)
 
 
 def attrs_of(h: Hyper):
-    attrs = _twin.Attrs()
+    attrs = _kernels.Attrs()
     for field in dataclasses.fields(Hyper):
         setattr(attrs, field.name, getattr(h, field.name))
     return attrs
@@ -58,8 +58,8 @@ def buffer_of(x):
 
 def run(launch, entries, row, step, h=Hyper(), extras=Extras(), *, lr=None, ema_decay=None,
         maps=(QMAP_M, QMAP_V), **options):
-    """One launch in place on `entries` through `launch` (_twin.launch_native_adam8bit_list or
-    _twin.launch_adam8bit_list; lr / ema_decay: one-element tensors replacing h's; maps: m's and
+    """One launch in place on `entries` through `launch` (_kernels.launch_native_adam8bit_list or
+    _kernels.launch_adam8bit_list; lr / ema_decay: one-element tensors replacing h's; maps: m's and
     v's); returns its result dict."""
     names = row.names
     lists = {k: [buffer_of(e[k]) for e in entries] for k in entries[0]} if entries else {}

@@ -8,11 +8,11 @@ import os
 import ml_dtypes
 import numpy as np
 
-from ascend_ema_adam import golden, twin
+from ascend_ema_adam import golden, kernels
 from ascend_ema_adam._dtypes import FLOAT_DTYPES
 from ascend_ema_adam.apps.check import OUTPUTS
 
-BEST_ISA = twin.cpu_kernel()["isa"]
+BEST_ISA = kernels.cpu_kernel()["isa"]
 #: Each architecture's instruction sets, widest first (native_runtime.h's Isa).
 _WIDEST_FIRST = ("neon", "generic") if BEST_ISA == "neon" else ("avx512", "avx2", "generic")
 #: Every instruction set this CPU runs ("generic" runs everywhere).

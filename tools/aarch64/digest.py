@@ -15,14 +15,15 @@ import sys
 import ml_dtypes
 import numpy as np
 
-from ascend_ema_adam import golden, twin
+from ascend_ema_adam import golden, kernels
 from ascend_ema_adam import golden8bit as g8
 from ascend_ema_adam.golden import Extras, Hyper
 
 BF16 = ml_dtypes.bfloat16
 DTYPES = {"fp32": np.float32, "fp16": np.float16, "bf16": BF16}
-ISAS = ("neon", "generic") if twin.cpu_kernel()["isa"] == "neon" else ("avx512", "avx2", "generic")
-ISAS = ISAS[ISAS.index(twin.cpu_kernel()["isa"]):]
+ISAS = (("neon", "generic") if kernels.cpu_kernel()["isa"] == "neon"
+        else ("avx512", "avx2", "generic"))
+ISAS = ISAS[ISAS.index(kernels.cpu_kernel()["isa"]):]
 SIZES = [1, 7, 64, 255, 256, 257, 1000, 4099]  # whole and partial vectors and 8-bit blocks
 HYPER = Hyper(lr=3e-3, ema_decay=0.99, weight_decay=0.02)
 
@@ -115,12 +116,12 @@ def numpy_cases():
 
         def native(isa, base=base):
             e = copy_of(base)
-            twin.apply_fused_ema_adam_native(e["grad"], e["var"], e["m"], e["v"], e["s"],
+            kernels.apply_fused_ema_adam_native(e["grad"], e["var"], e["m"], e["v"], e["s"],
                                              np.array([7], np.int64), HYPER, isa=isa, threads=2)
             return [e[k] for k in ("var", "m", "v", "s")]
         per_isa(f"single-{short}-native", native)
         e = copy_of(base)
-        twin.apply_fused_ema_adam(e["grad"], e["var"], e["m"], e["v"], e["s"],
+        kernels.apply_fused_ema_adam(e["grad"], e["var"], e["m"], e["v"], e["s"],
                                   np.array([7], np.int64), HYPER)
         print(f"single-{short}-twin", digest([e[k] for k in ("var", "m", "v", "s")]),
               "AscendC kernel on the twin")
@@ -132,9 +133,9 @@ def numpy_cases():
     for short, (p, s, g, c) in rows.items():
         base = list_inputs(2, p, s, g, c)
         per_isa(f"list-{short}-native", lambda isa, base=base: run_list(
-            twin.apply_fused_ema_adam_list_native, [copy_of(e) for e in base], isa=isa,
+            kernels.apply_fused_ema_adam_list_native, [copy_of(e) for e in base], isa=isa,
             threads=2, min_elems_per_thread=1))
-        print(f"list-{short}-twin", digest(run_list(twin.apply_fused_ema_adam_list,
+        print(f"list-{short}-twin", digest(run_list(kernels.apply_fused_ema_adam_list,
                                                     [copy_of(e) for e in base])),
               "AscendC kernel on the twin")
 
@@ -143,9 +144,9 @@ def numpy_cases():
     for short, (p, g, c) in rows8.items():
         base = list8_inputs(3, p, g, c)
         per_isa(f"8bit-{short}-native", lambda isa, base=base: run_list8(
-            twin.apply_fused_ema_adam8bit_list_native, [copy_of(e) for e in base], isa=isa,
+            kernels.apply_fused_ema_adam8bit_list_native, [copy_of(e) for e in base], isa=isa,
             threads=2, min_elems_per_thread=1))
-        print(f"8bit-{short}-twin", digest(run_list8(twin.apply_fused_ema_adam8bit_list,
+        print(f"8bit-{short}-twin", digest(run_list8(kernels.apply_fused_ema_adam8bit_list,
                                                      [copy_of(e) for e in base])),
               "AscendC kernel on the twin")
 

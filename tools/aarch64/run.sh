@@ -8,8 +8,8 @@
 #  2. Per torch row (AARCH64_TORCH, default 2.7.1: PyPI's aarch64 wheel of the oldest row, a CPU
 #     build; the newer rows' aarch64 wheels are CUDA 13 builds that do not import without 2.9 GB of
 #     aarch64 nvidia-* wheels, so each says SKIPPED unless named here): the wheels installed for
-#     aarch64 into build/aarch64/site-<torch>; the whole CMake project (C libraries, _twin, _C, the
-#     C++ tests) cross-built with cmake/aarch64-linux-gnu.cmake into build/aarch64/gcc<N>-torch-<v>,
+#     aarch64 into build/aarch64/site-<torch>; the whole CMake project (C libraries, _kernels, _C,
+#     the C++ tests) cross-built with cmake/aarch64-linux-gnu.cmake into build/aarch64/gcc<N>-torch-<v>,
 #     configured as `pip install --no-build-isolation .` configures it (AEA_BUILD_PYTHON=ON, Release)
 #     with the emulated CPython as Python_EXECUTABLE; installed into build/aarch64/prefix-<v>
 #     (the package as a wheel lays it out: ascend_ema_adam/lib/libascend_ema_adam_acl.so and
@@ -173,7 +173,7 @@ for torch in $torch_rows; do
     timed "$work/sample-$torch-run.log" qemu-aarch64 -L "$root" "$sample/aclnn_apply_fused_ema_adam_sample"
     # (from build/aarch64: the checkout's own ascend_ema_adam/, without modules, is not on the path)
     backend="$(cd "$work" && PYTHONPATH="$prefix" "$python" -c \
-        'from ascend_ema_adam import twin; print(twin.cpu_kernel()["isa"])' 2> "$work/python-$torch.log")" || {
+        'from ascend_ema_adam import kernels; print(kernels.cpu_kernel()["isa"])' 2> "$work/python-$torch.log")" || {
         cat "$work/python-$torch.log" >&2; die "the package does not import under qemu"; }
     (cd "$work" && PYTHONPATH="$prefix" AEA_CPP_BIN="$build/bin" OMP_WAIT_POLICY=PASSIVE \
         "$python" -m pytest -q -p no:cacheprovider -n "$jobs" --dist loadfile "${PYTHON_SUBSET[@]/#/$repo/}") > "$work/pytest-$torch.log" 2>&1 || {
@@ -266,7 +266,7 @@ fi
 gcc="$(gcc_version "-$oldest_gcc")"
 build="$work/gcc$oldest_gcc-torch-$last_torch"
 cross_build "-$oldest_gcc" "$last_python" "$build" "$work/configure-gcc$oldest_gcc.log"
-say "GCC $gcc (the oldest supported): the package built (C libraries, _twin, _C), ctest $(run_ctest "$build" "$work/ctest-gcc$oldest_gcc.log") under qemu-aarch64"
+say "GCC $gcc (the oldest supported): the package built (C libraries, _kernels, _C), ctest $(run_ctest "$build" "$work/ctest-gcc$oldest_gcc.log") under qemu-aarch64"
 # ---- 7. GCC 13, the first with _Float16 in C++ on aarch64: Debian 13's cross compiler in the Debian 13
 # root, the C libraries and the C++ tests built and run under its qemu.
 in_trixie() { proot -r "$trixie" -b "$repo" -b /proc -b /dev -b /tmp -w "$repo" "$@"; }

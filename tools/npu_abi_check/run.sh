@@ -30,29 +30,32 @@ torch_minor="${NPU_CHECK_TORCH_MINOR:-$(ask 'import torch; print(torch.__version
 cxx11_abi="${NPU_CHECK_CXX11_ABI:-$(ask 'import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')}"
 cxx="${NPU_CHECK_CXX:-g++}"
 export NPU_CHECK_CXX="$cxx"
-# The _C target's include order with torch_npu: ops/common, CANN's ACL headers (the wheel's; ours
+# The _C target's include order with torch_npu: csrc/common, CANN's ACL headers (the wheel's; ours
 # in include/acl/ are the same declarations, aclnn.acl_headers_match_cann), our C API headers (for
 # aclnn/ and aclnnop/), the shared host folders, the source's own operator's folders (as
 # cmake/aea_add_operator.cmake gives them: csrc/ops/<op>, its generated signature header's folder in
 # the package build, op_host/<op>, op_kernel/<op>; none for a shared source), then torch and
 # torch_npu.
 flags=(-std=c++20 -O2 -fPIC -Wall -Werror=return-type -D_GLIBCXX_USE_CXX11_ABI="$cxx11_abi"
-       -DCURRENT_VERSION=V2R"$torch_minor" -DAEA_WITH_NPU=1 -I csrc/ops/common -I csrc/common
+       -DCURRENT_VERSION=V2R"$torch_minor" -DAEA_WITH_NPU=1 -I csrc/common
        -I "$npu_inc/third_party/acl/inc" -I include -I op_host/common -I op_kernel/common)
 system=(-isystem "$py_inc" -isystem "$npu_inc" -isystem "$npu_inc/third_party/op-plugin"
         -isystem "$npu_inc/third_party/hccl/inc")
 for dir in $torch_inc; do system+=(-isystem "$dir"); done
 operator_flags() {  # source: its operator's folders, if it is an operator's
   local op
-  if [[ "$1" =~ ^csrc/ops/([^/]+)/ && "${BASH_REMATCH[1]}" != common ]]; then
+  if [[ "$1" =~ ^csrc/ops/([^/]+)/ ]]; then
     op="${BASH_REMATCH[1]}"
     printf -- '-I\n%s\n' "csrc/ops/$op" "$package_build/generated/$op" "op_host/$op" "op_kernel/$op"
   fi
 }
 
-# What the NPU build adds to _C: the NPU op API, each operator's NPU kernel, and the bindings
-# (they reach the NPU code through AEA_WITH_NPU).
-sources=(csrc/ops/common/npu_op_api.cpp csrc/ops/*/*_npu.cpp csrc/ops/*/*_bindings.cpp)
+# What the NPU build adds to _C: the NPU op API, each operator's NPU kernel, and the torch op's
+# bindings (they reach the NPU code through AEA_WITH_NPU; the _kernels module's have no NPU code).
+sources=(csrc/common/npu_op_api.cpp csrc/ops/*/*_npu.cpp)
+for src in csrc/ops/*/*_bindings.cpp; do
+  [[ "$src" == *_kernels_bindings.cpp ]] || sources+=("$src")
+done
 objects=()
 for src in "${sources[@]}"; do objects+=("$out/$(basename "${src%.cpp}").o"); done
 selftest="$out/exec_npu_cmd.o"
@@ -75,7 +78,7 @@ for pid in "${pids[@]}"; do wait "$pid"; done
 echo "npu-check: ${#sources[@]} NPU source(s) compile against torch-npu $npu_version headers"
 
 # The rest of _C, as the package build made it: its definitions count as the extension's own.
-ours=("$package_build"/csrc/CMakeFiles/_C.dir/ops/*.o "$package_build"/csrc/CMakeFiles/_C.dir/ops/*/*.o
+ours=("$package_build"/csrc/CMakeFiles/_C.dir/ops/*/*.o
       "$package_build"/csrc/CMakeFiles/_C.dir/common/*.o
       "$package_build"/op_host/libaea_tiling.a)
 "${NPU_CHECK_HOST_PYTHON:-$python}" tools/npu_abi_check/abi_check.py --objects "${objects[@]}" --ours "${ours[@]}" --torch-lib "$torch_lib" \

@@ -5,10 +5,10 @@ operator").
 
 The operators are found, not named: every folder of op_kernel/ but common/ is one. A file belongs
 to operator <op> when it lies in a layer's folder of that name (op_kernel/<op>/, op_host/<op>/,
-runtime/<op>/, csrc/ops/<op>/), is its _twin bindings (csrc/twin/<op>_bindings.cpp), is one of its
-C++ tests (a file under tests/cpp/ whose name carries <op>: the longest operator name it contains)
-or one of its public aclnn headers (include/aclnnop/aclnn_*<op>*.h, likewise); every other file of
-those trees is shared (the layers' common/ folders, runtime/acl/, runtime/native/, twin/, ...).
+runtime/<op>/, csrc/ops/<op>/), is one of its C++ tests (a file under tests/cpp/ whose name
+carries <op>: the longest operator name it contains) or one of its public aclnn headers
+(include/aclnnop/aclnn_*<op>*.h, likewise); every other file of those trees is shared (the
+layers' common/ folders, csrc/common/, runtime/acl/, runtime/native/, twin/, ...).
 
 Rules, for every #include of op_kernel/, op_host/, runtime/, csrc/, twin/ and tests/cpp/ that
 names a file of the repository (resolved as the compiler would: beside the including file first,
@@ -35,7 +35,7 @@ LAYERS = {
     "op_kernel": {"common"},
     "op_host": {"common"},
     "runtime": {"common", "acl", "native"},
-    "csrc/ops": {"common"},
+    "csrc/ops": set(),
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]')
 
@@ -66,8 +66,6 @@ class Tree:
             if rel.startswith(layer + "/") and len(parts) > depth + 1:
                 folder = parts[depth]
                 return folder if folder in self.operators else None
-        if rel.startswith("csrc/twin/") and rel.endswith("_bindings.cpp"):
-            return self.named_operator(parts[-1][: -len("_bindings.cpp")])
         if rel.startswith("tests/cpp/") or rel.startswith(PUBLIC + "/aclnnop/"):
             return self.named_operator(parts[-1])
         return None

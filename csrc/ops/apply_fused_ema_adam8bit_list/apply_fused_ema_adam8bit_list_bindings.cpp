@@ -18,7 +18,7 @@
 
 namespace ascend_ema_adam::apply_fused_ema_adam8bit_list {
 
-using namespace ops;  // the torch ops' shared part (csrc/ops/common/)
+using namespace ops;  // the torch ops' shared part (csrc/common/)
 
 namespace {
 

@@ -9,7 +9,7 @@
 
 namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
-using namespace ops;  // the torch ops' shared part (csrc/ops/common/)
+using namespace ops;  // the torch ops' shared part (csrc/common/)
 
 // ---- RepeatedApplyFusedEmaAdamListCall: what may be launched again
 // --------------------------------------------

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from ascend_ema_adam import _twin, golden, twin
+from ascend_ema_adam import _kernels, golden, kernels
 from ascend_ema_adam._dtypes import NUMPY_FLOAT_DTYPES
 from ascend_ema_adam.apps.check import list_combos
 
 COMBOS = list_combos()
-PRESETS = twin.platforms()
+PRESETS = kernels.platforms()
 MAX_CORES = 64  # kApplyFusedEmaAdamListMaxCores
 
 #: GPT-2 small's parameter shapes (148 tensors): the 50257x768 embedding beside 768-element
@@ -32,14 +32,14 @@ def align_of(combo):
 
 
 def ub_bytes_per_element(combo, amsgrad, grad_scale):
-    return _twin.list_ub_bytes_per_element(
+    return _kernels.list_ub_bytes_per_element(
         golden.dtype_name(combo.param), golden.dtype_name(combo.state),
         golden.dtype_name(combo.grad), golden.dtype_name(combo.copy) if combo.copy else "",
         amsgrad, grad_scale)
 
 
 def tiling_of(numels, combo, *, amsgrad=False, grad_scale=False, platform="cpu", cores=0, ub=0):
-    return twin.compute_list_tiling(numels, combo.param, combo.state, combo.grad, combo.copy,
+    return kernels.compute_list_tiling(numels, combo.param, combo.state, combo.grad, combo.copy,
                                     amsgrad=amsgrad, grad_scale=grad_scale, platform=platform,
                                     vector_core_num=cores, ub_size=ub)
 
@@ -175,11 +175,11 @@ def test_dtype_contract_is_the_golden_models():
         names = [golden.dtype_name(d) for d in (p, s, g)]
         copy = "" if c is None else golden.dtype_name(c)
         if ok:
-            t = _twin.compute_list_tiling([10], *names, copy)
+            t = _kernels.compute_list_tiling([10], *names, copy)
             accepted.add((p, s, g, c, t["tiling_key"]))
         else:
             with pytest.raises(ValueError, match="has no kernel for param " + names[0]):
-                _twin.compute_list_tiling([10], *names, copy)
+                _kernels.compute_list_tiling([10], *names, copy)
     combos = {(c.param, c.state, c.grad, c.copy, c.tiling_key) for c in COMBOS}
     assert accepted == combos and len(combos) == 13
     keys = [c.tiling_key for c in COMBOS]

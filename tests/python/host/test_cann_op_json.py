@@ -1,6 +1,6 @@
 """The op descriptions CANN's msopgen reads (op_host/<op>/cann/<op>.json, merged by build.sh)
 describe the same operators as the OpDefs: the list operators' dtype columns are the OpDefs' own
-(``_twin.list_opdef_columns``, the C++ ApplyFusedEmaAdamListOpDefColumns that
+(``_kernels.list_opdef_columns``, the C++ ApplyFusedEmaAdamListOpDefColumns that
 op_host/apply_fused_ema_adam_list/cann declares, held to CANN's kernel selection rule by
 op_host.test_apply_fused_ema_adam_list_opdef). A description out of step fails here, with the
 columns it should list."""
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ascend_ema_adam import _twin
+from ascend_ema_adam import _kernels
 
 OP_HOST = Path(__file__).resolve().parents[3] / "op_host"
 
@@ -25,7 +25,7 @@ JSON_DTYPE = {"float32": "float", "float16": "float16", "bfloat16": "bfloat16"}
 
 def expected_columns() -> dict[tuple[str, str], list[str]]:
     """Per (input|output, list name) the msopgen dtype names, one per OpDef column."""
-    columns = _twin.list_opdef_columns()
+    columns = _kernels.list_opdef_columns()
     expected = {}
     for i, name in enumerate(LISTS):
         expected[("input", name)] = [JSON_DTYPE[c[0][i]] for c in columns]
@@ -64,8 +64,8 @@ def test_one_column_per_dtype_combination():
     """An absent list is keyed by its placeholders' dtype, which is the dtype the list would have
     (the state's for ss and max_vs, the parameters' for model_copies): each of the 13 dtype
     combinations has one column, and no two combinations share one."""
-    combos = _twin.list_dtype_combinations()
-    columns = _twin.list_opdef_columns()
+    combos = _kernels.list_dtype_combinations()
+    columns = _kernels.list_opdef_columns()
     assert len(columns) == len(set(columns)) == len(combos) == 13
     for combo, (inputs, outputs) in zip(combos, columns):
         param, state, grad = combo["param"], combo["state"], combo["grad"]

@@ -10,7 +10,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from ascend_ema_adam import _dtypes, _twin, golden
+from ascend_ema_adam import _dtypes, _kernels, golden
 from ascend_ema_adam._dtypes import FLOAT_DTYPES, LIST_DTYPES
 
 
@@ -25,14 +25,14 @@ def test_list_contract_equals_the_cpp_check():
     """``list_dtype_contract`` runs CheckApplyFusedEmaAdamList (the check both aclnn layers and
     the CANN tiling use) over every (param, state, grad, copy or none) of the C++ dtype table,
     int64 included, and returns what it accepts."""
-    cpp = _twin.list_dtype_contract()
+    cpp = _kernels.list_dtype_contract()
     assert len(cpp) == len(set(cpp))
     assert sorted(cpp, key=str) == sorted((row.names for row in LIST_DTYPES), key=str)
 
 
 def test_list_contract_is_in_the_order_of_the_tiling_keys():
     keys = [(c["param"], c["state"], c["grad"], c["copy"])
-            for c in _twin.list_dtype_combinations()]
+            for c in _kernels.list_dtype_combinations()]
     assert keys == [row.names for row in LIST_DTYPES]
 
 

@@ -2,7 +2,7 @@
 "One signature per operator"): the torch schemas it generates are pinned (a generator change
 cannot alter them silently), and everything declared elsewhere is held to it: the OpDefs' op_build
 JSONs, the aclnn headers of include/aclnnop/, the C++ attribute defaults, the Python functions of
-ops.py, twin.py and _C, and the fake kernels made from the schemas."""
+ops.py, kernels.py and _C, and the fake kernels made from the schemas."""
 
 import importlib.util
 import inspect
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from ascend_ema_adam import _C, _twin, golden, ops, twin
+from ascend_ema_adam import _C, _kernels, golden, kernels, ops
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -170,24 +170,24 @@ def test_msopgen_descriptions_refuse_written_attributes(tmp_path):
 
 
 def test_cpp_attribute_defaults_are_the_spec():
-    """The C++ Attrs (every operator's EMA-Adam attributes, _twin.Attrs) and golden.Hyper default
+    """The C++ Attrs (every operator's EMA-Adam attributes, _kernels.Attrs) and golden.Hyper default
     to the specs' values."""
     for sig in SPECS.values():
         defaults = {a.name: a.default for a in sig.by_kind("attr")}
         shared = {f.name for f in fields(golden.Hyper)}
         assert shared <= set(defaults)
-        attrs = _twin.Attrs()
+        attrs = _kernels.Attrs()
         for name in shared:
             assert getattr(attrs, name) == defaults[name], name
             assert getattr(golden.Hyper(), name) == defaults[name], name
 
 
 def test_list_attrs_are_the_spec():
-    """_twin.ApplyFusedEmaAdamListAttrs (the C++ ApplyFusedEmaAdamListAttrs, bound from the
+    """_kernels.ApplyFusedEmaAdamListAttrs (the C++ ApplyFusedEmaAdamListAttrs, bound from the
     generated attribute table) has exactly the list op's attributes with the spec's defaults, and
     twin's conversion sets each from the golden.Hyper / golden.Extras field of its name."""
     sig = SPECS["apply_fused_ema_adam_list"]
-    attrs = _twin.ApplyFusedEmaAdamListAttrs()
+    attrs = _kernels.ApplyFusedEmaAdamListAttrs()
     names = {n for n in dir(attrs) if not n.startswith("_")}
     assert names == {a.name for a in sig.by_kind("attr")}
     for a in sig.by_kind("attr"):
@@ -197,7 +197,7 @@ def test_list_attrs_are_the_spec():
     switches = {f.name for f in fields(golden.Extras)}
     extras = golden.Extras(**{a.name: not a.default for a in sig.by_kind("attr")
                               if a.type == "bool" and a.name in switches})
-    converted = twin._list_attrs(hyper, extras)
+    converted = kernels._list_attrs(hyper, extras)
     for a in sig.by_kind("attr"):
         source = hyper if hasattr(hyper, a.name) else extras
         assert getattr(converted, a.name) == getattr(source, a.name), a.name
@@ -229,15 +229,15 @@ def test_ops_functions_take_the_spec(op):
 
 
 @pytest.mark.parametrize("op", sorted(SPECS))
-def test_twin_functions_take_every_argument(op):
-    """ascend_ema_adam.twin's functions take every argument of the spec: as a parameter of its
+def test_kernels_functions_take_every_argument(op):
+    """ascend_ema_adam.kernels's functions take every argument of the spec: as a parameter of its
     name, or (attributes, the values of the optional tensors) a field of golden.Hyper or
     golden.Extras."""
     sig = SPECS[op]
-    assert sig.python["twin"]
+    assert sig.python["kernels"]
     carried = {f.name for f in fields(golden.Hyper)} | {f.name for f in fields(golden.Extras)}
-    for name in sig.python["twin"]:
-        params = set(inspect.signature(getattr(twin, name)).parameters)
+    for name in sig.python["kernels"]:
+        params = set(inspect.signature(getattr(kernels, name)).parameters)
         missing = [a.name for a in sig.arguments if a.name not in params | carried]
         assert not missing, (name, missing)
         if any(a.name in {f.name for f in fields(golden.Extras)} for a in sig.arguments):

@@ -1,5 +1,5 @@
 """ApplyFusedEmaAdam8bitList's AscendC kernel (op_kernel/apply_fused_ema_adam8bit_list) on the CPU
-twin with the 910B rules, through _twin.launch_adam8bit_list: bit-identical to
+twin with the 910B rules, through _kernels.launch_adam8bit_list: bit-identical to
 golden8bit.emulate_entry8 on every dtype row, option and platform preset, in both float-overflow
 modes; the GM traffic is exactly one read of each input and one write of each output."""
 
@@ -11,12 +11,12 @@ import pytest
 
 from adam8bit_cases import (OPTIONS, QMAP_M, ROW_IDS, TIE_HYPER, assert_entries_equal, copied,
                             expected, make_entries, run, tie_entries)
-from ascend_ema_adam import _twin, golden8bit as g8
+from ascend_ema_adam import _kernels, golden8bit as g8
 from ascend_ema_adam._dtypes import LIST8BIT_DTYPES
 from ascend_ema_adam.golden import Extras, Hyper
 
 BLOCK = g8.BLOCK
-run_twin = functools.partial(run, _twin.launch_adam8bit_list)
+run_twin = functools.partial(run, _kernels.launch_adam8bit_list)
 # Entries for several chunks per core on the "cpu" preset (a core per hardware thread), tails of
 # every kind and empty entries.
 SIZES = [0, 1, 17, BLOCK, BLOCK + 1, 5000, 40 * BLOCK + 3]
@@ -31,7 +31,7 @@ def test_every_row_is_bit_exact(rng, row, platform):
     result = run_twin(entries, row, 9, h, platform=platform)
     assert_entries_equal(entries, want)
     tiling = result["tiling"]
-    assert tiling["tiling_key"] == _twin.adam8bit_dtype_contract()[LIST8BIT_DTYPES.index(row)][3]
+    assert tiling["tiling_key"] == _kernels.adam8bit_dtype_contract()[LIST8BIT_DTYPES.index(row)][3]
     assert 1 <= tiling["chunk_blocks"] <= 16 and tiling["ub_bytes_per_core"] <= 184 * 1024
 
 
@@ -108,7 +108,7 @@ def test_twenty_steps_equal_the_native_kernel(rng):
             a["grad"] = (rng.standard_normal(a["var"].size) * 1e-2).astype(a["grad"].dtype)
             b["grad"] = a["grad"].copy()
         run_twin(on_twin, row, step, Hyper(lr=1e-2))
-        run(_twin.launch_native_adam8bit_list, native, row, step, Hyper(lr=1e-2))
+        run(_kernels.launch_native_adam8bit_list, native, row, step, Hyper(lr=1e-2))
     for a, b in zip(on_twin, native):
         for k in a:
             assert a[k] is None or np.array_equal(a[k].view(np.uint8), b[k].view(np.uint8)), k

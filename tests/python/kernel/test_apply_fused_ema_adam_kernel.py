@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from kernel_cases import (A2, DTYPE_IDS, DTYPES, SHAPES, SIZES, assert_bit_exact,
                           assert_cann_precision)
 
-from ascend_ema_adam import golden, twin
+from ascend_ema_adam import golden, kernels
 from ascend_ema_adam.apps.check import random_inputs, run_case
 from ascend_ema_adam.golden import Hyper
 
@@ -20,7 +20,7 @@ def run_both(inputs, step, hyper, platform="cpu"):
     expected = golden.emulate_update(*inputs, step_arr, hyper)
     reference = golden.reference_update(*inputs, step_arr, hyper)
     grad, var, m, v, s = (x.copy() for x in inputs)
-    stats = twin.apply_fused_ema_adam(grad, var, m, v, s, step_arr, hyper, platform=platform)
+    stats = kernels.apply_fused_ema_adam(grad, var, m, v, s, step_arr, hyper, platform=platform)
     return (var, m, v, s), expected, reference, stats
 
 
@@ -133,7 +133,7 @@ def test_trajectory_120_steps(rng, dtype, mode):
     for step in range(1, 121):
         grad = rng.normal(0, 0.01, n).astype(dtype)
         step_arr = np.array([step], dtype=np.int64)
-        twin.apply_fused_ema_adam(grad, var, m, v, s, step_arr, hyper, platform=A2)
+        kernels.apply_fused_ema_adam(grad, var, m, v, s, step_arr, hyper, platform=A2)
         exp_state = list(golden.emulate_update(grad, *exp_state, step_arr, hyper))
         ref_state = list(golden.reference_update(grad, *ref_state, step_arr, hyper))
         assert_bit_exact((var, m, v, s), exp_state)
@@ -206,13 +206,13 @@ def test_wrapper_rejects_bad_input(rng):
     grad, var, m, v, s = random_inputs(rng, (10,), np.float32)
     step = np.array([1], dtype=np.int64)
     with pytest.raises(ValueError, match="m is float16"):
-        twin.apply_fused_ema_adam(grad, var, m.astype(np.float16), v, s, step)
+        kernels.apply_fused_ema_adam(grad, var, m.astype(np.float16), v, s, step)
     with pytest.raises(ValueError, match="all five must match"):
-        twin.apply_fused_ema_adam(grad, var, m[:5], v, s, step)
+        kernels.apply_fused_ema_adam(grad, var, m[:5], v, s, step)
     with pytest.raises(TypeError, match="step must be an int64"):
-        twin.apply_fused_ema_adam(grad, var, m, v, s, np.array([1.0]))
+        kernels.apply_fused_ema_adam(grad, var, m, v, s, np.array([1.0]))
     with pytest.raises(TypeError, match="float64"):
-        twin.apply_fused_ema_adam(*(x.astype(np.float64) for x in (grad, var, m, v, s)), step)
+        kernels.apply_fused_ema_adam(*(x.astype(np.float64) for x in (grad, var, m, v, s)), step)
     with pytest.raises(ValueError, match="C-contiguous"):
         big = np.zeros(20, np.float32)
-        twin.apply_fused_ema_adam(grad, big[::2], m, v, s, step)
+        kernels.apply_fused_ema_adam(grad, big[::2], m, v, s, step)

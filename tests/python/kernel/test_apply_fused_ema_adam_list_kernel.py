@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from kernel_cases import A2, DTYPE_IDS, DTYPES
 
-from ascend_ema_adam import _twin, golden, twin
+from ascend_ema_adam import _kernels, golden, kernels
 from ascend_ema_adam.apps.check import (list_combos, list_traffic_per_element, random_inputs,
                                    random_list_inputs, run_list_case)
 from ascend_ema_adam.golden import Extras, Hyper
@@ -49,7 +49,7 @@ def assert_launch_is_minimal(result, combo, extras, amsgrad, sizes):
     read, written = list_traffic_per_element(combo, amsgrad, ema)
     chunk = tiling["chunk_length"]
     per_chunk = vector_calls_per_chunk(combo, result.hyper, extras, amsgrad, ema)
-    ub = _twin.list_ub_bytes_per_element(
+    ub = _kernels.list_ub_bytes_per_element(
         golden.dtype_name(combo.param), golden.dtype_name(combo.state),
         golden.dtype_name(combo.grad), golden.dtype_name(combo.copy) if combo.copy else "",
         amsgrad, extras.grad_scale is not None, ema=ema)
@@ -157,13 +157,13 @@ def test_no_ema_gets_the_freed_unified_buffer(combo):
              for d in (combo.param, combo.state, combo.grad, combo.copy)]
     for amsgrad in (False, True):
         with_ema, without = (
-            twin.compute_list_tiling([2**24], combo.param, combo.state, combo.grad, combo.copy,
+            kernels.compute_list_tiling([2**24], combo.param, combo.state, combo.grad, combo.copy,
                                      amsgrad=amsgrad, ema=ema, platform=A2)
             for ema in (True, False))
         assert (with_ema["has_ema"], without["has_ema"]) == (1, 0)
         assert without["chunk_length"] > with_ema["chunk_length"]
-        per_element = _twin.list_ub_bytes_per_element(*names, amsgrad, False, ema=False)
-        assert per_element < _twin.list_ub_bytes_per_element(*names, amsgrad, False, ema=True)
+        per_element = _kernels.list_ub_bytes_per_element(*names, amsgrad, False, ema=False)
+        assert per_element < _kernels.list_ub_bytes_per_element(*names, amsgrad, False, ema=True)
         assert without["ub_bytes_per_core"] == without["chunk_length"] * per_element
 
 
@@ -204,7 +204,7 @@ def test_nan_inf_injection(rng, combo, target, special):
                                      step, hyper, extras, max_v=lists["max_vs"][i],
                                      copy=None if combo.copy is None else lists["copies"][i])
                 for i in range(len(sizes))]
-    twin.apply_fused_ema_adam_list(lists["grads"], lists["vars"], lists["ms"], lists["vs"],
+    kernels.apply_fused_ema_adam_list(lists["grads"], lists["vars"], lists["ms"], lists["vs"],
                                    lists["ss"], step, hyper, extras, max_vs=lists["max_vs"],
                                    model_copies=lists["copies"], platform=A2)
     names = ("vars", "ms", "vs", "ss", "max_vs", "copies")
@@ -223,7 +223,7 @@ def launch_lists(rng, combo, sizes, extras, *, platform=A2, amsgrad=True,
     """(inputs, the arrays the kernel updated, launch stats) of one launch."""
     lists = random_list_inputs(rng, sizes, combo, amsgrad=amsgrad, grad_scale=extras.grad_scale)
     work = {k: None if v is None else [a.copy() for a in v] for k, v in lists.items()}
-    stats = twin.apply_fused_ema_adam_list(
+    stats = kernels.apply_fused_ema_adam_list(
         work["grads"], work["vars"], work["ms"], work["vs"], work["ss"],
         np.array([5], np.int64), hyper, extras, max_vs=work["max_vs"], model_copies=work["copies"],
         platform=platform)
@@ -301,11 +301,11 @@ def test_list_equals_single_op_per_tensor(rng, dtype, platform):
     step = np.array([11], np.int64)
     entries = [random_inputs(rng, (n,), dtype) for n in sizes]
     listed = [[x.copy() for x in e] for e in entries]
-    twin.apply_fused_ema_adam_list(*([e[k] for e in listed] for k in range(5)), step, hyper,
+    kernels.apply_fused_ema_adam_list(*([e[k] for e in listed] for k in range(5)), step, hyper,
                                    platform=platform)
     for i, e in enumerate(entries):
         single = [x.copy() for x in e]
-        twin.apply_fused_ema_adam(*single, step, hyper, platform=platform)
+        kernels.apply_fused_ema_adam(*single, step, hyper, platform=platform)
         for name, a, b in zip(("var", "m", "v", "s"), listed[i][1:], single[1:]):
             assert golden.bit_equal(a, b), f"entry {i} ({sizes[i]} elements): {name}"
 
@@ -315,7 +315,7 @@ def test_single_op_instruction_sequence_is_unchanged(rng):
     per fp32 chunk, 28 per 16-bit chunk (5 widening and 4 narrowing casts)."""
     for dtype, per_chunk in zip(DTYPES, (19, 28, 28)):
         inputs = [x.copy() for x in random_inputs(rng, (10_000,), dtype)]
-        stats = twin.apply_fused_ema_adam(*inputs, np.array([3], np.int64), Hyper(mode=0))
+        stats = kernels.apply_fused_ema_adam(*inputs, np.array([3], np.int64), Hyper(mode=0))
         chunk = stats.tiling["chunk_length"]
         for (begin, end), block in zip(stats.tiling["core_ranges"], stats.blocks):
             assert block["vector_calls"] == math.ceil((end - begin) / chunk) * per_chunk
@@ -337,7 +337,7 @@ def test_entries_of_any_rank(rng):
     step = np.array([4], np.int64)
     expected = [golden.emulate_entry(*(lists[n][i] for n in lists), step) for i in
                 range(len(shapes))]
-    twin.apply_fused_ema_adam_list(*lists.values(), step)
+    kernels.apply_fused_ema_adam_list(*lists.values(), step)
     for i, shape in enumerate(shapes):
         for k, name in enumerate(("vars", "ms", "vs", "ss")):
             assert lists[name][i].shape == shape
@@ -345,10 +345,10 @@ def test_entries_of_any_rank(rng):
 
 
 def test_empty_lists_launch_nothing(rng):
-    stats = twin.apply_fused_ema_adam_list([], [], [], [], [], np.array([1], np.int64))
+    stats = kernels.apply_fused_ema_adam_list([], [], [], [], [], np.array([1], np.int64))
     assert stats.tiling["block_dim"] == 0 and stats.blocks == []
     empty = [np.zeros(0, np.float32) for _ in range(3)]
-    stats = twin.apply_fused_ema_adam_list(*([a.copy() for a in empty] for _ in range(5)),
+    stats = kernels.apply_fused_ema_adam_list(*([a.copy() for a in empty] for _ in range(5)),
                                            np.array([1], np.int64))
     assert stats.tiling["block_dim"] == 0 and stats.tiling["core_starts"] == [(3, 0)]
 
@@ -360,22 +360,22 @@ def test_wrapper_rejects_bad_input(rng):
     args = [lists[n] for n in ("grads", "vars", "ms", "vs", "ss")]
     before = [[a.copy() for a in x] for x in args]
     with pytest.raises(ValueError, match="ms has 1 entries, grads has 2"):
-        twin.apply_fused_ema_adam_list(args[0], args[1], args[2][:1], args[3], args[4], step)
+        kernels.apply_fused_ema_adam_list(args[0], args[1], args[2][:1], args[3], args[4], step)
     with pytest.raises(ValueError, match=r"vs\[1\] has shape \[3\]"):
-        twin.apply_fused_ema_adam_list(*args[:3], [args[3][0], args[3][1][:3]], args[4], step)
+        kernels.apply_fused_ema_adam_list(*args[:3], [args[3][0], args[3][1][:3]], args[4], step)
     with pytest.raises(TypeError, match="every tensor of a list has one dtype"):
-        twin.apply_fused_ema_adam_list(*args[:4], [args[4][0], args[4][1].astype(np.float16)],
+        kernels.apply_fused_ema_adam_list(*args[:4], [args[4][0], args[4][1].astype(np.float16)],
                                        step)
     with pytest.raises(TypeError, match="model copy needs float32 var"):
-        twin.apply_fused_ema_adam_list(
+        kernels.apply_fused_ema_adam_list(
             [g.astype(np.float16) for g in args[0]], *([a.astype(np.float16) for a in x]
                                                        for x in args[1:]),
             step, model_copies=[np.zeros(4, np.float16), np.zeros(8, np.float16)])
     with pytest.raises(ValueError, match="C-contiguous"):
-        twin.apply_fused_ema_adam_list(*args[:4], [args[4][0], np.zeros(16, np.float32)[::2]],
+        kernels.apply_fused_ema_adam_list(*args[:4], [args[4][0], np.zeros(16, np.float32)[::2]],
                                        step)
     with pytest.raises(TypeError, match="step must be an int64"):
-        twin.apply_fused_ema_adam_list(*args, np.array([1.0]))
+        kernels.apply_fused_ema_adam_list(*args, np.array([1.0]))
     for x, y in zip(args, before):  # a refused call writes nothing
         assert all(a.tobytes() == b.tobytes() for a, b in zip(x, y))
 

@@ -12,7 +12,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from ascend_ema_adam import golden, twin
+from ascend_ema_adam import golden, kernels
 from kernel_cases import A2
 
 SIXTEEN_BIT = [np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)]
@@ -88,7 +88,7 @@ def test_single_op_follows_the_mode(rng, dtype):
     results = {}
     for mode in golden.OVERFLOW_MODES:
         out = [a.copy() for a in state]
-        twin.apply_fused_ema_adam(grad, *out, step, HYPER, platform=A2, overflow_mode=mode)
+        kernels.apply_fused_ema_adam(grad, *out, step, HYPER, platform=A2, overflow_mode=mode)
         want = golden.emulate_update(grad, *state, step, HYPER, overflow_mode=mode)
         for name, a, e in zip(("var", "m", "v", "s"), out, want):
             assert golden.bit_equal(a, e), f"{mode}: {name} differs from the golden"
@@ -139,7 +139,7 @@ def test_list_op_follows_the_mode(rng, case, v2):
     for mode in golden.OVERFLOW_MODES:
         lists = [[a.copy() for a in x] for x in (vars_, ms, vs, ss, max_vs)]
         outs = [c.copy() for c in copies] if copy_dt is not None else None
-        twin.apply_fused_ema_adam_list(
+        kernels.apply_fused_ema_adam_list(
             grads, *lists[:4], step, hyper, max_vs=lists[4] if amsgrad else None,
             model_copies=outs, platform=A2, overflow_mode=mode, **kwargs)
         got = []
@@ -172,5 +172,5 @@ def test_list_op_follows_the_mode(rng, case, v2):
 def test_twin_rejects_an_unknown_mode(rng):
     var, m, v, s = _state(rng, 8, np.float16)
     with pytest.raises(ValueError, match="overflow_mode"):
-        twin.apply_fused_ema_adam(var.copy(), var, m, v, s, np.array([1], np.int64),
+        kernels.apply_fused_ema_adam(var.copy(), var, m, v, s, np.array([1], np.int64),
                                   overflow_mode="saturate")

@@ -1,5 +1,5 @@
 """The native CPU kernel of ApplyFusedEmaAdam8bitList (runtime/apply_fused_ema_adam8bit_list/native),
-through _twin on numpy buffers: bit-identical to golden8bit.emulate_entry8 on every dtype row,
+through _kernels on numpy buffers: bit-identical to golden8bit.emulate_entry8 on every dtype row,
 every instruction set this CPU runs and every thread count, for every option; its dtype contract
 and thresholds equal to the golden's."""
 
@@ -12,13 +12,13 @@ import pytest
 from adam8bit_cases import (OPTIONS, QMAP_M, QMAP_V, ROW_IDS, SIZES, TIE_HYPER,
                             assert_entries_equal, attrs_of, buffer_of, copied, expected,
                             make_entries, run, same, tie_entries)
-from ascend_ema_adam import _twin, golden8bit as g8
+from ascend_ema_adam import _kernels, golden8bit as g8
 from ascend_ema_adam._dtypes import LIST8BIT_DTYPES
 from ascend_ema_adam.golden import Extras, Hyper
 from kernel_cases import BEST_ISA, CPUS, ISAS
 
 BLOCK = g8.BLOCK
-run_native = functools.partial(run, _twin.launch_native_adam8bit_list)
+run_native = functools.partial(run, _kernels.launch_native_adam8bit_list)
 
 
 def _cpu_flags() -> set:
@@ -45,7 +45,7 @@ LOOPS = pytest.mark.parametrize("isa, byte_planes, encode", [
 
 
 def test_contract_is_the_goldens():
-    rows = _twin.adam8bit_dtype_contract()
+    rows = _kernels.adam8bit_dtype_contract()
     assert [r[:3] for r in rows] == [row.names for row in LIST8BIT_DTYPES]
     assert len({r[3] for r in rows}) == len(rows)  # one tiling key per row
 
@@ -57,7 +57,7 @@ def test_thresholds_are_the_goldens(rng, which):
         q = np.sort(rng.uniform(-1, 1, 256).astype(np.float32))
         q[100:110] = q[100]  # repeated values
     out = np.empty(255, np.float32)
-    _twin.adam8bit_encode_thresholds(q, out)
+    _kernels.adam8bit_encode_thresholds(q, out)
     assert np.array_equal(out.view(np.uint32), g8.encode_thresholds(q).view(np.uint32))
 
 
@@ -150,7 +150,7 @@ def test_trajectory_of_twenty_steps(rng):
 @pytest.mark.parametrize("threads", [1, 2, 3, 8])
 def test_chunks_cover_every_block_once_in_order(threads):
     numels = [0, 5, 3 * BLOCK, 0, 100_000, BLOCK + 1, 0]
-    chunks = _twin.native_adam8bit_list_chunks(numels, threads)
+    chunks = _kernels.native_adam8bit_list_chunks(numels, threads)
     blocks = [(e, b) for e, n in enumerate(numels) for b in range(g8.blocks(n))]
     walked = []
     for entry, block, count in chunks:
@@ -193,15 +193,15 @@ def test_encode_is_the_environments_or_the_faster_one(rng, monkeypatch, isa):
         want = expected(entries, 2)
         assert run_native(entries, row, 2)["encode"] == name
         assert_entries_equal(entries, want)
-        assert _twin.adam8bit_native_path()["encode_chosen_by"] == "environment"
+        assert _kernels.adam8bit_native_path()["encode_chosen_by"] == "environment"
     monkeypatch.setenv("ASCEND_EMA_ADAM_8BIT_ENCODE", "gather")
     refused(rng, "ASCEND_EMA_ADAM_8BIT_ENCODE='gather': expected 'table' or 'search'")
     with pytest.raises(ValueError, match="ASCEND_EMA_ADAM_8BIT_ENCODE='gather'"):
-        _twin.adam8bit_native_path()
+        _kernels.adam8bit_native_path()
     monkeypatch.delenv("ASCEND_EMA_ADAM_8BIT_ENCODE")
     chosen = {run_native(make_entries(rng, [BLOCK * 9], row), row, 2)["encode"]
               for _ in range(3)}
-    path = _twin.adam8bit_native_path()
+    path = _kernels.adam8bit_native_path()
     assert chosen == {path["encode"]} and path["isa"] == isa
     assert path["encode_chosen_by"] == ("measurement" if isa == "avx512" else "default")
     if isa != "avx512":
@@ -264,7 +264,7 @@ def test_bad_scalars_maps_and_attributes_are_refused(rng, case, message):
         args["h"] = Hyper(beta1=1.0)
     lists = {k: [buffer_of(e[k]) for e in entries] for k in entries[0]}
     with pytest.raises(ValueError, match=message):
-        _twin.launch_native_adam8bit_list(
+        _kernels.launch_native_adam8bit_list(
             lists["grad"], lists["var"], lists["m"], lists["v"], lists["m_absmax"],
             lists["v_absmax"], lists["s"], None, [300], args["qmap_m"], args["qmap_v"],
             args["step"], args["grad_scale"], None, "float32", "float32", "",
@@ -325,7 +325,7 @@ def test_every_map_kind_encodes_exactly(rng, maps, isa, encode):
             for e in entries]
     lists = {k: [e[k] for e in entries]
              for k in ("grad", "var", "m", "v", "m_absmax", "v_absmax", "s")}
-    _twin.launch_native_adam8bit_list(
+    _kernels.launch_native_adam8bit_list(
         lists["grad"], lists["var"], lists["m"], lists["v"], lists["m_absmax"], lists["v_absmax"],
         lists["s"], None, [e["var"].size for e in entries], qmap_m, qmap_v,
         np.array([1], np.int64), None, None, "float32", "float32", "", attrs_of(TIE_HYPER), False,
@@ -347,7 +347,7 @@ def test_maps_changed_in_place_are_used_at_once(rng):
                                   Extras()) for e in entries]
         lists = {k: [e[k] for e in entries]
                  for k in ("grad", "var", "m", "v", "m_absmax", "v_absmax", "s")}
-        _twin.launch_native_adam8bit_list(
+        _kernels.launch_native_adam8bit_list(
             lists["grad"], lists["var"], lists["m"], lists["v"], lists["m_absmax"],
             lists["v_absmax"], lists["s"], None, [e["var"].size for e in entries], qmap_m, qmap_v,
             np.array([3], np.int64), None, None, "float32", "float32", "", attrs_of(Hyper()),

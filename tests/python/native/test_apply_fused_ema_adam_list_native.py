@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from kernel_cases import CPUS, ENTRY_DTYPES, ENTRY_IDS, ISAS, entry_inputs
 
-from ascend_ema_adam import golden, twin
+from ascend_ema_adam import golden, kernels
 from ascend_ema_adam.golden import Extras, Hyper
 
 #: Entries of one launch: empty, single elements, every tail length around a vector and a
@@ -44,7 +44,7 @@ def copied(lists):
 def run_list(lists, step, hyper, extras=Extras(), **options):
     """The native list kernel on copies of `lists`; returns (the updated copies, its result)."""
     out = copied(lists)
-    result = twin.apply_fused_ema_adam_list_native(
+    result = kernels.apply_fused_ema_adam_list_native(
         out["grads"], out["vars"], out["ms"], out["vs"], out.get("ss"), np.array([step], np.int64),
         hyper, extras, max_vs=out.get("max_vs"), model_copies=out.get("model_copies"), **options)
     assert all(a.tobytes() == b.tobytes() for a, b in zip(out["grads"], lists["grads"])), \
@@ -199,10 +199,10 @@ def test_grad_scale_edge_values(rng, isa, maximize, scale):
                          ids=[ENTRY_IDS[0], ENTRY_IDS[3], ENTRY_IDS[11]])
 def test_nonzero_found_inf_writes_nothing(rng, combo, found_inf):
     lists = make_entries(rng, [2**17 + 3, 5, 0, 1000], combo, amsgrad=True)
-    before = launches = twin.native_pool_launches()
+    before = launches = kernels.native_pool_launches()
     actual, result = run_list(lists, 0, Hyper(), Extras(found_inf=found_inf, grad_scale=1.0),
                               threads=2, min_elems_per_thread=1)
-    assert result["threads"] == 0 and twin.native_pool_launches() == launches == before
+    assert result["threads"] == 0 and kernels.native_pool_launches() == launches == before
     for name, entries in lists.items():
         for i, (a, e) in enumerate(zip(actual[name], entries)):
             assert a.tobytes() == e.tobytes(), f"{name}[{i}] was written"
@@ -234,7 +234,7 @@ def test_list_equals_single_op_per_entry(rng, isa, combo):
     assert 1 <= result["threads"] <= min(2, CPUS)
     single = copied(lists)
     for i in range(len(sizes)):
-        twin.apply_fused_ema_adam_native(single["grads"][i], single["vars"][i], single["ms"][i],
+        kernels.apply_fused_ema_adam_native(single["grads"][i], single["vars"][i], single["ms"][i],
                                          single["vs"][i], single["ss"][i], step, hyper, isa=isa)
     assert_lists_equal(actual, {k: v for k, v in single.items() if k != "grads"},
                        "the single op")
@@ -267,7 +267,7 @@ def test_trajectory_with_copies_and_amsgrad(rng):
         grads = [rng.normal(0, 0.01 * 512, n).astype(combo[2]) for n in sizes]
         extras = Extras(grad_scale=512.0)
         lists["grads"] = grads
-        twin.apply_fused_ema_adam_list_native(
+        kernels.apply_fused_ema_adam_list_native(
             grads, lists["vars"], lists["ms"], lists["vs"], lists["ss"],
             np.array([step], np.int64), hyper, extras, max_vs=lists["max_vs"],
             model_copies=lists["model_copies"], threads=2, min_elems_per_thread=256)
@@ -285,33 +285,33 @@ def test_one_pool_launch_per_call(rng):
     entries launches once per entry)."""
     sizes = [int(n) for n in rng.integers(129, 4096, 300)]  # > 1 grain: the single op launches
     lists = make_entries(rng, sizes, ENTRY_DTYPES[0], amsgrad=False)
-    before = twin.native_pool_launches()
+    before = kernels.native_pool_launches()
     _, result = run_list(lists, 3, Hyper(), threads=2, min_elems_per_thread=1)
-    assert twin.native_pool_launches() - before == 1
+    assert kernels.native_pool_launches() - before == 1
     assert 1 <= result["threads"] <= min(2, CPUS)
-    before = twin.native_pool_launches()
+    before = kernels.native_pool_launches()
     step = np.array([3], np.int64)
     for i in range(len(sizes)):
-        twin.apply_fused_ema_adam_native(lists["grads"][i], lists["vars"][i], lists["ms"][i],
+        kernels.apply_fused_ema_adam_native(lists["grads"][i], lists["vars"][i], lists["ms"][i],
                                          lists["vs"][i], lists["ss"][i], step, threads=2,
                                          min_elems_per_thread=1)
-    assert twin.native_pool_launches() - before == len(sizes)
+    assert kernels.native_pool_launches() - before == len(sizes)
 
 
 def test_one_thread_no_pool_launch(rng):
     lists = make_entries(rng, [5000, 3, 100], ENTRY_DTYPES[0], amsgrad=False)
-    before = twin.native_pool_launches()
+    before = kernels.native_pool_launches()
     _, result = run_list(lists, 3, Hyper(), threads=1, min_elems_per_thread=1)
-    assert result["threads"] == 1 and twin.native_pool_launches() == before
+    assert result["threads"] == 1 and kernels.native_pool_launches() == before
 
 
 def test_empty_lists_run_nothing(rng):
-    before = twin.native_pool_launches()
+    before = kernels.native_pool_launches()
     for sizes in ([], [0], [0, 0, 0]):
         lists = make_entries(rng, sizes, ENTRY_DTYPES[0], amsgrad=False)
         _, result = run_list(lists, 1, Hyper(), threads=2, min_elems_per_thread=1)
         assert result["threads"] == 0
-    assert twin.native_pool_launches() == before
+    assert kernels.native_pool_launches() == before
 
 
 GPT2_SMALL = ([50257 * 768, 1024 * 768]
@@ -322,7 +322,7 @@ GPT2_SMALL = ([50257 * 768, 1024 * 768]
 def check_chunks(numels, threads):
     """The chunks cover every element once, in order; cuts fall on 64-element grains of their
     entry (or its end); all but the last chunk are within one grain of the target size."""
-    chunks = twin.native_list_chunks(numels, threads)
+    chunks = kernels.native_list_chunks(numels, threads)
     total = sum(numels)
     starts = np.concatenate([[0], np.cumsum(numels)])
     position = 0
@@ -407,23 +407,23 @@ def test_wrapper_rejects_bad_input(rng):
     step = np.array([1], np.int64)
     args = [lists[name] for name in LISTS[:5]]
     with pytest.raises(ValueError, match="ms has 1 entries, grads has 2"):
-        twin.apply_fused_ema_adam_list_native(args[0], args[1], args[2][:1], args[3], args[4],
+        kernels.apply_fused_ema_adam_list_native(args[0], args[1], args[2][:1], args[3], args[4],
                                               step)
     with pytest.raises(ValueError, match=r"vs\[1\] has shape \[3\], vars\[1\] has \[4\]"):
-        twin.apply_fused_ema_adam_list_native(*args[:3], [args[3][0], args[3][1][:3]], args[4],
+        kernels.apply_fused_ema_adam_list_native(*args[:3], [args[3][0], args[3][1][:3]], args[4],
                                               step)
     with pytest.raises(TypeError, match="state dtype must be var's"):
-        twin.apply_fused_ema_adam_list_native(*args[:2], [m.astype(np.float16) for m in args[2]],
+        kernels.apply_fused_ema_adam_list_native(*args[:2], [m.astype(np.float16) for m in args[2]],
                                               *args[3:], step)
     mixed = [[a[0], a[1].astype(np.float16)] for a in args]  # entry 1 all fp16: valid alone
     with pytest.raises(TypeError, match="every tensor of a list has one dtype"):
-        twin.apply_fused_ema_adam_list_native(*mixed, step)
+        kernels.apply_fused_ema_adam_list_native(*mixed, step)
     with pytest.raises(ValueError, match="grad_scale must have one element"):
-        twin.apply_fused_ema_adam_list_native(*args, step, Hyper(),
+        kernels.apply_fused_ema_adam_list_native(*args, step, Hyper(),
                                               Extras(grad_scale=np.ones(2, np.float32)))
     with pytest.raises(ValueError, match="instruction set 'sse9'"):
-        twin.apply_fused_ema_adam_list_native(*args, step, isa="sse9")
+        kernels.apply_fused_ema_adam_list_native(*args, step, isa="sse9")
     frozen = args[1][0].copy()
     frozen.flags.writeable = False
     with pytest.raises(ValueError, match=r"vars\[0\] must be writeable"):
-        twin.apply_fused_ema_adam_list_native(args[0], [frozen, args[1][1]], *args[2:], step)
+        kernels.apply_fused_ema_adam_list_native(args[0], [frozen, args[1][1]], *args[2:], step)

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from kernel_cases import (BEST_ISA, CPUS, DTYPE_IDS, DTYPES, ISAS, SHAPES, SIZES,
                           assert_bit_exact, assert_cann_precision)
 
-from ascend_ema_adam import golden, twin
+from ascend_ema_adam import golden, kernels
 from ascend_ema_adam.apps.check import random_inputs
 from ascend_ema_adam.golden import Hyper
 
@@ -21,18 +21,18 @@ def run_native(inputs, step, hyper, *, out_of_place=False, **options):
     grad, var, m, v, s = (x.copy() for x in inputs)
     if out_of_place:
         out = tuple(np.full_like(x, np.nan) for x in (var, m, v, s))
-        twin.apply_fused_ema_adam_native(grad, var, m, v, s, step_arr, hyper, out=out, **options)
+        kernels.apply_fused_ema_adam_native(grad, var, m, v, s, step_arr, hyper, out=out, **options)
         for name, before, after in zip(("grad", "var", "m", "v", "s"), inputs,
                                        (grad, var, m, v, s)):
             assert golden.bit_equal(before, after), f"input {name} was written"
         return out
-    twin.apply_fused_ema_adam_native(grad, var, m, v, s, step_arr, hyper, **options)
+    kernels.apply_fused_ema_adam_native(grad, var, m, v, s, step_arr, hyper, **options)
     return var, m, v, s
 
 
 def run_twin(inputs, step, hyper):
     grad, var, m, v, s = (x.copy() for x in inputs)
-    twin.apply_fused_ema_adam(grad, var, m, v, s, np.array([step], dtype=np.int64), hyper)
+    kernels.apply_fused_ema_adam(grad, var, m, v, s, np.array([step], dtype=np.int64), hyper)
     return var, m, v, s
 
 
@@ -85,7 +85,7 @@ def test_sweep_large(rng, dtype, mode, threads):
     inputs = random_inputs(rng, (2**21 + 3,), dtype)
     step_arr = np.array([10000], dtype=np.int64)
     grad, var, m, v, s = (x.copy() for x in inputs)
-    used = twin.apply_fused_ema_adam_native(grad, var, m, v, s, step_arr, hyper,
+    used = kernels.apply_fused_ema_adam_native(grad, var, m, v, s, step_arr, hyper,
                                             threads=threads)["threads"]
     # A worker that wakes after the caller has taken every chunk does not take part.
     assert 1 <= used <= min(threads, CPUS) and (threads > 1 or used == 1)
@@ -177,7 +177,7 @@ def test_trajectory_120_steps(rng, dtype, mode):
     for step in range(1, 121):
         grad = rng.normal(0, 0.01, n).astype(dtype)
         step_arr = np.array([step], dtype=np.int64)
-        twin.apply_fused_ema_adam_native(grad, var, m, v, s, step_arr, hyper, threads=2,
+        kernels.apply_fused_ema_adam_native(grad, var, m, v, s, step_arr, hyper, threads=2,
                                          min_elems_per_thread=1024)
         expected = list(golden.emulate_update(grad, *expected, step_arr, hyper))
         assert_bit_exact((var, m, v, s), expected)
@@ -200,7 +200,7 @@ def test_mixed_aliasing(rng):
     grad, var, m, v, s = (x.copy() for x in inputs)
     step = np.array([4], dtype=np.int64)
     m_out, s_out = np.empty_like(m), np.empty_like(s)
-    twin.apply_fused_ema_adam_native(grad, var, m, v, s, step, Hyper(),
+    kernels.apply_fused_ema_adam_native(grad, var, m, v, s, step, Hyper(),
                                      out=(var, m_out, v, s_out))
     expected = golden.emulate_update(*inputs, step, Hyper())
     assert_bit_exact((var, m_out, v, s_out), expected)
@@ -251,13 +251,14 @@ STEPS = ([-(2**40), -1, 0] + list(range(1, 130)) + [2**k + d for k in range(7, 6
 def test_bias_correction_equals_golden(beta):
     for step in STEPS:
         expected = golden.bias_correction_f32(np.float32(beta), step)
-        assert np.float32(twin._twin.native_bias_correction(beta, step)) == expected, step
+        assert np.float32(kernels._kernels.native_bias_correction(beta, step)) == expected, step
 
 
 @given(beta=st.floats(0.0, 1.0, exclude_max=True, width=32), step=st.integers(-5, 2**63 - 1))
 def test_bias_correction_property(beta, step):
     expected = golden.bias_correction_f32(np.float32(beta), step)
-    assert golden.bit_equal(np.float32(twin._twin.native_bias_correction(beta, step)), expected)
+    actual = np.float32(kernels._kernels.native_bias_correction(beta, step))
+    assert golden.bit_equal(actual, expected)
 
 
 # ------------------------------------------------------------------------------------------
@@ -266,33 +267,33 @@ def test_bias_correction_property(beta, step):
 
 def test_cpu_kernel_selection(monkeypatch):
     monkeypatch.delenv("ASCEND_EMA_ADAM_CPU_KERNEL", raising=False)
-    assert twin.cpu_kernel()["kernel"] == "native"
-    assert twin.cpu_kernel()["isa"] == BEST_ISA
+    assert kernels.cpu_kernel()["kernel"] == "native"
+    assert kernels.cpu_kernel()["isa"] == BEST_ISA
     monkeypatch.setenv("ASCEND_EMA_ADAM_CPU_KERNEL", "twin")
-    assert twin.cpu_kernel()["kernel"] == "twin"
+    assert kernels.cpu_kernel()["kernel"] == "twin"
     monkeypatch.setenv("ASCEND_EMA_ADAM_CPU_KERNEL", "native")
-    assert twin.cpu_kernel()["kernel"] == "native"
+    assert kernels.cpu_kernel()["kernel"] == "native"
     monkeypatch.setenv("ASCEND_EMA_ADAM_CPU_KERNEL", "fast")
     with pytest.raises(ValueError, match="ASCEND_EMA_ADAM_CPU_KERNEL is 'fast'"):
-        twin.cpu_kernel()
+        kernels.cpu_kernel()
 
 
 def test_thread_count_from_environment(monkeypatch, rng):
     monkeypatch.delenv("ASCEND_EMA_ADAM_NUM_THREADS", raising=False)
-    assert twin.cpu_kernel()["threads"] == CPUS
+    assert kernels.cpu_kernel()["threads"] == CPUS
     monkeypatch.setenv("ASCEND_EMA_ADAM_NUM_THREADS", "1")
-    assert twin.cpu_kernel()["threads"] == 1
+    assert kernels.cpu_kernel()["threads"] == 1
     inputs = [x.copy() for x in random_inputs(rng, (2**17,), np.float32)]
     step = np.array([1], dtype=np.int64)
-    assert twin.apply_fused_ema_adam_native(*inputs, step, Hyper())["threads"] == 1
+    assert kernels.apply_fused_ema_adam_native(*inputs, step, Hyper())["threads"] == 1
     monkeypatch.setenv("ASCEND_EMA_ADAM_NUM_THREADS", "1000000")
-    assert twin.cpu_kernel()["threads"] == CPUS  # never more than the process's CPUs
+    assert kernels.cpu_kernel()["threads"] == CPUS  # never more than the process's CPUs
     for bad in ("0", "-2", "two", "3x"):
         monkeypatch.setenv("ASCEND_EMA_ADAM_NUM_THREADS", bad)
         with pytest.raises(ValueError, match="expected a positive integer"):
-            twin.cpu_kernel()
+            kernels.cpu_kernel()
         with pytest.raises(ValueError, match="expected a positive integer"):
-            twin.apply_fused_ema_adam_native(*inputs, step, Hyper())
+            kernels.apply_fused_ema_adam_native(*inputs, step, Hyper())
 
 
 def test_isa_from_environment(monkeypatch, rng):
@@ -303,26 +304,26 @@ def test_isa_from_environment(monkeypatch, rng):
     expected = golden.emulate_update(*inputs, step, Hyper())
     for isa in ISAS:
         monkeypatch.setenv("ASCEND_EMA_ADAM_ISA", isa)
-        assert twin.cpu_kernel()["isa"] == isa
+        assert kernels.cpu_kernel()["isa"] == isa
         grad, var, m, v, s = (x.copy() for x in inputs)
-        assert twin.apply_fused_ema_adam_native(grad, var, m, v, s, step)["isa"] == isa
+        assert kernels.apply_fused_ema_adam_native(grad, var, m, v, s, step)["isa"] == isa
         assert_bit_exact((var, m, v, s), expected)
     monkeypatch.setenv("ASCEND_EMA_ADAM_ISA", "sse9")
     with pytest.raises(ValueError, match="ASCEND_EMA_ADAM_ISA: instruction set 'sse9'"):
-        twin.cpu_kernel()
+        kernels.cpu_kernel()
     grad, var, m, v, s = (x.copy() for x in inputs)
     with pytest.raises(ValueError, match="ASCEND_EMA_ADAM_ISA: instruction set 'sse9'"):
-        twin.apply_fused_ema_adam_native(grad, var, m, v, s, step)
+        kernels.apply_fused_ema_adam_native(grad, var, m, v, s, step)
     assert_bit_exact((var, m, v, s), inputs[1:], "the untouched inputs")
     monkeypatch.setenv("ASCEND_EMA_ADAM_ISA", "")
-    assert twin.cpu_kernel()["isa"] == BEST_ISA
+    assert kernels.cpu_kernel()["isa"] == BEST_ISA
 
 
 def test_small_launches_stay_on_the_calling_thread(rng):
     inputs = [x.copy() for x in random_inputs(rng, (1000,), np.float32)]
     step = np.array([1], dtype=np.int64)
-    assert twin.apply_fused_ema_adam_native(*inputs, step, Hyper(), threads=2)["threads"] == 1
-    assert twin.apply_fused_ema_adam_native(*random_inputs(rng, (0,), np.float32), step,
+    assert kernels.apply_fused_ema_adam_native(*inputs, step, Hyper(), threads=2)["threads"] == 1
+    assert kernels.apply_fused_ema_adam_native(*random_inputs(rng, (0,), np.float32), step,
                                             Hyper())["threads"] == 0
 
 
@@ -343,20 +344,20 @@ def test_wrapper_rejects_bad_input(rng):
     grad, var, m, v, s = random_inputs(rng, (10,), np.float32)
     step = np.array([1], dtype=np.int64)
     with pytest.raises(ValueError, match="m is float16"):
-        twin.apply_fused_ema_adam_native(grad, var, m.astype(np.float16), v, s, step)
+        kernels.apply_fused_ema_adam_native(grad, var, m.astype(np.float16), v, s, step)
     with pytest.raises(ValueError, match="all nine must match"):
-        twin.apply_fused_ema_adam_native(grad, var, m, v, s, step,
+        kernels.apply_fused_ema_adam_native(grad, var, m, v, s, step,
                                          out=(var, m, v, np.empty(9, np.float32)))
     with pytest.raises(ValueError, match="out must be the four arrays"):
-        twin.apply_fused_ema_adam_native(grad, var, m, v, s, step, out=(var, m))
+        kernels.apply_fused_ema_adam_native(grad, var, m, v, s, step, out=(var, m))
     with pytest.raises(ValueError, match="var_out must be writeable"):
         frozen = var.copy()
         frozen.flags.writeable = False
-        twin.apply_fused_ema_adam_native(grad, var, m, v, s, step, out=(frozen, m, v, s))
+        kernels.apply_fused_ema_adam_native(grad, var, m, v, s, step, out=(frozen, m, v, s))
     with pytest.raises(TypeError, match="step must be an int64"):
-        twin.apply_fused_ema_adam_native(grad, var, m, v, s, np.array([1.0]))
+        kernels.apply_fused_ema_adam_native(grad, var, m, v, s, np.array([1.0]))
     with pytest.raises(ValueError, match="instruction set 'sse9'"):
-        twin.apply_fused_ema_adam_native(grad, var, m, v, s, step, isa="sse9")
+        kernels.apply_fused_ema_adam_native(grad, var, m, v, s, step, isa="sse9")
 
 
 # ------------------------------------------------------------------------------------------
@@ -401,17 +402,17 @@ def test_launches_in_a_burst_wake_the_pool():
     the first launch of the next burst (the next step) wakes them from 2^18 elements on."""
     import time
     time.sleep(0.01)
-    twin.native_wakes(1)  # whatever this thread launched before: a small burst now
+    kernels.native_wakes(1)  # whatever this thread launched before: a small burst now
     time.sleep(0.01)
-    assert not twin.native_wakes(2**19)
-    assert twin.native_wakes(2**19)  # right after: 2^20 in the burst
-    assert twin.native_wakes(2**10)  # still in it
+    assert not kernels.native_wakes(2**19)
+    assert kernels.native_wakes(2**19)  # right after: 2^20 in the burst
+    assert kernels.native_wakes(2**10)  # still in it
     time.sleep(0.01)
-    assert twin.native_wakes(2**18)  # a new burst, after one that reached 2^20
-    assert not twin.native_wakes(2**10)  # (this burst: 2^18 + 2^10)
+    assert kernels.native_wakes(2**18)  # a new burst, after one that reached 2^20
+    assert not kernels.native_wakes(2**10)  # (this burst: 2^18 + 2^10)
     time.sleep(0.01)
-    assert not twin.native_wakes(2**19)  # after a burst below 2^20
+    assert not kernels.native_wakes(2**19)  # after a burst below 2^20
     time.sleep(0.01)
-    assert twin.native_wakes(2**20)  # one launch at the threshold
+    assert kernels.native_wakes(2**20)  # one launch at the threshold
     time.sleep(0.01)
-    assert not twin.native_wakes(2**18 - 64)  # after a big burst, but below 2^18
+    assert not kernels.native_wakes(2**18 - 64)  # after a big burst, but below 2^18

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from adam8bit_cases import OPTIONS, QMAP_M, QMAP_V, ROW_IDS, make_entries
-from ascend_ema_adam import _twin, golden, golden8bit as g8
+from ascend_ema_adam import _kernels, golden, golden8bit as g8
 from ascend_ema_adam._dtypes import LIST8BIT_DTYPES, to_numpy, to_torch
 from ascend_ema_adam.golden import Extras, Hyper
 from ascend_ema_adam.ops import apply_fused_ema_adam8bit_list
@@ -348,7 +348,7 @@ def test_opdef_dtype_columns_are_the_contract():
     (desc,) = json.loads(path.read_text())
     cann = {"float32": "float", "float16": "float16", "bfloat16": "bfloat16"}
     columns = {p["name"]: p["type"] for p in desc["input_desc"]}
-    rows = _twin.adam8bit_dtype_contract()
+    rows = _kernels.adam8bit_dtype_contract()
     assert columns["grads"] == [cann[g] for _, g, _, _ in rows]
     assert columns["vars"] == [cann[p] for p, _, _, _ in rows]
     assert columns["model_copies"] == [cann[c or p] for p, _, c, _ in rows]
@@ -366,17 +366,17 @@ def test_opdef_dtype_columns_are_the_contract():
 
 @pytest.mark.parametrize("launch", ["twin", "native"])
 def test_twin_functions_give_the_golden_bits(rng, launch):
-    """ascend_ema_adam.twin's functions of the operator (numpy in place; the spec's arguments as
+    """ascend_ema_adam.kernels's functions of the operator (numpy in place; the spec's arguments as
     parameters, golden.Hyper and golden.Extras): the golden's bits, ss=None without the EMA."""
-    from ascend_ema_adam import twin
+    from ascend_ema_adam import kernels
     h, extras = Hyper(mode=0, weight_decay=0.05), Extras(maximize=True, grad_scale=8.0)
     for row, ema in ((LIST8BIT_DTYPES[7], True), (LIST8BIT_DTYPES[13], False)):
         entries = make_entries(rng, [300, 1, 513], row, ema)
         before = [{k: None if x is None else x.copy() for k, x in e.items()} for e in entries]
         lists = {name: [e[KEYS[name]] for e in entries] if entries[0][KEYS[name]] is not None
                  else None for name in LISTS}
-        run_twin = (twin.apply_fused_ema_adam8bit_list if launch == "twin"
-                    else twin.apply_fused_ema_adam8bit_list_native)
+        run_twin = (kernels.apply_fused_ema_adam8bit_list if launch == "twin"
+                    else kernels.apply_fused_ema_adam8bit_list_native)
         run_twin(lists["grads"], lists["vars"], lists["ms"], lists["vs"], lists["m_absmaxes"],
                  lists["v_absmaxes"], lists["ss"], QMAP_M, QMAP_V, np.array([5]), h, extras,
                  model_copies=lists["model_copies"], lr_tensor=2e-3)

@@ -7,9 +7,9 @@ Each path is taken in a child process with faulthandler on, so a crash fails the
 signal and the child's traceback instead of taking pytest down: the single op through torch.ops
 (the aclnn layer's refusal, whose message carries the status and the step as integers), the list
 op (refusals of the torch op itself and of the aclnn layer), an error of the CPU device's own
-environment, the pybind11 functions of _C and _twin. Then the modules' dynamic symbol tables: they
-export their init function alone (csrc/module_exports.map), so nothing they define can interpose or
-be interposed by another copy in the process."""
+environment, the pybind11 functions of _C and _kernels. Then the modules' dynamic symbol tables:
+they export their init function alone (csrc/module_exports.map), so nothing they define can
+interpose or be interposed by another copy in the process."""
 
 import os
 import re
@@ -29,7 +29,7 @@ CHILD = textwrap.dedent(r'''
     import numpy as np
     import torch
     import ascend_ema_adam
-    from ascend_ema_adam import twin
+    from ascend_ema_adam import kernels
     from ascend_ema_adam.ops import apply_fused_ema_adam_list, npu_apply_fused_ema_adamw
 
     def expect(name, exc_type, pattern, fn):
@@ -89,12 +89,13 @@ CHILD = textwrap.dedent(r'''
     expect("_C pybind11", RuntimeError, r"ASCEND_EMA_ADAM_NUM_THREADS", _C.cpu_threads)
     del os.environ["ASCEND_EMA_ADAM_NUM_THREADS"]
 
-    # _twin (pybind11, no torch): value and type errors
+    # _kernels (pybind11, no torch): value and type errors
     x = [np.random.rand(10).astype(np.float32) for _ in range(5)]
-    expect("_twin ValueError", ValueError, r"m is float16", lambda: twin.apply_fused_ema_adam_native(
-        x[0], x[1], x[2].astype(np.float16), x[3], x[4], np.array([1], np.int64)))
-    expect("_twin TypeError", TypeError, r"step must be an int64",
-           lambda: twin.apply_fused_ema_adam_native(*x, np.array([1.0])))
+    expect("_kernels ValueError", ValueError, r"m is float16",
+           lambda: kernels.apply_fused_ema_adam_native(
+               x[0], x[1], x[2].astype(np.float16), x[3], x[4], np.array([1], np.int64)))
+    expect("_kernels TypeError", TypeError, r"step must be an int64",
+           lambda: kernels.apply_fused_ema_adam_native(*x, np.array([1.0])))
 
     # after all of them the op still works, and twice more each error (nothing left broken)
     t = state()
@@ -128,7 +129,7 @@ def _dynamic_definitions(path):
 
 
 @pytest.mark.skipif(shutil.which("nm") is None, reason="needs binutils' nm")
-@pytest.mark.parametrize("module", ["_C", "_twin"])
+@pytest.mark.parametrize("module", ["_C", "_kernels"])
 def test_modules_export_their_init_alone(module):
     import importlib
 
@@ -141,7 +142,7 @@ def test_modules_export_their_init_alone(module):
 
 BINDINGS_CHILD = textwrap.dedent(r'''
     import torch
-    from ascend_ema_adam import _C, _twin  # noqa: F401
+    from ascend_ema_adam import _C, _kernels  # noqa: F401
     from ascend_ema_adam.ops import npu_apply_fused_ema_adamw
     try:  # the path that crashed: the op formats its error (std::ostringstream)
         npu_apply_fused_ema_adamw(*[torch.randn(8) for _ in range(5)], torch.tensor([0]))

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 import torch
 
-from ascend_ema_adam import _twin, golden8bit as g8, twin
+from ascend_ema_adam import _kernels, golden8bit as g8, kernels
 from ascend_ema_adam.apps import train_demo
 from ascend_ema_adam.golden import Hyper
 from ascend_ema_adam.optim import FusedEmaAdamW
@@ -62,7 +62,7 @@ class Ours:
             self.v = [np.zeros(k, np.uint8) for k in n]
             self.m_absmax = [np.zeros(g8.blocks(k), np.float32) for k in n]
             self.v_absmax = [np.zeros(g8.blocks(k), np.float32) for k in n]
-            self.attrs = _twin.Attrs()
+            self.attrs = _kernels.Attrs()
             for name in ("lr", "ema_decay", "weight_decay"):
                 setattr(self.attrs, name, getattr(HYPER, name))
 
@@ -72,10 +72,10 @@ class Ours:
         weights = [p.data.numpy().reshape(-1) for p in self.params]
         ema = [s.numpy().reshape(-1) for s in self.ema]
         if self.bits == 32:
-            twin.apply_fused_ema_adam_list_native(grads, weights, self.m, self.v, ema,
+            kernels.apply_fused_ema_adam_list_native(grads, weights, self.m, self.v, ema,
                                                   np.array([self.step]), HYPER)
         else:
-            _twin.launch_native_adam8bit_list(
+            _kernels.launch_native_adam8bit_list(
                 grads, weights, self.m, self.v, self.m_absmax, self.v_absmax, ema, None,
                 [w.size for w in weights], self.qmap_m, self.qmap_v, np.array([self.step]),
                 None, None, "float32", "float32", "", self.attrs, False)

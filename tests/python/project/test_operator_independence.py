@@ -57,7 +57,8 @@ PLANTED = [
      '"apply_fused_ema_adam_list_call.h"'),
     ("csrc/ops/apply_fused_ema_adam_list/apply_fused_ema_adam_list_cpu.cpp",
      '"aclnnop/aclnn_apply_fused_ema_adam.h"'),
-    ("csrc/twin/apply_fused_ema_adam_bindings.cpp", '"apply_fused_ema_adam_list_tiling.h"'),
+    ("csrc/ops/apply_fused_ema_adam/apply_fused_ema_adam_kernels_bindings.cpp",
+     '"apply_fused_ema_adam_list_tiling.h"'),
     ("tests/cpp/op_host/test_apply_fused_ema_adam_check.cpp",
      '"../apply_fused_ema_adam_list_bad_inputs.h"'),
     # shared code into an operator
@@ -66,9 +67,9 @@ PLANTED = [
     ("runtime/native/ema_adam_entries.cpp", '"apply_fused_ema_adam_list_tiling_key.h"'),
     ("runtime/acl/aclnn_common.h", '"apply_fused_ema_adam_buffers.h"'),
     ("runtime/acl/acl_runtime.cpp", '"aclnnop/aclnn_apply_fused_ema_adam_list.h"'),
-    ("csrc/ops/optimizer_checks.cpp", '"apply_fused_ema_adam_list_repeated.h"'),
-    ("csrc/ops/common/cpu_op_api.cpp", '"apply_fused_ema_adam.h"'),
-    ("csrc/twin/twin_module.cpp", '"apply_fused_ema_adam_native.h"'),
+    ("csrc/common/optimizer_checks.cpp", '"apply_fused_ema_adam_list_repeated.h"'),
+    ("csrc/common/cpu_op_api.cpp", '"apply_fused_ema_adam.h"'),
+    ("csrc/common/kernels_module.cpp", '"apply_fused_ema_adam_native.h"'),
     ("twin/ascendc/twin_launch.h", '"apply_fused_ema_adam_list_twin_run.h"'),
     ("tests/cpp/op_host/shared_verdicts.h", '"../apply_fused_ema_adam_bad_inputs.h"'),
 ]

@@ -1,5 +1,5 @@
 /**
- * @file module.cpp
+ * @file torch_module.cpp
  * @brief ascend_ema_adam._C: importing it registers the torch ops (static TORCH_LIBRARY
  *        initialisers in the linked kernel files); it also reports how it was built, and binds
  *        the optimizer's per-step checks of a cached group (optimizer_checks.cpp).

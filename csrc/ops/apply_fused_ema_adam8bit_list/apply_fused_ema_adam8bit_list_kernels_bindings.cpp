@@ -1,7 +1,7 @@
 /**
- * @file apply_fused_ema_adam8bit_list_bindings.cpp
- * @brief ApplyFusedEmaAdam8bitList's _twin bindings: its dtype contract, the encode thresholds the
- *        kernels derive from a map, and the native kernel on lists of numpy buffers.
+ * @file apply_fused_ema_adam8bit_list_kernels_bindings.cpp
+ * @brief ApplyFusedEmaAdam8bitList's _kernels bindings: its dtype contract, the encode thresholds
+ *        the kernels derive from a map, and the native kernel on lists of numpy buffers.
  */
 #include <cstdlib>
 #include <optional>
@@ -13,11 +13,11 @@
 #include "apply_fused_ema_adam8bit_list_twin_run.h"
 #include "apply_fused_ema_adam8bit_list_tiling_key.h"
 #include "ema_adam_attrs.h"
-#include "twin_bindings.h"
+#include "kernels_bindings.h"
 
 namespace {
 
-using namespace ascend_ema_adam::twin_bindings;
+using namespace ascend_ema_adam::kernels_bindings;
 namespace op8 = ascend_ema_adam::apply_fused_ema_adam8bit_list;
 
 using BufferList = std::vector<py::buffer>;
@@ -49,7 +49,8 @@ int32_t CodeOf(const py::buffer_info& info, aea::DataType declared)
     if (f == "B") return op8::kApplyFusedEmaAdam8bitListCodeDtype;
     if (f == "q" || f == "l") return aea::CannCodeOf(aea::DataType::kInt64);
     if (f == "i") return 3;  // ACL_INT32: refused wherever it comes, named in the message
-    if ((f == "H" || f == "h") && aea::DataTypeSize(declared) == 2) return aea::CannCodeOf(declared);
+    if ((f == "H" || f == "h") && aea::DataTypeSize(declared) == 2)
+        return aea::CannCodeOf(declared);
     return -1;
 }
 
@@ -95,7 +96,8 @@ op8::ApplyFusedEmaAdam8bitListDtypes ParseDtypes(const std::string& param, const
 
 /** A launch on lists of contiguous buffers (ss, model_copies, grad_scale, found_inf, lr,
  *  ema_decay: None when absent): the operator's checks on the buffers first (nothing is touched on
- *  a refusal), then run(tiling flags, dtypes, options, buffers, numels), which launches a kernel. */
+ *  a refusal), then run(tiling flags, dtypes, options, buffers, numels), which launches a kernel.
+ */
 template <class Run>
 py::dict LaunchApplyFusedEmaAdam8bitList(
     const BufferList& grads, const BufferList& vars, const BufferList& ms, const BufferList& vs,
@@ -314,7 +316,7 @@ py::dict LaunchApplyFusedEmaAdam8bitListOnTwin(
 
 }  // namespace
 
-AEA_TWIN_BINDINGS(apply_fused_ema_adam8bit_list)
+AEA_KERNELS_BINDINGS(apply_fused_ema_adam8bit_list)
 {
     mod.def("adam8bit_dtype_contract", [] {
         py::list out;

@@ -1,9 +1,9 @@
 /**
- * @file twin_module.cpp
- * @brief The _twin module (numpy level, no torch): what every operator shares (platforms, the
+ * @file kernels_module.cpp
+ * @brief The _kernels module (numpy level, no torch): what every operator shares (platforms, the
  *        attributes, the dtype table, the CPU device's kernel choice, the native thread pool, the
  *        kernels' scalar code, the benchmark's bandwidth probes), then each operator's bindings
- *        (csrc/twin/<op>_bindings.cpp, registered with AEA_TWIN_BINDINGS).
+ *        (csrc/ops/<op>/<op>_kernels_bindings.cpp, registered with AEA_KERNELS_BINDINGS).
  */
 #include <string>
 #include <vector>
@@ -15,11 +15,11 @@
 #include "native_stream_probe.h"
 #include "native_thread_pool.h"
 #include "platform.h"
-#include "twin_bindings.h"
+#include "kernels_bindings.h"
 
 namespace {
 
-using namespace ascend_ema_adam::twin_bindings;
+using namespace ascend_ema_adam::kernels_bindings;
 
 aea::StreamProbe ParseProbe(const std::string& kind)
 {
@@ -35,9 +35,10 @@ aea::StreamProbe ParseProbe(const std::string& kind)
 
 }  // namespace
 
-PYBIND11_MODULE(_twin, mod)
+PYBIND11_MODULE(_kernels, mod)
 {
-    mod.doc() = "ApplyFusedEmaAdam's operators: host tiling and the AscendC kernels on the CPU twin";
+    mod.doc() =
+        "ApplyFusedEmaAdam's operators: host tiling and the AscendC kernels on the CPU twin";
 
     mod.def("platforms", [] {
         py::list out;
@@ -80,10 +81,11 @@ PYBIND11_MODULE(_twin, mod)
     mod.def("native_pool_launches", [] { return aea::native::ThreadPool::Get().Launches(); },
             "Launches of the native kernels' thread pool so far (one per parallel kernel call).");
 
-    mod.def("native_wakes", [](uint64_t n) { return aea::NativeWakes(n, aea::kNativeMinElemsPerThread); },
-            py::arg("n"),
-            "Whether a native launch of n elements, started now on this thread, wakes sleeping "
-            "pool workers (alone or in a burst of this thread's launches); counts it in the burst.");
+    mod.def(
+        "native_wakes",
+        [](uint64_t n) { return aea::NativeWakes(n, aea::kNativeMinElemsPerThread); }, py::arg("n"),
+        "Whether a native launch of n elements, started now on this thread, wakes sleeping "
+        "pool workers (alone or in a burst of this thread's launches); counts it in the burst.");
 
     mod.def("native_bias_correction", [](float beta, int64_t step) {
         return aea::BiasCorrection(beta, step);
@@ -145,5 +147,5 @@ PYBIND11_MODULE(_twin, mod)
             "kernel's 24 B/elem pattern; n a multiple of 64). Returns the threads used.");
 
     // every operator's bindings (they use Attrs, registered above)
-    ascend_ema_adam::module_registry::BindRegistered(mod, "_twin");
+    ascend_ema_adam::module_registry::BindRegistered(mod, "_kernels");
 }

@@ -2,8 +2,9 @@
  * @file launch_bindings.h
  * @brief What the prepared launches' Python bindings share (csrc/ops/<op>/<op>_bindings.cpp):
  *        lr or the EMA decay as a number or a tensor, the gradients of a run borrowed from a
- *        Python list, the run (phase 2) and its methods, and the macros that spell an operator's attribute table (the generated
- *        <OP>_NUMBER_ATTR_TABLE) as constructor parameters.
+ *        Python list, the run (phase 2) and its methods, and the macros that spell an
+ *        operator's attribute table (the generated <OP>_NUMBER_ATTR_TABLE) as constructor
+ *        parameters.
  */
 #ifndef ASCEND_EMA_ADAM_OPS_LAUNCH_BINDINGS_H
 #define ASCEND_EMA_ADAM_OPS_LAUNCH_BINDINGS_H

@@ -60,13 +60,14 @@ void InplaceUpdateAutograd(const c10::OperatorHandle& op, c10::DispatchKeySet ke
 {
     const std::vector<c10::Argument>& args = op.schema().arguments();
     const size_t first = stack->size() - args.size();
-    const ArgumentsReleasedUnderGil keep(
-        std::vector<c10::IValue>(stack->begin() + static_cast<std::ptrdiff_t>(first), stack->end()));
+    const ArgumentsReleasedUnderGil keep(std::vector<c10::IValue>(
+        stack->begin() + static_cast<std::ptrdiff_t>(first), stack->end()));
     bool recordsGrad = false;
     if (at::GradMode::is_enabled()) {
         for (size_t i = 0; i < args.size() && !recordsGrad; ++i) {
-            ForEachTensor((*stack)[first + i],
-                          [&](const at::Tensor& t) { recordsGrad = recordsGrad || t.requires_grad(); });
+            ForEachTensor((*stack)[first + i], [&](const at::Tensor& t) {
+                recordsGrad = recordsGrad || t.requires_grad();
+            });
         }
     }
     // The written arguments (a list as one value: one reference count, not one per tensor),

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _twin, golden
+from . import _kernels, golden
 from ._dtypes import FLOAT_DTYPES, NUMPY_FLOAT_DTYPES
 from .golden import Extras, Hyper, check_entry_dtypes, dtype_name
 
@@ -76,7 +76,7 @@ def _checked_step(step) -> np.ndarray:
 
 def _attrs(hyper: Hyper):
     """The C++ attributes, set field by field by name."""
-    attrs = _twin.Attrs()
+    attrs = _kernels.Attrs()
     for field in dataclasses.fields(Hyper):
         setattr(attrs, field.name, getattr(hyper, field.name))
     return attrs
@@ -85,7 +85,7 @@ def _attrs(hyper: Hyper):
 def _list_attrs(hyper: Hyper, extras: Extras):
     """The list op's C++ attributes (its spec's): each from the field of its name in ``hyper`` or
     ``extras`` (whose other fields are the values of its optional tensors)."""
-    attrs = _twin.ApplyFusedEmaAdamListAttrs()
+    attrs = _kernels.ApplyFusedEmaAdamListAttrs()
     for values in (hyper, extras):
         for field in dataclasses.fields(values):
             if hasattr(attrs, field.name):
@@ -106,7 +106,7 @@ def apply_fused_ema_adam(grad, var, m, v, s, step, hyper: Hyper = Hyper(), *,
     ``overflow_mode``: the device's float-overflow mode the launch runs in, "inf_nan" (IEEE, the
     A2/A3 default) or "saturation" (:func:`golden.narrow`)."""
     step = _checked(step, {"grad": grad}, {"var": var, "m": m, "v": v, "s": s})
-    result = _twin.launch_apply_fused_ema_adam(_raw(grad), _raw(var), _raw(m), _raw(v), _raw(s),
+    result = _kernels.launch_apply_fused_ema_adam(_raw(grad), _raw(var), _raw(m), _raw(v), _raw(s),
                                                step, *_hyper_args(grad, hyper), platform, threads,
                                                overflow_mode)
     return LaunchStats(result["tiling"], result["blocks"])
@@ -135,7 +135,7 @@ def apply_fused_ema_adam_native(grad, var, m, v, s, step, hyper: Hyper = Hyper()
         step = _checked(step, {"grad": grad, **state}, outputs)
     kwargs = {name: _raw(a) for name, a in outputs.items()}
     kwargs.update(_native_options(min_elems_per_thread, streaming_bytes))
-    return _twin.launch_native_apply_fused_ema_adam(_raw(grad), _raw(var), _raw(m), _raw(v),
+    return _kernels.launch_native_apply_fused_ema_adam(_raw(grad), _raw(var), _raw(m), _raw(v),
                                                     _raw(s), step, *_hyper_args(grad, hyper),
                                                     threads, isa, **kwargs)
 
@@ -218,7 +218,7 @@ def apply_fused_ema_adam_list(grads, vars, ms, vs, ss, step, hyper: Hyper = Hype
     per-core counters."""
     lists = _checked_lists(grads, vars, ms, vs, ss, max_vs, model_copies)
     raw = {name: [_raw(a) for a in arrays] for name, arrays in lists.items()}
-    result = _twin.launch_list(
+    result = _kernels.launch_list(
         raw["grads"], raw["vars"], raw["ms"], raw["vs"], raw.get("ss"), _checked_step(step),
         [a.size for a in lists["vars"]], *_list_dtype_names(lists), _list_attrs(hyper, extras),
         max_vs=raw.get("max_vs"), copies=raw.get("model_copies"),
@@ -241,7 +241,7 @@ def compute_list_tiling(numels, param, state=None, grad=None, copy=None, hyper: 
     ``core_starts`` and per core its ``core_segments`` [(tensor, begin, end), ...]."""
     state = param if state is None else state
     grad = (copy if copy is not None else param) if grad is None else grad
-    return _twin.compute_list_tiling(
+    return _kernels.compute_list_tiling(
         [int(n) for n in numels], dtype_name(param), dtype_name(state), dtype_name(grad),
         "" if copy is None else dtype_name(copy), _list_attrs(hyper, Extras(maximize=maximize)),
         amsgrad, grad_scale, found_inf, platform, vector_core_num, ub_size, ema, lr_tensor,
@@ -251,7 +251,7 @@ def compute_list_tiling(numels, param, state=None, grad=None, copy=None, hyper: 
 def list_dtype_combinations() -> list[dict]:
     """ApplyFusedEmaAdamList's dtype combinations, one per tiling key: dicts of param, state,
     grad, copy (dtype names; copy None without model copies) and tiling_key."""
-    return _twin.list_dtype_combinations()
+    return _kernels.list_dtype_combinations()
 def apply_fused_ema_adam_list_native(grads, vars, ms, vs, ss, step, hyper: Hyper = Hyper(),
                                      extras: Extras = Extras(), *, max_vs=None,
                                      model_copies=None, threads: int = 0, isa: str = "",
@@ -265,7 +265,7 @@ def apply_fused_ema_adam_list_native(grads, vars, ms, vs, ss, step, hyper: Hyper
     Returns the instruction set and the threads used (0 when nothing ran)."""
     lists = _checked_lists(grads, vars, ms, vs, ss, max_vs, model_copies)
     raw = {name: [_raw(a) for a in arrays] for name, arrays in lists.items()}
-    return _twin.launch_native_list(
+    return _kernels.launch_native_list(
         raw["grads"], raw["vars"], raw["ms"], raw["vs"], raw.get("ss"), raw.get("max_vs"),
         raw.get("model_copies"), [a.size for a in lists["vars"]], _checked_step(step),
         _scalar_f32(extras.grad_scale, "grad_scale"), _scalar_f32(extras.found_inf, "found_inf"),
@@ -318,7 +318,7 @@ def apply_fused_ema_adam8bit_list(grads, vars, ms, vs, m_absmaxes, v_absmaxes, s
     ``overflow_mode`` as in :func:`apply_fused_ema_adam_list`. Returns the tiling and the per-block
     counters."""
     lists = _checked_lists8(grads, vars, ms, vs, m_absmaxes, v_absmaxes, ss, model_copies)
-    result = _twin.launch_adam8bit_list(
+    result = _kernels.launch_adam8bit_list(
         *_lists8_args(lists, qmap_m, qmap_v, step, hyper, extras), platform=platform,
         threads=threads, lr=_scalar_f32(lr_tensor, "lr_tensor"),
         ema_decay=_scalar_f32(ema_decay_tensor, "ema_decay_tensor"), overflow_mode=overflow_mode)
@@ -337,7 +337,7 @@ def apply_fused_ema_adam8bit_list_native(grads, vars, ms, vs, m_absmaxes, v_absm
     set and the threads used (0 when nothing ran)."""
     lists = _checked_lists8(grads, vars, ms, vs, m_absmaxes, v_absmaxes, ss, model_copies)
     options = {} if min_elems_per_thread is None else {"min_elems_per_thread": min_elems_per_thread}
-    return _twin.launch_native_adam8bit_list(
+    return _kernels.launch_native_adam8bit_list(
         *_lists8_args(lists, qmap_m, qmap_v, step, hyper, extras), threads=threads, isa=isa,
         lr=_scalar_f32(lr_tensor, "lr_tensor"),
         ema_decay=_scalar_f32(ema_decay_tensor, "ema_decay_tensor"), **options)
@@ -346,19 +346,19 @@ def apply_fused_ema_adam8bit_list_native(grads, vars, ms, vs, m_absmaxes, v_absm
 def native_list_chunks(numels, threads: int) -> list[tuple[int, int, int]]:
     """The chunks ``(tensor, offset, count)`` the native list kernel hands out for entries of
     these element counts on ``threads`` threads (one pool launch claims them all)."""
-    return _twin.native_list_chunks(list(numels), threads)
+    return _kernels.native_list_chunks(list(numels), threads)
 
 
 def native_wakes(n: int) -> bool:
     """Whether a native launch of ``n`` elements started now on this thread would wake sleeping
     pool workers (from 2^20 elements, alone or in a burst of launches each starting within 2 ms of
     the one before); the call counts as such a launch."""
-    return _twin.native_wakes(n)
+    return _kernels.native_wakes(n)
 
 
 def native_pool_launches() -> int:
     """How many times the native kernels' thread pool has been launched in this process."""
-    return _twin.native_pool_launches()
+    return _kernels.native_pool_launches()
 
 
 def _native_options(min_elems_per_thread, streaming_bytes) -> dict:
@@ -372,17 +372,17 @@ def cpu_kernel() -> dict:
     "twin" (``ASCEND_EMA_ADAM_CPU_KERNEL=twin``); ``isa`` the native kernel's instruction set;
     ``threads`` its default thread count (``ASCEND_EMA_ADAM_NUM_THREADS``, else every CPU the
     process may use). Raises ValueError if either variable is invalid."""
-    return _twin.cpu_kernel()
+    return _kernels.cpu_kernel()
 
 
 def compute_tiling(numel: int, dtype, hyper: Hyper = Hyper(), *, platform: str = "cpu",
                    vector_core_num: int = 0, ub_size: int = 0) -> dict:
     """Host tiling for ``numel`` elements on a platform preset (optionally overriding the
     preset's vector core count or UB size)."""
-    return _twin.compute_apply_fused_ema_adam_tiling(numel, dtype_name(dtype), platform,
+    return _kernels.compute_apply_fused_ema_adam_tiling(numel, dtype_name(dtype), platform,
                                                      _attrs(hyper), vector_core_num, ub_size)
 
 
 def platforms() -> list[dict]:
     """The platform presets: name, vector_core_num, ub_size, hbm_gbps."""
-    return _twin.platforms()
+    return _kernels.platforms()

@@ -1,7 +1,7 @@
 /**
- * @file apply_fused_ema_adam_list_bindings.cpp
- * @brief ApplyFusedEmaAdamList's _twin bindings: its dtype contract and OpDef columns, its tiling,
- *        the list kernel on the twin and the native list kernel on lists of numpy buffers.
+ * @file apply_fused_ema_adam_list_kernels_bindings.cpp
+ * @brief ApplyFusedEmaAdamList's _kernels bindings: its dtype contract and OpDef columns, its
+ *        tiling, the list kernel on the twin and the native list kernel on lists of numpy buffers.
  */
 #include <optional>
 #include <vector>
@@ -13,11 +13,11 @@
 #include "apply_fused_ema_adam_list_tiling.h"
 #include "apply_fused_ema_adam_list_twin_run.h"
 #include "ema_adam_entries.h"
-#include "twin_bindings.h"
+#include "kernels_bindings.h"
 
 namespace {
 
-using namespace ascend_ema_adam::twin_bindings;
+using namespace ascend_ema_adam::kernels_bindings;
 namespace list_op = ascend_ema_adam::apply_fused_ema_adam_list;
 
 /** A list launch's dtypes by name; copy "" for none. */
@@ -43,7 +43,8 @@ py::dict ApplyFusedEmaAdamListDtypesToDict(const list_op::ApplyFusedEmaAdamListD
     out["param"] = aea::DataTypeName(d.param);
     out["state"] = aea::DataTypeName(d.state);
     out["grad"] = aea::DataTypeName(d.grad);
-    out["copy"] = d.hasCopy ? py::object(py::str(aea::DataTypeName(d.copy))) : py::object(py::none());
+    out["copy"] =
+        d.hasCopy ? py::object(py::str(aea::DataTypeName(d.copy))) : py::object(py::none());
     return out;
 }
 
@@ -102,7 +103,8 @@ list_op::ApplyFusedEmaAdamListOptions MakeApplyFusedEmaAdamListOptions(bool amsg
     return o;
 }
 
-/** Entry pointers of one list of numpy buffers, entry i holding numels[i] elements of `elemBytes`. */
+/** Entry pointers of one list of numpy buffers, entry i holding numels[i] elements of `elemBytes`.
+ */
 std::vector<void*> ApplyFusedEmaAdamListPointers(const std::vector<py::buffer>& list,
                                                  const char* name,
                                                  const std::vector<uint64_t>& numels,
@@ -248,7 +250,8 @@ py::dict LaunchApplyFusedEmaAdamListNative(
     const ApplyFusedEmaAdamListLaunch launch(grads, vars, ms, vs, ss, maxVs, copies, numels, step,
                                              gradScale, foundInf, param, state, grad, copy, lr,
                                              emaDecay);
-    const aea::NativeOptions options = NativeOptionsOf(threads, isa, minElemsPerThread, streamingBytes);
+    const aea::NativeOptions options =
+        NativeOptionsOf(threads, isa, minElemsPerThread, streamingBytes);
     uint32_t used = 0;
     try {
         const list_op::ApplyFusedEmaAdamListTilingResult tiling =
@@ -267,7 +270,7 @@ py::dict LaunchApplyFusedEmaAdamListNative(
 
 }  // namespace
 
-AEA_TWIN_BINDINGS(apply_fused_ema_adam_list)
+AEA_KERNELS_BINDINGS(apply_fused_ema_adam_list)
 {
 #define AEA_LIST_ATTR_FIELD(type, cpp, name) \
     .def_readwrite(name, &list_op::ApplyFusedEmaAdamListAttrs::cpp)

@@ -68,9 +68,10 @@ inline void DefineInplaceUpdate(torch::Library& m, const char* inplaceSchema,
     m.impl(inplace.c_str(),
            torch::dispatch(c10::DispatchKey::ADInplaceOrView,
                            torch::autograd::autogradNotImplementedInplaceOrViewFallback()));
-    m.impl(nameOf(functionalSchema).c_str(),
-           torch::dispatch(c10::DispatchKey::CompositeExplicitAutograd,
-                           torch::CppFunction::makeFromBoxedFunction<&FunctionalOfInplaceUpdate>()));
+    m.impl(
+        nameOf(functionalSchema).c_str(),
+        torch::dispatch(c10::DispatchKey::CompositeExplicitAutograd,
+                        torch::CppFunction::makeFromBoxedFunction<&FunctionalOfInplaceUpdate>()));
 }
 
 }  // namespace ascend_ema_adam::ops

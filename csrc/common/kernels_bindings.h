@@ -1,10 +1,11 @@
 /**
- * @file twin_bindings.h
- * @brief What the _twin module's bindings share: the registry each operator's bindings file
- *        (csrc/twin/<op>_bindings.cpp) adds itself to, and the numpy-buffer and dict helpers.
+ * @file kernels_bindings.h
+ * @brief What the _kernels module's bindings share: the registry each operator's bindings file
+ *        (csrc/ops/<op>/<op>_kernels_bindings.cpp) adds itself to, and the numpy-buffer and
+ *        dict helpers.
  */
-#ifndef ASCEND_EMA_ADAM_TWIN_BINDINGS_H
-#define ASCEND_EMA_ADAM_TWIN_BINDINGS_H
+#ifndef ASCEND_EMA_ADAM_KERNELS_BINDINGS_H
+#define ASCEND_EMA_ADAM_KERNELS_BINDINGS_H
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -19,7 +20,7 @@
 #include "native_runtime.h"
 #include "twin_launch.h"
 
-namespace ascend_ema_adam::twin_bindings {
+namespace ascend_ema_adam::kernels_bindings {
 
 namespace py = pybind11;
 namespace aea = ascend_ema_adam;
@@ -119,13 +120,13 @@ py::dict TwinLaunchToDict(TilingDict&& tiling, const twin::LaunchResult& result)
     return out;
 }
 
-}  // namespace ascend_ema_adam::twin_bindings
+}  // namespace ascend_ema_adam::kernels_bindings
 
-/** An operator's bindings: AEA_TWIN_BINDINGS(apply_fused_ema_adam) { mod.def(...); } */
-#define AEA_TWIN_BINDINGS(op)                                                                  \
+/** An operator's bindings: AEA_KERNELS_BINDINGS(apply_fused_ema_adam) { mod.def(...); } */
+#define AEA_KERNELS_BINDINGS(op)                                                                  \
     static void BindTwin_##op(::pybind11::module_& mod);                                      \
     static const ::ascend_ema_adam::module_registry::Registration kTwinRegistration_##op(       \
         #op, &BindTwin_##op);                                                                  \
     static void BindTwin_##op(::pybind11::module_& mod)
 
-#endif  // ASCEND_EMA_ADAM_TWIN_BINDINGS_H
+#endif  // ASCEND_EMA_ADAM_KERNELS_BINDINGS_H

@@ -1,6 +1,6 @@
 /**
- * @file apply_fused_ema_adam_bindings.cpp
- * @brief ApplyFusedEmaAdam's _twin bindings: its tiling, the kernel on the twin and the native
+ * @file apply_fused_ema_adam_kernels_bindings.cpp
+ * @brief ApplyFusedEmaAdam's _kernels bindings: its tiling, the kernel on the twin and the native
  *        kernel on numpy buffers.
  */
 #include <optional>
@@ -8,11 +8,11 @@
 #include "apply_fused_ema_adam_native.h"
 #include "apply_fused_ema_adam_tiling.h"
 #include "apply_fused_ema_adam_twin_run.h"
-#include "twin_bindings.h"
+#include "kernels_bindings.h"
 
 namespace {
 
-using namespace ascend_ema_adam::twin_bindings;
+using namespace ascend_ema_adam::kernels_bindings;
 namespace fused_op = ascend_ema_adam::apply_fused_ema_adam;
 
 py::dict TilingToDict(const fused_op::ApplyFusedEmaAdamTilingResult& r)
@@ -44,7 +44,8 @@ py::dict Launch(const py::buffer& grad, const py::buffer& var, const py::buffer&
     const twin::FloatOverflowMode overflow = ParseOverflowMode(overflowMode);
     const aea::DataType dt = ParseDtype(dtype);
     const aea::Platform platform = aea::FindPlatform(platformName);
-    const fused_op::ApplyFusedEmaAdamTilingResult tiling = fused_op::ComputeApplyFusedEmaAdamTiling(numel, dt, attrs, platform);
+    const fused_op::ApplyFusedEmaAdamTilingResult tiling =
+        fused_op::ComputeApplyFusedEmaAdamTiling(numel, dt, attrs, platform);
     const size_t bytes = numel * aea::DataTypeSize(dt);
     fused_op::ApplyFusedEmaAdamBuffers b{};
     b.grad = BufferPtr(grad, "grad", bytes, false);
@@ -77,7 +78,8 @@ py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::b
                       const std::optional<py::buffer>& sOut)
 {
     const aea::DataType dt = ParseDtype(dtype);
-    const fused_op::ApplyFusedEmaAdamTilingResult tiling = fused_op::ComputeApplyFusedEmaAdamTiling(numel, dt, attrs, aea::CpuPlatform());
+    const fused_op::ApplyFusedEmaAdamTilingResult tiling =
+        fused_op::ComputeApplyFusedEmaAdamTiling(numel, dt, attrs, aea::CpuPlatform());
     const size_t bytes = numel * aea::DataTypeSize(dt);
     fused_op::ApplyFusedEmaAdamBuffers b{};
     b.grad = BufferPtr(grad, "grad", bytes, false);
@@ -93,7 +95,8 @@ py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::b
     inOut(v, vOut, "v", "v_out", &b.v, &b.vOut);
     inOut(s, sOut, "s", "s_out", &b.s, &b.sOut);
 
-    const aea::NativeOptions options = NativeOptionsOf(threads, isa, minElemsPerThread, streamingBytes);
+    const aea::NativeOptions options =
+        NativeOptionsOf(threads, isa, minElemsPerThread, streamingBytes);
     uint32_t used = 0;
     try {
         py::gil_scoped_release release;
@@ -110,7 +113,7 @@ py::dict LaunchNative(const py::buffer& grad, const py::buffer& var, const py::b
 
 }  // namespace
 
-AEA_TWIN_BINDINGS(apply_fused_ema_adam)
+AEA_KERNELS_BINDINGS(apply_fused_ema_adam)
 {
     mod.def("compute_apply_fused_ema_adam_tiling",
             [](uint64_t numel, const std::string& dtype, const std::string& platform,
@@ -119,7 +122,8 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam)
                 if (vectorCoreNum != 0) p.vectorCoreNum = vectorCoreNum;
                 if (ubSize != 0) p.ubSize = ubSize;
                 try {
-                    return TilingToDict(fused_op::ComputeApplyFusedEmaAdamTiling(numel, ParseDtype(dtype), attrs, p));
+                    return TilingToDict(fused_op::ComputeApplyFusedEmaAdamTiling(
+                        numel, ParseDtype(dtype), attrs, p));
                 } catch (const std::invalid_argument& e) {
                     throw py::value_error(e.what());
                 }
@@ -130,16 +134,16 @@ AEA_TWIN_BINDINGS(apply_fused_ema_adam)
             "Host tiling for numel elements (platform preset, optionally overriding its core "
             "count or UB size).");
 
-    mod.def("launch_apply_fused_ema_adam", &Launch, py::arg("grad"), py::arg("var"), py::arg("m"), py::arg("v"),
-            py::arg("s"), py::arg("step"), py::arg("numel"), py::arg("dtype"), py::arg("attrs"),
-            py::arg("platform") = "cpu", py::arg("threads") = 0,
+    mod.def("launch_apply_fused_ema_adam", &Launch, py::arg("grad"), py::arg("var"), py::arg("m"),
+            py::arg("v"), py::arg("s"), py::arg("step"), py::arg("numel"), py::arg("dtype"),
+            py::arg("attrs"), py::arg("platform") = "cpu", py::arg("threads") = 0,
             py::arg("overflow_mode") = "inf_nan",
             "Run the kernel in place on contiguous buffers through the twin in the device's "
             "float-overflow mode; returns the tiling and per-block counters.");
 
-    mod.def("launch_native_apply_fused_ema_adam", &LaunchNative, py::arg("grad"), py::arg("var"), py::arg("m"),
-            py::arg("v"), py::arg("s"), py::arg("step"), py::arg("numel"), py::arg("dtype"),
-            py::arg("attrs"), py::arg("threads") = 0, py::arg("isa") = "",
+    mod.def("launch_native_apply_fused_ema_adam", &LaunchNative, py::arg("grad"), py::arg("var"),
+            py::arg("m"), py::arg("v"), py::arg("s"), py::arg("step"), py::arg("numel"),
+            py::arg("dtype"), py::arg("attrs"), py::arg("threads") = 0, py::arg("isa") = "",
             py::arg("min_elems_per_thread") = aea::kNativeMinElemsPerThread,
             py::arg("streaming_bytes") = aea::kNativeStreamingBytes,
             py::arg("var_out") = py::none(), py::arg("m_out") = py::none(),

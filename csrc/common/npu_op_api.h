@@ -9,8 +9,8 @@
  * that enqueues / runs a launch), OpCommand::RunOpApiV2 (the task queue), getCurrentNPUStream.
  * op-plugin's EXEC_NPU_CMD is not: its inline code reaches about 27 internals libtorch_npu.so
  * does not export (g_hash_buf, OptionsManager::GetTaskQueueEnable, ...), so an extension using it
- * links and then fails to import. `make test`'s ABI check (tools/npu_abi_check/abi_check.py) holds every
- * NPU object to the exported set.
+ * links and then fails to import. `make test`'s ABI check (tools/npu_abi_check/abi_check.py) holds
+ * every NPU object to the exported set.
  *
  * Phase 1 runs on the calling thread in every TASK_QUEUE_ENABLE mode, so a refusal raises at the
  * call, before anything is queued; phase 2 runs where torch_npu runs launches (queued when the
