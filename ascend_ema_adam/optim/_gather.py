@@ -211,17 +211,6 @@ class TensorLists8:
                    [st.get(_MASTER) for st in states] if group["master_weights"] else None)
 
 
-def split_8bit(group: dict[str, Any], items: list[Item], steps):
-    """An 8-bit group's items and their steps (one tensor, or one per item) split into those
-    that keep fp32 state (below ``min_8bit_size``) and those that keep 8-bit state:
-    ``(items, steps, items8, steps8)``."""
-    flags = [is_8bit(group, item.param.numel()) for item in items]
-    pick = (lambda want: steps if isinstance(steps, Tensor)
-            else [s for s, f in zip(steps, flags) if f == want])
-    return ([it for it, f in zip(items, flags) if not f], pick(False),
-            [it for it, f in zip(items, flags) if f], pick(True))
-
-
 def _plain(t: Tensor) -> Tensor:
     return t
 

@@ -7,15 +7,15 @@ dicts after the last step and the storages every cached group updates (a
 from __future__ import annotations
 
 from operator import attrgetter, itemgetter, methodcaller
-from typing import Any
+from typing import Any, NamedTuple
 
 from torch import Tensor
 
 from .. import _C
-from ._common import _MASTER, _MAX_V, _WIDE_KEYS, _dtensor_type, _has_ema
-from ._gather import Item, TensorLists, TensorLists8, state_keys
-from ._state8bit import (ABSMAX_M, ABSMAX_V, CODES_M, CODES_V, KEYS_8BIT, QMAP_M, QMAP_V,
-                         is_8bit)
+from ._common import _MASTER, _WIDE_KEYS, _dtensor_type, _has_ema
+from ._gather import Item, state_keys
+from ._state8bit import QMAP_M, QMAP_V
+from ._state_kinds import LaunchPart, kinds_of, pick, split_by_kind
 from .functional import PreparedLaunches
 
 # C-level accessors for the checks of a cached group (map() runs them without a Python frame).
@@ -42,19 +42,28 @@ def _same_maps(group: dict[str, Any], kept: tuple) -> bool:
     return all(q is k and v == kv for (q, v), (k, kv) in zip(_maps_of(group), kept))
 
 
+class CachedPart(NamedTuple):
+    """A cached group's parameters of one state kind: their indexes into the group's items
+    (None: all of them), their lists (the gradients set per step) and prepared launches."""
+
+    kind: Any
+    indexes: list[int] | None
+    lists: Any
+    prepared: PreparedLaunches
+
+
 class GroupCache:
     """What a group's last full check established, kept while it still holds: the same
     parameters (objects; their dtypes, shapes and devices), the same ones with a gradient, the
     same state dicts and state tensors. A step then re-checks the gradients and the identities in
     C++ loops (csrc/common/optimizer_checks.cpp), about 0.1 us per parameter instead of ten, and
-    launches from lists built once, through its prepared launches (``prepared``). The steps of
-    its parameters are the step counters' to follow (``_steps.StepCounters``), which hand their
-    step tensors in to be checked with the state."""
+    launches from lists built once, through its prepared launches (``parts``: one per state
+    kind). The steps of its parameters are the step counters' to follow
+    (``_steps.StepCounters``), which hand their step tensors in to be checked with the state."""
 
     __slots__ = ("config", "group_params", "indexes", "gradients", "params", "state_map",
                  "states", "columns", "column_keys", "column_values", "devices",
-                 "first_on_device", "prepared", "_lists", "eight_bit", "wide", "qmaps",
-                 "_lists8", "prepared8")
+                 "first_on_device", "qmaps", "parts")
 
     def __init__(self, state_map, items: list[Item], group: dict[str, Any]):
         self.config = _group_config(group)
@@ -69,9 +78,11 @@ class GroupCache:
         self.params = [item.param for item in items]
         self.state_map = state_map
         self.states = [item.state for item in items]
-        if group["state_bits"] == 8:  # either state kind per parameter: absent keys read None
-            self.columns = {key: list(map(methodcaller("get", key), self.states))
-                            for key in state_keys(group) + KEYS_8BIT}
+        kinds = kinds_of(group)
+        if len(kinds) > 1:  # either state kind per parameter: absent keys read None
+            keys = state_keys(group)
+            keys += tuple(key for kind in kinds for key in kind.moment_keys if key not in keys)
+            self.columns = {key: list(map(methodcaller("get", key), self.states)) for key in keys}
         else:
             self.columns = {key: list(map(_GETTERS[key], self.states))
                             for key in state_keys(group)}
@@ -83,33 +94,15 @@ class GroupCache:
         for device, j in zip(self.devices, self.indexes):
             first.setdefault(device, j)
         self.first_on_device = list(first.items())
-        columns = self.columns
-        # an 8-bit group: which parameters keep 8-bit state (``eight_bit``, their indexes into
-        # the items; None in a 32-bit group), which fp32 state (``wide``), and the maps
-        self.eight_bit = self.wide = self.qmaps = self._lists8 = self.prepared8 = None
-        if group["state_bits"] == 8:
-            flags = [is_8bit(group, p.numel()) for p in self.params]
-            self.eight_bit = [k for k, f in enumerate(flags) if f]
-            self.wide = [k for k, f in enumerate(flags) if not f]
-            self.qmaps = _maps_of(group)
-            columns = {key: [values[k] for k in self.wide] for key, values in columns.items()}
-            eight = {key: [values[k] for k in self.eight_bit]
-                     for key, values in self.columns.items()}
-            self._lists8 = TensorLists8(
-                [self.params[k] for k in self.eight_bit], None, eight[CODES_M], eight[CODES_V],
-                eight[ABSMAX_M], eight[ABSMAX_V], eight.get("ema_params"), eight.get(_MASTER))
-            if self.eight_bit:  # (their launches, prepared as the others')
-                self.prepared8 = PreparedLaunches(self._lists8.params,
-                                                  [grads[k] for k in self.eight_bit])
-        params, wide_grads = self._wide(self.params), self._wide(grads)
-        self.prepared = PreparedLaunches(params, wide_grads)
-        self._lists = TensorLists(params, wide_grads, columns["exp_avg"], columns["exp_avg_sq"],
-                                  columns.get(_MAX_V, []), columns.get("ema_params"),
-                                  columns.get(_MASTER))
-
-    def _wide(self, xs: list) -> list:
-        """The entries of the parameters that keep fp32 state (all of a 32-bit group's)."""
-        return xs if self.wide is None else [xs[k] for k in self.wide]
+        # the group's launches, one per state kind its parameters keep (their lists built once,
+        # their launches prepared); an 8-bit group's maps, whose change sends it to the full check
+        self.qmaps = _maps_of(group) if group["state_bits"] == 8 else None
+        self.parts = []
+        for kind, indexes in split_by_kind(group, [p.numel() for p in self.params]):
+            params = pick(self.params, indexes)
+            columns = {key: pick(values, indexes) for key, values in self.columns.items()}
+            self.parts.append(CachedPart(kind, indexes, kind.lists_of_columns(params, columns),
+                                         PreparedLaunches(params, pick(grads, indexes))))
 
     def gradients_if_unchanged(self, group: dict[str, Any], state_map, state_unchanged: bool,
                                updated, steps: list[Tensor] | None = None) -> list[Tensor] | None:
@@ -138,24 +131,14 @@ class GroupCache:
             return None
         return grads
 
-    def lists(self, grads: list[Tensor]) -> TensorLists:
-        """This step's lists for ema_adamw: the cached tensors and the new gradients."""
-        self._lists.grads = self._wide(grads)
-        return self._lists
-
-    def lists8(self, grads: list[Tensor]) -> TensorLists8 | None:
-        """An 8-bit group's lists for ema_adamw8bit (None: no parameter keeps 8-bit state)."""
-        if not self.eight_bit:
-            return None
-        self._lists8.grads = [grads[k] for k in self.eight_bit]
-        return self._lists8
-
-    def split_steps(self, steps):
-        """An 8-bit group's steps (one tensor, or one per parameter) for the parameters that keep
-        fp32 state and for those that keep 8-bit state."""
-        if isinstance(steps, Tensor):
-            return steps, steps
-        return [steps[k] for k in self.wide], [steps[k] for k in self.eight_bit]
+    def launch_parts(self, grads: list[Tensor], steps) -> list[LaunchPart]:
+        """This step's launches: the cached tensors, the new gradients and this step's steps (one
+        tensor, or one per parameter) of each state kind's parameters."""
+        out = []
+        for kind, indexes, lists, prepared in self.parts:
+            lists.grads = pick(grads, indexes)
+            out.append(LaunchPart(kind, lists, pick(steps, indexes), prepared))
+        return out
 
     def updated_tensors(self) -> list[Tensor]:
         out = list(self.params)

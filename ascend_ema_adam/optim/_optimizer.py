@@ -1,12 +1,11 @@
-"""The :class:`FusedEmaAdamW` class. ``step()`` reads top to bottom: check every group (read
-only: a cached group re-reads its gradients, the others are checked in full), the memory rules
-and clipping; then complete the state, count, and per group gather the tensors and call the
-functional core :func:`~ascend_ema_adam.optim.functional.ema_adamw`, as torch's ``AdamW.step()``
-calls ``adamw()``. The class composes two parts that keep state between steps, the step counters
-(``_steps.StepCounters``) and the launch cache (``_launch_cache.LaunchCache``: the group caches,
-their prepared launches, the updated storages), and calls functions for the rest: the gather
-(``_gather``), the checks (``_validation``, ``_memory``), clipping (``_clip``), the EMA schedule
-(``_schedule``), checkpoints (``_checkpoint``) and the EMA helpers (``_ema``)."""
+"""The :class:`FusedEmaAdamW` class. ``step()`` runs the closure and :func:`._update.update`, the
+step itself (check everything, then write). The class composes two parts that keep state between
+steps, the step counters (``_steps.StepCounters``) and the launch cache
+(``_launch_cache.LaunchCache``: the group caches, their prepared launches, the updated storages),
+and calls functions for the rest: the step (``_update``, over the state kinds of
+``_state_kinds``), the gather (``_gather``), the checks (``_validation``, ``_memory``), clipping
+(``_clip``), the EMA schedule (``_schedule``), checkpoints (``_checkpoint``) and the EMA helpers
+(``_ema``)."""
 
 from __future__ import annotations
 
@@ -21,22 +20,18 @@ from torch.optim.optimizer import Optimizer
 from ._checkpoint import (check_loaded_8bit, convert_loaded_state, fill_defaults,
                           normalize_loaded_group, place_maps, saved_state_tensors,
                           warn_on_weight_decay_mode, with_ema_settings, without_8bit_state)
-from ._clip import requested_norm, step_clipping
-from ._common import _SETTINGS, _STEP_SCOPES, _dtensor_type, _has_ema, counter_device
+from ._clip import requested_norm
+from ._common import _SETTINGS, _STEP_SCOPES, _dtensor_type, counter_device
 from ._ema import (_merge_tied_names, copy_ema_to_weights, ema_state_dict_of, ema_swapped,
                    restore_weights, stashed_weights)
-from ._gather import (TensorLists, TensorLists8, check_group, complete_state, hyper_parameters,
-                      split_8bit)
 from ._launch_cache import LaunchCache
-from ._memory import check_new_params, check_plan_memory
-from ._scaler import _Scaler
-from ._steps import StepCounters, warn_zero3_parts
+from ._memory import check_new_params
+from ._state8bit import ensure_maps
+from ._steps import StepCounters
+from ._update import needs_eager_update, update, update_outside_graph
 from ._validation import (_check_capturable, _check_ema_decay, _check_hyperparameters,
-                          _check_implementation, _check_tensor_hypers, _check_types,
-                          _hyperparameter_error, _option_error, check_cpu_device)
-from ._state8bit import QMAP_M, QMAP_V, ensure_maps
-from .functional import ema_adamw, ema_adamw8bit
-
+                          _check_implementation, _check_types, _hyperparameter_error,
+                          _option_error)
 
 class FusedEmaAdamW(Optimizer):
     r"""Adam/AdamW with an exponential moving average of the weights, one fused multi-tensor
@@ -316,158 +311,11 @@ class FusedEmaAdamW(Optimizer):
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
-        if torch.compiler.is_compiling() and self._needs_eager_update():
-            self._update_outside_graph()
+        if torch.compiler.is_compiling() and needs_eager_update(self):
+            update_outside_graph(self)
         else:
-            self._update()
+            update(self)
         return loss
-
-    @torch.no_grad()
-    def _update(self) -> None:
-        """Check every group (read only), then complete the state, count, and call ema_adamw
-        once per group with a gradient. A group whose last full check still holds (the launch
-        cache's) re-checks only what may change and runs its prepared launches."""
-        dtensor = _dtensor_type()
-        compiling = torch.compiler.is_compiling()
-        scaler = _Scaler(getattr(self, "grad_scale", None), getattr(self, "found_inf", None))
-        cache = None if compiling else self._launch_cache
-        state_unchanged = cache is not None and cache.begin(self.state)
-        plan = [self._check(i, group, cache, state_unchanged, dtensor)
-                for i, group in enumerate(self.param_groups)]
-        if cache is not None:  # (traced tensors have no addresses; the op checks at run time)
-            check_plan_memory(plan, self.param_groups, scaler, cache.updated)
-        if not compiling:
-            check_cpu_device(self.param_groups)
-        if self._steps.partial is not None:  # one step in parts (DeepSpeed): partial_steps()
-            clipping = self._clip_request is not None or any(
-                group.get("max_grad_norm") is not None for group in self.param_groups)
-            if clipping:
-                self._clip_request = None  # (dropped with the refusal)
-            self._steps.check_partial(plan, clipping)
-        elif not compiling:
-            warn_zero3_parts(plan)
-        # clipping: a non-finite norm skips the counters too; each group its divisor
-        request = self._clip_request
-        if request is not None:  # (only then: dynamo of torch 2.7 cannot trace this setattr)
-            self._clip_request = None
-        scaler, group_scalers, norm = step_clipping(request, plan, scaler,
-                                                    self.clip_process_group, dtensor,
-                                                    self.param_groups)
-        if norm is not None:
-            self.last_grad_norm = norm
-
-        # every check has passed: from here on the step writes
-        for _, group, items, _, _ in plan:
-            for item in items or ():
-                complete_state(item, group, self.state)
-        n = self._steps.advance_num_updates(self.param_groups, scaler, self.use_num_updates)
-        for entry in plan:
-            self._launch(entry, n, scaler if group_scalers is None
-                         else group_scalers[entry[0]], cache, dtensor)
-        if cache is not None:
-            self._steps.finish_step()
-            cache.finish(self.state, len(self.param_groups),
-                         any(cached is None for _, _, _, cached, _ in plan), state_unchanged)
-
-    # Under torch.compile every float the op receives is a constant of the graph, so the warm-up
-    # counter and decay are tensors there (computed on the device). ema_every's EMA-or-not is a
-    # host decision, new every step: with ema_every > 1 the update runs eagerly (one graph break
-    # at the call of step()).
-    try:
-        _update_outside_graph = torch.compiler.disable(
-            _update, reason="FusedEmaAdamW: ema_every > 1 decides on the host whether a step "
-            "updates the EMA, so the update runs outside the graph")
-    except TypeError:  # torch before 2.8: no reason
-        _update_outside_graph = torch.compiler.disable(_update)
-
-    def _needs_eager_update(self) -> bool:
-        """Under tracing: would the traced update take a new constant on every step? (ema_every's
-        EMA-or-not is decided on the host.)"""
-        return any(group["ema_every"] > 1 and _has_ema(group) for group in self.param_groups)
-
-    def _check(self, i: int, group: dict[str, Any], cache: LaunchCache | None,
-               state_unchanged: bool, dtensor) -> tuple:
-        """Group ``i``'s check, read only: a cached group re-reads its gradients and re-checks
-        what may have changed; any other group (or a cache that no longer holds) is checked in
-        full (``check_group``), which raises the error if there is one. Returns the group's part
-        of the step's plan: ``(i, group, items, cached, grads)``, a full check's items or the
-        group's cache and the gradients it re-read."""
-        steps, per_param = self._steps, self.step_scope == "param"
-        cached = (cache.group(i) if cache is not None and not (per_param and "step" in group)
-                  else None)
-        held = steps.held_steps(i) if cached is not None and per_param else None
-        if cached is not None and (held is not None or not per_param):
-            grads = cached.gradients_if_unchanged(group, self.state, state_unchanged,
-                                                  cache.updated, held)
-            if grads is not None:
-                _check_hyperparameters(group, f"param_groups[{i}]: ")
-                for device, j in cached.first_on_device:
-                    _check_tensor_hypers(i, group, j, device)
-                if not per_param:
-                    steps.group_step_before(i, group, self.state)
-                return i, group, None, cached, grads
-        eager = not torch.compiler.is_compiling()
-        items = check_group(i, group, self.state, dtensor,
-                            steps.param_step_before if per_param and eager else None)
-        if not per_param and eager:
-            steps.group_step_before(i, group, self.state)
-        return i, group, items, None, None
-
-    def _launch(self, entry: tuple, n, scaler: _Scaler, cache: LaunchCache | None,
-                dtensor) -> None:
-        """One group's update: its counters advanced (every group counts, with or without
-        gradients), its tensors gathered, one call of :func:`ema_adamw` with this step's
-        hyper-parameters; then the launch cache follows the group."""
-        i, group, items, cached, grads = entry
-        steps, per_param = self._steps, self.step_scope == "param"
-        keep = True
-        lists8 = None
-        if cached is not None:
-            if per_param:
-                step, keep = steps.advance_cached(i, group, self.state, cached, grads, scaler)
-            else:
-                step = steps.next_group_step(i, group, self.state, scaler)
-            lists, prepared, prepared8 = cached.lists(grads), cached.prepared, cached.prepared8
-            if cached.eight_bit is not None:  # (an 8-bit group: its parameters of either kind)
-                lists8 = cached.lists8(grads)
-                step, step8 = cached.split_steps(step)
-        else:
-            step = (steps.advance_param_steps(i, group, items, self.state, dtensor, scaler)
-                    if per_param else steps.next_group_step(i, group, self.state, scaler))
-            wide = items
-            if group["state_bits"] == 8:
-                wide, step, items8, step8 = split_8bit(group, items, step)
-                lists8 = TensorLists8.of_items(items8, group) if items8 else None
-            lists, prepared, prepared8 = TensorLists.of_items(wide, group, dtensor), None, None
-        if lists.params or lists8 is not None:
-            # (the lists hold local tensors; 8-bit parameters are never DTensors)
-            first = (lists.params or lists8.params)[0]
-            ema_on, hypers = hyper_parameters(group, n, self.adam_w_mode, first.device)
-            if lists.params:
-                ema_adamw(lists.params, lists.grads, lists.exp_avgs, lists.exp_avg_sqs,
-                          lists.max_exp_avg_sqs, lists.ema_params if ema_on else None, step,
-                          master_params=lists.master_params, foreach=group.get("foreach"),
-                          grad_scale=scaler.grad_scale, found_inf=scaler.found_inf, **hypers,
-                          prepared=prepared,
-                          prepared_checked=cache is not None and cache.held_checked)
-            if lists8 is not None:
-                ema_adamw8bit(lists8.params, lists8.grads, lists8.exp_avg_codes,
-                              lists8.exp_avg_sq_codes, lists8.exp_avg_absmaxes,
-                              lists8.exp_avg_sq_absmaxes,
-                              lists8.ema_params if ema_on else None, step8,
-                              qmap_m=group[QMAP_M], qmap_v=group[QMAP_V],
-                              master_params=lists8.master_params,
-                              foreach=group.get("foreach"), grad_scale=scaler.grad_scale,
-                              found_inf=scaler.found_inf, **hypers, prepared=prepared8,
-                              prepared_checked=cache is not None and cache.held_checked)
-        if cache is None:
-            return
-        if cached is None:
-            if (cache.remember(i, group, self.state, items) and per_param
-                    and not steps.follow(i, items)):
-                cache.forget(i)
-        elif not keep:
-            cache.forget(i)  # the next step checks it in full and caches it again
 
     @contextlib.contextmanager
     def partial_steps(self):

@@ -70,7 +70,7 @@ def warn_zero3_parts(plan) -> None:
             "group steps advance once per sub-group, not per engine step; attach the engine "
             "(ascend_ema_adam.integrations.deepspeed.attach(engine), or create it with that "
             "module's initialize())", RuntimeWarning,
-            stacklevel=6)  # this, _update, no_grad, step, torch's step hooks: the caller
+            stacklevel=6)  # this, update, no_grad, step, torch's step hooks: the caller
 
 
 class _PartialBlock:

@@ -6,7 +6,7 @@ optimizer's bits; it refuses lists of different lengths before writing anything.
 import pytest
 import torch
 
-import ascend_ema_adam.optim._optimizer as optimizer_module  # where step() calls the core
+import ascend_ema_adam.optim._state_kinds as state_kinds  # where step() calls the core
 from ascend_ema_adam.optim import FusedEmaAdamW, ema_adamw, fused_ema_adamw
 from ascend_ema_adam.optim import functional
 
@@ -26,13 +26,13 @@ def make_params(gen, dtypes):
 def core_calls(monkeypatch):
     """Every call of ema_adamw from step(): (number of parameters, the steps argument)."""
     calls = []
-    real = optimizer_module.ema_adamw
+    real = state_kinds.ema_adamw
 
     def spy(params, *args, **kwargs):
         calls.append((len(params), args[5]))
         return real(params, *args, **kwargs)
 
-    monkeypatch.setattr(optimizer_module, "ema_adamw", spy)
+    monkeypatch.setattr(state_kinds, "ema_adamw", spy)
     return calls
 
 

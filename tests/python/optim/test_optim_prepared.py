@@ -302,7 +302,8 @@ def test_changes_prepare_again_or_not(rng, monkeypatch, counting, change):
         pair.step(seed + 4)
     assert counting.take() == expected
     pair.step(seed + 5)
-    assert counting.take() == (0, len(pair.opts[0]._launch_cache.groups[0].prepared.groups), 0)
+    prepared = pair.opts[0]._launch_cache.groups[0].parts[0].prepared
+    assert counting.take() == (0, len(prepared.groups), 0)
 
 
 def test_a_lazily_cloned_parameter_keeps_its_clone(rng, monkeypatch, counting):
@@ -342,7 +343,7 @@ def test_missing_gradient_and_new_group(rng, monkeypatch, counting):
     assert counting.take() == (2, 2, 0)
     pair.step(seed + 6)
     assert counting.take() == (0, 2, 0)
-    kept = dict(pair.opts[0]._launch_cache.groups[0].prepared.launches)
+    kept = dict(pair.opts[0]._launch_cache.groups[0].parts[0].prepared.launches)
     pair.both(add_group)
     for ps, opt in zip(pair.params, pair.opts):
         opt.param_groups[1]["params"][0].grad = torch.ones(4)
@@ -353,8 +354,8 @@ def test_missing_gradient_and_new_group(rng, monkeypatch, counting):
     made, ran, refused = counting.take()
     assert (made, refused) == (1, 0)  # the new group's: group 0's launches kept running
     # (the same launch objects)
-    assert pair.opts[0]._launch_cache.groups[0].prepared.launches == kept
-    assert pair.opts[0]._launch_cache.groups[1].prepared.launches
+    assert pair.opts[0]._launch_cache.groups[0].parts[0].prepared.launches == kept
+    assert pair.opts[0]._launch_cache.groups[1].parts[0].prepared.launches
 
 
 def test_grad_scaler_skips_and_steps(rng, monkeypatch, counting):
@@ -462,4 +463,4 @@ def test_an_attribute_schedule_keeps_one_launch_per_bucket(rng, monkeypatch, cou
                                                                             0.999)))
         pair.step(seed + k)
         assert counting.take() == (1, 1, 0)
-        assert len(pair.opts[0]._launch_cache.groups[0].prepared.launches) == 1
+        assert len(pair.opts[0]._launch_cache.groups[0].parts[0].prepared.launches) == 1
