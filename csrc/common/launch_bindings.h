@@ -80,7 +80,7 @@ public:
 
 protected:
     /** `who`: "ApplyFusedEmaAdamListLaunch.run", for the TypeError of an entry that is not a
-     * tensor. */
+     *  tensor. */
     explicit PreparedLaunch(const char* who) : who_(who) {}
 
     std::unique_ptr<Prepared> prepared_;

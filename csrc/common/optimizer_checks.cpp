@@ -89,12 +89,12 @@ public:
                            [&](const at::Tensor& t) { return Touches(t); });
     }
 
-    /** Whether every updated tensor still has the memory and description it had (first
-     *  element, storage size, dtype, sizes, strides): p.data = ..., set_() or a resize make the
-     *  ranges stale, and so does a copy-on-write storage (torch._lazy_clone), which Matches
-     *  copies before it compares. What a prepared launch compares of the tensors it holds: a step
-     * that checked this runs its launches without comparing them again
-     * (ApplyFusedEmaAdamListLaunch.run(held_checked=True)). */
+    /** Whether every updated tensor still has the memory and description it had (first element,
+     *  storage size, dtype, sizes, strides): p.data = ..., set_() or a resize make the ranges
+     *  stale, and so does a copy-on-write storage (torch._lazy_clone), which Matches copies before
+     *  it compares. What a prepared launch compares of the tensors it holds: a step that checked
+     *  this runs its launches without comparing them again
+     *  (ApplyFusedEmaAdamListLaunch.run(held_checked=True)). */
     bool InPlace() const
     {
         for (size_t i = 0; i < placed_.size(); ++i) {

@@ -1,7 +1,7 @@
 /**
  * @file apply_fused_ema_adam8bit_list_check.cpp
  * @brief CheckApplyFusedEmaAdam8bitList and CheckApplyFusedEmaAdam8bitListMap (see the header).
- * Entry names are built only for a refusal.
+ *        Entry names are built only for a refusal.
  */
 #include "apply_fused_ema_adam8bit_list_check.h"
 

@@ -3,8 +3,8 @@
  * @brief The validation of an ApplyFusedEmaAdam8bitList call that needs no tensor memory (list
  *        lengths, the dtype contract, shapes, the maps' and scalar tensors' shapes, the
  *        attributes), and of a map's values where its memory is readable
- * (CheckApplyFusedEmaAdam8bitListMap). One function for every path that checks a call before it
- * touches a tensor; on success it says what a launch needs: its dtypes and options.
+ *        (CheckApplyFusedEmaAdam8bitListMap). One function for every path that checks a call before
+ *        it touches a tensor; on success it says what a launch needs: its dtypes and options.
  */
 #ifndef ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM8BIT_LIST_CHECK_H
 #define ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM8BIT_LIST_CHECK_H
@@ -78,7 +78,7 @@ struct ApplyFusedEmaAdam8bitListArgs {
     const TensorArg* emaDecay = nullptr;   // null: absent (the emaDecay attribute is used)
     /** Lists of any length: a caller's check of a whole call it launches in slices of at most
      *  kApplyFusedEmaAdam8bitListMaxTensors entries (the torch op's), whose messages then name the
-     * call's own entries. */
+     *  call's own entries. */
     bool wholeCall = false;
 };
 

@@ -2,8 +2,8 @@
  * @file apply_fused_ema_adam_list_opdef.h
  * @brief The dtype columns of the list operators' CANN OpDefs (ApplyFusedEmaAdamList and its V2),
  *        in pure C++: op_host/apply_fused_ema_adam_list/cann/apply_fused_ema_adam_list_def.h
- * declares them, the operators' op JSONs (msopgen's input) list them, and the tests hold both to
- * CANN's selection rule.
+ *        declares them, the operators' op JSONs (msopgen's input) list them, and the tests hold
+ *        both to CANN's selection rule.
  *
  * CANN compiles one kernel binary per OpDef column and opbase selects it at run time by the dtype
  * of every non-optional parameter, reading each DYNAMIC list's FIRST tensor. An absent optional
@@ -38,8 +38,8 @@ constexpr int kApplyFusedEmaAdamListOutputOrder[kApplyFusedEmaAdamListOutputs] =
 
 /** One column of the OpDef: the dtype of each DYNAMIC list as an input (grads ... model_copies,
  *  kApplyFusedEmaAdamListGrads order) and as an output (vars ... model_copies). The other inputs
- * are the same in every column: step int64, the OPTIONAL scalar tensors fp32 (not part of the
- * selection). */
+ *  are the same in every column: step int64, the OPTIONAL scalar tensors fp32 (not part of the
+ *  selection). */
 struct ApplyFusedEmaAdamListOpDefColumn {
     DataType inputs[kApplyFusedEmaAdamListTensorLists];
     DataType outputs[kApplyFusedEmaAdamListOutputs];

@@ -1,8 +1,8 @@
 /**
  * @file apply_fused_ema_adam8bit_list.cpp
  * @brief Kernel entry of ApplyFusedEmaAdam8bitList (apply_fused_ema_adam8bit_list.h). Argument
- * order is CANN's: inputs, in-place outputs in the OpDef's order (a list that is never empty last:
- *        kApplyFusedEmaAdam8bitListOutputOrder, docs/ACLNN.md "D1"), workspace, tiling.
+ *        order is CANN's: inputs, in-place outputs in the OpDef's order (a list that is never empty
+ *        last: kApplyFusedEmaAdam8bitListOutputOrder, docs/ACLNN.md "D1"), workspace, tiling.
  */
 #include "apply_fused_ema_adam8bit_list.h"
 

@@ -1,8 +1,8 @@
 /**
  * @file apply_fused_ema_adam8bit_list.h
  * @brief ApplyFusedEmaAdam8bitList vector kernel: a parameter group with 8-bit blockwise moments
- * and an fp32 EMA in one launch. Written only against the AscendC API; the same source builds with
- * CANN's compiler and with g++ against the CPU twin.
+ *        and an fp32 EMA in one launch. Written only against the AscendC API; the same source
+ *        builds with CANN's compiler and with g++ against the CPU twin.
  *
  * Per AI vector core: found_inf first (nonzero or NaN: return before any other GM access), then
  * the launch scalars (LaunchPrologue, as the other kernels), the two maps (scalar reads from GM)

@@ -2,9 +2,8 @@
  * @file apply_fused_ema_adam_list_range.h
  * @brief A list kernel core's part of each tensor, from its slice of the lists' global block
  *        sequence: the kernel walks it, the host tiling (ApplyFusedEmaAdamListCoreSegments) reports
- * it. Plain C++ on
- *        __aicore__ inline functions, as ema_adam_scalar.h: host code includes it after
- *        op_host/common/kernel_scalar_host.h, which defines __aicore__ away.
+ *        it. Plain C++ on __aicore__ inline functions, as ema_adam_scalar.h: host code includes it
+ *        after op_host/common/kernel_scalar_host.h, which defines __aicore__ away.
  */
 #ifndef ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM_LIST_RANGE_H
 #define ASCEND_EMA_ADAM_APPLY_FUSED_EMA_ADAM_LIST_RANGE_H

@@ -1,7 +1,7 @@
 /**
  * @file apply_fused_ema_adam8bit_list_twin_run.cpp
  * @brief RunApplyFusedEmaAdam8bitListOnTwin: encodes the lists as CANN's launcher does (1-D
- * entries), registers the launch's GM regions and starts the kernel's blocks.
+ *        entries), registers the launch's GM regions and starts the kernel's blocks.
  */
 #include "apply_fused_ema_adam8bit_list_twin_run.h"
 

@@ -1,7 +1,7 @@
 /**
  * @file apply_fused_ema_adam_list_twin_run.cpp
  * @brief RunApplyFusedEmaAdamListOnTwin: encodes the lists as CANN's launcher does, registers the
- * launch's GM regions and starts the list kernel's blocks.
+ *        launch's GM regions and starts the list kernel's blocks.
  */
 #include "apply_fused_ema_adam_list_twin_run.h"
 

@@ -1,7 +1,7 @@
 /**
  * @file apply_fused_ema_adam8bit_list_bindings.cpp
  * @brief ascend_ema_adam._C.ApplyFusedEmaAdam8bitListLaunch: a repeatable prepared 8-bit list call
- * for Python, on the CPU device: FusedEmaAdamW's phase-2-only steps of 8-bit state
+ *        for Python, on the CPU device: FusedEmaAdamW's phase-2-only steps of 8-bit state
  *        (optim/functional.py, _launch_prepared8bit).
  */
 #include <pybind11/pybind11.h>

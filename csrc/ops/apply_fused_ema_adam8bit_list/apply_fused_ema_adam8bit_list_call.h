@@ -2,9 +2,10 @@
  * @file apply_fused_ema_adam8bit_list_call.h
  * @brief What the CPU and NPU kernels of apply_fused_ema_adam8bit_list_ do alike before they
  *        launch: the call from the op's arguments (ApplyFusedEmaAdam8bitListKernel,
- * ApplyFusedEmaAdam8bitListCallOf: the parameters its spec generates), the shared validation on the
- * tensors' real shapes, the memory rules over the whole call, and the split into launches of at
- * most kApplyFusedEmaAdam8bitListMaxTensors (256) entries, CANN's limit per dynamic list.
+ *        ApplyFusedEmaAdam8bitListCallOf: the parameters its spec generates), the shared validation
+ *        on the tensors' real shapes, the memory rules over the whole call, and the split into
+ *        launches of at most kApplyFusedEmaAdam8bitListMaxTensors (256) entries, CANN's limit per
+ *        dynamic list.
  *
  * A call of any size is validated as a whole before the first launch, so a bad entry anywhere
  * changes nothing; the launches then cover entries [0, 256), [256, 512), ... (each entry is
@@ -109,7 +110,7 @@ inline ApplyFusedEmaAdam8bitListCall ApplyFusedEmaAdam8bitListCallOf(
 
 /** A device kernel of the op from `kRun`, what the device does with the call: the op's signature
  *  (APPLY_FUSED_EMA_ADAM8BIT_LIST_PARAMS), running kRun(ApplyFusedEmaAdam8bitListCallOf(its
- * arguments)). */
+ *  arguments)). */
 template <void (*kRun)(const ApplyFusedEmaAdam8bitListCall&)>
 void ApplyFusedEmaAdam8bitListKernel(APPLY_FUSED_EMA_ADAM8BIT_LIST_PARAMS)
 {
@@ -133,8 +134,8 @@ void CheckApplyFusedEmaAdam8bitListCallDescription(
 void CheckApplyFusedEmaAdam8bitListCallMemory(const ApplyFusedEmaAdam8bitListCall& call);
 
 /** The launches of a call of `entries` entries: [begin, end) of at most
- * kApplyFusedEmaAdam8bitListMaxTensors each, in order (one empty launch for a call without
- * entries). */
+ *  kApplyFusedEmaAdam8bitListMaxTensors each, in order (one empty launch for a call without
+ *  entries). */
 std::vector<std::pair<size_t, size_t>> ApplyFusedEmaAdam8bitListLaunches(size_t entries);
 
 /** The entries [begin, end) of a list; an absent (empty) list stays empty. */

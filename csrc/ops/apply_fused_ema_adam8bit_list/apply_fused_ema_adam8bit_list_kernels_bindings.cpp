@@ -282,7 +282,7 @@ py::dict TilingToDict(const op8::ApplyFusedEmaAdam8bitListTilingResult& r)
 }
 
 /** The AscendC kernel on the twin (LaunchApplyFusedEmaAdam8bitList's buffers): its tiling and
- * per-block counters. */
+ *  per-block counters. */
 py::dict LaunchApplyFusedEmaAdam8bitListOnTwin(
     const BufferList& grads, const BufferList& vars, const BufferList& ms, const BufferList& vs,
     const BufferList& mAbsmaxes, const BufferList& vAbsmaxes, const OptionalList& ss,

@@ -1,7 +1,7 @@
 /**
  * @file apply_fused_ema_adam8bit_list_prepared.cpp
  * @brief ApplyFusedEmaAdam8bitListPreparedCall: phase 1 of every launch of an 8-bit list call on
- * the CPU device, then its phase 2s, once or (repeatable) again and again
+ *        the CPU device, then its phase 2s, once or (repeatable) again and again
  *        (apply_fused_ema_adam8bit_list_prepared.h).
  */
 #include "apply_fused_ema_adam8bit_list_prepared.h"

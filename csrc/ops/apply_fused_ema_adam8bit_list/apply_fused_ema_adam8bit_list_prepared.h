@@ -4,7 +4,7 @@
  *        as the op checks it, phase 1 of every launch through our aclnn
  *        (aclnnApplyFusedEmaAdam8bitListGetWorkspaceSize per slice of at most 256 entries), then
  *        the phase 2s. The op runs one once; _C.ApplyFusedEmaAdam8bitListLaunch keeps a repeatable
- * one per launch group of FusedEmaAdamW, whose steps are then phase 2 only (CANN's
+ *        one per launch group of FusedEmaAdamW, whose steps are then phase 2 only (CANN's
  *        aclSetAclOpExecutorRepeatable, docs/ACLNN.md "Repeatable executors").
  *
  * What a repeated launch may change (RunAgain): the gradients may be new tensors of the

@@ -2,9 +2,9 @@
  * @file apply_fused_ema_adam_list.cpp
  * @brief The torch op schemas of ApplyFusedEmaAdamList (namespace ascend_ema_adam), generated from
  *        its signature
- * (op_host/apply_fused_ema_adam_list/apply_fused_ema_adam_list_signature.json), and their
- * device-independent kernels (op_library.h): autograd handling of the in-place op, and the
- * functional variant.
+ *        (op_host/apply_fused_ema_adam_list/apply_fused_ema_adam_list_signature.json), and their
+ *        device-independent kernels (op_library.h): autograd handling of the in-place op, and the
+ *        functional variant.
  *
  *   apply_fused_ema_adam_list_  mutates every tensor of vars, ms, vs, ss (and max_vs,
  *                               model_copies) in place; returns nothing, so torch.compile

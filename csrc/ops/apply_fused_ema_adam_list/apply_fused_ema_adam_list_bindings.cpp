@@ -1,7 +1,7 @@
 /**
  * @file apply_fused_ema_adam_list_bindings.cpp
  * @brief ascend_ema_adam._C.ApplyFusedEmaAdamListLaunch: a repeatable prepared call for Python, on
- * the CPU or (built with torch_npu) the NPU: FusedEmaAdamW's phase-2-only steps
+ *        the CPU or (built with torch_npu) the NPU: FusedEmaAdamW's phase-2-only steps
  *        (optim/functional.py, _launch_prepared).
  */
 #include <pybind11/pybind11.h>

@@ -19,7 +19,7 @@ using namespace ops;  // the torch ops' shared part (csrc/common/)
 namespace {
 
 /** The names the shared validation's messages use for the step and the
- * ApplyFusedEmaAdamListCallScalar tensors. */
+ *  ApplyFusedEmaAdamListCallScalar tensors. */
 constexpr const char* kCheckTensorNames[1 + kCallScalars] = {
     kApplyFusedEmaAdamListStepName, kApplyFusedEmaAdamListGradScaleName,
     kApplyFusedEmaAdamListFoundInfName, kApplyFusedEmaAdamListLrName,

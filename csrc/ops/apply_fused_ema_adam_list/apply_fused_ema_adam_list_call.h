@@ -2,10 +2,10 @@
  * @file apply_fused_ema_adam_list_call.h
  * @brief What the CPU and NPU kernels of apply_fused_ema_adam_list_ do alike before they launch:
  *        the call from the op's arguments (ApplyFusedEmaAdamListKernel,
- * ApplyFusedEmaAdamListCallOf: the parameters its spec generates), seen as the shared validation
- * sees it, that validation on the tensors' real shapes, the memory rules over the whole call, and
- * the split into launches of at most kApplyFusedEmaAdamListMaxTensors (256) entries, CANN's limit
- * per dynamic list (opbase refuses more).
+ *        ApplyFusedEmaAdamListCallOf: the parameters its spec generates), seen as the shared
+ *        validation sees it, that validation on the tensors' real shapes, the memory rules over the
+ *        whole call, and the split into launches of at most kApplyFusedEmaAdamListMaxTensors (256)
+ *        entries, CANN's limit per dynamic list (opbase refuses more).
  *
  * A call of any size is validated as a whole before the first launch, so a bad entry anywhere
  * changes nothing; the launches then cover entries [0, 256), [256, 512), ... (each entry is
@@ -58,7 +58,7 @@ struct ListCall {
     /** The flat input index of the step in a launch of `entries` entries, as opbase numbers the
      *  instances: after the lists' tensors, every list holding `entries` (the absent ones as
      *  placeholders, ApplyFusedEmaAdamListPlaceholders). The other one-element inputs follow the
-     * step, each in its slot whether given or not (ApplyFusedEmaAdamListScalarPosition). */
+     *  step, each in its slot whether given or not (ApplyFusedEmaAdamListScalarPosition). */
     static size_t FirstScalarInput(size_t entries)
     {
         return entries * kApplyFusedEmaAdamListTensorLists;
@@ -83,8 +83,8 @@ std::vector<at::Tensor> ApplyFusedEmaAdamListPlaceholders(const ListCall& call, 
                                                           std::pair<size_t, size_t> launch);
 
 /** The flat input index of one-element input `scalar` (-1 the step, then
- * ApplyFusedEmaAdamListCallScalar) relative to a launch's step: opbase gives every single-tensor
- * input its slot, given or NULL. */
+ *  ApplyFusedEmaAdamListCallScalar) relative to a launch's step: opbase gives every single-tensor
+ *  input its slot, given or NULL. */
 inline size_t ApplyFusedEmaAdamListScalarPosition(int scalar)
 {
     return static_cast<size_t>(scalar + 1);
@@ -133,7 +133,7 @@ inline ListCall ApplyFusedEmaAdamListCallOf(APPLY_FUSED_EMA_ADAM_LIST_PARAMS)
 }
 
 /** The same from the lists, the optional one-element tensors (ApplyFusedEmaAdamListCallScalar) and
- * the attributes, each in CANN's order (_C.ApplyFusedEmaAdamListLaunch's). */
+ *  the attributes, each in CANN's order (_C.ApplyFusedEmaAdamListLaunch's). */
 inline ListCall ApplyFusedEmaAdamListCallOf(
     const std::array<at::TensorList, kApplyFusedEmaAdamListTensorLists>& lists,
     const at::Tensor& step,
@@ -176,7 +176,8 @@ void CheckApplyFusedEmaAdamListCallDevice(const char* op, const ListCall& call,
 void CheckApplyFusedEmaAdamListCallMemory(const char* op, const ListCall& call);
 
 /** The launches of a call of `entries` entries: [begin, end) of at most
- * kApplyFusedEmaAdamListMaxTensors each, in order (one empty launch for a call without entries). */
+ *  kApplyFusedEmaAdamListMaxTensors each, in order (one empty launch for a call without entries).
+ */
 std::vector<std::pair<size_t, size_t>> ApplyFusedEmaAdamListLaunches(size_t entries);
 
 /** The entries [begin, end) of a list; an absent (empty) list stays empty. */

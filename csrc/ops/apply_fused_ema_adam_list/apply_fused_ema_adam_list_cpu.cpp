@@ -1,10 +1,10 @@
 /**
  * @file apply_fused_ema_adam_list_cpu.cpp
- * @brief CPU kernel of ascend_ema_adam::apply_fused_ema_adam_list_: the lists go through our
- *        aclnn list API (aclnnApplyFusedEmaAdamListV2: aclCreateTensorList, the two phases),
- *        every tensor with its real sizes, strides and storage offset, and a workspace from the
- *        torch allocator, as one single-use PreparedApplyFusedEmaAdamListCall
- * (apply_fused_ema_adam_list_prepared.h).
+ * @brief CPU kernel of ascend_ema_adam::apply_fused_ema_adam_list_: the lists go through our aclnn
+ *        list API (aclnnApplyFusedEmaAdamListV2: aclCreateTensorList, the two phases), every tensor
+ *        with its real sizes, strides and storage offset, and a workspace from the torch allocator,
+ *        as one single-use PreparedApplyFusedEmaAdamListCall
+ *        (apply_fused_ema_adam_list_prepared.h).
  *
  * The aclnn contract is CANN's: every list is a real aclTensorList, an absent optional list (and
  * an empty ss with non-empty vars: no EMA) an empty one, at most 256 tensors per list. A call of

@@ -49,9 +49,9 @@ py::dict ApplyFusedEmaAdamListDtypesToDict(const list_op::ApplyFusedEmaAdamListD
 }
 
 /** The list tiling (the attributes are the hyper-parameters' fields and the
- * ApplyFusedEmaAdamListAttrs the caller gave; the flags say which optional inputs the launch has);
- * with the tensors' element counts also every core's segments [(tensor, begin, end), ...] in the
- * kernel's walk order. */
+ *  ApplyFusedEmaAdamListAttrs the caller gave; the flags say which optional inputs the launch has);
+ *  with the tensors' element counts also every core's segments [(tensor, begin, end), ...] in the
+ *  kernel's walk order. */
 py::dict ApplyFusedEmaAdamListTilingToDict(const list_op::ApplyFusedEmaAdamListTilingResult& r,
                                            const std::vector<uint64_t>& numels)
 {
@@ -126,7 +126,7 @@ using BufferList = std::vector<py::buffer>;
 
 /** One list launch from Python buffers: dtypes, optional inputs and the launch's memory (the
  *  pointer arrays live here; `buffers` points into them, so a ApplyFusedEmaAdamListLaunch is never
- * copied). */
+ *  copied). */
 struct ApplyFusedEmaAdamListLaunch {
     list_op::ApplyFusedEmaAdamListDtypes dtypes;
     list_op::ApplyFusedEmaAdamListOptions options;

@@ -1,8 +1,8 @@
 /**
  * @file apply_fused_ema_adam_list_prepared.cpp
  * @brief PreparedApplyFusedEmaAdamListCall: phase 1 of every launch of a list call on the CPU
- * device, then its phase 2s, once or (repeatable) again and again
- * (apply_fused_ema_adam_list_prepared.h).
+ *        device, then its phase 2s, once or (repeatable) again and again
+ *        (apply_fused_ema_adam_list_prepared.h).
  */
 #include "apply_fused_ema_adam_list_prepared.h"
 

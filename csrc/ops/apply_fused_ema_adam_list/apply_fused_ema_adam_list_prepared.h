@@ -21,7 +21,7 @@
 namespace ascend_ema_adam::apply_fused_ema_adam_list {
 
 /** The CPU device's prepared call: once (the op), or repeatable (a
- * RepeatedApplyFusedEmaAdamListCall). */
+ *  RepeatedApplyFusedEmaAdamListCall). */
 class PreparedApplyFusedEmaAdamListCall final : public RepeatedApplyFusedEmaAdamListCall {
 public:
     /** Validates the whole call as the op does (device, the shared validation, the memory rules),

@@ -1,7 +1,7 @@
 /**
  * @file apply_fused_ema_adam_list_repeated.cpp
  * @brief RepeatedApplyFusedEmaAdamListCall: what a repeatable prepared list call compares before it
- * launches again, whatever the device (apply_fused_ema_adam_list_repeated.h).
+ *        launches again, whatever the device (apply_fused_ema_adam_list_repeated.h).
  */
 #include "apply_fused_ema_adam_list_repeated.h"
 

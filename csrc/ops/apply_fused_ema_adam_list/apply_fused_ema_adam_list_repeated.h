@@ -3,8 +3,9 @@
  * @brief A call of apply_fused_ema_adam_list_ with phase 1 done for every launch
  *        (aclnnApplyFusedEmaAdamListV2GetWorkspaceSize per slice of at most 256 entries): the CPU
  *        op runs one once (PreparedApplyFusedEmaAdamListCall); FusedEmaAdamW keeps a repeatable one
- * per launch group (_C.ApplyFusedEmaAdamListLaunch), on the CPU or the NPU, and its steps are then
- * phase 2 only (CANN's aclSetAclOpExecutorRepeatable, docs/ACLNN.md "Repeatable executors").
+ *        per launch group (_C.ApplyFusedEmaAdamListLaunch), on the CPU or the NPU, and its steps
+ *        are then phase 2 only (CANN's aclSetAclOpExecutorRepeatable, docs/ACLNN.md "Repeatable
+ *        executors").
  *
  * What a repeated launch may change, and how each is decided
  * (RepeatedApplyFusedEmaAdamListCall::RunAgain): the gradients may be new tensors
@@ -48,7 +49,7 @@ using ops::ScalarArg;        // lr or the EMA decay: a value, or a one-element f
 
 /** The one-element inputs after the lists, in the aclnn's order (-1 the step, then
  *  ApplyFusedEmaAdamListCallScalar), and the flat input index of each relative to a launch's first
- * one. */
+ *  one. */
 enum RepeatedScalar : int { kRepeatedStep = -1 };
 
 /**
@@ -101,7 +102,7 @@ protected:
                           const ScalarArg& lr, const ScalarArg& emaDecay) = 0;
     /** The storage address for aclSet*TensorAddr that puts phase 1's view of gradient i, or of
      *  one-element input slot `slot` (0 the step, 1 + ApplyFusedEmaAdamListCallScalar), at t's
-     * first element. */
+     *  first element. */
     void* SeenGradAddress(size_t i, const at::Tensor& t) const
     {
         return tensors_.GradStorageAddress(i, t);

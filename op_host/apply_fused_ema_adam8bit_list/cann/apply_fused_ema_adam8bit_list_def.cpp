@@ -63,7 +63,7 @@ Refusal CheckFlat(const Call& call)
 
 /** Every list, the maps and step (required), the optional scalar tensors (absent when CANN has no
  *  instance), the attributes and the platform; then the checks and
- * ComputeApplyFusedEmaAdam8bitListTiling. */
+ *  ComputeApplyFusedEmaAdam8bitListTiling. */
 ge::graphStatus Tiling(gert::TilingContext* context)
 {
     const char* node = cann::NodeName(context, "ApplyFusedEmaAdam8bitList");

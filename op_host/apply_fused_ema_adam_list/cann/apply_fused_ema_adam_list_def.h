@@ -1,11 +1,11 @@
 /**
  * @file apply_fused_ema_adam_list_def.h
  * @brief What the two CANN registrations of the list kernel share
- * (apply_fused_ema_adam_list_def.cpp: ApplyFusedEmaAdamList, and
- * apply_fused_ema_adam_list_v2_def.cpp: ApplyFusedEmaAdamListV2): the tiling adapter and the OpDef,
- * over what every list operator's registration shares (cann_list_common.h: reading the gert
- * context, infershape). Built only inside a CANN custom-op project (see build.sh); type-checked
- * against CANN's registration headers by tools/cann_registration_check/run.sh.
+ *        (apply_fused_ema_adam_list_def.cpp: ApplyFusedEmaAdamList, and
+ *        apply_fused_ema_adam_list_v2_def.cpp: ApplyFusedEmaAdamListV2): the tiling adapter and the
+ *        OpDef, over what every list operator's registration shares (cann_list_common.h: reading
+ *        the gert context, infershape). Built only inside a CANN custom-op project (see build.sh);
+ *        type-checked against CANN's registration headers by tools/cann_registration_check/run.sh.
  *
  * The tiling adapter reads every list from the gert context (instance counts, per-instance dtype
  * and storage shape), the optional grad_scale/found_inf (V2: and lr_tensor/ema_decay_tensor) and
@@ -54,10 +54,10 @@ constexpr int kMaxScalars = 5;  // step, grad_scale, found_inf (, lr_tensor, ema
 using ListCall = cann::ListCall<kApplyFusedEmaAdamListTensorLists, ListEntryArg, kMaxScalars,
                                 ApplyFusedEmaAdamListArgs>;
 
-/** The tiling of either registration (opType names it in messages): every list, step and
- *  grad_scale / found_inf (, lr_tensor / ema_decay_tensor with V2) (optional: absent when CANN has
- *  no instance), the attributes and the platform, then the checks and
- * ComputeApplyFusedEmaAdamListTiling. */
+/** The tiling of either registration (opType names it in messages): every list, step and grad_scale
+ *  / found_inf (, lr_tensor / ema_decay_tensor with V2) (optional: absent when CANN has no
+ *  instance), the attributes and the platform, then the checks and
+ *  ComputeApplyFusedEmaAdamListTiling. */
 inline ge::graphStatus Tiling(gert::TilingContext* context, const char* opType, Version version)
 {
     const char* node = cann::NodeName(context, opType);

@@ -1,9 +1,9 @@
 /**
  * @file apply_fused_ema_adam8bit_list_native.cpp
  * @brief RunApplyFusedEmaAdam8bitListNative: reads found_inf, folds the launch scalars with the
- * kernels' LaunchPrologue, builds each map's encode tables (the codebook header's thresholds; kept
- *        while the maps stay the same) and hands the launch's quantization blocks to the loops
- *        of the chosen instruction set.
+ *        kernels' LaunchPrologue, builds each map's encode tables (the codebook header's
+ *        thresholds; kept while the maps stay the same) and hands the launch's quantization blocks
+ *        to the loops of the chosen instruction set.
  */
 #include "apply_fused_ema_adam8bit_list_native.h"
 
@@ -37,8 +37,8 @@ struct HostScalarReader {
 };
 
 /** The encode table of 255 sorted thresholds (native::ApplyFusedEmaAdam8bitListEncodeTable): the
- * smallest table whose buckets hold one threshold each, or `fast` false; its buckets cover every
- * key of [-1, 1] too (`unit`) when that table still fits. */
+ *  smallest table whose buckets hold one threshold each, or `fast` false; its buckets cover every
+ *  key of [-1, 1] too (`unit`) when that table still fits. */
 void BuildEncodeTable(const float* thresholds, native::ApplyFusedEmaAdam8bitListEncodeTable& t)
 {
     t.fast = false;
@@ -120,7 +120,7 @@ void BuildEncodeTable(const float* thresholds, native::ApplyFusedEmaAdam8bitList
 }
 
 /** A map, its thresholds and their binary-search levels
- * (native::ApplyFusedEmaAdam8bitListSearchLevels). */
+ *  (native::ApplyFusedEmaAdam8bitListSearchLevels). */
 native::ApplyFusedEmaAdam8bitListCodebook CodebookOf(const float* map)
 {
     native::ApplyFusedEmaAdam8bitListCodebook book{};

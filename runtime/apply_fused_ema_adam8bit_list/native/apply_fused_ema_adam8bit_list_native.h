@@ -40,8 +40,8 @@ struct ApplyFusedEmaAdam8bitListChunk {
 };
 
 /** The chunks RunApplyFusedEmaAdam8bitListNative hands out for entries of numels[0..count) elements
- * on `threads` threads, in order: the blocks of all entries cut into about 16 runs per thread
- * (whole blocks, so a block's scale and codes are one thread's). */
+ *  on `threads` threads, in order: the blocks of all entries cut into about 16 runs per thread
+ *  (whole blocks, so a block's scale and codes are one thread's). */
 std::vector<ApplyFusedEmaAdam8bitListChunk> ApplyFusedEmaAdam8bitListNativeChunks(
     const uint64_t* numels, uint32_t count, uint32_t threads);
 
@@ -64,7 +64,7 @@ bool ApplyFusedEmaAdam8bitListBytePlaneDecode(Isa isa, const NativeOptions& opti
 bool ApplyFusedEmaAdam8bitListEncodeByTable(Isa isa, const NativeOptions& options);
 
 /** The AVX-512 loops' measured encode for a decode (ApplyFusedEmaAdam8bitListEncodeByTable): 1 the
- * table, 0 the search, -1 not measured yet in this process. */
+ *  table, 0 the search, -1 not measured yet in this process. */
 int ApplyFusedEmaAdam8bitListMeasuredEncode(Isa isa, bool bytePlanes);
 
 }  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list

@@ -33,8 +33,8 @@ using ascend_ema_adam::native::Prologue;
 using ascend_ema_adam::native::Scalar;
 
 /** Elements per pair of scales (the codebook header's kApplyFusedEmaAdam8bitListBlock, which this
- * translation unit must not include: its inline functions would be compiled for this instruction
- * set). */
+ *  translation unit must not include: its inline functions would be compiled for this instruction
+ *  set). */
 constexpr uint32_t kBlock = 256;
 
 inline uint32_t BitsOf(float x)
@@ -213,7 +213,7 @@ struct Codes<Avx512> {
         return i;
     }
     /** A map's encode table (ApplyFusedEmaAdam8bitListEncodeTable) in registers: the code of x by
-     * one gather. */
+     *  one gather. */
     struct Table {
         explicit Table(const ApplyFusedEmaAdam8bitListEncodeTable& t)
             : floor(_mm512_set1_epi32(t.floor)),
@@ -274,7 +274,7 @@ struct Codes<Avx512> {
 #if defined(AEA_NATIVE_HAVE_AVX512) && defined(AEA_ADAM8BIT_VBMI)
 /** The byte-plane decode and code lines: only in the translation unit compiled for AVX-512 VBMI
  *  (*_native_vbmi_avx512.cpp), whose loops run on CPUs with it
- * (ApplyFusedEmaAdam8bitListBytePlaneDecode). */
+ *  (ApplyFusedEmaAdam8bitListBytePlaneDecode). */
 #define AEA_ADAM8BIT_BYTE_PLANES 1
 
 /** Codes decoded at once by DecodeBytePlanes. */
@@ -369,7 +369,7 @@ struct Codes<Avx2> {
         return i;
     }
     /** A map's encode table (ApplyFusedEmaAdam8bitListEncodeTable) in registers: the code of x by
-     * one gather. */
+     *  one gather. */
     struct Table {
         explicit Table(const ApplyFusedEmaAdam8bitListEncodeTable& t)
             : floor(_mm256_set1_epi32(t.floor)),
@@ -467,7 +467,7 @@ struct Codes<Neon> {
         return i;
     }
     /** A map's encode table (ApplyFusedEmaAdam8bitListEncodeTable): the key and the code in
-     * registers, the bucket's entry by four lane loads. */
+     *  registers, the bucket's entry by four lane loads. */
     struct Table {
         explicit Table(const ApplyFusedEmaAdam8bitListEncodeTable& t)
             : floor(vdupq_n_s32(t.floor)),

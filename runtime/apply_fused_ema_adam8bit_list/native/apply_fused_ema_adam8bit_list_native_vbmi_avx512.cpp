@@ -4,9 +4,9 @@
  *        AVX-512 loops, with the codes decoded by permutes of the maps' byte planes and each line
  *        of 64 new codes stored by byte permutes (VBMI). Called only on CPUs with VBMI
  *        (ApplyFusedEmaAdam8bitListBytePlaneDecode). A file of its own, compiled for VBMI
- * throughout, so that those permutes inline into the loops: against the decode as a call of its own
- * target in the AVX-512 file, 7 % fewer cycles in cache (one thread) and 6 % at 16.8M (two
- * threads), outputs identical.
+ *        throughout, so that those permutes inline into the loops: against the decode as a call of
+ *        its own target in the AVX-512 file, 7 % fewer cycles in cache (one thread) and 6 % at
+ *        16.8M (two threads), outputs identical.
  */
 #if defined(__x86_64__) && defined(__AVX512F__)
 #pragma GCC target("avx512vbmi")

@@ -1,7 +1,8 @@
 /**
  * @file apply_fused_ema_adam_list_native.cpp
  * @brief RunApplyFusedEmaAdamListNative: reads found_inf, folds the launch scalars with the
- * kernel's LaunchPrologue and runs the lists as the shared EMA-Adam entries (ema_adam_entries.h).
+ *        kernel's LaunchPrologue and runs the lists as the shared EMA-Adam entries
+ *        (ema_adam_entries.h).
  */
 #include "apply_fused_ema_adam_list_native.h"
 

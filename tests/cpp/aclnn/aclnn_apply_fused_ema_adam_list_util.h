@@ -1,9 +1,9 @@
 /**
  * @file aclnn_apply_fused_ema_adam_list_util.h
  * @brief ApplyFusedEmaAdamList calls for the C API tests: a call built from a
- * ApplyFusedEmaAdamListCallSpec (every entry in its own aclrtMalloc storage, the lists owning their
- * tensors), what only the aclnn layer sees applied as ApplyFusedEmaAdamListBreaks, the whole memory
- * snapshotted, and phase 1 invoked.
+ *        ApplyFusedEmaAdamListCallSpec (every entry in its own aclrtMalloc storage, the lists
+ *        owning their tensors), what only the aclnn layer sees applied as
+ *        ApplyFusedEmaAdamListBreaks, the whole memory snapshotted, and phase 1 invoked.
  */
 #ifndef ASCEND_EMA_ADAM_ACLNN_APPLY_FUSED_EMA_ADAM_LIST_UTIL_H
 #define ASCEND_EMA_ADAM_ACLNN_APPLY_FUSED_EMA_ADAM_LIST_UTIL_H

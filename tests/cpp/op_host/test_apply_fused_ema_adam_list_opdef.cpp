@@ -85,9 +85,9 @@ bool HasColumn(const std::vector<list_op::ApplyFusedEmaAdamListOpDefColumn>& col
 }
 
 /** A launch of combination `d` with `entries` entries: ss, max_vs given or absent, model_copies
- *  given exactly with the combinations that have copies; an absent list as placeholders (one
- *  tensor per entry of the list's placeholder dtype, ApplyFusedEmaAdamListDtypeOf) or, `empty`, as
- * an empty list. */
+ *  given exactly with the combinations that have copies; an absent list as placeholders (one tensor
+ *  per entry of the list's placeholder dtype, ApplyFusedEmaAdamListDtypeOf) or, `empty`, as an
+ *  empty list. */
 Launch Make(const list_op::ApplyFusedEmaAdamListDtypes& d, bool ema, bool amsgrad, size_t entries,
             bool empty)
 {

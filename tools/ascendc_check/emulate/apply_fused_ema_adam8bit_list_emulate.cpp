@@ -1,30 +1,20 @@
-// tools/ascendc_check/run.py --emulate driver for
-// op_kernel/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list.cpp: the unchanged 8-bit
-// kernel, compiled against the real AscendC library with the emulated intrinsics (the uint8 / half
-// / int32 casts, Gather, Compare, Select among them), computes every tiling key (dtype row of the
-// contract) on seeded inputs, on the host's tilings (op_host
-// ComputeApplyFusedEmaAdam8bitListTiling), the lists in CANN's launcher layout:
-//   - 48 cores (Ascend910B2): entries of 1 element, shorter than a block, a block, a block and a
-//   partial second one
-//     (6 blocks: the host uses 6 cores, one block each); the EMA, a grad scale, found_inf given and
-//     clear;
-//   - 4 cores with 1 to 3 chunks per core (entries across core boundaries, partial last blocks),
-//   without the EMA,
+// tools/ascendc_check/run.py --emulate driver for op_kernel/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list.cpp:
+// the unchanged 8-bit kernel, compiled against the real AscendC library with the emulated intrinsics (the uint8 /
+// half / int32 casts, Gather, Compare, Select among them), computes every tiling key (dtype row of the contract) on
+// seeded inputs, on the host's tilings (op_host ComputeApplyFusedEmaAdam8bitListTiling), the lists in CANN's
+// launcher layout:
+//   - 48 cores (Ascend910B2): entries of 1 element, shorter than a block, a block, a block and a partial second one
+//     (6 blocks: the host uses 6 cores, one block each); the EMA, a grad scale, found_inf given and clear;
+//   - 4 cores with 1 to 3 chunks per core (entries across core boundaries, partial last blocks), without the EMA,
 //     maximize, Adam + L2 without bias correction, lr and the EMA decay as tensors;
-//   - 4 cores with 6 chunks and more per core, the EMA, a grad scale, non-finite gradients (+-inf,
-//   NaN: their
+//   - 4 cores with 6 chunks and more per core, the EMA, a grad scale, non-finite gradients (+-inf, NaN: their
 //     blocks' scales become NaN or inf);
-//   - the 16-bit-parameter rows with parameters at the format's maximum and infinite, steps of
-//   about a thousand,
+//   - the 16-bit-parameter rows with parameters at the format's maximum and infinite, steps of about a thousand,
 //     in both float-overflow modes (INF_NAN and saturation);
-// and found_inf set (nothing may be written) on the first row. Codes, scales and the two maps are
-// seeded random (the maps sorted, within [-1, 1], dense near 0 as the dynamic maps are, with an
-// equal pair: a tie of thresholds). Each case is written for compare.py
-// (golden8bit.emulate_entry8). Usage: <program> <out> <seed> ascendc-check: run-sources
-// op_host/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list_tiling.cpp
-// op_host/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list_check.cpp
-// op_host/common/list_validation.cpp op_host/common/platform.cpp op_host/common/ema_adam_attrs.cpp
-// op_host/common/validation.cpp
+// and found_inf set (nothing may be written) on the first row. Codes, scales and the two maps are seeded random
+// (the maps sorted, within [-1, 1], dense near 0 as the dynamic maps are, with an equal pair: a tie of thresholds).
+// Each case is written for compare.py (golden8bit.emulate_entry8). Usage: <program> <out> <seed>
+// ascendc-check: run-sources op_host/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list_tiling.cpp op_host/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list_check.cpp op_host/common/list_validation.cpp op_host/common/platform.cpp op_host/common/ema_adam_attrs.cpp op_host/common/validation.cpp
 #include "kernel_scalar_host.h"  // defines __aicore__ away: first (the codebook header is kernel code)
 
 #include <algorithm>
@@ -151,10 +141,9 @@ int RunCase(const std::string& out, uint64_t seed, const Row& row, const Case& c
     op8::ApplyFusedEmaAdam8bitListOptions options = c.options;
     options.foundInf = c.foundInf != kNoValue;
     const op8::ApplyFusedEmaAdam8bitListDtypes& d = row.dtypes;
-    const uint32_t chunk = op8::ComputeApplyFusedEmaAdam8bitListTiling({uint64_t{1} << 26}, d,
-                                                                       attrs, options, platform)
-                               .data.chunkBlocks *
-                           kBlock;
+    const uint32_t chunk =
+        op8::ComputeApplyFusedEmaAdam8bitListTiling({uint64_t{1} << 26}, d, attrs, options, platform).data.chunkBlocks *
+        kBlock;
     std::vector<uint64_t> numels, blocks;
     for (uint64_t n : c.numels) {
         numels.push_back(n / 1000000 * chunk + n % 1000000);
@@ -263,12 +252,10 @@ int main(int argc, char** argv)
 {
     const ascendc_emulate::DriverArgs args(argc, argv);
     if (!args.ok) return 2;
-    op8::ApplyFusedEmaAdam8bitListOptions
-        small;  // the EMA, a grad scale (found_inf given and clear)
+    op8::ApplyFusedEmaAdam8bitListOptions small;  // the EMA, a grad scale (found_inf given and clear)
     small.ema = true;
     small.gradScale = true;
-    op8::ApplyFusedEmaAdam8bitListOptions
-        chunked;  // no EMA, maximize, lr and the EMA decay as tensors
+    op8::ApplyFusedEmaAdam8bitListOptions chunked;  // no EMA, maximize, lr and the EMA decay as tensors
     chunked.ema = false;
     chunked.maximize = true;
     chunked.lrTensor = chunked.emaDecayTensor = true;

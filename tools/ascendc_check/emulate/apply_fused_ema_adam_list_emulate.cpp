@@ -59,8 +59,8 @@ void Overflow(uint8_t* grad, uint64_t n, Dt gradDt, Dt stateDt)
     for (uint64_t i = 1; i < n && i <= 3; ++i) ascendc_emulate::PutFloat(grad, i, gradDt, specials[i - 1]);
 }
 
-int RunCase(const std::string& out, uint64_t seed, const list_op::ApplyFusedEmaAdamListDtypes& d,
-            const Case& c, int index)
+int RunCase(const std::string& out, uint64_t seed, const list_op::ApplyFusedEmaAdamListDtypes& d, const Case& c,
+            int index)
 {
     aea::Platform platform = aea::FindPlatform("Ascend910B2");
     platform.vectorCoreNum = c.cores;
@@ -73,9 +73,8 @@ int RunCase(const std::string& out, uint64_t seed, const list_op::ApplyFusedEmaA
     attrs.maximize = c.options.maximize;
     list_op::ApplyFusedEmaAdamListOptions options = c.options.inputs;
     options.foundInf = c.foundInf != kNoValue;
-    const uint32_t chunk = list_op::ComputeApplyFusedEmaAdamListTiling({uint64_t{1} << 26}, d,
-                                                                       attrs, options, platform)
-                               .data.chunkLength;
+    const uint32_t chunk =
+        list_op::ComputeApplyFusedEmaAdamListTiling({uint64_t{1} << 26}, d, attrs, options, platform).data.chunkLength;
     std::vector<uint64_t> numels;
     for (uint64_t n : c.numels) numels.push_back(n / 1000000 * chunk + n % 1000000);
     const list_op::ApplyFusedEmaAdamListTilingResult t =
@@ -158,8 +157,7 @@ int main(int argc, char** argv)
     chunked.inputs.ema = !kV2;
     chunked.maximize = true;
     int failed = 0, index = 0;
-    for (const list_op::ApplyFusedEmaAdamListDtypes& d :
-         list_op::ApplyFusedEmaAdamListDtypeCombinations()) {
+    for (const list_op::ApplyFusedEmaAdamListDtypes& d : list_op::ApplyFusedEmaAdamListDtypeCombinations()) {
         // 48 cores: entries of 1 element, shorter than a block, and a few hundred.
         failed += RunCase(args.out, args.seed, d, {48, {1, 37, 300, 17}, small, 0.0f, 1, true}, index++);
         // 4 cores: 2 + 3 + 1 chunks and tails spread over the cores (1-2 chunks each), then 6 chunks more.

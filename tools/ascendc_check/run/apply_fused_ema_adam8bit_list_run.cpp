@@ -1,23 +1,16 @@
-// tools/ascendc_check/run.py --run driver for
-// op_kernel/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list.cpp: the 8-bit kernel
-// compiled against the real AscendC headers (CPU-debug mode, do-nothing intrinsics) runs every
-// block of a launch per tiling key, with and without the EMA, with a grad scale and maximize on
-// some, on the host's tilings (op_host ComputeApplyFusedEmaAdam8bitListTiling): full 16-block
-// chunks on 48 cores, a tensor's partial last block, one-element and empty entries, the lists
-// written as CANN's launcher writes a DYNAMIC input and decoded by the real ListTensorDesc. What
-// runs is the class library's own checks (TPipe/TQue UB accounting against the 192 KiB UB, Cast
-// round modes of the uint8 / half / int32 conversions, Gather, Compare and Select operands,
-// DataCopyPad parameters): none may abort. And the GM ranges the copies reach (run/gm_coverage.h):
-// every copy inside one tensor with its dtype's width and at most a chunk (chunkBlocks * 256
-// elements, or chunkBlocks scales); every input read and every output written exactly once per
-// element (grads read; vars, the codes and the EMA read and written; the scales written: their old
-// values are scalar reads; model copies written); each core exactly its blocks of the host's split;
-// with found_inf set (1 and NaN) no copy at all. The numbers are --emulate's (and the twin tests').
-// ascendc-check: run-sources
-// op_host/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list_tiling.cpp
-// op_host/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list_check.cpp
-// op_host/common/list_validation.cpp op_host/common/platform.cpp op_host/common/ema_adam_attrs.cpp
-// op_host/common/validation.cpp
+// tools/ascendc_check/run.py --run driver for op_kernel/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list.cpp:
+// the 8-bit kernel compiled against the real AscendC headers (CPU-debug mode, do-nothing intrinsics) runs every
+// block of a launch per tiling key, with and without the EMA, with a grad scale and maximize on some, on the
+// host's tilings (op_host ComputeApplyFusedEmaAdam8bitListTiling): full 16-block chunks on 48 cores, a tensor's
+// partial last block, one-element and empty entries, the lists written as CANN's launcher writes a DYNAMIC input and decoded by
+// the real ListTensorDesc. What runs is the class library's own checks (TPipe/TQue UB accounting against the 192
+// KiB UB, Cast round modes of the uint8 / half / int32 conversions, Gather, Compare and Select operands, DataCopyPad
+// parameters): none may abort. And the GM ranges the copies reach (run/gm_coverage.h): every copy inside one tensor
+// with its dtype's width and at most a chunk (chunkBlocks * 256 elements, or chunkBlocks scales); every input read
+// and every output written exactly once per element (grads read; vars, the codes and the EMA read and written; the
+// scales written: their old values are scalar reads; model copies written); each core exactly its blocks of the
+// host's split; with found_inf set (1 and NaN) no copy at all. The numbers are --emulate's (and the twin tests').
+// ascendc-check: run-sources op_host/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list_tiling.cpp op_host/apply_fused_ema_adam8bit_list/apply_fused_ema_adam8bit_list_check.cpp op_host/common/list_validation.cpp op_host/common/platform.cpp op_host/common/ema_adam_attrs.cpp op_host/common/validation.cpp
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -97,8 +90,8 @@ std::vector<std::vector<ascendc_check::BlockShare>> Shares(const ApplyFusedEmaAd
 /** A deliberately broken launch for the driver's self-tests: the check must catch it. */
 enum class Break { kNone, kCoreStart, kFoundInfIgnored };
 
-int RunCase(const op8::ApplyFusedEmaAdam8bitListDtypes& dtypes, uint32_t key, bool ema,
-            bool gradScale, float foundInf, Break broken = Break::kNone)
+int RunCase(const op8::ApplyFusedEmaAdam8bitListDtypes& dtypes, uint32_t key, bool ema, bool gradScale, float foundInf,
+            Break broken = Break::kNone)
 {
     const ascend_ema_adam::Platform platform = ascend_ema_adam::FindPlatform("Ascend910B2");
     // the first entry gives every core full 16-block chunks; then partial, tiny and empty entries

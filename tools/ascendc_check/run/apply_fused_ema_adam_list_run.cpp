@@ -1,23 +1,18 @@
-// tools/ascendc_check/run.py --run driver for
-// op_kernel/apply_fused_ema_adam_list/apply_fused_ema_adam_list.cpp: the list kernel compiled
-// against the real AscendC headers (CPU-debug mode, do-nothing intrinsics that report their GM
-// ranges) runs every block of every tiling key x {AMSGrad off/on} x {grad_scale absent/given} x
-// {found_inf absent/0/1/NaN} (maximize, mode and bias correction varied along), on three list
-// layouts, with the tilings the host computes (op_host ComputeApplyFusedEmaAdamListTiling), the
-// lists written in GM as CANN's launcher writes a DYNAMIC input, decoded by the real
-// ListTensorDesc.
-// ascendc-check: run-sources op_host/apply_fused_ema_adam_list/apply_fused_ema_adam_list_tiling.cpp
-// op_host/common/platform.cpp op_host/common/ema_adam_attrs.cpp op_host/common/validation.cpp
+// tools/ascendc_check/run.py --run driver for op_kernel/apply_fused_ema_adam_list/apply_fused_ema_adam_list.cpp: the list kernel compiled against
+// the real AscendC headers (CPU-debug mode, do-nothing intrinsics that report their GM ranges) runs every block of
+// every tiling key x {AMSGrad off/on} x {grad_scale absent/given} x {found_inf absent/0/1/NaN} (maximize, mode and
+// bias correction varied along), on three list layouts, with the tilings the host computes (op_host
+// ComputeApplyFusedEmaAdamListTiling), the lists written in GM as CANN's launcher writes a DYNAMIC input, decoded by
+// the real ListTensorDesc.
+// ascendc-check: run-sources op_host/apply_fused_ema_adam_list/apply_fused_ema_adam_list_tiling.cpp op_host/common/platform.cpp op_host/common/ema_adam_attrs.cpp op_host/common/validation.cpp
 //
-// Self-tests of this driver (`tools/ascendc_check/run.py --run` runs them: each must fail, for the
-// reason given): ascendc-check: driver-self-test --break=mixed-ranks vars\[2\] elements \[24, 960\)
-// never read ascendc-check: driver-self-test --break=ub-formula \[InitBuffer\].*exceeds the limit
-// 196608 ascendc-check: driver-self-test --break=core-boundary block 0 read grads\[\d+\] elements
-// .*outside its share ascendc-check: driver-self-test --break=found-inf-ignored block 0 touched
-// list descriptors, step, grad_scale ascendc-check: driver-self-test
-// --break=found-inf-ignored-unprotected found_inf = 1: the blocks issued \d+ GM copies
-// ascendc-check: driver-self-test --break=absent-list-opened block 0 touched the page after the
-// empty list
+// Self-tests of this driver (`tools/ascendc_check/run.py --run` runs them: each must fail, for the reason given):
+// ascendc-check: driver-self-test --break=mixed-ranks vars\[2\] elements \[24, 960\) never read
+// ascendc-check: driver-self-test --break=ub-formula \[InitBuffer\].*exceeds the limit 196608
+// ascendc-check: driver-self-test --break=core-boundary block 0 read grads\[\d+\] elements .*outside its share
+// ascendc-check: driver-self-test --break=found-inf-ignored block 0 touched list descriptors, step, grad_scale
+// ascendc-check: driver-self-test --break=found-inf-ignored-unprotected found_inf = 1: the blocks issued \d+ GM copies
+// ascendc-check: driver-self-test --break=absent-list-opened block 0 touched the page after the empty list
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -49,41 +44,29 @@ namespace {
 using ascend_ema_adam::DataType;
 using ascend_ema_adam::DataTypeName;
 using ascend_ema_adam::DataTypeSize;
-using ascend_ema_adam::Platform;
 using ascend_ema_adam::apply_fused_ema_adam_list::ApplyFusedEmaAdamListAttrs;
 using ascend_ema_adam::apply_fused_ema_adam_list::ApplyFusedEmaAdamListDtypes;
 using ascend_ema_adam::apply_fused_ema_adam_list::ApplyFusedEmaAdamListOptions;
 using ascend_ema_adam::apply_fused_ema_adam_list::ApplyFusedEmaAdamListTilingResult;
+using ascend_ema_adam::Platform;
 using ascendc_check::GmTensor;
 
 const char* const kVerifies =
-    "run: list kernel: every block of every launch runs the real class library in CPU-debug mode "
-    "(TPipe/TQue UB\n"
-    "run:   accounting, Cast round modes, DataCopyPad and vector operand checks; none may abort) "
-    "and the real\n"
-    "run:   ListTensorDesc decoder on lists in CANN's launcher layout (1-D entries, header high "
-    "half 1; absent\n"
-    "run:   max_vs/model_copies as the empty list, word 8, on a guard page). Checked per launch "
-    "from the GM ranges\n"
-    "run:   of the copy intrinsics: each copy lies inside one tensor, with its dtype's width, at "
-    "most a chunk long;\n"
-    "run:   G, P, M, V, S (, max_v) are read and P, M, V, S (, max_v) (, copy) written exactly "
-    "once per element;\n"
-    "run:   grads are never written, model copies never read; each block moves exactly its share "
-    "of the host's\n"
-    "run:   split (ApplyFusedEmaAdamListCoreSegments). Tensor data is PROT_NONE in the blocks "
-    "(only copies touch it); with\n"
-    "run:   found_inf nonzero also every list, step and grad_scale: no copy and no other GM access "
-    "happens.\n"
-    "run:   NOT verified: numerical results (the intrinsics do nothing; the twin tests hold the "
-    "kernel to the\n"
-    "run:   golden), UB addresses and dependencies between pipes (no instruction model), the "
-    "device compiler.\n"
+    "run: list kernel: every block of every launch runs the real class library in CPU-debug mode (TPipe/TQue UB\n"
+    "run:   accounting, Cast round modes, DataCopyPad and vector operand checks; none may abort) and the real\n"
+    "run:   ListTensorDesc decoder on lists in CANN's launcher layout (1-D entries, header high half 1; absent\n"
+    "run:   max_vs/model_copies as the empty list, word 8, on a guard page). Checked per launch from the GM ranges\n"
+    "run:   of the copy intrinsics: each copy lies inside one tensor, with its dtype's width, at most a chunk long;\n"
+    "run:   G, P, M, V, S (, max_v) are read and P, M, V, S (, max_v) (, copy) written exactly once per element;\n"
+    "run:   grads are never written, model copies never read; each block moves exactly its share of the host's\n"
+    "run:   split (ApplyFusedEmaAdamListCoreSegments). Tensor data is PROT_NONE in the blocks (only copies touch it); "
+    "with\n"
+    "run:   found_inf nonzero also every list, step and grad_scale: no copy and no other GM access happens.\n"
+    "run:   NOT verified: numerical results (the intrinsics do nothing; the twin tests hold the kernel to the\n"
+    "run:   golden), UB addresses and dependencies between pipes (no instruction model), the device compiler.\n"
 #if AEA_LIST_RUN_V2
-    "run: V2 entry: also launches without the EMA (ss and ssRef the empty list before an "
-    "inaccessible page: never\n"
-    "run:   opened, S neither read nor written) and with lr / ema_decay as one-element GM tensors "
-    "(scalar reads)\n"
+    "run: V2 entry: also launches without the EMA (ss and ssRef the empty list before an inaccessible page: never\n"
+    "run:   opened, S neither read nor written) and with lr / ema_decay as one-element GM tensors (scalar reads)\n"
 #endif
     ;
 
@@ -363,8 +346,7 @@ private:
 };
 
 /** What the host tiling says each block moves: its ApplyFusedEmaAdamListCoreSegments. */
-ascendc_check::GmExpectation Expectation(const Launch& l,
-                                         const ApplyFusedEmaAdamListTilingResult& tiling,
+ascendc_check::GmExpectation Expectation(const Launch& l, const ApplyFusedEmaAdamListTilingResult& tiling,
                                          const LaunchGm& gm, Outcome* out)
 {
     ascendc_check::GmExpectation expected;
@@ -374,8 +356,8 @@ ascendc_check::GmExpectation Expectation(const Launch& l,
         expected.shares.emplace_back();
         uint64_t chunks = 0;
         for (const ascend_ema_adam::apply_fused_ema_adam_list::ApplyFusedEmaAdamListSegment& seg :
-             ascend_ema_adam::apply_fused_ema_adam_list::ApplyFusedEmaAdamListCoreSegments(
-                 tiling.data, l.numels, core)) {
+             ascend_ema_adam::apply_fused_ema_adam_list::ApplyFusedEmaAdamListCoreSegments(tiling.data, l.numels,
+                                                                                           core)) {
             expected.shares.back().push_back({seg.tensor, seg.begin, seg.end});
             chunks += (seg.end - seg.begin + tiling.data.chunkLength - 1) / tiling.data.chunkLength;
         }
@@ -454,8 +436,7 @@ Outcome RunLaunch(const Launch& l)
 uint32_t FullChunk(const ApplyFusedEmaAdamListDtypes& d, const ApplyFusedEmaAdamListOptions& o,
                    const ApplyFusedEmaAdamListAttrs& a, const Platform& platform)
 {
-    return ComputeApplyFusedEmaAdamListTiling({uint64_t{1} << 26}, d, a, o, platform)
-        .data.chunkLength;
+    return ComputeApplyFusedEmaAdamListTiling({uint64_t{1} << 26}, d, a, o, platform).data.chunkLength;
 }
 
 /**
@@ -535,10 +516,9 @@ int RunAll()
                         l.attrs.weightDecay = 0.01;
                         l.foundInf = f;
                         const uint32_t align =
-                            ascend_ema_adam::apply_fused_ema_adam_list::
-                                ComputeApplyFusedEmaAdamListTiling({1}, l.dtypes, l.attrs,
-                                                                   l.options, l.platform)
-                                    .data.alignElems;
+                            ascend_ema_adam::apply_fused_ema_adam_list::ComputeApplyFusedEmaAdamListTiling(
+                                {1}, l.dtypes, l.attrs, l.options, l.platform)
+                                .data.alignElems;
                         l.numels = Numels(layout.name, FullChunk(l.dtypes, l.options, l.attrs, l.platform), align);
                         const Outcome o = RunLaunch(l);
                         failed += o.ok ? 0 : 1;
@@ -553,21 +533,17 @@ int RunAll()
                 }
             }
             std::printf(
-                "run: list key %llu (P %s, S %s, G %s%s%s) on %s (%u cores), %s layout: %llu "
-                "launches, %u "
-                "blocks (up to %llu tensors and %llu chunks per block), %llu GM copies checked, "
-                "chunk <= %u, "
+                "run: list key %llu (P %s, S %s, G %s%s%s) on %s (%u cores), %s layout: %llu launches, %u "
+                "blocks (up to %llu tensors and %llu chunks per block), %llu GM copies checked, chunk <= %u, "
                 "UB <= %u B\n",
                 static_cast<unsigned long long>(
-                    ascend_ema_adam::apply_fused_ema_adam_list::ApplyFusedEmaAdamListTilingKeyOf(
-                        keys[k])),
-                DataTypeName(keys[k].param), DataTypeName(keys[k].state),
-                DataTypeName(keys[k].grad), keys[k].hasCopy ? ", C " : "",
-                keys[k].hasCopy ? DataTypeName(keys[k].copy) : "", layout.platform.name.c_str(),
-                layout.platform.vectorCoreNum, layout.name, static_cast<unsigned long long>(n),
-                sum.blocks, static_cast<unsigned long long>(sum.tensorsPerBlock),
-                static_cast<unsigned long long>(sum.chunksPerBlock),
-                static_cast<unsigned long long>(sum.copies), sum.chunk, sum.ubBytes);
+                    ascend_ema_adam::apply_fused_ema_adam_list::ApplyFusedEmaAdamListTilingKeyOf(keys[k])),
+                DataTypeName(keys[k].param), DataTypeName(keys[k].state), DataTypeName(keys[k].grad),
+                keys[k].hasCopy ? ", C " : "", keys[k].hasCopy ? DataTypeName(keys[k].copy) : "",
+                layout.platform.name.c_str(), layout.platform.vectorCoreNum, layout.name,
+                static_cast<unsigned long long>(n), sum.blocks, static_cast<unsigned long long>(sum.tensorsPerBlock),
+                static_cast<unsigned long long>(sum.chunksPerBlock), static_cast<unsigned long long>(sum.copies),
+                sum.chunk, sum.ubBytes);
             launches += n;
             blocks += sum.blocks;
             copies += sum.copies;
