@@ -9,7 +9,8 @@
 #   ASC_DEVKIT_DIR=<asc-devkit> ASC_TOOLS_DIR=<asc-tools> tools/cann_host/run.sh
 #
 # Without them it says SKIPPED. Runs: the aclnn sample (examples/aclnn_sample/main.cpp,
-# unchanged), the case table (cann_host_cases.cpp) against our CPU aclnn layer, and three
+# unchanged), the case table (cann_host_cases.cpp, each operator's cases in cases/) against our
+# CPU aclnn layer, and three
 # self-tests (a wrong OpDef dtype column, a NULL list, a 257-entry list; and a tiling key without
 # a kernel). Prints the summary line; exits non-zero unless every case is as expected.
 set -euo pipefail
