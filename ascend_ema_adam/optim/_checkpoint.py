@@ -41,6 +41,57 @@ def with_ema_settings(groups: list[dict], state_dict: dict[str, Any]) -> dict[st
     return dict(state_dict, param_groups=out) if changed else state_dict
 
 
+# The group key of our checkpoints that says how far their steps may run ahead of num_updates
+# (steps a checkpoint brought before this optimizer's EMA began counting: a torch AdamW one).
+STEP_LEAD = "num_updates_step_lead"
+
+
+def _steps_and_counter(state: dict, groups: list[dict]) -> tuple[list[int], int] | None:
+    """Every step a checkpoint (or the optimizer) holds, per parameter or per group, and its
+    warm-up counter; None without a counter (-1: warm-up off) or with a step the load refuses
+    itself."""
+    try:
+        counted = _step_number(groups[0].get("num_updates", -1), "num_updates")
+        steps = [_step_number(st["step"], "step") for st in state.values()
+                 if isinstance(st, dict) and "step" in st]
+        steps += [_step_number(g["step"], "step") for g in groups if g.get("step") is not None]
+    except (TypeError, ValueError):
+        return None
+    return steps, counted
+
+
+def step_lead(state: dict, groups: list[dict]) -> int:
+    """How far the steps run ahead of the warm-up counter now (saved as STEP_LEAD)."""
+    found = _steps_and_counter(state, groups) if groups else None
+    if found is None or not found[0]:
+        return 0
+    steps, counted = found
+    return max(0, max(steps) - counted)
+
+
+def stale_ema_warning(state_dict: dict[str, Any], use_num_updates: bool) -> str | None:
+    """A checkpoint of ours whose steps ran further ahead of its warm-up counter than when it was
+    saved: it was stepped by an optimizer that keeps no EMA (torch's AdamW loads ours, updates
+    the moments and the steps, and leaves ``ema_params`` and ``num_updates`` as they were), so
+    its EMA is that many steps stale. The warning's text, or None."""
+    groups = state_dict.get("param_groups")
+    if not use_num_updates or not isinstance(groups, list) or not groups:
+        return None
+    found = _steps_and_counter(state_dict.get("state", {}), groups)
+    if found is None or not found[0]:
+        return None
+    steps, counted = found
+    stale = max(steps) - counted - int(groups[0].get(STEP_LEAD, 0))
+    if stale <= 0:
+        return None
+    return (f"FusedEmaAdamW: the checkpoint's steps (up to {max(steps)}) ran {stale} ahead of "
+            f"its EMA warm-up counter num_updates ({counted}) since it was saved by "
+            f"FusedEmaAdamW: an optimizer that keeps no EMA stepped it (torch's AdamW updates "
+            f"the moments and steps, not 'ema_params'), so its EMA is {stale} steps stale. "
+            f"Training continues with num_updates={counted}; set opt.num_updates = "
+            f"{counted + stale} to continue the warm-up from the training step")
+
+
 def saved_state_tensors(state_dict: dict[str, Any]) -> tuple[list, dict]:
     """The checkpoint's parameter ids in group order, and per id its state tensors that follow
     the layout (moments, EMA, master): converted from these, not from torch's cast of them."""

@@ -81,3 +81,17 @@ def counter_device(groups: list[dict], found_inf: Tensor | None) -> torch.device
         for p in group["params"]:
             return _local(p).device
     return torch.device("cpu")
+
+
+_OPTIM_DIR = __file__.rsplit("/", 1)[0] + "/"
+_TORCH_DIR = torch.__file__.rsplit("/", 1)[0] + "/"
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for a ``warnings.warn`` in the caller that names the user's line: the
+    first frame outside this package's optim/ and torch (whose Optimizer calls
+    ``add_param_group`` and wraps ``step()`` in hooks)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith((_OPTIM_DIR, _TORCH_DIR)):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -17,16 +17,17 @@ import torch
 from torch import Tensor
 from torch.optim.optimizer import Optimizer
 
-from ._checkpoint import (check_loaded_8bit, convert_loaded_state, fill_defaults,
+from ._checkpoint import (STEP_LEAD, check_loaded_8bit, convert_loaded_state, fill_defaults,
                           normalize_loaded_group, place_maps, saved_state_tensors,
-                          warn_on_weight_decay_mode, with_ema_settings, without_8bit_state)
+                          stale_ema_warning, step_lead, warn_on_weight_decay_mode,
+                          with_ema_settings, without_8bit_state)
 from ._clip import requested_norm
-from ._common import _SETTINGS, _STEP_SCOPES, _dtensor_type, counter_device
+from ._common import _SETTINGS, _STEP_SCOPES, _dtensor_type, counter_device, user_stacklevel
 from ._ema import (_merge_tied_names, copy_ema_to_weights, ema_state_dict_of, ema_swapped,
                    restore_weights, stashed_weights)
 from ._launch_cache import LaunchCache
 from ._memory import check_new_params
-from ._state8bit import ensure_maps
+from ._state8bit import ensure_maps, is_8bit
 from ._steps import StepCounters
 from ._update import needs_eager_update, update, update_outside_graph
 from ._validation import (_check_capturable, _check_ema_decay, _check_hyperparameters,
@@ -254,6 +255,13 @@ class FusedEmaAdamW(Optimizer):
             # gives a rank empty shares of groups, never steps them, and saves its consolidated
             # checkpoint from those groups (without maps, the other ranks' codes could not load).
             ensure_maps(group, group["params"][0].device if group["params"] else "cpu")
+            if group["params"] and not any(is_8bit(group, p.numel()) for p in group["params"]):
+                warnings.warn(
+                    f"state_bits=8: none of param_groups[{len(self.param_groups) - 1}]'s "
+                    f"{len(group['params'])} parameters has min_8bit_size="
+                    f"{group['min_8bit_size']} elements or more, so all of them keep fp32 state "
+                    "(lower min_8bit_size to quantize smaller ones)", UserWarning,
+                    stacklevel=user_stacklevel())
 
     # -- gradients
 
@@ -392,8 +400,9 @@ class FusedEmaAdamW(Optimizer):
         on (a tied weight is one tensor under all its names). An fp32 EMA of a 16-bit parameter
         is returned in the parameter's dtype (rounded to nearest even: a new tensor). DTensor
         parameters give sharded DTensor values (see
-        ``ascend_ema_adam.distributed.gather_full_ema_state_dict``). Parameters of a group without an EMA (``ema_decay=None``) keep their own value; when
-        no group has an EMA, RuntimeError.
+        ``ascend_ema_adam.distributed.gather_full_ema_state_dict``). Parameters of a group
+        without an EMA (``ema_decay=None``) keep their own value; when no group has an EMA,
+        RuntimeError.
         """
         return ema_state_dict_of(self.param_groups, self.state, model)
 
@@ -402,11 +411,17 @@ class FusedEmaAdamW(Optimizer):
     def state_dict(self) -> dict[str, Any]:
         """torch's layout: per-parameter ``step`` in ``state`` (``step_scope="param"``), so the
         dict loads into ``torch.optim.AdamW``/``Adam``; the groups carry the warm-up counter, the
-        EMA decay and ``decoupled_weight_decay`` (this optimizer's ``adam_w_mode``)."""
+        EMA decay, ``decoupled_weight_decay`` (this optimizer's ``adam_w_mode``) and how far the
+        steps run ahead of the warm-up counter (a load warns when another optimizer stepped the
+        checkpoint since: its EMA is stale)."""
         for group in self.param_groups:
             group["decoupled_weight_decay"] = bool(self.adam_w_mode)
         self._steps.hand_out()  # its step tensors now have another holder
-        return super().state_dict()
+        out = super().state_dict()
+        lead = step_lead(self.state, self.param_groups) if self.use_num_updates else 0
+        for group in out["param_groups"]:  # (the saved groups only: torch's loaders keep it)
+            group[STEP_LEAD] = lead
+        return out
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a checkpoint of this optimizer (either step scope), of MindSpeed's, or of
@@ -434,10 +449,12 @@ class FusedEmaAdamW(Optimizer):
         check_loaded_8bit(state_dict, [p for g in self.param_groups for p in g["params"]])
         settings = [{key: g[key] for key in _SETTINGS} for g in self.param_groups]
         saved_ids, originals = saved_state_tensors(state_dict)
+        stale = stale_ema_warning(state_dict, self.use_num_updates)
         self._load_warnings = []  # (__setstate__ collects them; warned here, to the caller)
         super().load_state_dict(without_8bit_state(state_dict))
         for group, kept in zip(self.param_groups, settings):
             group.update(kept)
+            group.pop(STEP_LEAD, None)  # (the checkpoint's, read above; state_dict() writes it)
         params = [(p, g) for g in self.param_groups for p in g["params"]]
         with torch.no_grad():
             for group in self.param_groups:  # (before the conversions, which use the maps)
@@ -446,6 +463,8 @@ class FusedEmaAdamW(Optimizer):
                 convert_loaded_state(self.state, p, group, originals.get(saved_id, {}))
             for group in self.param_groups:
                 place_maps(group, self.state, drop=True)
+        if stale is not None:
+            self._load_warnings.append(stale)
         for message in self._load_warnings:
             warnings.warn(message, stacklevel=2)
         del self._load_warnings

@@ -6,13 +6,14 @@ parameters, one launch per state kind (:mod:`._state_kinds`), as torch's ``AdamW
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, NamedTuple
 
 import torch
 from torch import Tensor
 
 from ._clip import step_clipping
-from ._common import _dtensor_type, _has_ema
+from ._common import _dtensor_type, _has_ema, user_stacklevel
 from ._gather import Item, check_group, complete_state, hyper_parameters
 from ._launch_cache import GroupCache, LaunchCache
 from ._memory import check_plan_memory
@@ -45,6 +46,18 @@ def update(opt) -> None:
     state_unchanged = cache is not None and cache.begin(opt.state)
     plan = [check_for_step(opt, i, group, cache, state_unchanged, dtensor)
             for i, group in enumerate(opt.param_groups)]
+    if (opt._steps.partial is None
+            and not any(entry.items or entry.cached is not None for entry in plan)):
+        if opt.step_scope == "param":
+            # no parameter has a gradient: torch's step is a no-op, and so is this one (no
+            # counter moves: the warm-up does not run ahead of the updates)
+            opt._clip_request = None
+            return
+        warnings.warn(
+            "FusedEmaAdamW.step(): no parameter has a gradient; with step_scope='group' "
+            "(MindSpeed's layout) the step still counts, as MindSpeed's does: num_updates (the "
+            "EMA warm-up) and every group's step advance (step_scope='param' makes it a no-op, "
+            "as torch's)", RuntimeWarning, stacklevel=user_stacklevel())
     if cache is not None:  # (traced tensors have no addresses; the op checks at run time)
         check_plan_memory(plan, opt.param_groups, scaler, cache.updated)
     if not compiling:
