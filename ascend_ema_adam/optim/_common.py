@@ -3,6 +3,7 @@ defaults, and DTensor (FSDP2) shards (the op runs on each rank's local shard).""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from operator import is_
 
@@ -85,13 +86,15 @@ def counter_device(groups: list[dict], found_inf: Tensor | None) -> torch.device
 
 _OPTIM_DIR = __file__.rsplit("/", 1)[0] + "/"
 _TORCH_DIR = torch.__file__.rsplit("/", 1)[0] + "/"
+_CONTEXTLIB = contextlib.__file__
 
 
 def user_stacklevel() -> int:
     """The ``stacklevel`` for a ``warnings.warn`` in the caller that names the user's line: the
-    first frame outside this package's optim/ and torch (whose Optimizer calls
-    ``add_param_group`` and wraps ``step()`` in hooks)."""
+    first frame outside this package's optim/, torch (whose Optimizer calls
+    ``add_param_group`` and wraps ``step()`` in hooks) and contextlib (``swap_ema``)."""
     frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith((_OPTIM_DIR, _TORCH_DIR)):
+    while frame is not None and frame.f_code.co_filename.startswith(
+            (_OPTIM_DIR, _TORCH_DIR, _CONTEXTLIB)):
         frame, level = frame.f_back, level + 1
     return level

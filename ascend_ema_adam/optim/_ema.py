@@ -6,6 +6,7 @@ failure) and ``ema_state_dict`` (tied weights under all their names); also what
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ._common import _MASTER, _has_ema, _local
+from ._common import _MASTER, _dtensor_type, _has_ema, _local, user_stacklevel
 
 
 def _checked_stash_device(stash_device) -> torch.device:
@@ -70,6 +71,15 @@ def require_ema(groups: list[dict], what: str) -> None:
         f"0.999 sets every group's: a new EMA starts from the weights at the next step())")
 
 
+def warn_before_first_step(groups: list[dict], state_map, what: str) -> None:
+    """An EMA helper called before any step has made EMA weights: it gives the training weights
+    (each parameter's EMA starts from its weights at its first step); a warning says so."""
+    if not any(True for _ in params_with_ema(groups, state_map)):
+        warnings.warn(f"FusedEmaAdamW.{what}: no step has made EMA weights yet (each parameter's "
+                      f"EMA starts from its weights at its first step), so it gives the training "
+                      f"weights", UserWarning, stacklevel=user_stacklevel())
+
+
 def params_with_ema(groups: list[dict], state_map) -> Iterator[tuple[Tensor, Tensor]]:
     """(parameter, EMA) of every parameter with EMA state in a group with an EMA."""
     for group in groups:
@@ -93,10 +103,54 @@ def weights_with_ema(groups: list[dict], state_map) -> Iterator[tuple[Tensor, Te
 
 
 @torch.no_grad()
-def copy_ema_to_weights(groups: list[dict], state_map) -> None:
-    require_ema(groups, "copy_to()")
-    for p, ema in weights_with_ema(groups, state_map):
-        _local(p).copy_(_local(ema))
+def copy_ema_to_weights(groups: list[dict], state_map, parameters=None) -> None:
+    """``copy_to``: the EMA into the parameters (and masters); with ``parameters`` (diffusers'
+    ``EMAModel.copy_to(parameters)``) into those: this optimizer's own parameters (any of them,
+    by identity: the others keep their weights), or one tensor per parameter of the optimizer in
+    its groups' order (another copy of the model: its ``parameters()``), each getting the
+    parameter's EMA, or its weights where it has none (as ``ema_state_dict``)."""
+    what = "copy_to()" if parameters is None else "copy_to(parameters)"
+    require_ema(groups, what)
+    warn_before_first_step(groups, state_map, what)
+    if parameters is None:
+        for p, ema in weights_with_ema(groups, state_map):
+            _local(p).copy_(_local(ema))
+        return
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    targets = list(parameters)
+    ours = [p for g in groups for p in g["params"]]
+    if not all(isinstance(t, Tensor) for t in targets):
+        kinds = sorted({type(t).__name__ for t in targets if not isinstance(t, Tensor)})
+        raise TypeError(f"FusedEmaAdamW.{what}: parameters must be tensors (model.parameters()), "
+                        f"got {', '.join(kinds)}")
+    own = {id(p) for p in ours}
+    if all(id(t) in own for t in targets):
+        wanted = {id(t) for t in targets}
+        for p, ema in params_with_ema(groups, state_map):
+            if id(p) in wanted:
+                _local(p).copy_(_local(ema))
+                master = state_map[p].get(_MASTER)
+                if master is not None:  # (training continues from the EMA, as copy_to())
+                    _local(master).copy_(_local(ema))
+        return
+    if len(targets) != len(ours):
+        raise ValueError(
+            f"FusedEmaAdamW.{what}: {len(targets)} tensors, neither parameters of this "
+            f"optimizer nor one per parameter of it ({len(ours)}, in its param_groups' order)")
+    dtensor = _dtensor_type()
+    if dtensor is not None and any(isinstance(p, dtensor) for p in ours):
+        raise TypeError(f"FusedEmaAdamW.{what}: the optimizer's parameters are DTensor shards; "
+                        f"copy into other tensors from ascend_ema_adam.distributed."
+                        f"gather_full_ema_state_dict")
+    emas = {id(p): ema for p, ema in params_with_ema(groups, state_map)}
+    for k, (t, p) in enumerate(zip(targets, ours)):
+        if t.shape != p.shape:
+            raise ValueError(f"FusedEmaAdamW.{what}: tensor {k} has shape {list(t.shape)}, the "
+                             f"optimizer's parameter {k} {list(p.shape)} (one tensor per "
+                             f"parameter, in its param_groups' order)")
+    for t, p in zip(targets, ours):
+        t.copy_(_local(emas.get(id(p), p)))
 
 
 def _with_masters(parameters, state_map) -> list[list[Tensor]]:
@@ -136,6 +190,7 @@ def restore_weights(stash: list[list[Tensor]] | None, parameters, state_map) -> 
 def ema_swapped(groups: list[dict], state_map, stash_device):
     """``swap_ema``'s context: the EMA in the weights (and masters) inside."""
     require_ema(groups, "swap_ema()")
+    warn_before_first_step(groups, state_map, "swap_ema()")
     return _weights_swapped(weights_with_ema(groups, state_map), stash_device)
 
 
@@ -143,6 +198,7 @@ def ema_state_dict_of(groups: list[dict], state_map,
                       model: torch.nn.Module | None) -> dict[str, Tensor]:
     """``FusedEmaAdamW.ema_state_dict``'s dict (see there)."""
     require_ema(groups, "ema_state_dict()")
+    warn_before_first_step(groups, state_map, "ema_state_dict()")
     if model is not None:
         source = model.state_dict(keep_vars=True)
         out = OrderedDict()

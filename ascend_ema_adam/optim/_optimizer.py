@@ -348,24 +348,35 @@ class FusedEmaAdamW(Optimizer):
 
     # -- the EMA helpers (MindSpeed's methods and additions)
 
-    def copy_to(self) -> None:
+    def copy_to(self, parameters=None) -> None:
         """Write the EMA weights into the parameters (params without EMA state, or in a group
         without an EMA, are skipped); with master weights, into the masters too (training
-        continues from the EMA). RuntimeError when no group has an EMA."""
-        copy_ema_to_weights(self.param_groups, self.state)
+        continues from the EMA). ``parameters`` (diffusers' ``copy_to(parameters)``): only
+        those of this optimizer's parameters, or one tensor per parameter of it in its groups'
+        order (another copy of the model), each getting the EMA (its weights where it has
+        none). RuntimeError when no group has an EMA; a warning before the first step (the
+        EMA is the weights then)."""
+        copy_ema_to_weights(self.param_groups, self.state, parameters)
 
     def store(self, parameters=None) -> None:
         """Stash the current weights of ``parameters`` (param groups, default this optimizer's;
-        their fp32 masters too) on the host, for :meth:`restore`."""
-        self.collected_params_group = stashed_weights(
-            self.param_groups if parameters is None else parameters, self.state)
+        their fp32 masters too) on the host, for :meth:`restore`. Stores nest: each
+        :meth:`restore` brings back the latest store not yet restored."""
+        stash = stashed_weights(self.param_groups if parameters is None else parameters,
+                                self.state)
+        self.__dict__.setdefault("_stashes", []).append(stash)
+        self.collected_params_group = stash  # (MindSpeed's attribute: the latest stash)
 
     def restore(self, parameters=None) -> None:
-        """Copy the weights (and masters) stashed by :meth:`store` back and drop the stash."""
-        restore_weights(getattr(self, "collected_params_group", None),
-                             self.param_groups if parameters is None else parameters,
-                             self.state)
-        del self.collected_params_group
+        """Copy the weights (and masters) of the latest :meth:`store` back and drop that stash."""
+        stashes = self.__dict__.get("_stashes", [])
+        restore_weights(stashes[-1] if stashes else None,
+                        self.param_groups if parameters is None else parameters, self.state)
+        stashes.pop()
+        if stashes:
+            self.collected_params_group = stashes[-1]
+        else:
+            del self.collected_params_group
 
     @contextlib.contextmanager
     def swap_ema(self, stash_device: str | torch.device = "cpu"):

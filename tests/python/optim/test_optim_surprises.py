@@ -170,3 +170,101 @@ def test_a_checkpoint_stepped_by_torch_adamw_warns_that_its_ema_is_stale(rng):
         again = later.state_dict()
         assert again["param_groups"][0]["num_updates_step_lead"] == 20
         FusedEmaAdamW(model.parameters(), lr=0.02, ema_decay=0.99).load_state_dict(again)
+
+
+def trained(rng, steps=3, **options):
+    seed = torch_seed(rng)
+    model = make_model(seed)
+    opt = FusedEmaAdamW(model.parameters(), lr=0.02, ema_decay=0.9, **options)
+    train(model, opt, make_batches(seed, steps))
+    return model, opt
+
+
+@pytest.mark.parametrize("helper", ["swap_ema", "ema_state_dict", "copy_to"])
+def test_the_ema_helpers_before_the_first_step_warn(rng, helper):
+    """Before any step there are no EMA weights: the helpers give the training weights (the EMA
+    starts there), with a warning at the user's line; after a step, none."""
+    model = make_model(torch_seed(rng))
+    opt = FusedEmaAdamW(model.parameters(), lr=0.02)
+    weights = [p.detach().clone() for p in model.parameters()]
+    calls = {"swap_ema": lambda: opt.swap_ema().__enter__(),
+             "ema_state_dict": lambda: opt.ema_state_dict(model), "copy_to": opt.copy_to}
+    with pytest.warns(UserWarning, match="no step has made EMA weights yet") as caught:
+        calls[helper]()
+    assert caught[0].filename == __file__
+    assert all(torch.equal(p, w) for p, w in zip(model.parameters(), weights))
+    model, opt = trained(rng, steps=1)
+    calls = {"swap_ema": lambda: opt.swap_ema().__enter__(),
+             "ema_state_dict": lambda: opt.ema_state_dict(model), "copy_to": opt.copy_to}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        calls[helper]()
+
+
+def test_copy_to_parameters_as_diffusers(rng):
+    """diffusers' EMAModel.copy_to(parameters): into the optimizer's own parameters (all, or
+    some: the others keep their weights), or into another copy of the model (one tensor per
+    parameter, in order), which then equals ema_state_dict; clear errors otherwise."""
+    model, opt = trained(rng)
+    params = list(model.parameters())
+    emas = [opt.state[p]["ema_params"].clone() for p in params]
+    weights = [p.detach().clone() for p in params]
+    other = copy.deepcopy(model)
+    opt.copy_to(other.parameters())
+    expected = opt.ema_state_dict(model)
+    assert all(torch.equal(v, expected[k]) for k, v in other.state_dict().items())
+    assert all(torch.equal(p, w) for p, w in zip(params, weights))  # (ours untouched)
+    opt.copy_to(params[:2])
+    assert all(torch.equal(p, e) for p, e in zip(params[:2], emas[:2]))
+    assert all(torch.equal(p, w) for p, w in zip(params[2:], weights[2:]))
+    opt.copy_to(model.parameters())
+    assert all(torch.equal(p, e) for p, e in zip(params, emas))
+    with pytest.raises(ValueError, match=r"copy_to\(parameters\): 2 tensors, neither parameters "
+                                         r"of this optimizer nor one per parameter of it \(6"):
+        opt.copy_to(list(copy.deepcopy(model).parameters())[:2])
+    wrong = [torch.zeros(p.shape[::-1]) for p in params]
+    with pytest.raises(ValueError, match=r"tensor 0 has shape \[10, 24\], the optimizer's "
+                                         r"parameter 0 \[24, 10\]"):
+        opt.copy_to(wrong)
+    assert all(torch.equal(w, torch.zeros_like(w)) for w in wrong)  # (checked before writing)
+    with pytest.raises(TypeError, match=r"parameters must be tensors.*got str"):
+        opt.copy_to(["weight"])
+
+
+def test_copy_to_own_parameters_moves_their_masters_only(rng):
+    """With master weights, copy_to(some parameters) writes their masters too (training
+    continues from their EMA) and leaves the other masters alone."""
+    seed = torch_seed(rng)
+    model = make_model(seed, torch.bfloat16)
+    opt = FusedEmaAdamW(model.parameters(), lr=0.02, ema_decay=0.9, master_weights=True)
+    train(model, opt, make_batches(seed, 3, torch.bfloat16))
+    params = list(model.parameters())
+    masters = [opt.state[p]["master_param"].clone() for p in params]
+    opt.copy_to(params[:1])
+    assert torch.equal(opt.state[params[0]]["master_param"], opt.state[params[0]]["ema_params"])
+    assert all(torch.equal(opt.state[p]["master_param"], m)
+               for p, m in zip(params[1:], masters[1:]))
+
+
+def test_stores_nest(rng):
+    """store(); store(); restore(); restore(): each restore brings back its own store (a stack,
+    MindSpeed's collected_params_group the latest); one restore too many is the usual error."""
+    model, opt = trained(rng)
+    params = list(model.parameters())
+    first = [p.detach().clone() for p in params]
+    opt.store()
+    opt.copy_to()
+    second = [p.detach().clone() for p in params]
+    opt.store()
+    assert all(torch.equal(t, s) for t, s in zip(opt.collected_params_group[0], second))
+    with torch.no_grad():
+        for p in params:
+            p.mul_(3.0)
+    opt.restore()
+    assert all(torch.equal(p, s) for p, s in zip(params, second))
+    assert all(torch.equal(t, f) for t, f in zip(opt.collected_params_group[0], first))
+    opt.restore()
+    assert all(torch.equal(p, f) for p, f in zip(params, first))
+    assert not hasattr(opt, "collected_params_group")
+    with pytest.raises(RuntimeError, match=r"restore\(\) without a preceding store\(\)"):
+        opt.restore()
