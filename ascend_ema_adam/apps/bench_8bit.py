@@ -58,13 +58,15 @@ def _baselines(torch, params, ema):
                                                 eps=h.eps, weight_decay=h.weight_decay,
                                                 block_size=g8.BLOCK)
         except ImportError as e:
-            missing["torchao"] = f"not installed ({e.name}): pip install '.[bench]'"
+            missing["torchao"] = (f"not installed ({e.name}): pip install --no-build-isolation "
+                                  f"'.[bench]' in a checkout")
         try:
             import bitsandbytes as bnb
             found["bnb"] = bnb.optim.AdamW8bit(params[1:2], lr=h.lr, betas=(h.beta1, h.beta2),
                                                eps=h.eps, weight_decay=h.weight_decay)
         except ImportError as e:
-            missing["bnb"] = f"not installed ({e.name}): pip install '.[bench]'"
+            missing["bnb"] = (f"not installed ({e.name}): pip install --no-build-isolation "
+                              f"'.[bench]' in a checkout")
 
     def with_lerp(optimizer, i):
         def run():

@@ -6,8 +6,10 @@ moments and EMA for 16-bit parameters). Per epoch it prints the training loss an
 accuracy of the raw and the EMA weights (evaluated with ``optimizer.swap_ema()``), draws both runs
 into one PNG, and spot-checks one real optimizer step of each run against ``golden.emulate_entry``
 bit for bit. The digits (1,797 8x8 images) ship with
-scikit-learn: nothing is downloaded. It needs the ``demo`` extra
-(``pip install 'ascend-ema-adam[demo]'``: tqdm, scikit-learn, matplotlib).
+scikit-learn: nothing is downloaded. It needs tqdm and scikit-learn, and matplotlib for the
+picture (the ``demo`` extra: ``pip install tqdm scikit-learn matplotlib``, or
+``pip install '.[demo]'`` in a checkout); without matplotlib it trains and checks, and draws
+nothing.
 """
 
 from __future__ import annotations
@@ -18,21 +20,29 @@ import sys
 import time
 
 DEFAULT_OUT = os.path.join("ascend-ema-adam-demo", "train_demo.png")
-# (module, the package that installs it): the demo extra of pyproject.toml
-DEMO_MODULES = (("sklearn", "scikit-learn"), ("matplotlib", "matplotlib"), ("tqdm", "tqdm"))
+# (module, the package that installs it): the demo extra of pyproject.toml; the training needs
+# the first two, the picture the last
+DEMO_MODULES = (("sklearn", "scikit-learn"), ("tqdm", "tqdm"), ("matplotlib", "matplotlib"))
+NEEDED = 2
+
+
+def _installed(module: str) -> bool:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
 
 
 def _require_demo_extra() -> None:
-    """Fail before training, naming what is missing and the extra that installs it."""
-    missing = []
-    for module, package in DEMO_MODULES:
-        try:
-            importlib.import_module(module)
-        except ImportError:
-            missing.append(f"{package} (import {module})")
+    """Fail before training, naming what is missing and the command that installs it."""
+    missing = [(module, package) for module, package in DEMO_MODULES[:NEEDED]
+               if not _installed(module)]
     if missing:
-        raise SystemExit(f"train-demo needs the demo extra; missing: {', '.join(missing)}. "
-                         f"Install it with: pip install 'ascend-ema-adam[demo]'")
+        raise SystemExit(
+            f"train-demo needs {', '.join(f'{p} (import {m})' for m, p in missing)}. Install "
+            f"it with: pip install {' '.join(p for _, p in missing)} (the demo extra: "
+            f"pip install '.[demo]' in a checkout)")
 
 
 def _data(seed: int):
@@ -183,9 +193,13 @@ def main(epochs: int = 15, out: str | None = None, seed: int = 0, batch_size: in
     finally:
         torch.set_num_threads(threads)
 
-    _plot(histories, out, f"FusedEmaAdamW on sklearn digits ({epochs} epochs): float32 weights vs "
-                          f"bfloat16 weights with {states['bfloat16']} moments and EMA")
-    print(f"plot: {os.path.abspath(out)}")
+    if _installed("matplotlib"):
+        _plot(histories, out, f"FusedEmaAdamW on sklearn digits ({epochs} epochs): float32 "
+                              f"weights vs bfloat16 weights with {states['bfloat16']} moments "
+                              f"and EMA")
+        print(f"plot: {os.path.abspath(out)}")
+    else:
+        print("plot: none (matplotlib is not installed: pip install matplotlib)")
     ok = True
     for label, _ in RUNS:
         spot = spots[label]
@@ -218,7 +232,8 @@ def _train(dtype, initial, data, epochs, seed, batch_size, lr, ema_decay):
     model.to(dtype)
     optimizer = FusedEmaAdamW(model.parameters(), lr=lr, weight_decay=1e-2, ema_decay=ema_decay)
     steps_per_epoch = -(-len(x_train) // batch_size)
-    check_at = steps_per_epoch * (epochs // 2) + 1  # a step in the middle of the run
+    # a step in the middle of the run; at least the second (the first makes the state it checks)
+    check_at = max(2, steps_per_epoch * (epochs // 2) + 1)
 
     history, spot = [], None
     gen = torch.Generator().manual_seed(seed)
