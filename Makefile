@@ -26,7 +26,7 @@ TORCH_NPU_STAMP := $(TORCH_NPU)/.stamp
 ASAN_BUILD := build/asan
 SAMPLE_BUILD := build/aclnn_sample
 
-.PHONY: demo test check cpp python venv clean sanitize sample third_party/torch_npu npu-check ascendc-check \
+.PHONY: demo test check cpp python venv clean sanitize sample third_party/torch_npu npu-check npu-prerequisites ascendc-check \
         aarch64-check
 
 # The main job: train a small model with FusedEmaAdamW through the kernel, then the C++ aclnn
@@ -65,11 +65,14 @@ test-prerequisites: cpp sanitize npu-check $(VENV)/.engines.stamp
 # Last, the real torch_npu 2.13.0 wheel in a venv of its own with stand-in CANN libraries, our
 # package built there with its NPU extension, our ops and FusedEmaAdamW on device="npu" tensors
 # bit-identical to the same calls on CPU tensors (tools/torch_npu_run/run.sh; SKIPPED likewise).
-npu-check: build/npu-check.stamp ascendc-check $(TORCH_NPU_STAMP)
+npu-check: npu-prerequisites build/npu-check.stamp ascendc-check $(TORCH_NPU_STAMP)
 	@tools/cann_registration_check/run.sh
 	@tools/cann_op_build/run.sh
 	@tools/cann_host/run.sh
 	@tools/torch_npu_run/run.sh
+# What CANN's host stack needs from apt, checked (and installed) before anything else runs.
+npu-prerequisites:
+	@if [ -n "$$CANN_OPBASE_DIR" ] && [ -n "$$CANN_RUNTIME_DIR" ]; then tools/cann_host/prerequisites.sh; fi
 build/npu-check.stamp: $(TORCH_NPU_STAMP) $(VENV)/.python.stamp tools/npu_abi_check/run.sh \
                        tools/npu_abi_check/abi_check.py \
                        $(wildcard csrc/ops/*/*.cpp csrc/ops/*/*.h op_host/*/*.h op_host/*/*_signature.json \

@@ -40,27 +40,7 @@ done
 # holds it already.
 source tools/common/cann_stack_lock.sh; cann_stack_lock cann-host
 
-# Debian packages: cmake and ninja, protobuf (CANN's platform library; a cross build uses this
-# machine's protoc with the target root's headers), nlohmann-json (opbase). Installed when
-# missing and apt-get can (as `make aarch64-check` installs its tools), else named.
-apt_needed() {
-  command -v cmake > /dev/null || echo cmake
-  command -v ninja > /dev/null || echo ninja-build
-  command -v protoc > /dev/null || echo protobuf-compiler
-  [[ -f /usr/include/google/protobuf/message.h ]] || echo libprotobuf-dev
-  [[ -f /usr/include/nlohmann/json.hpp ]] || echo nlohmann-json3-dev
-}
-mapfile -t missing < <(apt_needed)
-if [[ ${#missing[@]} -gt 0 && $(id -u) -eq 0 ]] && command -v apt-get > /dev/null; then
-  mkdir -p "$work"
-  say "installing ${missing[*]} (apt-get)"
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      "${missing[@]}"; } > "$work/apt.log" 2>&1 || true
-  mapfile -t missing < <(apt_needed)
-fi
-if [[ ${#missing[@]} -gt 0 ]]; then
-  die "FAILED: missing ${missing[*]}: apt-get install ${missing[*]} (CANN's platform library needs protobuf, opbase nlohmann-json)"
-fi
+"$host_dir/prerequisites.sh" "$work"
 # a cross build generates the protobuf sources with this machine's protoc (found only now: it may
 # have just been installed)
 [[ "$arch" == x86_64 ]] || cmake_extra+=("-DProtobuf_PROTOC_EXECUTABLE=$(command -v protoc)")
