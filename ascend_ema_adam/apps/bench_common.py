@@ -212,3 +212,15 @@ def gpt2_small_shapes() -> list[tuple[int, ...]]:
     return [(50257, 768), (1024, 768)] + block * 12 + [(768,), (768,)]
 
 
+#: The unit of a target that compares times: ours over theirs.
+TIME_RATIO = "time ratio, ours / theirs"
+
+
+def print_targets(title: str, targets: list[dict], out) -> None:
+    """Each target: MET or MISS, what it asks, and the measured value with its unit and the way
+    that is better (``le``: at most the limit, lower is better; else at least, higher)."""
+    print(f"\n{title}:", file=out)
+    for t in targets:
+        better = "lower" if t.get("le", True) else "higher"
+        print(f"  {'MET ' if t['met'] else 'MISS'}  {t['target']}: measured {t['measured']:.3f} "
+              f"{t['unit']} ({better} is better)", file=out)

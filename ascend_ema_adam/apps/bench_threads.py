@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 
-from .bench_common import HYPER, _fmt_time
+from .bench_common import HYPER, TIME_RATIO, _fmt_time, print_targets
 
 SITUATIONS = ("pause", "torch_op", "training")
 #: OMP_WAIT_POLICY of each child process (None: unset, OpenMP's default).
@@ -179,9 +179,7 @@ def threads_row(quick: bool = False, seed: int = 0, out=sys.stdout,
               f"{result['ours_over_pause']['torch_op']:.3f}, in training / after a pause "
               f"{result['ours_over_pause']['training']:.3f}", file=out)
     row["targets"] = _targets(row)
-    for t in row["targets"]:
-        print(f"  {'MET ' if t['met'] else 'MISS'}  {t['target']:<62} measured "
-              f"{t['measured']:.3f}", file=out)
+    print_targets("Targets (threads)", row["targets"], out)
     return row
 
 
@@ -190,11 +188,13 @@ def _targets(row: dict) -> list[dict]:
     after a pause, and in training ours <= 0.95 x torch + lerp and <= 0.90 x DeepSpeed + lerp."""
     unset = row["policies"]["unset"]
     targets = [{"target": "after a torch op / after a pause <= 1.10 (policy unset)",
-                "measured": unset["ours_over_pause"]["torch_op"], "limit": 1.10}]
+                "measured": unset["ours_over_pause"]["torch_op"], "limit": 1.10,
+                "unit": "time ratio, ours after a torch op / ours after a pause"}]
     for impl, limit in (("torch", 0.95), ("deepspeed", 0.90)):
         if impl in unset["ours_over"]:
             targets.append({"target": f"training: ours / ({impl} + lerp) <= {limit} (policy unset)",
-                            "measured": unset["ours_over"][impl]["training"], "limit": limit})
+                            "measured": unset["ours_over"][impl]["training"], "limit": limit,
+                            "unit": TIME_RATIO})
     for t in targets:
         t["met"] = t["measured"] <= t["limit"]
     return targets

@@ -2,7 +2,8 @@
 
 ``python -m ascend_ema_adam check`` runs ApplyFusedEmaAdam over dtype x mode x bias correction x
 sizes, then ApplyFusedEmaAdamList over its dtype combinations, with and without its options
-(AMSGrad, every switch of ``golden.Extras``, a grad scale), on a list of mixed sizes. Per case it
+(AMSGrad, every switch of ``golden.Extras``, a grad scale), on a list of mixed sizes, then
+ApplyFusedEmaAdam8bitList over its dtype rows against ``golden8bit``. Per case it
 prints whether every output equals the dtype-faithful emulation bit for bit, the worst mean / max
 relative error against the float64 golden as a fraction of CANN's thresholds, and whether the GM
 traffic the twin counted is the minimum.
@@ -18,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import golden, kernels
-from .._dtypes import LIST_DTYPES, NUMPY_FLOAT_DTYPES
+from .. import golden, golden8bit, kernels
+from .._dtypes import LIST8BIT_DTYPES, LIST_DTYPES, NUMPY_FLOAT_DTYPES, List8bitDtypes
 from ..golden import Hyper
 
 DTYPES = NUMPY_FLOAT_DTYPES
@@ -315,6 +316,110 @@ def print_table(header: str, results, format_result, out) -> int:
     return failures
 
 
+#: The 8-bit sweep's entries: a partial block, a block and a partial second one, three blocks
+#: and a short fourth; the full sweep adds several chunks per core.
+LIST8_QUICK_SIZES = (5, 300, 513, 1000)
+LIST8_FULL_SIZES = LIST8_QUICK_SIZES + (4097, 65537)
+#: The 8-bit sweep's option sets: (label, Extras, with the EMA).
+LIST8_OPTIONS = (
+    ("adam", golden.Extras(), True),
+    ("scale+maximize", golden.Extras(grad_scale=1024.0, found_inf=0.0, maximize=True), True),
+    ("noema", golden.Extras(), False),
+)
+LIST8_OUTPUTS = ("var", "m", "v", "m_absmax", "v_absmax", "s", "copy")
+
+
+@dataclass(frozen=True, kw_only=True)
+class List8CaseResult(Verdict):
+    row: List8bitDtypes
+    label: str
+    hyper: Hyper
+    stats: kernels.LaunchStats
+
+
+def random_list8_entries(rng: np.random.Generator, sizes, row: List8bitDtypes, ema: bool):
+    """Entries an optimizer could reach: weights ~ N(0, 0.05), gradients and moments of one
+    log-uniform scale, the moments quantized with the dynamic maps, the EMA near the weights."""
+    qmap_m, qmap_v = golden8bit.dynamic_map(True), golden8bit.dynamic_map(False)
+    entries = []
+    for n in sizes:
+        sigma = 10.0 ** rng.uniform(-3.0, -1.0)
+        var = (rng.standard_normal(n) * 0.05).astype(row.param.numpy)
+        m, m_absmax = golden8bit.quantize((rng.standard_normal(n) * sigma).astype(np.float32),
+                                          qmap_m)
+        v, v_absmax = golden8bit.quantize(
+            ((rng.standard_normal(n) * sigma) ** 2).astype(np.float32), qmap_v)
+        s = (var.astype(np.float32) + rng.standard_normal(n).astype(np.float32) * 1e-3
+             if ema else None)
+        entries.append(dict(grad=(rng.standard_normal(n) * sigma).astype(row.grad.numpy),
+                            var=var, m=m, v=v, m_absmax=m_absmax, v_absmax=v_absmax, s=s,
+                            copy=None if row.copy is None else np.zeros(n, row.copy.numpy)))
+    return entries, qmap_m, qmap_v
+
+
+def run_list8_case(rng: np.random.Generator, row: List8bitDtypes, label: str, hyper: Hyper,
+                   extras: golden.Extras, sizes, step: int, ema: bool,
+                   platform: str = "cpu") -> List8CaseResult:
+    """One ApplyFusedEmaAdam8bitList launch on the twin: every output of every entry equal to
+    golden8bit's emulation bit for bit, the weights and the EMA by CANN's standard against its
+    float64 update, and the DMA traffic one read of each input and one write of each output."""
+    entries, qmap_m, qmap_v = random_list8_entries(rng, sizes, row, ema)
+    step_arr = np.array([step], dtype=np.int64)
+    keys = ("grad", "var", "m", "v", "m_absmax", "v_absmax", "s")
+    expected, reference = [], []
+    for e in entries:
+        args = (*(e[k] for k in keys), step_arr, qmap_m, qmap_v, hyper, extras)
+        expected.append(golden8bit.emulate_entry8(*args, copy=e["copy"]))
+        reference.append(golden8bit.reference_entry8(*args, copy=e["copy"]))
+    work = [{k: None if x is None else x.copy() for k, x in e.items()} for e in entries]
+    column = (lambda k: None if work[0][k] is None else [w[k] for w in work])
+    start = time.perf_counter()
+    stats = kernels.apply_fused_ema_adam8bit_list(
+        column("grad"), column("var"), column("m"), column("v"), column("m_absmax"),
+        column("v_absmax"), column("s"), qmap_m, qmap_v, step_arr, hyper, extras,
+        model_copies=column("copy"), platform=platform)
+    seconds = time.perf_counter() - start
+    bit_exact, precision = {}, {}
+    for name in LIST8_OUTPUTS:
+        if work[0][name] is None:
+            continue
+        equal = golden.bit_equal if name not in ("m", "v") else np.array_equal  # (uint8 codes)
+        bit_exact[name] = all(equal(w[name], getattr(x, name)) for w, x in zip(work, expected))
+        if name in ("var", "s") and not golden.writes_nothing(extras):
+            precision[name] = golden.cann_precision(
+                np.concatenate([w[name] for w in work]),
+                np.concatenate([np.asarray(getattr(r, name), np.float64) for r in reference]))
+    n, blocks = sum(sizes), sum(golden8bit.blocks(k) for k in sizes)
+    p, g = row.param.numpy.itemsize, row.grad.numpy.itemsize
+    c, s = (0 if row.copy is None else row.copy.numpy.itemsize), (4 if ema else 0)
+    minimum = n * (g + p + 2 + s) + n * (p + 2 + s + c) + blocks * 2 * 4
+    return List8CaseResult(
+        row=row, label=label, hyper=hyper, stats=stats, bit_exact=bit_exact,
+        precision=precision, seconds=seconds, gm_bytes_min=minimum,
+        gm_bytes=stats.total("gm_read_bytes") + stats.total("gm_write_bytes"))
+
+
+def list8_sweep(sizes=LIST8_FULL_SIZES, seed: int | None = None, platform: str = "cpu"):
+    """Yields one List8CaseResult per dtype row x option set (fresh random inputs)."""
+    rng = np.random.default_rng(seed)
+    for row in LIST8BIT_DTYPES:
+        for k, (label, extras, ema) in enumerate(LIST8_OPTIONS):
+            hyper = Hyper(lr=1e-3, ema_decay=0.999, mode=k % 2, weight_decay=0.01)
+            yield run_list8_case(rng, row, label, hyper, extras, sizes, step=10, ema=ema,
+                                 platform=platform)
+
+
+LIST8_HEADER = (f"{'param/grad[/copy]':<28}{'options':<16}{'mode':>4}{'cores':>6}  "
+                f"{'bit-exact vs emulation':<44}{'MERE/thr':>9}{'MARE/thr':>9}{'GM bytes':>10}"
+                "  result")
+
+
+def format_list8_row(r: List8CaseResult) -> str:
+    name = "/".join(d.short for d in (r.row.param, r.row.grad, r.row.copy) if d is not None)
+    return (f"{name:<28}{r.label:<16}{r.hyper.mode:>4}{r.stats.tiling['block_dim']:>6}  "
+            f"{r.exact_column():<44}{r.columns()}")
+
+
 def main(quick: bool = False, seed: int | None = None, out=sys.stdout) -> int:
     sizes = QUICK_SIZES if quick else FULL_SIZES
     print("ApplyFusedEmaAdam: AscendC kernel on the CPU twin vs the golden models", file=out)
@@ -333,4 +438,16 @@ def main(quick: bool = False, seed: int | None = None, out=sys.stdout) -> int:
     print("  GM bytes: vs the minimum (each input read once, each output written once, model "
           "copies never read)\n", file=out)
     list_failures = print_table(LIST_HEADER, list_sweep(list_sizes, seed), format_list_row, out)
-    return 1 if failures or list_failures else 0
+
+    list8_sizes = LIST8_QUICK_SIZES if quick else LIST8_FULL_SIZES
+    print(f"\nApplyFusedEmaAdam8bitList: the 8-bit kernel on the CPU twin vs golden8bit, one "
+          f"launch per row over {len(list8_sizes)} tensors of {', '.join(map(str, list8_sizes))} "
+          "elements (MERE/MARE: the weights and the EMA)", file=out)
+    print("  GM bytes: vs the minimum (each input read once, each output written once, the "
+          "new scales written; the old ones are scalar reads)\n", file=out)
+    list8_failures = print_table(LIST8_HEADER, list8_sweep(list8_sizes, seed), format_list8_row,
+                                 out)
+    total = failures + list_failures + list8_failures
+    print(f"\ncheck: {'PASS' if not total else f'FAIL ({total} cases)'}: ApplyFusedEmaAdam, "
+          f"ApplyFusedEmaAdamList and ApplyFusedEmaAdam8bitList on the CPU twin", file=out)
+    return 1 if total else 0

@@ -8,10 +8,14 @@ from .bench_common import BENCH_OUT
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
     parser = argparse.ArgumentParser(prog="python -m ascend_ema_adam",
                                      description="FusedEmaAdam for Ascend: tools")
+    parser.add_argument("--version", action="version", version=f"ascend-ema-adam {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    check = commands.add_parser("check", help="golden-compare sweep of the kernel on the CPU twin")
+    check = commands.add_parser("check", help="golden-compare sweep of the three operators' "
+                                              "kernels on the CPU twin")
     check.add_argument("--quick", action="store_true", help="fewer sizes (seconds, not minutes)")
     check.add_argument("--seed", type=int, default=None, help="random seed (default: fresh)")
     commands.add_parser("info", help="versions found and which backend runs CPU / NPU tensors")

@@ -140,3 +140,47 @@ def test_cores_share_the_blocks_within_one(rng, platform):
     assert shares.max() - shares.min() <= 1
     if platform == "Ascend910B2":  # 48 vector cores
         assert tiling["used_core_num"] == min(prefix[-1], 48)
+
+
+def test_check_command_sweeps_the_8bit_kernel_and_gives_one_verdict():
+    """`check --quick` covers the 8-bit operator (a row per dtype row and option set, each
+    bit-exact with golden8bit, within CANN's standard, at minimal traffic) and ends with one
+    verdict for the three operators."""
+    import io
+
+    from ascend_ema_adam.apps import check
+
+    out = io.StringIO()
+    assert check.main(quick=True, out=out) == 0
+    text = out.getvalue()
+    section = text[text.index("ApplyFusedEmaAdam8bitList: the 8-bit kernel"):]
+    rows = [line for line in section.splitlines() if line.endswith(("PASS", "FAIL"))
+            and " m= v= m_absmax= v_absmax=" in line]
+    expected = len(LIST8BIT_DTYPES) * len(check.LIST8_OPTIONS)
+    assert len(rows) == expected and all(line.endswith("min  PASS") for line in rows)
+    assert f"{expected}/{expected} PASS" in section
+    assert text.rstrip().splitlines()[-1].startswith("check: PASS: ApplyFusedEmaAdam, ")
+
+
+def test_check_command_fails_on_a_wrong_8bit_code(monkeypatch):
+    """One code of one entry off by one in the kernel's output: that row FAILs (m marked X), and
+    so do the verdict and the exit status."""
+    import io
+
+    from ascend_ema_adam import kernels
+    from ascend_ema_adam.apps import check
+
+    real = kernels.apply_fused_ema_adam8bit_list
+
+    def off_by_one(grads, vars, ms, *args, **kwargs):
+        stats = real(grads, vars, ms, *args, **kwargs)
+        ms[-1][-1] ^= 1
+        return stats
+
+    monkeypatch.setattr(kernels, "apply_fused_ema_adam8bit_list", off_by_one)
+    out = io.StringIO()
+    assert check.main(quick=True, out=out) == 1
+    text = out.getvalue()
+    assert " mX " in text and "FAIL" in text
+    expected = len(LIST8BIT_DTYPES) * len(check.LIST8_OPTIONS)
+    assert text.rstrip().splitlines()[-1].startswith(f"check: FAIL ({expected} cases)")

@@ -153,3 +153,39 @@ def test_one_thread_measurements_leave_the_thread_counts_as_they_were(monkeypatc
     assert torch.get_num_threads() == before
     assert os.environ["ASCEND_EMA_ADAM_NUM_THREADS"] == "2"
     assert all(us > 0 for us in overhead.values()) and host["tensors"] == 4
+
+
+def test_the_command_line_says_its_version(capsys):
+    """`ascend-ema-adam --version`: the package's version (pyproject's), and exit status 0."""
+    import ascend_ema_adam
+
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--version"])
+    assert info.value.code == 0
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert capsys.readouterr().out.strip() == f"ascend-ema-adam {version}"
+    assert ascend_ema_adam.__version__ == version
+
+
+def test_bench_targets_say_what_is_measured_and_which_way_is_better():
+    """A bench target line: MET/MISS, the target, the measured value with its unit and whether
+    lower or higher is better."""
+    import io
+
+    from ascend_ema_adam.apps.bench_common import TIME_RATIO, print_targets
+
+    out = io.StringIO()
+    print_targets("Targets", [
+        {"target": "step: ours <= 0.5 us per tensor", "measured": 0.936, "limit": 0.5,
+         "le": True, "met": False, "unit": "us per tensor"},
+        {"target": "fp32: fused <= 0.95 x torch", "measured": 0.81, "limit": 0.95, "le": True,
+         "met": True, "unit": TIME_RATIO},
+        {"target": "fp32: fused >= 90% of the copy probe", "measured": 0.93, "limit": 0.9,
+         "le": False, "met": True, "unit": "of the copy probe's bytes per second"}], out)
+    lines = out.getvalue().splitlines()
+    assert lines[:2] == ["", "Targets:"] and lines[2:] == [
+        "  MISS  step: ours <= 0.5 us per tensor: measured 0.936 us per tensor (lower is better)",
+        "  MET   fp32: fused <= 0.95 x torch: measured 0.810 time ratio, ours / theirs (lower is "
+        "better)",
+        "  MET   fp32: fused >= 90% of the copy probe: measured 0.930 of the copy probe's bytes per "
+        "second (higher is better)"]
