@@ -14,7 +14,7 @@ import inspect
 
 import torch
 
-from . import _C  # noqa: F401  (registers the ops)
+from ._extension import _C  # noqa: F401  (registers the ops)
 
 NAMESPACE = "ascend_ema_adam"
 

@@ -50,7 +50,7 @@ def info() -> dict:
     if torch_version is not None and importlib.util.find_spec("ascend_ema_adam._C") is not None:
         import torch  # noqa: F401  (loads libtorch, which _C links against)
 
-        from . import _C
+        from ._extension import _C
         build = _C.build_info()
         result["build"] = build
         result["cpu_tensor_backend"] = (

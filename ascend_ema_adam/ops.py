@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-from . import _C  # noqa: F401  (registers the ascend_ema_adam ops)
+from ._extension import _C  # noqa: F401  (registers the ascend_ema_adam ops)
 from . import _meta_registrations  # noqa: F401
 
 __all__ = ["npu_apply_fused_ema_adamw", "apply_fused_ema_adam", "apply_fused_ema_adam_functional",

@@ -182,7 +182,7 @@ def adam8bit_step(torch, quick: bool = False, seed: int = 0, out=sys.stdout,
     eight_over_fp32 = {what: timings[f"{a}_8bit"].seconds / timings[f"{a}_fp32"].seconds
                        for what, a in (("step", "opt"), ("kernel", "ours"),
                                        ("access_pattern", "probe"))}
-    from .. import _C  # (after torch: the extension links its libraries)
+    from .._extension import _C  # (after torch: the extension links its libraries)
     path = _C.cpu_8bit_path()  # after the steps: the encode they measured
     row = {"numel": n, "threads": cpus, "repeats": repeats, "timings": timings,
            "opt_8bit_over": {}, "state_bytes_per_param": state, "missing": missing,

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from torch import Tensor
 
-from .. import _C
+from .._extension import _C
 from ._common import _MASTER, _WIDE_KEYS, _dtensor_type, _has_ema
 from ._gather import Item, state_keys
 from ._state8bit import QMAP_M, QMAP_V

@@ -297,7 +297,7 @@ def check_cpu_device(groups: list[dict[str, Any]]) -> None:
     cpu = [g for g in groups if g["params"] and g["params"][0].device.type == "cpu"]
     if not cpu:
         return
-    from .. import _C  # (imported here: the extension loads the torch ops)
+    from .._extension import _C  # (imported here: the extension loads the torch ops)
 
     _C.cpu_threads()
     if any(g.get("state_bits") == 8 for g in cpu):

@@ -16,7 +16,7 @@ from typing import Sequence
 import torch
 from torch import Tensor
 
-from .. import _C
+from .._extension import _C
 from ..ops import (apply_fused_ema_adam8bit_list, apply_fused_ema_adam_list,
                    npu_apply_fused_ema_adamw)
 

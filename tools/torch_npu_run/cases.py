@@ -764,6 +764,35 @@ def lookup_check(which: str) -> tuple[str, str]:
     return "ok", error
 
 
+def import_order_check() -> tuple[str, str]:
+    """(outcome, detail): ``import ascend_ema_adam`` in a process that has not imported torch_npu,
+    torch's device-backend autoload off: the package loads torch_npu itself, and its op runs."""
+    script = (
+        "import sys, torch\n"
+        "assert 'torch_npu' not in sys.modules, 'torch imported torch_npu'\n"
+        "import ascend_ema_adam\n"
+        "from ascend_ema_adam import _C\n"
+        "cpu = [torch.randn(8) for _ in range(5)]\n"
+        "cpu[3] = cpu[3].abs() + 1e-3\n"
+        "t = [x.npu() for x in cpu]\n"
+        "ascend_ema_adam.npu_apply_fused_ema_adamw(*t, torch.tensor([1]).npu())\n"
+        "torch.npu.synchronize()\n"
+        "print('npu kernel', _C.build_info()['npu_kernel'], 'torch_npu loaded',"
+        " 'torch_npu' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0",
+                               "TASK_QUEUE_ENABLE": "0"})
+    out = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not out:
+        return "failed", (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    return ("ok" if out[-1] == "npu kernel True torch_npu loaded True" else "failed"), out[-1]
+
+
+IMPORT_ORDER = {"import-order": "import ascend_ema_adam before torch_npu with torch's backend "
+                                "autoload off (TORCH_DEVICE_BACKEND_AUTOLOAD=0): the package loads "
+                                "torch_npu itself and its op runs"}
+
+
 LOOKUP_CHECKS = {
     "op-types": "the package's single op is its own op type: CANN's ApplyFusedEmaAdam is left "
                 "to CANN's library",
@@ -924,6 +953,9 @@ def main() -> int:
             lines = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
             lookups[which] = lines[0] if lines else {"outcome": "failed",
                                                      "detail": "the process ended"}
+    if not args.only:
+        outcome, detail = import_order_check()
+        lookups["import-order"] = {"outcome": outcome, "detail": detail}
     names = [c.name for c in CASES if not args.only or re.search(args.only, c.name)]
     names += [FAULT] if args.faulty_opp else []
     expect = {c.name: c.expect for c in CASES}
@@ -945,7 +977,7 @@ def main() -> int:
     for which, r in lookups.items():
         good = r["outcome"] == "ok"
         failed = failed or not good
-        title = {**LOOKUP_CHECKS, **OVERFLOW_MODE_CHECKS}[which]
+        title = {**LOOKUP_CHECKS, **OVERFLOW_MODE_CHECKS, **IMPORT_ORDER}[which]
         print(f"torch-npu: {'' if good else 'FAILED '}{title} ({r['detail']})")
     print(f"torch-npu: {identical + refused} cases through the real torch_npu {NPU_VERSION} and op-plugin, "
           f"{identical} bit-identical, {refused} refused as expected (each in TASK_QUEUE_ENABLE="
