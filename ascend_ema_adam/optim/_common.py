@@ -20,17 +20,21 @@ _MASTER = "master_param"   # the fp32 master of a 16-bit parameter (master_weigh
 # The state tensors that follow the state dtype (the master is always fp32).
 _WIDE_KEYS = _STATE_KEYS + (_MAX_V,)
 _EMA_WARMUPS = ("num_updates", "power", None)
+# ema_every=k's two meanings: "power", the decay**k on every k-th step (a constant-decay EMA
+# sampled every k steps); "once", ema-pytorch's update_every: the decay once, on steps 1, k+1, ...
+_EMA_EVERY_DECAYS = ("power", "once")
 # Group options added by this optimizer (beside MindSpeed's and torch's), with their defaults.
 _OPTION_DEFAULTS = dict(state_dtype=torch.float32, master_weights=False, ema_warmup="num_updates",
                         inv_gamma=1.0, power=2.0 / 3.0, min_ema_decay=0.0,
-                        ema_update_after_step=0, ema_every=1, max_grad_norm=None, state_bits=32,
-                        min_8bit_size=4096)
+                        ema_update_after_step=0, ema_every=1, ema_every_decay="power",
+                        max_grad_norm=None, state_bits=32, min_8bit_size=4096)
 # torch's implementation switches that mean nothing here (and would move a reloading torch
 # optimizer's steps to the device); dropped from loaded checkpoints.
 _TORCH_ONLY_KEYS = ("fused", "capturable")
 # Group keys that are this optimizer's settings: a loaded checkpoint does not change them.
 _SETTINGS = ("foreach", "state_dtype", "master_weights", "ema_warmup", "inv_gamma", "power",
-             "min_ema_decay", "ema_update_after_step", "ema_every", "state_bits", "min_8bit_size")
+             "min_ema_decay", "ema_update_after_step", "ema_every", "ema_every_decay", "state_bits",
+             "min_8bit_size")
 
 
 def _has_ema(group: dict) -> bool:

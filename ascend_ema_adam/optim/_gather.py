@@ -221,8 +221,12 @@ def hyper_parameters(group: dict[str, Any], n, adam_w_mode: int,
     ``ema_every``'s other steps), and ``ema_adamw``'s hyper-parameters for it; the EMA decay
     from the warm-up counter ``n``: a host float, or a float32 [1] tensor computed on ``device``
     when the counter or the group's decay is a tensor (GradScaler, torch.compile, capturable)."""
+    k, calls = group["ema_every"], group.get("ema_calls", 0)
+    # ema_every=k: every k-th step() ("power"), or steps 1, k+1, 2k+1, ... ("once": ema-pytorch's
+    # update_every, whose update() after the first optimizer step copies the weights)
     ema_on = _has_ema(group) and (
-        group["ema_every"] == 1 or group.get("ema_calls", 0) % group["ema_every"] == 0)
+        k == 1 or (calls if group.get("ema_every_decay", "power") == "power" else calls - 1) % k
+        == 0)
     if not ema_on:
         decay = None
     elif isinstance(n, Tensor) or isinstance(group["ema_decay"], Tensor):

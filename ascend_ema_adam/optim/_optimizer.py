@@ -101,6 +101,9 @@ class FusedEmaAdamW(Optimizer):
             the weights (decay 0); the warm-up counts from there (default: 0).
         ema_every (int): update the EMA on every k-th ``step()`` with ``decay**k``; the other
             steps do not touch it (default: 1).
+        ema_every_decay (str): ``"power"`` (default: as above, a constant-decay EMA sampled
+            every k steps) or ``"once"``: ema-pytorch's ``update_every=k``, the EMA updated on
+            steps 1, k+1, 2k+1, ... with the decay once.
         max_grad_norm (float | None): fused gradient clipping: the gradients of the groups
             that set it are clipped to this total 2-norm (one norm over all of them, as
             ``torch.nn.utils.clip_grad_norm_`` of their parameters), computed on the device
@@ -139,14 +142,14 @@ class FusedEmaAdamW(Optimizer):
                  bias_correction=True, adam_w_mode=True, set_grad_none=True, step_scope="param",
                  foreach=None, fused=None, state_dtype=torch.float32, master_weights=False,
                  ema_warmup="num_updates", inv_gamma=1.0, power=2.0 / 3.0, min_ema_decay=0.0,
-                 ema_update_after_step=0, ema_every=1, capturable=False, max_grad_norm=None,
-                 state_bits=32, min_8bit_size=4096):
+                 ema_update_after_step=0, ema_every=1, ema_every_decay="power", capturable=False,
+                 max_grad_norm=None, state_bits=32, min_8bit_size=4096):
         options = dict(state_dtype=state_dtype, master_weights=master_weights,
                        ema_warmup=ema_warmup if use_num_updates else None, inv_gamma=inv_gamma,
                        power=power, min_ema_decay=min_ema_decay,
                        ema_update_after_step=ema_update_after_step, ema_every=ema_every,
-                       max_grad_norm=max_grad_norm, state_bits=state_bits,
-                       min_8bit_size=min_8bit_size)
+                       ema_every_decay=ema_every_decay, max_grad_norm=max_grad_norm,
+                       state_bits=state_bits, min_8bit_size=min_8bit_size)
         _check_types(lr, eps, betas, weight_decay, ema_decay)
         _check_capturable(capturable)
         error = _hyperparameter_error(lr, eps, betas, weight_decay, ema_decay) or _option_error(

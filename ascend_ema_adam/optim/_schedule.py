@@ -4,7 +4,8 @@ The decay of a step comes from the warm-up counter ``n`` (1 on the first step; -
 as diffusers' ``EMAModel.get_decay`` with MindSpeed's counting. With ``m = n -
 ema_update_after_step``: ``min(ema_decay, (1+m)/(10+m))`` (``"num_updates"``) or ``min(ema_decay,
 1 - (1 + m/inv_gamma)**-power)`` (``"power"``), then ``max(., min_ema_decay)``; 0 while ``m <= 0``
-(the EMA is a copy of the weights); on an ``ema_every=k`` step ``decay**k``.
+(the EMA is a copy of the weights); on an ``ema_every=k`` step ``decay**k``
+(``ema_every_decay="power"``) or the decay itself (``"once"``, ema-pytorch's ``update_every``).
 
 Where it is computed. Usually everything is a host number and the decay is a Python float
 (float64; the op narrows it to fp32). Under a GradScaler or torch.compile the counter is an int64
@@ -132,7 +133,7 @@ def _decay(ops, group: dict[str, Any], n):
         # 0 until ema_update_after_step steps have passed: the EMA copies the weights
         d = ops.if_positive(ops.counter(n) - float(group["ema_update_after_step"]), warmed_up)
     k = group["ema_every"]
-    if k > 1:
+    if k > 1 and group.get("ema_every_decay", "power") == "power":
         d = ops.pow(d, float(k))
     return ops.result(d)
 

@@ -12,7 +12,7 @@ from torch import Tensor
 
 from .._dtypes import (FLOAT_DTYPES, MASTER_DTYPES, by_name, by_torch, grad_dtypes_of,
                        state_dtypes_of)
-from ._common import _EMA_WARMUPS, _MASTER, _layout_error
+from ._common import _EMA_EVERY_DECAYS, _EMA_WARMUPS, _MASTER, _layout_error
 from ._clip import check_max_norm
 from .functional import SWITCHES
 
@@ -177,6 +177,9 @@ def _option_error(group: dict[str, Any]) -> str | None:
                 f">= 0)")
     if not (_is_int(group["ema_every"]) and group["ema_every"] >= 1):
         return f"Invalid ema_every: {group['ema_every']!r} (an int >= 1)"
+    if group["ema_every_decay"] not in _EMA_EVERY_DECAYS:
+        return (f"Invalid ema_every_decay: {group['ema_every_decay']!r} ('power': decay**k on "
+                f"every k-th step; 'once': ema-pytorch's update_every)")
     return check_max_norm(group.get("max_grad_norm"))
 
 

@@ -45,7 +45,7 @@ def assert_identical(actual, expected, where="state_dict"):
 
 # Group keys added since v0.1.0, with the value a group without them takes (on load, unpickling).
 NEW_GROUP_KEYS = {"max_grad_norm": None, "state_bits": 32, "min_8bit_size": 4096,
-                  "num_updates_step_lead": 0}
+                  "num_updates_step_lead": 0, "ema_every_decay": "power"}
 
 
 def expected_now(state_dict):
