@@ -194,9 +194,15 @@ def ema_swapped(groups: list[dict], state_map, stash_device):
     return _weights_swapped(weights_with_ema(groups, state_map), stash_device)
 
 
-def ema_state_dict_of(groups: list[dict], state_map,
-                      model: torch.nn.Module | None) -> dict[str, Tensor]:
+BUFFER_POLICIES = ("copy", "live")
+
+
+def ema_state_dict_of(groups: list[dict], state_map, model: torch.nn.Module | None,
+                      buffers: str = "copy") -> dict[str, Tensor]:
     """``FusedEmaAdamW.ema_state_dict``'s dict (see there)."""
+    if buffers not in BUFFER_POLICIES:
+        raise ValueError(f"ema_state_dict(buffers={buffers!r}): 'copy' (the buffers as they are "
+                         f"now) or 'live' (the model's buffers themselves)")
     require_ema(groups, "ema_state_dict()")
     warn_before_first_step(groups, state_map, "ema_state_dict()")
     if model is not None:
@@ -215,10 +221,14 @@ def ema_state_dict_of(groups: list[dict], state_map,
         out = OrderedDict()
         items = _named_params_with_aliases(groups)
     emas = {id(p): ema for p, ema in params_with_ema(groups, state_map)}
+    params = ({id(p) for p in model.parameters()} if model is not None
+              else {id(p) for g in groups for p in g["params"]})
     exported: dict[int, Tensor] = {}
     for name, value in items:
         if isinstance(value, Tensor):
-            if id(value) not in exported:
+            if id(value) not in exported and id(value) not in params and buffers == "copy":
+                exported[id(value)] = value.detach().clone()  # a buffer, as it is now
+            elif id(value) not in exported:
                 source_value = emas.get(id(value), value).detach()
                 if source_value.dtype != value.dtype:  # an fp32 EMA of a 16-bit weight
                     source_value = source_value.to(value.dtype)

@@ -402,12 +402,16 @@ class FusedEmaAdamW(Optimizer):
         with ema_swapped(self.param_groups, self.state, stash_device):
             yield self
 
-    def ema_state_dict(self, model: torch.nn.Module | None = None) -> dict[str, Tensor]:
+    def ema_state_dict(self, model: torch.nn.Module | None = None,
+                       buffers: str = "copy") -> dict[str, Tensor]:
         """The model's state dict with the EMA in place of each parameter that has one.
 
         With ``model`` the keys are ``model.state_dict()``'s (buffers included, parameters
         without EMA state keep their own value), so ``model.load_state_dict(...)`` loads the EMA
-        weights. Without it, the optimizer must have been built from ``named_parameters()``
+        weights. ``buffers``: ``"copy"`` (default) exports copies of the model's buffers as they
+        are now (BatchNorm's running statistics: training on does not change the exported
+        dict, as ema-pytorch copies them); ``"live"`` the buffers themselves, as
+        ``Module.state_dict()``. Without it, the optimizer must have been built from ``named_parameters()``
         and the dict holds parameters only; tied weights keep all their names only when the
         optimizer was built from ``named_parameters(remove_duplicate=False)``. Values are
         detached references, like ``Module.state_dict()``: save or clone them before training
@@ -418,7 +422,7 @@ class FusedEmaAdamW(Optimizer):
         without an EMA (``ema_decay=None``) keep their own value; when no group has an EMA,
         RuntimeError.
         """
-        return ema_state_dict_of(self.param_groups, self.state, model)
+        return ema_state_dict_of(self.param_groups, self.state, model, buffers)
 
     # -- checkpoints (torch's layout; _checkpoint has the conversions)
 

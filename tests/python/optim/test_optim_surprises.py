@@ -268,3 +268,52 @@ def test_stores_nest(rng):
     assert not hasattr(opt, "collected_params_group")
     with pytest.raises(RuntimeError, match=r"restore\(\) without a preceding store\(\)"):
         opt.restore()
+
+
+class BatchNormNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(6, 8)
+        self.bn = torch.nn.BatchNorm1d(8)
+        self.out = torch.nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.out(torch.relu(self.bn(self.fc(x))))
+
+
+def test_the_ema_export_copies_the_buffers(rng):
+    """ema_state_dict(model) holds copies of BatchNorm's running statistics as they were when it
+    was exported (the next training step does not change the dict, as ema-pytorch copies
+    them), the EMA for the parameters, and loads strictly; buffers='live' gives the model's own
+    buffers (Module.state_dict()'s references); swap_ema leaves the buffers as they are."""
+    torch.manual_seed(torch_seed(rng))
+    model = BatchNormNet()
+    opt = FusedEmaAdamW(model.parameters(), lr=0.02, ema_decay=0.9)
+    x = torch.randn(64, 6)
+
+    def train_step():
+        opt.zero_grad()
+        model(x).square().mean().backward()
+        opt.step()
+
+    for _ in range(3):
+        train_step()
+    exported = opt.ema_state_dict(model)
+    live = opt.ema_state_dict(model, buffers="live")
+    now = {k: v.clone() for k, v in model.state_dict().items()}
+    for key in ("bn.running_mean", "bn.running_var", "bn.num_batches_tracked"):
+        assert torch.equal(exported[key], now[key])
+        assert exported[key].data_ptr() != model.state_dict()[key].data_ptr()
+        assert live[key].data_ptr() == model.state_dict()[key].data_ptr()
+    assert torch.equal(exported["fc.weight"], opt.state[model.fc.weight]["ema_params"])
+    with opt.swap_ema():
+        assert all(torch.equal(b, now[n]) for n, b in model.named_buffers())
+    train_step()
+    assert not torch.equal(model.bn.running_mean, now["bn.running_mean"])
+    assert torch.equal(exported["bn.running_mean"], now["bn.running_mean"])  # (a copy)
+    assert torch.equal(live["bn.running_mean"], model.bn.running_mean)  # (the live buffer)
+    fresh = BatchNormNet()
+    fresh.load_state_dict(exported)
+    assert torch.equal(fresh.bn.running_var, now["bn.running_var"])
+    with pytest.raises(ValueError, match=r"ema_state_dict\(buffers='average'\): 'copy'"):
+        opt.ema_state_dict(model, buffers="average")
