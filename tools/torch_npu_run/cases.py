@@ -771,12 +771,14 @@ def import_order_check() -> tuple[str, str]:
         "import sys, torch\n"
         "assert 'torch_npu' not in sys.modules, 'torch imported torch_npu'\n"
         "import ascend_ema_adam\n"
-        "from ascend_ema_adam import _C\n"
+        "from ascend_ema_adam.optim import FusedEmaAdamW\n"
+        "import torch_npu\n"
         "cpu = [torch.randn(8) for _ in range(5)]\n"
         "cpu[3] = cpu[3].abs() + 1e-3\n"
         "t = [x.npu() for x in cpu]\n"
         "ascend_ema_adam.npu_apply_fused_ema_adamw(*t, torch.tensor([1]).npu())\n"
         "torch.npu.synchronize()\n"
+        "from ascend_ema_adam import _C\n"
         "print('npu kernel', _C.build_info()['npu_kernel'], 'torch_npu loaded',"
         " 'torch_npu' in sys.modules)\n")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
