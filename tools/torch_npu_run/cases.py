@@ -772,7 +772,7 @@ def import_order_check() -> tuple[str, str]:
         "assert 'torch_npu' not in sys.modules, 'torch imported torch_npu'\n"
         "import ascend_ema_adam\n"
         "from ascend_ema_adam.optim import FusedEmaAdamW\n"
-        "import torch_npu\n"
+        "assert 'torch_npu' in sys.modules, 'the package did not import torch_npu'\n"
         "cpu = [torch.randn(8) for _ in range(5)]\n"
         "cpu[3] = cpu[3].abs() + 1e-3\n"
         "t = [x.npu() for x in cpu]\n"
