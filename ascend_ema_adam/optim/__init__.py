@@ -46,6 +46,7 @@ checkpoints (``_checkpoint``), the EMA helpers (``_ema``) and the 8-bit state (`
 8-bit parameters).
 """
 
+from ._checkpoint import to_torch_state_dict
 from ._optimizer import FusedEmaAdamW
 from .functional import ema_adamw, ema_adamw8bit, fused_ema_adamw
 
@@ -55,7 +56,7 @@ from ._common import _dtensor_type, _local  # noqa: F401
 from ._ema import _checked_stash_device, _weights_swapped  # noqa: F401
 from ._schedule import _device_decay, _host_decay  # noqa: F401
 
-__all__ = ["FusedEmaAdamW", "ema_adamw", "ema_adamw8bit", "fused_ema_adamw"]
+__all__ = ["FusedEmaAdamW", "ema_adamw", "ema_adamw8bit", "fused_ema_adamw", "to_torch_state_dict"]
 
 # Pickles (torch.save of the optimizer object) name the class by its module: the package's, as
 # when the optimizer was the single module ascend_ema_adam/optim.py, so old and new pickles load.

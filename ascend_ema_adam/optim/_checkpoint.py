@@ -92,6 +92,34 @@ def stale_ema_warning(state_dict: dict[str, Any], use_num_updates: bool) -> str 
             f"{counted + stale} to continue the warm-up from the training step")
 
 
+def to_torch_state_dict(state_dict: dict[str, Any]) -> dict[str, Any]:
+    """A FusedEmaAdamW checkpoint in the layout ``torch.optim.AdamW``/``Adam`` steps from (a new
+    dict; the given one is not changed): each parameter's ``step`` (its group's, with
+    ``step_scope="group"``: torch's AdamW reads ``state['step']``), and 8-bit moments decoded to
+    fp32 ``exp_avg`` / ``exp_avg_sq`` by the group's maps (golden8bit's decode, the operator's),
+    the codes, scales and maps dropped. The EMA (``ema_params``) and the group keys of ours stay:
+    torch's optimizers keep and ignore them, and FusedEmaAdamW loads the result again."""
+    groups = [dict(g) for g in state_dict["param_groups"]]
+    state = {}
+    for group in groups:
+        maps = {key: group.pop(key, None) for key in MAP_KEYS}
+        group_step = group.get("step")
+        for index in group["params"]:
+            if index not in state_dict["state"]:
+                continue
+            st = dict(state_dict["state"][index])
+            if CODES_M in st:
+                if any(not isinstance(q, Tensor) for q in maps.values()):
+                    raise ValueError(f"to_torch_state_dict: parameter {index} has 8-bit state but "
+                                     f"its group has no '{MAP_KEYS[0]}' and '{MAP_KEYS[1]}'")
+                for wide, codes, absmax, key in MOMENTS:
+                    st[wide] = decoded(st.pop(codes), st.pop(absmax), maps[key])
+            if "step" not in st and group_step is not None:
+                st["step"] = _host_step(_step_number(group_step, "step"))
+            state[index] = st
+    return {**state_dict, "state": state, "param_groups": groups}
+
+
 def saved_state_tensors(state_dict: dict[str, Any]) -> tuple[list, dict]:
     """The checkpoint's parameter ids in group order, and per id its state tensors that follow
     the layout (moments, EMA, master): converted from these, not from torch's cast of them."""

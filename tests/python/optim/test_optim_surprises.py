@@ -317,3 +317,48 @@ def test_the_ema_export_copies_the_buffers(rng):
     assert torch.equal(fresh.bn.running_var, now["bn.running_var"])
     with pytest.raises(ValueError, match=r"ema_state_dict\(buffers='average'\): 'copy'"):
         opt.ema_state_dict(model, buffers="average")
+
+
+@pytest.mark.parametrize("options", [dict(step_scope="group"),
+                                     dict(state_bits=8, min_8bit_size=0),
+                                     dict(state_bits=8, min_8bit_size=0, step_scope="group")],
+                         ids=["group steps", "8-bit", "8-bit group steps"])
+def test_to_torch_state_dict_makes_a_checkpoint_torch_adamw_steps_from(rng, options):
+    """torch's AdamW cannot step from a group-step or 8-bit checkpoint (KeyError: 'step' /
+    'exp_avg'); to_torch_state_dict gives it each parameter's step and the decoded fp32
+    moments (the operator's decode), leaves the given dict alone, and loads back into ours."""
+    from ascend_ema_adam.golden8bit import decode
+    from ascend_ema_adam.optim import to_torch_state_dict
+
+    seed = torch_seed(rng)
+    model = make_model(seed)
+    opt = FusedEmaAdamW(model.parameters(), lr=0.02, **options)
+    batches = make_batches(seed, 5)
+    train(model, opt, batches[:3])
+    saved = copy.deepcopy(opt.state_dict())
+    with pytest.raises(KeyError):  # (what a user meets without it)
+        other = copy.deepcopy(model)
+        plain = torch.optim.AdamW(other.parameters(), lr=0.02)
+        plain.load_state_dict(copy.deepcopy(saved))
+        train(other, plain, batches[3:4])
+    before = copy.deepcopy(saved)
+    converted = to_torch_state_dict(saved)
+    assert_same(list(before["state"][0].items()), list(saved["state"][0].items()))
+    for index, st in converted["state"].items():
+        assert float(st["step"]) == 3 and st["exp_avg"].dtype == torch.float32
+        assert not any(k.endswith(("_codes", "_absmax")) for k in st)
+        if "exp_avg_codes" in saved["state"][index]:
+            group = saved["param_groups"][0]
+            want = decode(saved["state"][index]["exp_avg_codes"].numpy(),
+                          saved["state"][index]["exp_avg_absmax"].numpy(),
+                          group["exp_avg_qmap"].numpy())
+            assert torch.equal(st["exp_avg"].reshape(-1), torch.from_numpy(want).reshape(-1))
+    twin = copy.deepcopy(model)
+    theirs = torch.optim.AdamW(twin.parameters(), lr=0.02)
+    theirs.load_state_dict(copy.deepcopy(converted))
+    train(twin, theirs, batches[3:])
+    assert all(float(st["step"]) == 5 for st in theirs.state.values())
+    back = FusedEmaAdamW(model.parameters(), lr=0.02, **options)
+    back.load_state_dict(copy.deepcopy(converted))
+    train(model, back, batches[3:])
+    assert back.num_updates == 5
