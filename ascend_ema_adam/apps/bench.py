@@ -327,7 +327,7 @@ def _targets(results: list[dict], overhead: dict, cpus: int) -> list[dict]:
                             "le": True, "unit": TIME_RATIO})
         targets.append({"target": "fp32: fused >= 90% of the copy probe's bandwidth",
                         "measured": fp32["fused_of_copy_bandwidth"], "limit": 0.90, "le": False,
-                        "unit": "of the copy probe's bytes per second"})
+                        "unit": "x the copy probe's bytes per second"})
     if bf16:
         targets.append({"target": "bf16: fused <= 0.8 x (torch fused AdamW bf16 + lerp)",
                         "measured": bf16["fused_over"]["torch"], "limit": 0.80, "le": True,

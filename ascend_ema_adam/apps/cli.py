@@ -20,7 +20,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--seed", type=int, default=None, help="random seed (default: fresh)")
     commands.add_parser("info", help="versions found and which backend runs CPU / NPU tensors")
     bench = commands.add_parser("bench", help="CPU benchmark: fused op vs torch / DeepSpeed")
-    bench.add_argument("--quick", action="store_true", help="fewer cases (under a minute)")
+    bench.add_argument("--quick", action="store_true", help="fewer cases and rounds than make bench (minutes, "
+                                                             "not an hour)")
     bench.add_argument("--out", default=BENCH_OUT,
                        help=f"directory for bench.json, bench.png (default: ./{BENCH_OUT})")
     bench.add_argument("--threads", type=int, nargs="+", help="thread counts (default: 1, all)")
