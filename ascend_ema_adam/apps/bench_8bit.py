@@ -9,8 +9,8 @@ round, an idle gap before each sample, warm-up first), medians:
   block scales, an fp32 EMA: decode, update, new scales, encode and the EMA in one pass);
 * ``ours_fp32``: ApplyFusedEmaAdamList's native kernel alone on fp32 m, v and EMA (the same update);
 * ``k8_<decode>_<encode>``: the 8-bit kernel alone on each lookup path this CPU has (decode by
-  ``planes``, AVX-512 VBMI's byte permutes, or ``gathers``; encode by ``table`` or ``search``),
-  ``ours_8bit`` being the one launches choose;
+  ``planes``, AVX-512 VBMI's byte permutes, or ``gathers``; encode by ``table``, its byte
+  ``planes`` with the VBMI loops, or ``search``), ``ours_8bit`` being the one launches choose;
 * ``probe_8bit``, ``probe_fp32``: the two kernels' access patterns with one add per output (the
   ``update8bit`` and ``update`` stream probes: 24 and 36 B/elem, split over the threads as the
   kernels are): what this machine's memory allows the 8-bit step against the fp32 one;
@@ -140,7 +140,7 @@ def adam8bit_step(torch, quick: bool = False, seed: int = 0, out=sys.stdout,
     vbmi = _kernels.adam8bit_native_path()["decode"] == "byte planes"  # (by default where it may)
     paths = {f"k8_{'planes' if planes else 'gathers'}_{encode}": kernel_on_path(planes, encode)
              for planes in ((True, False) if vbmi else (False,))
-             for encode in ("table", "search")}
+             for encode in (("table", "planes", "search") if planes else ("table", "search"))}
 
     def ours_fp32():
         _kernels.launch_native_list([g_np], [p32], [m32_np], [v32_np], [s32], None, None, [n], step,

@@ -52,9 +52,9 @@ ACL_FUNC_VISIBILITY aclError aeaSetCpuParallelFor(aeaCpuParallelFor run, void* h
 /**
  * How the CPU device's ApplyFusedEmaAdam8bitList kernel looks codes up on this CPU, as a launch
  * now would: `*path` set to a text valid until this thread's next call, such as "avx512, decode by
- * byte planes, encode by table (measured)". The encode is ASCEND_EMA_ADAM_8BIT_ENCODE's ("table"
- * or "search") when set, else on AVX-512 the faster of the two, measured at the process's first
- * 8-bit launch ("(not measured yet)" before it). Fails with ACL_ERROR_INVALID_PARAM when `path` is
+ * byte planes, encode by table (measured)". The encode is ASCEND_EMA_ADAM_8BIT_ENCODE's ("table",
+ * "planes": the table by byte permutes, AVX-512 VBMI only, or "search") when set, else on AVX-512
+ * the fastest, measured at the process's first 8-bit launch ("(not measured yet)" before it). Fails with ACL_ERROR_INVALID_PARAM when `path` is
  * null or an environment variable the kernel reads is invalid.
  */
 ACL_FUNC_VISIBILITY aclError aeaGetCpuAdam8bitPath(const char** path);

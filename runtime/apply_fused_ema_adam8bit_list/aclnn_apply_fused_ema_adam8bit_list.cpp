@@ -284,16 +284,17 @@ aclError aeaGetCpuAdam8bitPath(const char** path)
         const aea::NativeOptions options;  // a launch's own
         const aea::Isa isa = aea::ResolveIsa(options.isa);
         const bool planes = op8::ApplyFusedEmaAdam8bitListBytePlaneDecode(isa, options);
-        const bool table = op8::ApplyFusedEmaAdam8bitListEncodeByTable(isa, options);
+        const aea::Adam8bitEncode encode = op8::ApplyFusedEmaAdam8bitListEncodeOf(isa, options);
         const char* env = std::getenv("ASCEND_EMA_ADAM_8BIT_ENCODE");
         const char* why = env != nullptr && *env != '\0' ? " (ASCEND_EMA_ADAM_8BIT_ENCODE)"
                           : isa != aea::Isa::kAvx512     ? ""
-                          : op8::ApplyFusedEmaAdam8bitListMeasuredEncode(isa, planes) >= 0
+                          : op8::ApplyFusedEmaAdam8bitListMeasuredEncode(isa, planes) !=
+                                  aea::Adam8bitEncode::kAuto
                               ? " (measured)"
                               : " (not measured yet)";
         text = std::string(aea::IsaName(isa)) + ", decode by " +
                (planes ? "byte planes" : "gathers") + ", encode by " +
-               (table ? "table" : "search") + why;
+               aea::Adam8bitEncodeName(encode) + why;
     } catch (const std::invalid_argument& e) {
         aea::acl::AddErrorMessage(std::string("aeaGetCpuAdam8bitPath: ") + e.what());
         return ACL_ERROR_INVALID_PARAM;

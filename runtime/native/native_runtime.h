@@ -204,8 +204,19 @@ uint32_t Parallel(uint64_t n, uint32_t threads, bool wake, const Body& body)
 enum class Adam8bitEncode : uint8_t {
     kAuto,    // ASCEND_EMA_ADAM_8BIT_ENCODE if set and not empty, else the faster here (measured)
     kTable,   // a lookup in the map's encode table: one gather per vector
+    kPlanes,  // the AVX-512 VBMI loops: the encode table in two levels of byte planes, looked up
+              // by byte permutes 64 lanes at a time (no gather); elsewhere refused
     kSearch,  // the binary search over the thresholds: permutes on AVX-512, no gather
 };
+
+/** "table", "planes", "search" ("auto" for kAuto): ASCEND_EMA_ADAM_8BIT_ENCODE's values. */
+inline const char* Adam8bitEncodeName(Adam8bitEncode e)
+{
+    return e == Adam8bitEncode::kTable    ? "table"
+           : e == Adam8bitEncode::kPlanes ? "planes"
+           : e == Adam8bitEncode::kSearch ? "search"
+                                          : "auto";
+}
 
 /** How one launch of a native kernel runs (every op's native kernel takes it). */
 struct NativeOptions {

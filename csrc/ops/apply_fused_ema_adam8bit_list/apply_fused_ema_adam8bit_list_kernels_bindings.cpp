@@ -209,16 +209,20 @@ py::dict LaunchApplyFusedEmaAdam8bitList(
     return run(t, declared, flags, b, numels);
 }
 
-/** The encode a binding names: "" (per CPU or ASCEND_EMA_ADAM_8BIT_ENCODE), "table", "search". */
+/** The encode a binding names: "" (per CPU or ASCEND_EMA_ADAM_8BIT_ENCODE), "table", "planes",
+ *  "search". */
 aea::Adam8bitEncode EncodeOf(const std::string& name)
 {
     if (name.empty()) {
         return aea::Adam8bitEncode::kAuto;
     }
-    if (name == "table" || name == "search") {
-        return name == "table" ? aea::Adam8bitEncode::kTable : aea::Adam8bitEncode::kSearch;
+    for (const aea::Adam8bitEncode e :
+         {aea::Adam8bitEncode::kTable, aea::Adam8bitEncode::kPlanes, aea::Adam8bitEncode::kSearch}) {
+        if (name == aea::Adam8bitEncodeName(e)) {
+            return e;
+        }
     }
-    throw py::value_error("encode='" + name + "': expected 'table', 'search' or ''");
+    throw py::value_error("encode='" + name + "': expected 'table', 'planes', 'search' or ''");
 }
 
 /** The native kernel (LaunchApplyFusedEmaAdam8bitList's buffers). */
@@ -243,11 +247,11 @@ py::dict LaunchApplyFusedEmaAdam8bitListNative(
         options.encode8bit = EncodeOf(encode);
         uint32_t used = 0;
         bool decodedByPlanes = false;
-        bool encodedByTable = false;
+        aea::Adam8bitEncode encoded = aea::Adam8bitEncode::kAuto;
         try {
             const aea::Isa resolved = aea::ResolveIsa(options.isa);
             decodedByPlanes = op8::ApplyFusedEmaAdam8bitListBytePlaneDecode(resolved, options);
-            encodedByTable = op8::ApplyFusedEmaAdam8bitListEncodeByTable(resolved, options);
+            encoded = op8::ApplyFusedEmaAdam8bitListEncodeOf(resolved, options);
             py::gil_scoped_release release;
             used = op8::RunApplyFusedEmaAdam8bitListNative(t, dtypes, b, options);
         } catch (const std::invalid_argument& e) {
@@ -257,7 +261,7 @@ py::dict LaunchApplyFusedEmaAdam8bitListNative(
         out["isa"] = isa.empty() ? std::string(aea::NativeIsa()) : isa;
         out["threads"] = used;
         out["byte_planes"] = decodedByPlanes;
-        out["encode"] = encodedByTable ? "table" : "search";
+        out["encode"] = aea::Adam8bitEncodeName(encoded);
         return out;
     };
     return LaunchApplyFusedEmaAdam8bitList(grads, vars, ms, vs, mAbsmaxes, vAbsmaxes, ss, copies,
@@ -349,6 +353,23 @@ AEA_KERNELS_BINDINGS(apply_fused_ema_adam8bit_list)
             py::arg("map"), py::arg("out"),
             "The 255 encode thresholds the kernels derive from a 256-entry fp32 map, into out.");
 
+    mod.def("adam8bit_encode_tables",
+            [](const py::buffer& map) {
+                const auto* q = static_cast<const float*>(BufferPtr(map, "map", 256 * 4, false));
+                const op8::ApplyFusedEmaAdam8bitListEncodeTables t =
+                    op8::ApplyFusedEmaAdam8bitListEncodeTablesOf(q);
+                py::dict d;
+                d["table"] = t.table;
+                d["unit"] = t.unit;
+                d["planes"] = t.planes;
+                d["table_entries"] = t.tableEntries;
+                return d;
+            },
+            py::arg("map"),
+            "The encode tables the native loops build for a 256-entry fp32 map: table (the "
+            "one-gather table), unit (it covers [-1, 1]), planes (its byte planes: encode "
+            "'planes') and table_entries.");
+
     mod.def("launch_native_adam8bit_list", &LaunchApplyFusedEmaAdam8bitListNative, py::arg("grads"),
             py::arg("vars"), py::arg("ms"), py::arg("vs"), py::arg("m_absmaxes"),
             py::arg("v_absmaxes"), py::arg("ss"), py::arg("model_copies"), py::arg("numels"),
@@ -361,9 +382,9 @@ AEA_KERNELS_BINDINGS(apply_fused_ema_adam8bit_list)
             "Run the native kernel of ApplyFusedEmaAdam8bitList in place on lists of contiguous "
             "buffers (ss, model_copies, grad_scale, found_inf, lr, ema_decay: None when absent; "
             "byte_planes false: the AVX-512 loops decode by gathers even with VBMI; encode "
-            "'table' or 'search', '' as the CPU and ASCEND_EMA_ADAM_8BIT_ENCODE choose); returns "
-            "the instruction set, the threads used (0: nothing ran), whether the codes were "
-            "decoded by byte planes and how they were encoded ('table' or 'search').");
+            "'table', 'planes' (VBMI loops only) or 'search', '' as the CPU and "
+            "ASCEND_EMA_ADAM_8BIT_ENCODE choose); returns the instruction set, the threads used (0: nothing ran), whether the codes were "
+            "decoded by byte planes and how they were encoded ('table', 'planes' or 'search').");
 
     mod.def("adam8bit_native_path", [] {
         const aea::NativeOptions options;  // a launch's own: the CPU device's defaults
@@ -375,11 +396,11 @@ AEA_KERNELS_BINDINGS(apply_fused_ema_adam8bit_list)
                               ? "byte planes"
                               : "gathers";
             const bool planes = op8::ApplyFusedEmaAdam8bitListBytePlaneDecode(isa, options);
-            d["encode"] =
-                op8::ApplyFusedEmaAdam8bitListEncodeByTable(isa, options) ? "table" : "search";
+            d["encode"] = aea::Adam8bitEncodeName(op8::ApplyFusedEmaAdam8bitListEncodeOf(isa, options));
             const char* env = std::getenv("ASCEND_EMA_ADAM_8BIT_ENCODE");
             d["encode_chosen_by"] = env != nullptr && *env != '\0' ? "environment"
-                                    : op8::ApplyFusedEmaAdam8bitListMeasuredEncode(isa, planes) >= 0
+                                    : op8::ApplyFusedEmaAdam8bitListMeasuredEncode(isa, planes) !=
+                                            aea::Adam8bitEncode::kAuto
                                         ? "measurement"
                                         : "default";
         } catch (const std::invalid_argument& e) {
@@ -387,9 +408,9 @@ AEA_KERNELS_BINDINGS(apply_fused_ema_adam8bit_list)
         }
         return d;
     }, "How the 8-bit native loops look codes up now (the environment read as a launch reads it): "
-       "isa, decode ('byte planes' or 'gathers'), encode ('table' or 'search') and what chose it "
-       "('environment': ASCEND_EMA_ADAM_8BIT_ENCODE; 'measurement': this process's first AVX-512 "
-       "launch timed both; 'default': the table, not measured yet or not AVX-512).");
+       "isa, decode ('byte planes' or 'gathers'), encode ('table', 'planes' or 'search') and what "
+       "chose it ('environment': ASCEND_EMA_ADAM_8BIT_ENCODE; 'measurement': this process's first "
+       "AVX-512 launch timed each; 'default': the table, not measured yet or not AVX-512).");
 
     mod.def("launch_adam8bit_list", &LaunchApplyFusedEmaAdam8bitListOnTwin, py::arg("grads"),
             py::arg("vars"), py::arg("ms"), py::arg("vs"), py::arg("m_absmaxes"),

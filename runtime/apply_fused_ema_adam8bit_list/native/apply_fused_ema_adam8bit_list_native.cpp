@@ -36,6 +36,16 @@ struct HostScalarReader {
     float EmaDecay() const { return *b.emaDecay; }
 };
 
+/** The key K of a threshold or value's bits (native::ApplyFusedEmaAdam8bitListEncodeTable). */
+int32_t TableKey(const native::ApplyFusedEmaAdam8bitListEncodeTable& t, uint32_t xBits)
+{
+    if (t.positive) {
+        return std::max(static_cast<int32_t>(xBits), t.floor);
+    }
+    const int32_t c = std::max(static_cast<int32_t>(xBits & 0x7fffffffU), t.floor) - t.floor;
+    return (xBits >> 31) != 0U ? ~c : c;
+}
+
 /** The encode table of 255 sorted thresholds (native::ApplyFusedEmaAdam8bitListEncodeTable): the
  *  smallest table whose buckets hold one threshold each, or `fast` false; its buckets cover every
  *  key of [-1, 1] too (`unit`) when that table still fits. */
@@ -60,13 +70,7 @@ void BuildEncodeTable(const float* thresholds, native::ApplyFusedEmaAdam8bitList
         t.positive = t.positive && (bits[k] >> 31) == 0U;
     }
     t.floor = static_cast<int32_t>((minExponent - 1U) << 23);
-    const auto keyOf = [&](uint32_t xBits) {  // ApplyFusedEmaAdam8bitListEncodeTable's K
-        if (t.positive) {
-            return std::max(static_cast<int32_t>(xBits), t.floor);
-        }
-        const int32_t c = std::max(static_cast<int32_t>(xBits & 0x7fffffffU), t.floor) - t.floor;
-        return (xBits >> 31) != 0U ? ~c : c;
-    };
+    const auto keyOf = [&](uint32_t xBits) { return TableKey(t, xBits); };
     int32_t keys[kApplyFusedEmaAdam8bitListThresholds];
     for (uint32_t k = 0; k < kApplyFusedEmaAdam8bitListThresholds; ++k) {
         keys[k] = keyOf(bits[k]);
@@ -119,6 +123,84 @@ void BuildEncodeTable(const float* thresholds, native::ApplyFusedEmaAdam8bitList
     }
 }
 
+/** The byte planes of a `unit` encode table of 255 sorted thresholds
+ *  (native::ApplyFusedEmaAdam8bitListEncodePlanes), or `fast` false: the buckets of [-1, 1] at
+ *  level one, each split into the fewest power-of-two buckets that hold one threshold each. */
+void BuildEncodePlanes(const float* thresholds, const native::ApplyFusedEmaAdam8bitListEncodeTable& t,
+                       native::ApplyFusedEmaAdam8bitListEncodePlanes& p)
+{
+    constexpr uint32_t kShift = native::kApplyFusedEmaAdam8bitListPlaneShift;
+    constexpr int64_t kEntries = native::kApplyFusedEmaAdam8bitListPlaneEntries;
+    p.fast = false;
+    if (!t.fast || !t.unit) {
+        return;
+    }
+    int32_t keys[kApplyFusedEmaAdam8bitListThresholds];
+    for (uint32_t k = 0; k < kApplyFusedEmaAdam8bitListThresholds; ++k) {
+        uint32_t bits;
+        std::memcpy(&bits, &thresholds[k], sizeof bits);
+        keys[k] = TableKey(t, bits);
+    }
+    const int32_t lo = TableKey(t, 0xbf800000U) >> kShift;  // the buckets of -1 and 1
+    const int32_t hi = TableKey(t, 0x3f800000U) >> kShift;
+    if (int64_t{hi} - lo + 1 > int64_t{native::kApplyFusedEmaAdam8bitListPlaneBuckets}) {
+        return;
+    }
+    int64_t next = 0;  // level two's next free entry
+    uint32_t below = 0;  // thresholds below the current bucket's start
+    for (int32_t b = lo; b <= hi; ++b) {
+        uint32_t first = 0;
+        uint32_t end = 0;  // b's thresholds: keys[first .. end)
+        for (uint32_t k = 0; k < kApplyFusedEmaAdam8bitListThresholds; ++k) {
+            if ((keys[k] >> kShift) < b) {
+                first = k + 1U;
+            }
+            if ((keys[k] >> kShift) <= b) {
+                end = k + 1U;
+            }
+        }
+        uint32_t shift = kShift;
+        const auto apart = [&](uint32_t s) {
+            for (uint32_t k = first + 1U; k < end; ++k) {
+                if ((keys[k - 1U] >> s) == (keys[k] >> s)) {
+                    return false;
+                }
+            }
+            return true;
+        };
+        while (shift > 0U && !apart(shift)) {
+            --shift;
+        }
+        const int64_t count = int64_t{1} << (kShift - shift);
+        if (!apart(shift) || next + count > kEntries) {
+            return;
+        }
+        const int64_t j0 = int64_t{b} * count;  // b's first bucket K >> shift
+        const auto offset = static_cast<uint32_t>(((next - j0) % kEntries + kEntries) % kEntries);
+        const uint32_t level1 = offset | shift << 9U;
+        const auto at = static_cast<uint32_t>(b) % native::kApplyFusedEmaAdam8bitListPlaneBuckets;
+        p.first[0][at] = static_cast<uint8_t>(level1);
+        p.first[1][at] = static_cast<uint8_t>(level1 >> 8U);
+        for (int64_t q = 0; q < count; ++q) {
+            const int64_t start = (j0 + q) * (int64_t{1} << shift);
+            const int64_t stop = start + (int64_t{1} << shift);
+            while (below < kApplyFusedEmaAdam8bitListThresholds && keys[below] < start) {
+                ++below;
+            }
+            const int64_t low = below < kApplyFusedEmaAdam8bitListThresholds && keys[below] < stop
+                                    ? keys[below] - start
+                                    : int64_t{1} << shift;
+            // the table's folded entry (BuildEncodeTable), mod 2^32
+            const auto entry = static_cast<uint32_t>((int64_t{below + 1U} << 24) - low - start);
+            for (uint32_t k = 0; k < 4U; ++k) {
+                p.second[k][next + q] = static_cast<uint8_t>(entry >> (8U * k));
+            }
+        }
+        next += count;
+    }
+    p.fast = true;
+}
+
 /** A map, its thresholds and their binary-search levels
  *  (native::ApplyFusedEmaAdam8bitListSearchLevels). */
 native::ApplyFusedEmaAdam8bitListCodebook CodebookOf(const float* map)
@@ -143,6 +225,7 @@ native::ApplyFusedEmaAdam8bitListCodebook CodebookOf(const float* map)
         s >>= 1U;
     }
     BuildEncodeTable(book.thresholds, book.table);
+    BuildEncodePlanes(book.thresholds, book.table, book.tablePlanes);
     return book;
 }
 
@@ -240,72 +323,99 @@ bool ApplyFusedEmaAdam8bitListBytePlaneDecode(Isa isa, const NativeOptions& opti
 
 namespace {
 
-/** What ASCEND_EMA_ADAM_8BIT_ENCODE asks for: 1 the table, 0 the search, -1 nothing (unset or
- *  empty). Throws std::invalid_argument for another value. */
-int EncodeOfEnvironment()
+/** What ASCEND_EMA_ADAM_8BIT_ENCODE asks for: kAuto when unset or empty. Throws
+ *  std::invalid_argument for another value than the encodes' names. */
+Adam8bitEncode EncodeOfEnvironment()
 {
     const char* env = std::getenv("ASCEND_EMA_ADAM_8BIT_ENCODE");
     if (env == nullptr || *env == '\0') {
-        return -1;
+        return Adam8bitEncode::kAuto;
     }
-    if (std::strcmp(env, "table") == 0 || std::strcmp(env, "search") == 0) {
-        return env[0] == 't' ? 1 : 0;
+    for (const Adam8bitEncode e :
+         {Adam8bitEncode::kTable, Adam8bitEncode::kPlanes, Adam8bitEncode::kSearch}) {
+        if (std::strcmp(env, Adam8bitEncodeName(e)) == 0) {
+            return e;
+        }
     }
     throw std::invalid_argument(std::string("ASCEND_EMA_ADAM_8BIT_ENCODE='") + env +
-                                "': expected 'table' or 'search' (or unset: the faster here)");
+                                "': expected 'table', 'planes' or 'search' (or unset: the fastest "
+                                "here)");
 }
 
-/** The measured choice per instruction set and decode: 0 not yet measured (a static's zero
- *  initialisation), kMeasuredTable or kMeasuredSearch. */
-constexpr int kMeasuredTable = 1;
-constexpr int kMeasuredSearch = 2;
-std::atomic<int> measuredEncode[kIsaCount][2];
+/** The measured choice per instruction set and decode: kAuto (0, a static's zero
+ *  initialisation) until measured. */
+std::atomic<Adam8bitEncode> measuredEncode[kIsaCount][2];
 
-std::atomic<int>& MeasuredEncodeOf(Isa isa, bool bytePlanes)
+std::atomic<Adam8bitEncode>& MeasuredEncodeOf(Isa isa, bool bytePlanes)
 {
     return measuredEncode[static_cast<uint32_t>(isa)][bytePlanes ? 1 : 0];
 }
 
 }  // namespace
 
-int ApplyFusedEmaAdam8bitListMeasuredEncode(Isa isa, bool bytePlanes)
+Adam8bitEncode ApplyFusedEmaAdam8bitListMeasuredEncode(Isa isa, bool bytePlanes)
 {
-    const int measured = MeasuredEncodeOf(isa, bytePlanes).load();
-    return measured == 0 ? -1 : (measured == kMeasuredTable ? 1 : 0);
+    return MeasuredEncodeOf(isa, bytePlanes).load();
 }
 
 namespace {
 
-/** A launch's encode: by the tables or not, and whether the choice is the measurement's (kAuto,
- *  no ASCEND_EMA_ADAM_8BIT_ENCODE, AVX-512). Reads the variable once. */
+/** A launch's encode, and whether the choice is the measurement's (kAuto, no
+ *  ASCEND_EMA_ADAM_8BIT_ENCODE, AVX-512). Reads the variable once. Throws std::invalid_argument
+ *  for kPlanes where the loops are not the VBMI ones. */
 struct EncodeChoice {
-    bool byTable;
+    Adam8bitEncode encode;
     bool measured;
 };
 
 EncodeChoice ChooseEncode(Isa isa, const NativeOptions& options)
 {
-    if (options.encode8bit != Adam8bitEncode::kAuto) {
-        return {options.encode8bit == Adam8bitEncode::kTable, false};
+    const bool bytePlanes = ApplyFusedEmaAdam8bitListBytePlaneDecode(isa, options);
+    Adam8bitEncode asked = options.encode8bit;
+    const char* by = "encode";
+    if (asked == Adam8bitEncode::kAuto) {
+        asked = EncodeOfEnvironment();
+        by = "ASCEND_EMA_ADAM_8BIT_ENCODE";
     }
-    const int env = EncodeOfEnvironment();
-    if (env >= 0) {
-        return {env == 1, false};
+    if (asked == Adam8bitEncode::kPlanes && !bytePlanes) {
+        throw std::invalid_argument(std::string(by) +
+                                    "='planes' needs the AVX-512 VBMI loops (byte-plane decode); "
+                                    "this launch's: " + IsaName(isa) + ", decode by gathers");
+    }
+    if (asked != Adam8bitEncode::kAuto) {
+        return {asked, false};
     }
     if (isa != Isa::kAvx512) {
-        return {true, false};  // their searches gather (AVX2) or load (NEON, portable) per level
+        // their searches gather (AVX2) or load (NEON, portable) per level
+        return {Adam8bitEncode::kTable, false};
     }
     // until measured (the launch measures first): the table
-    return {ApplyFusedEmaAdam8bitListMeasuredEncode(
-                isa, ApplyFusedEmaAdam8bitListBytePlaneDecode(isa, options)) != 0,
-            true};
+    const Adam8bitEncode measured = ApplyFusedEmaAdam8bitListMeasuredEncode(isa, bytePlanes);
+    return {measured == Adam8bitEncode::kAuto ? Adam8bitEncode::kTable : measured, true};
+}
+
+/** The loops' way of an encode chosen by ChooseEncode. */
+native::ApplyFusedEmaAdam8bitListEncodeWay WayOf(Adam8bitEncode e)
+{
+    using Way = native::ApplyFusedEmaAdam8bitListEncodeWay;
+    return e == Adam8bitEncode::kSearch ? Way::kSearch
+           : e == Adam8bitEncode::kPlanes ? Way::kPlanes
+                                          : Way::kTable;
 }
 
 }  // namespace
 
-bool ApplyFusedEmaAdam8bitListEncodeByTable(Isa isa, const NativeOptions& options)
+Adam8bitEncode ApplyFusedEmaAdam8bitListEncodeOf(Isa isa, const NativeOptions& options)
 {
-    return ChooseEncode(isa, options).byTable;
+    return ChooseEncode(isa, options).encode;
+}
+
+ApplyFusedEmaAdam8bitListEncodeTables ApplyFusedEmaAdam8bitListEncodeTablesOf(const float* map)
+{
+    const auto book = std::make_unique<native::ApplyFusedEmaAdam8bitListCodebook>(CodebookOf(map));
+    const native::ApplyFusedEmaAdam8bitListEncodeTable& t = book->table;
+    return {t.fast, t.unit, book->tablePlanes.fast,
+            t.fast ? static_cast<uint32_t>(t.hi - t.lo + 1) : 0U};
 }
 
 void ApplyFusedEmaAdam8bitListEncodeThresholds(const float* map, float* thresholds)
@@ -330,13 +440,14 @@ namespace {
 constexpr uint64_t kMeasureBlocks = 32;
 
 /**
- * Which encode runs faster here, for the AVX-512 loops of one decode: both loops on the same
- * scratch blocks (fp32, the EMA, `like`'s scalars and maps), five interleaved rounds on this
- * thread, the fastest of each compared: kMeasuredTable or kMeasuredSearch. Once per process,
- * instruction set and decode (well under a millisecond): whether a 16-lane gather beats the
- * permutes of the search differs by CPU (both give the same codes), and no CPU flag says which.
+ * Which encode runs fastest here, for the AVX-512 loops of one decode: the loop with each encode
+ * it has (the table, its byte planes with the VBMI loops, the search) on the same scratch blocks
+ * (fp32, the EMA, `like`'s scalars and maps), five interleaved rounds on this thread, the fastest
+ * of each compared (ties to the earlier). Once per process, instruction set and decode (about a
+ * millisecond): whether a 16-lane gather beats permutes differs by CPU (every way gives the same
+ * codes), and no CPU flag says which.
  */
-int MeasureEncode(Isa isa, bool bytePlanes, uint32_t mode,
+Adam8bitEncode MeasureEncode(Isa isa, bool bytePlanes, uint32_t mode,
                   const native::ApplyFusedEmaAdam8bitListJob& like)
 {
     constexpr uint64_t n = kMeasureBlocks * kApplyFusedEmaAdam8bitListBlock;
@@ -380,17 +491,23 @@ int MeasureEncode(Isa isa, bool bytePlanes, uint32_t mode,
     job.vAbsmaxes = vScales;
     job.ss = ss;
     job.copies = nullptr;
-    std::chrono::steady_clock::duration best[2] = {std::chrono::steady_clock::duration::max(),
-                                                   std::chrono::steady_clock::duration::max()};
+    const Adam8bitEncode ways[] = {Adam8bitEncode::kTable, Adam8bitEncode::kPlanes,
+                                   Adam8bitEncode::kSearch};
+    const bool planes = bytePlanes && like.m->tablePlanes.fast && like.v->tablePlanes.fast;
+    std::chrono::steady_clock::duration best[3];
+    std::fill(std::begin(best), std::end(best), std::chrono::steady_clock::duration::max());
     for (int round = 0; round < 5; ++round) {
-        for (int table = 0; table < 2; ++table) {
-            job.encodeByTable = table == 1;
+        for (int w = 0; w < 3; ++w) {
+            if (ways[w] == Adam8bitEncode::kPlanes && !planes) {
+                continue;
+            }
+            job.encode = WayOf(ways[w]);
             const auto start = std::chrono::steady_clock::now();
             loop(job, 0, 0, kMeasureBlocks);
-            best[table] = std::min(best[table], std::chrono::steady_clock::now() - start);
+            best[w] = std::min(best[w], std::chrono::steady_clock::now() - start);
         }
     }
-    return best[1] <= best[0] ? kMeasuredTable : kMeasuredSearch;
+    return ways[std::min_element(std::begin(best), std::end(best)) - std::begin(best)];
 }
 
 }  // namespace
@@ -440,13 +557,13 @@ uint32_t RunApplyFusedEmaAdam8bitListNative(const ApplyFusedEmaAdam8bitListTilin
     job.m = &books.m;
     job.v = &books.v;
     job.bytePlanes = bytePlanes;
-    job.encodeByTable = encode.byTable;
+    job.encode = WayOf(encode.encode);
     if (encode.measured && books.m.table.fast && books.v.table.fast) {
-        std::atomic<int>& measured = MeasuredEncodeOf(isa, bytePlanes);
-        if (measured.load() == 0) {
+        std::atomic<Adam8bitEncode>& measured = MeasuredEncodeOf(isa, bytePlanes);
+        if (measured.load() == Adam8bitEncode::kAuto) {
             measured.store(MeasureEncode(isa, bytePlanes, shape.mode, job));
         }
-        job.encodeByTable = measured.load() == kMeasuredTable;
+        job.encode = WayOf(measured.load());
     }
     job.numels = b.numels;
     job.grads = b.grads;

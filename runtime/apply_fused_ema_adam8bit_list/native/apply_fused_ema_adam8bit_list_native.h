@@ -49,23 +49,32 @@ std::vector<ApplyFusedEmaAdam8bitListChunk> ApplyFusedEmaAdam8bitListNativeChunk
  *  BuildApplyFusedEmaAdam8bitListEncodeThresholds). */
 void ApplyFusedEmaAdam8bitListEncodeThresholds(const float* map, float* thresholds);
 
+/** The encode tables a 256-entry map gets (ApplyFusedEmaAdam8bitListEncodeTable and its byte
+ *  planes, loops_h): whether each exists, and the table's entries. */
+struct ApplyFusedEmaAdam8bitListEncodeTables {
+    bool table;   // the one-gather table
+    bool unit;    // it covers [-1, 1]
+    bool planes;  // its two levels of byte planes (the VBMI loops' kPlanes)
+    uint32_t tableEntries;
+};
+ApplyFusedEmaAdam8bitListEncodeTables ApplyFusedEmaAdam8bitListEncodeTablesOf(const float* map);
+
 /** Whether a launch on `isa` with `options` decodes by the maps' byte planes (the AVX-512 VBMI
  *  loops, on a CPU with VBMI, unless options.bytePlanes is false) rather than by gathers (the
  *  AVX-512 loops without VBMI, AVX2). */
 bool ApplyFusedEmaAdam8bitListBytePlaneDecode(Isa isa, const NativeOptions& options);
 
-/** Whether a launch on `isa` with `options` encodes by the maps' encode tables (a gather per
- *  vector) rather than by the search over their thresholds (permutes on AVX-512): as
- *  options.encode8bit says; kAuto: as ASCEND_EMA_ADAM_8BIT_ENCODE ("table" or "search") says if
- *  set and not empty, else on AVX-512 the faster of the two on this CPU, measured by the first
+/** How a launch on `isa` with `options` encodes (kTable, kPlanes or kSearch): as
+ *  options.encode8bit says; kAuto: as ASCEND_EMA_ADAM_8BIT_ENCODE ("table", "planes" or "search")
+ *  says if set and not empty, else on AVX-512 the fastest on this CPU, measured by the first
  *  launch with tables for both maps (the table until then), elsewhere the table (the search
  *  gathers or loads a lane per level there). Throws std::invalid_argument if the variable says
- *  anything else. */
-bool ApplyFusedEmaAdam8bitListEncodeByTable(Isa isa, const NativeOptions& options);
+ *  anything else, or for kPlanes where the loops are not the VBMI ones. */
+Adam8bitEncode ApplyFusedEmaAdam8bitListEncodeOf(Isa isa, const NativeOptions& options);
 
-/** The AVX-512 loops' measured encode for a decode (ApplyFusedEmaAdam8bitListEncodeByTable): 1 the
- *  table, 0 the search, -1 not measured yet in this process. */
-int ApplyFusedEmaAdam8bitListMeasuredEncode(Isa isa, bool bytePlanes);
+/** The AVX-512 loops' measured encode for a decode (ApplyFusedEmaAdam8bitListEncodeOf): kAuto
+ *  while not measured in this process. */
+Adam8bitEncode ApplyFusedEmaAdam8bitListMeasuredEncode(Isa isa, bool bytePlanes);
 
 }  // namespace ascend_ema_adam::apply_fused_ema_adam8bit_list
 

@@ -280,24 +280,40 @@ struct Codes<Avx512> {
 /** Codes decoded at once by DecodeBytePlanes. */
 constexpr uint32_t kBytePlaneCodes = 64;
 
+/** Lane 16l + 4q + d of InterleaveBytePlanes's input holds value 16q + 4l + d of its output. */
+alignas(64) constexpr uint8_t kBytePlaneOrder[kBytePlaneCodes] = {
+    0,  1,  2,  3,  16, 17, 18, 19, 32, 33, 34, 35, 48, 49, 50, 51,
+    4,  5,  6,  7,  20, 21, 22, 23, 36, 37, 38, 39, 52, 53, 54, 55,
+    8,  9,  10, 11, 24, 25, 26, 27, 40, 41, 42, 43, 56, 57, 58, 59,
+    12, 13, 14, 15, 28, 29, 30, 31, 44, 45, 46, 47, 60, 61, 62, 63};
+
+/** 64 32-bit values, out[q] lanes 16q .. 16q + 15, from their four byte planes (bytes[k]: byte
+ *  k of each value, in kBytePlaneOrder): the in-lane interleaves leave the values in order. */
+__attribute__((always_inline)) inline void InterleaveBytePlanes(const __m512i* bytes, __m512i* out)
+{
+    const __m512i low01 = _mm512_unpacklo_epi8(bytes[0], bytes[1]);
+    const __m512i high01 = _mm512_unpackhi_epi8(bytes[0], bytes[1]);
+    const __m512i low23 = _mm512_unpacklo_epi8(bytes[2], bytes[3]);
+    const __m512i high23 = _mm512_unpackhi_epi8(bytes[2], bytes[3]);
+    out[0] = _mm512_unpacklo_epi16(low01, low23);
+    out[1] = _mm512_unpackhi_epi16(low01, low23);
+    out[2] = _mm512_unpacklo_epi16(high01, high23);
+    out[3] = _mm512_unpackhi_epi16(high01, high23);
+}
+
 /**
  * map[codes[j]] for 64 codes, out[q] lanes 16q .. 16q + 15, by permutes of the map's byte planes
  * (AVX-512 VBMI: each byte of the 64 values from two register pairs by the code's low 7 bits, the
  * pair chosen by its top bit), then the four bytes interleaved into values. The codes go in
- * shuffled so that the in-lane interleave leaves the values in order. No loads beside the planes
- * (L1): the gathers it replaces load every lane on their own, and the loop was bound by its loads
- * (one thread, 65,536 fp32 elements in L2: 7 % fewer cycles than gathering).
+ * shuffled (kBytePlaneOrder) so that the interleave leaves the values in order. No loads beside
+ * the planes (L1): the gathers it replaces load every lane on their own, and the loop was bound
+ * by its loads (one thread, 65,536 fp32 elements in L2: 7 % fewer cycles than gathering).
  */
 __attribute__((always_inline)) inline void DecodeBytePlanes(const uint8_t (*planes)[256],
                                                             const uint8_t* codes, __m512* out)
 {
-    // lane 16l + 4q + d of the interleave holds value 16q + 4l + d
-    alignas(64) static constexpr uint8_t kOrder[kBytePlaneCodes] = {
-        0,  1,  2,  3,  16, 17, 18, 19, 32, 33, 34, 35, 48, 49, 50, 51,
-        4,  5,  6,  7,  20, 21, 22, 23, 36, 37, 38, 39, 52, 53, 54, 55,
-        8,  9,  10, 11, 24, 25, 26, 27, 40, 41, 42, 43, 56, 57, 58, 59,
-        12, 13, 14, 15, 28, 29, 30, 31, 44, 45, 46, 47, 60, 61, 62, 63};
-    const __m512i c = _mm512_permutexvar_epi8(_mm512_load_si512(kOrder), _mm512_loadu_si512(codes));
+    const __m512i c = _mm512_permutexvar_epi8(_mm512_load_si512(kBytePlaneOrder),
+                                              _mm512_loadu_si512(codes));
     const __mmask64 upper = _mm512_movepi8_mask(c);  // codes 128 .. 255
     __m512i bytes[4];
     for (int k = 0; k < 4; ++k) {
@@ -307,14 +323,74 @@ __attribute__((always_inline)) inline void DecodeBytePlanes(const uint8_t (*plan
                                                         _mm512_load_si512(planes[k] + 192));
         bytes[k] = _mm512_mask_blend_epi8(upper, lower, higher);
     }
-    const __m512i low01 = _mm512_unpacklo_epi8(bytes[0], bytes[1]);
-    const __m512i high01 = _mm512_unpackhi_epi8(bytes[0], bytes[1]);
-    const __m512i low23 = _mm512_unpacklo_epi8(bytes[2], bytes[3]);
-    const __m512i high23 = _mm512_unpackhi_epi8(bytes[2], bytes[3]);
-    out[0] = _mm512_castsi512_ps(_mm512_unpacklo_epi16(low01, low23));
-    out[1] = _mm512_castsi512_ps(_mm512_unpackhi_epi16(low01, low23));
-    out[2] = _mm512_castsi512_ps(_mm512_unpacklo_epi16(high01, high23));
-    out[3] = _mm512_castsi512_ps(_mm512_unpackhi_epi16(high01, high23));
+    __m512i values[4];
+    InterleaveBytePlanes(bytes, values);
+    for (int q = 0; q < 4; ++q) {
+        out[q] = _mm512_castsi512_ps(values[q]);
+    }
+}
+
+/** Byte k (0 or 1) of 64 32-bit lanes (four vectors, lane order) in kBytePlaneOrder: an index
+ *  vector for plane lookups whose results InterleaveBytePlanes puts back in lane order. */
+__attribute__((always_inline)) inline __m512i BytesInPlaneOrder(const __m512i* lanes, int k)
+{
+    // position j: byte k of lane kBytePlaneOrder[j], from the pair (lanes[0], lanes[1]) or, where
+    // kFromSecondPair has bit j, (lanes[2], lanes[3])
+    alignas(64) static constexpr uint8_t kFrom[kBytePlaneCodes] = {
+        0,  4,  8,  12, 64, 68, 72, 76, 0,  4,  8,  12, 64, 68, 72, 76,
+        16, 20, 24, 28, 80, 84, 88, 92, 16, 20, 24, 28, 80, 84, 88, 92,
+        32, 36, 40, 44, 96, 100, 104, 108, 32, 36, 40, 44, 96, 100, 104, 108,
+        48, 52, 56, 60, 112, 116, 120, 124, 48, 52, 56, 60, 112, 116, 120, 124};
+    constexpr __mmask64 kFromSecondPair = 0xff00ff00ff00ff00ULL;
+    const __m512i from = _mm512_add_epi8(_mm512_load_si512(kFrom), _mm512_set1_epi8(k));
+    return _mm512_mask_blend_epi8(kFromSecondPair, _mm512_permutex2var_epi8(lanes[0], from, lanes[1]),
+                                  _mm512_permutex2var_epi8(lanes[2], from, lanes[3]));
+}
+
+/**
+ * Table::UnitSum of 64 keys (four vectors) by the table's byte planes
+ * (ApplyFusedEmaAdam8bitListEncodePlanes): level one's shift and offset by two 64-byte permutes,
+ * level two's entry by four 128-byte permutes per byte and three blends; about 50 shuffles per 64
+ * lanes where the table's gathers take four of 26 cycles each on Zen 4.
+ */
+__attribute__((always_inline)) inline void PlaneSums(const ApplyFusedEmaAdam8bitListEncodePlanes& p,
+                                                     const __m512i* keys, __m512i* sums)
+{
+    __m512i first[4];
+    {
+        __m512i buckets[4];
+        for (int q = 0; q < 4; ++q) {
+            buckets[q] = _mm512_srai_epi32(keys[q], kApplyFusedEmaAdam8bitListPlaneShift);
+        }
+        const __m512i b = BytesInPlaneOrder(buckets, 0);  // vpermb reads its low 6 bits
+        const __m512i bytes[4] = {_mm512_permutexvar_epi8(b, _mm512_load_si512(p.first[0])),
+                                  _mm512_permutexvar_epi8(b, _mm512_load_si512(p.first[1])),
+                                  _mm512_setzero_si512(), _mm512_setzero_si512()};
+        InterleaveBytePlanes(bytes, first);
+    }
+    __m512i second[4];  // (K >> s) + d: its low 9 bits are the level-two entry
+    for (int q = 0; q < 4; ++q) {
+        second[q] = _mm512_add_epi32(_mm512_srlv_epi32(keys[q], _mm512_srli_epi32(first[q], 9)),
+                                     first[q]);
+    }
+    const __m512i low = BytesInPlaneOrder(second, 0);
+    const __mmask64 bit7 = _mm512_movepi8_mask(low);
+    const __mmask64 bit8 = _mm512_test_epi8_mask(BytesInPlaneOrder(second, 1), _mm512_set1_epi8(1));
+    __m512i bytes[4];
+    for (int k = 0; k < 4; ++k) {
+        const uint8_t* t = p.second[k];
+        __m512i quarter[4];
+        for (int h = 0; h < 4; ++h) {
+            quarter[h] = _mm512_permutex2var_epi8(_mm512_load_si512(t + 128 * h), low,
+                                                  _mm512_load_si512(t + 128 * h + 64));
+        }
+        bytes[k] = _mm512_mask_blend_epi8(bit8, _mm512_mask_blend_epi8(bit7, quarter[0], quarter[1]),
+                                          _mm512_mask_blend_epi8(bit7, quarter[2], quarter[3]));
+    }
+    InterleaveBytePlanes(bytes, sums);
+    for (int q = 0; q < 4; ++q) {
+        sums[q] = _mm512_add_epi32(sums[q], keys[q]);
+    }
 }
 
 /**
@@ -697,13 +773,16 @@ struct SearchEncoder {
  *  are caller-saved; docs/PERFORMANCE.md, "The 8-bit step by CPU kind"). */
 template <class B>
 struct Encoder {
-    Encoder(const ApplyFusedEmaAdam8bitListCodebook& b, bool useTable)
+    Encoder(const ApplyFusedEmaAdam8bitListCodebook& b, bool useTable, bool useTablePlanes)
         : table(b.table),
           search(b),
           useTable(useTable),
           unitTable(useTable && b.table.unit),
           reciprocal((useTable ? unitTable : b.table.fast) &&
-                     b.table.floor >= kReciprocalTableFloorMin)
+                     b.table.floor >= kReciprocalTableFloorMin),
+          tablePlanes(useTable && useTablePlanes && reciprocal && b.tablePlanes.fast
+                          ? &b.tablePlanes
+                          : nullptr)
     {
     }
     __attribute__((always_inline)) typename Codes<B>::I operator()(typename B::V x,
@@ -728,6 +807,9 @@ struct Encoder {
      *  by the search where every threshold is normal and at least 2^-59 in magnitude (a quotient
      *  that misses by an ulp stays below every threshold's magnitude, so it compares alike). */
     bool reciprocal;
+    /** The unit table's byte planes for a reciprocal block's quotients (the VBMI loops), or
+     *  null. */
+    const ApplyFusedEmaAdam8bitListEncodePlanes* tablePlanes;
 };
 
 /** Pass 2 of one vector of backend B at element i of a pending block: both moments' codes of
@@ -751,19 +833,31 @@ struct ReciprocalDivisors {
     typename B::V m, v, mReciprocal, vReciprocal;
 };
 
+/** Both moments' quotients at element i of a reciprocal block on a backend with
+ *  kQuotientByReciprocal: from the divisors' reciprocals, without a division. */
+template <class B>
+__attribute__((always_inline)) inline void QuotientsByReciprocalAt(
+    const PendingEncode& block, const ReciprocalDivisors<B>& d, uint32_t i, typename B::V& mQuotient,
+    typename B::V& vQuotient)
+{
+    using Q = Codes<B>;
+    const typename B::V mNew = B::template Ordered<float>::Load(block.mNew + i).v[0];
+    const typename B::V vNew = B::template Ordered<float>::Load(block.vNew + i).v[0];
+    mQuotient = Q::QuotientByReciprocal(mNew, d.m, d.mReciprocal);
+    vQuotient = Q::QuotientByReciprocal(vNew, d.v, d.vReciprocal);
+}
+
 /** Both moments' Table::UnitSum at element i of a reciprocal block (both encoders'
- *  `reciprocal`) on a backend with kQuotientByReciprocal: the quotients from the divisors'
- *  reciprocals, each lane's code in its top byte. */
+ *  `reciprocal`) on a backend with kQuotientByReciprocal, each lane's code in its top byte. */
 template <class B, class E>
 __attribute__((always_inline)) inline void CodeSumsByReciprocalAt(
     const E& m, const E& v, const PendingEncode& block, const ReciprocalDivisors<B>& d, uint32_t i,
     typename Codes<B>::I& mSum, typename Codes<B>::I& vSum)
 {
-    using Q = Codes<B>;
-    const typename B::V mNew = B::template Ordered<float>::Load(block.mNew + i).v[0];
-    const typename B::V vNew = B::template Ordered<float>::Load(block.vNew + i).v[0];
-    mSum = m.UnitSum(Q::QuotientByReciprocal(mNew, d.m, d.mReciprocal));
-    vSum = v.UnitSum(Q::QuotientByReciprocal(vNew, d.v, d.vReciprocal));
+    typename B::V mQuotient, vQuotient;
+    QuotientsByReciprocalAt<B>(block, d, i, mQuotient, vQuotient);
+    mSum = m.UnitSum(mQuotient);
+    vSum = v.UnitSum(vQuotient);
 }
 
 /** EncodeAt of a reciprocal block: the same codes as the division's. */
@@ -826,9 +920,10 @@ inline void Flush(const E& m, const E& v, PendingEncode& block)
 /**
  * UpdateEncodingPrevious by byte planes where the previous block is a reciprocal block (its
  * quotients by QuotientByReciprocal): each vector's update beside the previous block's encode of
- * the same lanes, each line of 64 codes stored by StoreCodeLine.
+ * the same lanes, each line of 64 codes stored by StoreCodeLine; with kTablePlanes the line's
+ * quotients' keys looked up at once by the tables' byte planes (PlaneSums).
  */
-template <class K, class E>
+template <bool kTablePlanes, class K, class E>
 __attribute__((always_inline)) inline void UpdateEncodingReciprocalByPlanes(
     const Consts<Avx512>& c, const ApplyFusedEmaAdam8bitListJob& job, const E& m, const E& v,
     const BlockTensors<K>& t, __m512 mScale, __m512 vScale, PendingEncode& out,
@@ -842,6 +937,8 @@ __attribute__((always_inline)) inline void UpdateEncodingReciprocalByPlanes(
         DecodeBytePlanes(job.v->planes, t.v + i, vMap);
         __m512i mSums[kBytePlaneCodes / kLanes];
         __m512i vSums[kBytePlaneCodes / kLanes];
+        __m512i mKeys[kBytePlaneCodes / kLanes];  // kTablePlanes: the quotients' keys
+        __m512i vKeys[kBytePlaneCodes / kLanes];
         // Unrolled: the decoded values and the sums stay in registers instead of a stack round
         // trip per vector (in cache, one thread: 5-6 % fewer cycles, both orders of an in-process
         // A/B; 16.8M on two threads, bound by memory: unchanged).
@@ -849,7 +946,18 @@ __attribute__((always_inline)) inline void UpdateEncodingReciprocalByPlanes(
         for (uint32_t q = 0; q < kBytePlaneCodes / kLanes; ++q) {
             const uint32_t at = i + q * kLanes;
             UpdateVector<Avx512, K>(c, t, mMap[q], vMap[q], mScale, vScale, at, out, top);
-            CodeSumsByReciprocalAt<Avx512>(m, v, previous, d, at, mSums[q], vSums[q]);
+            if constexpr (kTablePlanes) {
+                __m512 mQuotient, vQuotient;
+                QuotientsByReciprocalAt<Avx512>(previous, d, at, mQuotient, vQuotient);
+                mKeys[q] = m.table.Key(mQuotient);
+                vKeys[q] = v.table.Key(vQuotient);
+            } else {
+                CodeSumsByReciprocalAt<Avx512>(m, v, previous, d, at, mSums[q], vSums[q]);
+            }
+        }
+        if constexpr (kTablePlanes) {
+            PlaneSums(*m.tablePlanes, mKeys, mSums);
+            PlaneSums(*v.tablePlanes, vKeys, vSums);
         }
         StoreCodeLine(previous.m + i, mSums);
         StoreCodeLine(previous.v + i, vSums);
@@ -899,9 +1007,12 @@ inline void UpdateEncodingPrevious(const Consts<A>& c, const ApplyFusedEmaAdam8b
 #ifdef AEA_ADAM8BIT_BYTE_PLANES
     if constexpr (std::is_same<A, Avx512>::value) {
         bytePlanes = job.bytePlanes;
-        if (bytePlanes && byReciprocal) {
-            UpdateEncodingReciprocalByPlanes<K>(c, job, m, v, t, mScale, vScale, out, previous,
-                                                rd, top);
+        if (bytePlanes && byReciprocal && m.tablePlanes != nullptr && v.tablePlanes != nullptr) {
+            UpdateEncodingReciprocalByPlanes<true, K>(c, job, m, v, t, mScale, vScale, out,
+                                                      previous, rd, top);
+        } else if (bytePlanes && byReciprocal) {
+            UpdateEncodingReciprocalByPlanes<false, K>(c, job, m, v, t, mScale, vScale, out,
+                                                       previous, rd, top);
         } else if (bytePlanes) {
             for (uint32_t i = 0; i < kBlock; i += kBytePlaneCodes) {
                 V mMap[kBytePlaneCodes / A::kLanes];
@@ -967,9 +1078,12 @@ void RunBlocks(const ApplyFusedEmaAdam8bitListJob& job, uint32_t entry, uint64_t
 {
     const Consts<A> c(job.k, job.gradDivisor);
     const Consts<Scalar> one(job.k, job.gradDivisor);
-    const bool tables = job.encodeByTable && job.m->table.fast && job.v->table.fast;
-    const Encoder<A> m(*job.m, tables);
-    const Encoder<A> v(*job.v, tables);
+    const bool tables = job.encode != ApplyFusedEmaAdam8bitListEncodeWay::kSearch &&
+                        job.m->table.fast && job.v->table.fast;
+    const bool tablePlanes = job.encode == ApplyFusedEmaAdam8bitListEncodeWay::kPlanes &&
+                             job.bytePlanes;
+    const Encoder<A> m(*job.m, tables, tablePlanes);
+    const Encoder<A> v(*job.v, tables, tablePlanes);
     PendingEncode pending[2];
     pending[0].m = nullptr;
     pending[1].m = nullptr;

@@ -66,6 +66,30 @@ struct ApplyFusedEmaAdam8bitListEncodeTable {
     alignas(64) uint32_t entries[kApplyFusedEmaAdam8bitListTableMax];
 };
 
+/** Buckets of the first level of an encode table's byte planes (a 6-bit byte-permute index). */
+constexpr uint32_t kApplyFusedEmaAdam8bitListPlaneBuckets = 64;
+/** Entries of their second level (four 128-byte permute tables per byte). */
+constexpr uint32_t kApplyFusedEmaAdam8bitListPlaneEntries = 512;
+/** The first level's bucket of a key: K >> 23 (arithmetic), taken mod 64. */
+constexpr uint32_t kApplyFusedEmaAdam8bitListPlaneShift = 23;
+
+/**
+ * The encode table of a `unit` ApplyFusedEmaAdam8bitListEncodeTable in two levels small enough
+ * for byte permutes (the AVX-512 VBMI loops: no gather, whose 16 lanes cost about 26 cycles on
+ * AMD Zen 4). Same key K. Level one, by b = K >> 23 (a binade of |x|; `fast` needs the buckets of
+ * [-1, 1] distinct mod 64): `first` holds d(b) | s(b) << 9, where s(b) is the shift that
+ * puts each of b's thresholds in a bucket of its own and d(b) = o(b) - (b << (23 - s(b))) mod 512
+ * places b's 2^(23 - s(b)) buckets at o(b) in level two. Level two, by
+ * j = ((K >> s(b)) + d(b)) mod 512: the table's folded entry for bucket K >> s(b) (base, low bits
+ * and bucket start: the code is (entry + K) >> 24), as bytes. Every x in [-1, 1] gets the table's
+ * code. `fast` false: no such split fits (the loops use the table).
+ */
+struct ApplyFusedEmaAdam8bitListEncodePlanes {
+    bool fast;
+    alignas(64) uint8_t first[2][kApplyFusedEmaAdam8bitListPlaneBuckets];  // low, high byte
+    alignas(64) uint8_t second[4][kApplyFusedEmaAdam8bitListPlaneEntries];  // byte k of entries
+};
+
 /** One map, its byte planes and what its encode needs. */
 struct ApplyFusedEmaAdam8bitListCodebook {
     alignas(64) float map[256];
@@ -74,6 +98,15 @@ struct ApplyFusedEmaAdam8bitListCodebook {
                                          // neighbours
     ApplyFusedEmaAdam8bitListSearchLevels levels;
     ApplyFusedEmaAdam8bitListEncodeTable table;
+    ApplyFusedEmaAdam8bitListEncodePlanes tablePlanes;  // the table's byte planes, if `unit`
+};
+
+/** How a launch's loops encode the moments (every way gives the same codes). */
+enum class ApplyFusedEmaAdam8bitListEncodeWay : uint8_t {
+    kTable,   // the maps' encode tables where both have one (a gather per vector), else kSearch
+    kPlanes,  // the VBMI loops: reciprocal blocks by the tables' byte planes where both maps have
+              // them, other blocks as kTable
+    kSearch,  // the binary search over the thresholds
 };
 
 /** What one launch's loop is compiled for. */
@@ -91,7 +124,7 @@ struct ApplyFusedEmaAdam8bitListJob {
     const ApplyFusedEmaAdam8bitListCodebook* m;
     const ApplyFusedEmaAdam8bitListCodebook* v;
     bool bytePlanes;  // AVX-512 VBMI loops: decode whole blocks by the maps' byte planes
-    bool encodeByTable;  // by the maps' encode tables where both have one, else the search
+    ApplyFusedEmaAdam8bitListEncodeWay encode;
     const uint64_t* numels;
     const void* const* grads;
     void* const* vars;

@@ -34,14 +34,20 @@ HAS_VBMI = BEST_ISA == "avx512" and "avx512vbmi" in _cpu_flags()
 #: (each encoded on its own).
 RUNS = pytest.mark.parametrize("threads", [1, 2], ids=["one-run", "block-runs"])
 
-#: Each loop file of this CPU with both encodes: per instruction set, on AVX-512 both decodes (byte
-#: planes: the VBMI loops where the CPU has VBMI; gathers: the loops without VBMI), each encoding by
-#: the maps' tables and by the threshold search.
+#: The encodes each loop file has: the maps' tables by a gather, by their byte planes (the VBMI
+#: loops only) and the threshold search.
+def _encodes(isa: str, byte_planes: bool) -> tuple:
+    vbmi_loops = isa == "avx512" and byte_planes and HAS_VBMI
+    return ("table", "planes", "search") if vbmi_loops else ("table", "search")
+
+
+#: Each loop file of this CPU with each of its encodes: per instruction set, on AVX-512 both
+#: decodes (byte planes: the VBMI loops where the CPU has VBMI; gathers: the loops without VBMI).
 LOOPS = pytest.mark.parametrize("isa, byte_planes, encode", [
     pytest.param(isa, planes, encode, id=(isa if isa != "avx512" else
                  f"{isa}-{'planes' if planes else 'gathers'}") + f"-{encode}")
     for isa in ISAS for planes in ((True, False) if isa == "avx512" else (True,))
-    for encode in ("table", "search")])
+    for encode in _encodes(isa, planes)])
 
 
 def test_contract_is_the_goldens():
@@ -64,10 +70,19 @@ def test_thresholds_are_the_goldens(rng, which):
 @pytest.mark.parametrize("row", LIST8BIT_DTYPES, ids=ROW_IDS)
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("byte_planes", [True, False], ids=["planes-if-vbmi", "gathers"])
-@pytest.mark.parametrize("encode", ["table", "search"])
+@pytest.mark.parametrize("encode", ["table", "planes", "search"])
 def test_every_row_and_isa_is_bit_exact(rng, row, isa, byte_planes, encode):
     entries = make_entries(rng, SIZES, row)
     h = Hyper(lr=3e-3, mode=int(rng.integers(0, 2)), weight_decay=0.02)
+    if encode not in _encodes(isa, byte_planes):  # refused before anything is written
+        before = copied(entries)
+        with pytest.raises(ValueError, match="encode='planes' needs the AVX-512 VBMI loops"):
+            run_native(entries, row, 9, h, isa=isa, threads=2, byte_planes=byte_planes,
+                       encode=encode)
+        for e, b in zip(entries, before):
+            assert all(x is None or np.array_equal(x.view(np.uint8), b[k].view(np.uint8))
+                       for k, x in e.items())
+        return
     want = expected(entries, 9, h)
     result = run_native(entries, row, 9, h, isa=isa, threads=2, min_elems_per_thread=1,
                         byte_planes=byte_planes, encode=encode)
@@ -181,13 +196,16 @@ def refused(rng, message, row=LIST8BIT_DTYPES[0], change=None, **launch):
 
 @pytest.mark.parametrize("isa", ISAS)
 def test_encode_is_the_environments_or_the_faster_one(rng, monkeypatch, isa):
-    """ASCEND_EMA_ADAM_8BIT_ENCODE picks the encode (read per launch; both give the golden's
-    codes); unset, AVX-512 launches take the faster of the two, measured once by the first launch
-    that may (so later launches agree), other instruction sets the table; an unknown value is
-    refused before anything is written."""
+    """ASCEND_EMA_ADAM_8BIT_ENCODE picks the encode (read per launch; each gives the golden's
+    codes; 'planes' where the loops are not the VBMI ones is refused); unset, AVX-512 launches take
+    the fastest, measured once by the first launch that may (so later launches agree), other
+    instruction sets the table; an unknown value is refused before anything is written."""
     row = LIST8BIT_DTYPES[0]
     monkeypatch.setenv("ASCEND_EMA_ADAM_ISA", isa)
-    for name in ("table", "search"):
+    if "planes" not in _encodes(isa, True):
+        monkeypatch.setenv("ASCEND_EMA_ADAM_8BIT_ENCODE", "planes")
+        refused(rng, "ASCEND_EMA_ADAM_8BIT_ENCODE='planes' needs the AVX-512 VBMI loops")
+    for name in _encodes(isa, True):
         monkeypatch.setenv("ASCEND_EMA_ADAM_8BIT_ENCODE", name)
         entries = make_entries(rng, [3 * BLOCK + 7], row)
         want = expected(entries, 2)
@@ -195,7 +213,7 @@ def test_encode_is_the_environments_or_the_faster_one(rng, monkeypatch, isa):
         assert_entries_equal(entries, want)
         assert _kernels.adam8bit_native_path()["encode_chosen_by"] == "environment"
     monkeypatch.setenv("ASCEND_EMA_ADAM_8BIT_ENCODE", "gather")
-    refused(rng, "ASCEND_EMA_ADAM_8BIT_ENCODE='gather': expected 'table' or 'search'")
+    refused(rng, "ASCEND_EMA_ADAM_8BIT_ENCODE='gather': expected 'table', 'planes' or 'search'")
     with pytest.raises(ValueError, match="ASCEND_EMA_ADAM_8BIT_ENCODE='gather'"):
         _kernels.adam8bit_native_path()
     monkeypatch.delenv("ASCEND_EMA_ADAM_8BIT_ENCODE")
@@ -308,9 +326,22 @@ def _maps():
 MAPS = _maps()
 
 
+def test_which_maps_have_encode_tables_and_planes():
+    """The maps whose encode the loops look up (the table; its byte planes for the VBMI loops'
+    'planes') and those that fall back: the standard and linear maps have both (so the planes
+    rows of these tests run the planes), the zero-threshold and crowded maps neither."""
+    have = {name: (_kernels.adam8bit_encode_tables(m), _kernels.adam8bit_encode_tables(v))
+            for name, (m, v) in MAPS.items()}
+    for name in ("standard", "linear", "swapped", "linear-swapped"):
+        for t in have[name]:
+            assert t["table"] and t["unit"] and t["planes"], (name, t)
+    assert not have["zero-threshold"][0]["table"] and not have["zero-threshold"][0]["planes"]
+    assert not any(t["table"] or t["planes"] for t in have["crowded"])
+
+
 @pytest.mark.parametrize("maps", list(MAPS))
-@pytest.mark.parametrize("isa", ISAS)
-@pytest.mark.parametrize("encode", ["table", "search"])
+@pytest.mark.parametrize("isa, encode", [(isa, encode) for isa in ISAS
+                                         for encode in _encodes(isa, True)])
 def test_every_map_kind_encodes_exactly(rng, maps, isa, encode):
     """Each map kind, on every instruction set: m' on the map's thresholds and their fp32
     neighbours (adam8bit_cases.tie_entries: ties go to the larger code), beside ordinary entries
