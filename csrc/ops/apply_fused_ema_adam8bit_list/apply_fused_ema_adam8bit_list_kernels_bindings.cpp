@@ -216,8 +216,8 @@ aea::Adam8bitEncode EncodeOf(const std::string& name)
     if (name.empty()) {
         return aea::Adam8bitEncode::kAuto;
     }
-    for (const aea::Adam8bitEncode e :
-         {aea::Adam8bitEncode::kTable, aea::Adam8bitEncode::kPlanes, aea::Adam8bitEncode::kSearch}) {
+    for (const aea::Adam8bitEncode e : {aea::Adam8bitEncode::kTable, aea::Adam8bitEncode::kPlanes,
+                                        aea::Adam8bitEncode::kSearch}) {
         if (name == aea::Adam8bitEncodeName(e)) {
             return e;
         }
@@ -383,7 +383,8 @@ AEA_KERNELS_BINDINGS(apply_fused_ema_adam8bit_list)
             "buffers (ss, model_copies, grad_scale, found_inf, lr, ema_decay: None when absent; "
             "byte_planes false: the AVX-512 loops decode by gathers even with VBMI; encode "
             "'table', 'planes' (VBMI loops only) or 'search', '' as the CPU and "
-            "ASCEND_EMA_ADAM_8BIT_ENCODE choose); returns the instruction set, the threads used (0: nothing ran), whether the codes were "
+            "ASCEND_EMA_ADAM_8BIT_ENCODE choose); returns the instruction set, the threads used "
+            "(0: nothing ran), whether the codes were "
             "decoded by byte planes and how they were encoded ('table', 'planes' or 'search').");
 
     mod.def("adam8bit_native_path", [] {
@@ -396,7 +397,8 @@ AEA_KERNELS_BINDINGS(apply_fused_ema_adam8bit_list)
                               ? "byte planes"
                               : "gathers";
             const bool planes = op8::ApplyFusedEmaAdam8bitListBytePlaneDecode(isa, options);
-            d["encode"] = aea::Adam8bitEncodeName(op8::ApplyFusedEmaAdam8bitListEncodeOf(isa, options));
+            d["encode"] =
+                aea::Adam8bitEncodeName(op8::ApplyFusedEmaAdam8bitListEncodeOf(isa, options));
             const char* env = std::getenv("ASCEND_EMA_ADAM_8BIT_ENCODE");
             d["encode_chosen_by"] = env != nullptr && *env != '\0' ? "environment"
                                     : op8::ApplyFusedEmaAdam8bitListMeasuredEncode(isa, planes) !=

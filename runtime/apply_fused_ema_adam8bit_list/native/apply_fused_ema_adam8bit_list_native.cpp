@@ -126,7 +126,8 @@ void BuildEncodeTable(const float* thresholds, native::ApplyFusedEmaAdam8bitList
 /** The byte planes of a `unit` encode table of 255 sorted thresholds
  *  (native::ApplyFusedEmaAdam8bitListEncodePlanes), or `fast` false: the buckets of [-1, 1] at
  *  level one, each split into the fewest power-of-two buckets that hold one threshold each. */
-void BuildEncodePlanes(const float* thresholds, const native::ApplyFusedEmaAdam8bitListEncodeTable& t,
+void BuildEncodePlanes(const float* thresholds,
+                       const native::ApplyFusedEmaAdam8bitListEncodeTable& t,
                        native::ApplyFusedEmaAdam8bitListEncodePlanes& p)
 {
     constexpr uint32_t kShift = native::kApplyFusedEmaAdam8bitListPlaneShift;

@@ -343,7 +343,8 @@ __attribute__((always_inline)) inline __m512i BytesInPlaneOrder(const __m512i* l
         48, 52, 56, 60, 112, 116, 120, 124, 48, 52, 56, 60, 112, 116, 120, 124};
     constexpr __mmask64 kFromSecondPair = 0xff00ff00ff00ff00ULL;
     const __m512i from = _mm512_add_epi8(_mm512_load_si512(kFrom), _mm512_set1_epi8(k));
-    return _mm512_mask_blend_epi8(kFromSecondPair, _mm512_permutex2var_epi8(lanes[0], from, lanes[1]),
+    return _mm512_mask_blend_epi8(kFromSecondPair,
+                                  _mm512_permutex2var_epi8(lanes[0], from, lanes[1]),
                                   _mm512_permutex2var_epi8(lanes[2], from, lanes[3]));
 }
 
@@ -353,8 +354,8 @@ __attribute__((always_inline)) inline __m512i BytesInPlaneOrder(const __m512i* l
  * level two's entry by four 128-byte permutes per byte and three blends; about 50 shuffles per 64
  * lanes where the table's gathers take four of 26 cycles each on Zen 4.
  */
-__attribute__((always_inline)) inline void PlaneSums(const ApplyFusedEmaAdam8bitListEncodePlanes& p,
-                                                     const __m512i* keys, __m512i* sums)
+__attribute__((always_inline)) inline void PlaneSums(
+    const ApplyFusedEmaAdam8bitListEncodePlanes& p, const __m512i* keys, __m512i* sums)
 {
     __m512i first[4];
     {
@@ -384,8 +385,9 @@ __attribute__((always_inline)) inline void PlaneSums(const ApplyFusedEmaAdam8bit
             quarter[h] = _mm512_permutex2var_epi8(_mm512_load_si512(t + 128 * h), low,
                                                   _mm512_load_si512(t + 128 * h + 64));
         }
-        bytes[k] = _mm512_mask_blend_epi8(bit8, _mm512_mask_blend_epi8(bit7, quarter[0], quarter[1]),
-                                          _mm512_mask_blend_epi8(bit7, quarter[2], quarter[3]));
+        bytes[k] =
+            _mm512_mask_blend_epi8(bit8, _mm512_mask_blend_epi8(bit7, quarter[0], quarter[1]),
+                                   _mm512_mask_blend_epi8(bit7, quarter[2], quarter[3]));
     }
     InterleaveBytePlanes(bytes, sums);
     for (int q = 0; q < 4; ++q) {
@@ -836,9 +838,11 @@ struct ReciprocalDivisors {
 /** Both moments' quotients at element i of a reciprocal block on a backend with
  *  kQuotientByReciprocal: from the divisors' reciprocals, without a division. */
 template <class B>
-__attribute__((always_inline)) inline void QuotientsByReciprocalAt(
-    const PendingEncode& block, const ReciprocalDivisors<B>& d, uint32_t i, typename B::V& mQuotient,
-    typename B::V& vQuotient)
+__attribute__((always_inline)) inline void QuotientsByReciprocalAt(const PendingEncode& block,
+                                                                   const ReciprocalDivisors<B>& d,
+                                                                   uint32_t i,
+                                                                   typename B::V& mQuotient,
+                                                                   typename B::V& vQuotient)
 {
     using Q = Codes<B>;
     const typename B::V mNew = B::template Ordered<float>::Load(block.mNew + i).v[0];
