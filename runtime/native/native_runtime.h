@@ -218,6 +218,20 @@ inline const char* Adam8bitEncodeName(Adam8bitEncode e)
                                           : "auto";
 }
 
+/** The encode whose Adam8bitEncodeName is `name` ("table", "planes", "search"): false for any other
+ *  text. */
+inline bool Adam8bitEncodeOfName(const char* name, Adam8bitEncode& out)
+{
+    for (const Adam8bitEncode e :
+         {Adam8bitEncode::kTable, Adam8bitEncode::kPlanes, Adam8bitEncode::kSearch}) {
+        if (__builtin_strcmp(name, Adam8bitEncodeName(e)) == 0) {
+            out = e;
+            return true;
+        }
+    }
+    return false;
+}
+
 /** How one launch of a native kernel runs (every op's native kernel takes it). */
 struct NativeOptions {
     uint32_t threads = 0;  // 0: NativeThreads()

@@ -216,11 +216,9 @@ aea::Adam8bitEncode EncodeOf(const std::string& name)
     if (name.empty()) {
         return aea::Adam8bitEncode::kAuto;
     }
-    for (const aea::Adam8bitEncode e : {aea::Adam8bitEncode::kTable, aea::Adam8bitEncode::kPlanes,
-                                        aea::Adam8bitEncode::kSearch}) {
-        if (name == aea::Adam8bitEncodeName(e)) {
-            return e;
-        }
+    aea::Adam8bitEncode e;
+    if (aea::Adam8bitEncodeOfName(name.c_str(), e)) {
+        return e;
     }
     throw py::value_error("encode='" + name + "': expected 'table', 'planes', 'search' or ''");
 }

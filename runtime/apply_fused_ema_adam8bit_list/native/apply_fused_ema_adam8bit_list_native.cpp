@@ -332,11 +332,9 @@ Adam8bitEncode EncodeOfEnvironment()
     if (env == nullptr || *env == '\0') {
         return Adam8bitEncode::kAuto;
     }
-    for (const Adam8bitEncode e :
-         {Adam8bitEncode::kTable, Adam8bitEncode::kPlanes, Adam8bitEncode::kSearch}) {
-        if (std::strcmp(env, Adam8bitEncodeName(e)) == 0) {
-            return e;
-        }
+    Adam8bitEncode e;
+    if (Adam8bitEncodeOfName(env, e)) {
+        return e;
     }
     throw std::invalid_argument(std::string("ASCEND_EMA_ADAM_8BIT_ENCODE='") + env +
                                 "': expected 'table', 'planes' or 'search' (or unset: the fastest "
