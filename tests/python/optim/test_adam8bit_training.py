@@ -10,10 +10,10 @@
   9.1x fp32's loss, where torchao stayed within 0.95-1.03x: the reason for the size rule;
 * through the optimizer as users run it, ``FusedEmaAdamW(state_bits=8)`` against
   ``FusedEmaAdamW()`` and torchao's AdamW8bit + lerp, with a linearly decaying learning rate: the
-  demo's CNN (``train-demo``'s model and data, 4 epochs) and a tiny transformer (2 encoder layers,
-  d_model 64) learning to sort 10 digits, 200 steps. The limits are about twice the largest gap
-  measured over many seeds (given at each test): against fp32 how much worse, against torchao
-  either way.
+  demo's CNN (``train-demo``'s model and data, 4 epochs, the means of three starts) and a tiny
+  transformer (2 encoder layers, d_model 64) learning to sort 10 digits, 200 steps. The limits lie
+  above the largest gaps measured over many seeds (given at each test): against fp32 how much
+  worse, against torchao either way.
 """
 
 import warnings
@@ -277,9 +277,12 @@ def compare_runs(runs, limits):
     loss and held-out loss within the relative limits, held-out accuracy within the absolute one
     (a fraction: 0.01 is one point). Against fp32 the limits bound how much worse ours ends: from
     one start, which of two runs ends ahead is chance, and an 8-bit run (ours and torchao's alike)
-    sometimes ends well ahead of fp32. Against torchao, the same quantisation, either way."""
+    sometimes ends well ahead of fp32. Against torchao, the same quantisation, either way.
+    runs[kind] is one run's result or a list of runs from several starts, compared by their means."""
+    runs = {kind: tuple(np.mean([r[i] for r in run]) for i in range(3)) if isinstance(run, list)
+            else run for kind, run in runs.items()}
     print("final training loss, EMA held-out accuracy and loss:",
-          {kind: tuple(round(x, 4) for x in run[:3]) for kind, run in runs.items()})
+          {kind: tuple(round(float(x), 4) for x in run[:3]) for kind, run in runs.items()})
     ours = runs[8]
     for kind, limit in limits.items():
         reference = runs[kind]
@@ -293,33 +296,39 @@ def compare_runs(runs, limits):
 
 @pytest.mark.slow
 def test_8bit_trains_the_demo_cnn_like_fp32_and_torchao(rng, monkeypatch):
-    """The demo's CNN on its digits split, 4 epochs of batch 32 at lr 3e-3, EMA decay 0.99.
-    Largest gaps over 24 seeds, 8-bit against fp32 / torchao: training loss (the last 50 batches)
-    11 % / 2.0 %, EMA accuracy 0.89 / 0.44 points, held-out loss 6.1 % / 1.2 %. (At the demo's
-    own lr of 1e-2 both 8-bit optimizers sometimes end well behind fp32, e.g. held-out loss
-    0.244 (ours) and 0.203 (torchao) against 0.119: too noisy a rate to compare at.)"""
+    """The demo's CNN on its digits split, 4 epochs of batch 32 at lr 3e-3, EMA decay 0.99, from
+    three starts (each its own split, initialisation and batch order), compared by the means.
+    From one start the runs' trajectories part by chance: over 42 starts, 8-bit against torchao,
+    the largest gaps were training loss (the last 50 batches) 5.4 %, EMA accuracy 1.1 points,
+    held-out loss 3.4 % (2 of the 42 beyond this test's limits, both from ours ending behind;
+    the median gap 0.1 %, ours behind in 20 of 42). Means over three starts, every one of the
+    11,480 triples of those 42: at most 3.4 %, 0.74 points, 2.4 % against torchao. (At the
+    demo's own lr of 1e-2 both 8-bit optimizers sometimes end well behind fp32, e.g. held-out
+    loss 0.244 (ours) and 0.203 (torchao) against 0.119: too noisy a rate to compare at.)"""
     monkeypatch.setattr(torch, "compile", lambda fn, **kwargs: fn)  # torchao's step, eagerly
-    seed = int(rng.integers(0, 2**31))
-    x, y, x_test, y_test = train_demo._data(seed)
-    epochs, batch = 4, 32
-    per_epoch = -(-len(x) // batch)
+    runs = {32: [], 8: [], "torchao": []}
+    for seed in rng.integers(0, 2**31, size=3):
+        seed = int(seed)
+        x, y, x_test, y_test = train_demo._data(seed)
+        epochs, batch = 4, 32
+        per_epoch = -(-len(x) // batch)
 
-    def batches(steps):
-        order = torch.Generator().manual_seed(seed + 1)
-        for _ in range(epochs):
-            shuffled = torch.randperm(len(x), generator=order)
-            for i in range(per_epoch):
-                index = shuffled[i * batch:(i + 1) * batch]
-                yield x[index], y[index]
+        def batches(steps):
+            order = torch.Generator().manual_seed(seed + 1)
+            for _ in range(epochs):
+                shuffled = torch.randperm(len(x), generator=order)
+                for i in range(per_epoch):
+                    index = shuffled[i * batch:(i + 1) * batch]
+                    yield x[index], y[index]
 
-    runs = {kind: train_model(kind, seed, train_demo._model, batches, epochs * per_epoch, 3e-3,
-                              0.99, held_out(x_test, y_test))
-            for kind in (32, 8, "torchao")}
-    # the two large layers (4,608 and 32,768 weights) keep 8-bit moments, the others fp32
-    assert runs[8][3] == 16 * 32 * 9 + 32 * 4 * 4 * 64 and runs[32][3] == 0
+        for kind, kind_runs in runs.items():
+            kind_runs.append(train_model(kind, seed, train_demo._model, batches,
+                                         epochs * per_epoch, 3e-3, 0.99, held_out(x_test, y_test)))
+        # the two large layers (4,608 and 32,768 weights) keep 8-bit moments, the others fp32
+        assert runs[8][-1][3] == 16 * 32 * 9 + 32 * 4 * 4 * 64 and runs[32][-1][3] == 0
+        assert runs[8][-1][1] > 0.9  # 10 % by chance; over 42 starts 93-98 %, as fp32
     compare_runs(runs, {32: {"train_loss": 0.25, "accuracy": 0.02, "held_out_loss": 0.13},
                         "torchao": {"train_loss": 0.05, "accuracy": 0.01, "held_out_loss": 0.03}})
-    assert runs[8][1] > 0.9  # ten classes: 10 % by chance (fp32: 94.4-98.2 % over 24 seeds)
 
 
 @pytest.mark.slow
