@@ -16,6 +16,9 @@ and one fp32 scale per block of 256 elements (``aclnnApplyFusedEmaAdam8bitList``
 
 from __future__ import annotations
 
+import numbers
+
+import numpy as np
 import torch
 
 from ._extension import _C  # noqa: F401  (registers the ascend_ema_adam ops)
@@ -43,10 +46,36 @@ def npu_apply_fused_ema_adamw(grad, var, m, v, s, step, lr=1e-3, ema_decay=0.999
         ``(var, m, v, s)``, the input tensors themselves.
     """
     _check_devices(grad, var, m, v, s, step)
+    _check_attributes("apply_fused_ema_adam", dict(lr=lr, ema_decay=ema_decay, beta1=beta1,
+                      beta2=beta2, eps=eps, weight_decay=weight_decay), mode,
+                      dict(bias_correction=bias_correction))
     torch.ops.ascend_ema_adam.apply_fused_ema_adam_(grad, var, m, v, s, step, lr, ema_decay,
                                                     beta1, beta2, eps, mode, bias_correction,
                                                     weight_decay)
     return var, m, v, s
+
+
+def _check_attributes(op: str, floats: dict, mode, bools: dict) -> None:
+    """The attributes' Python types, before the schema's conversion: torch's schema takes None,
+    2 or 1.5 as a bool, True as a float, and refuses an int beyond int64 as "not an int". A float
+    attribute is a real number (or a tensor, where the op documents one); ``mode`` an int."""
+    for name, value in floats.items():
+        if isinstance(value, bool) or not isinstance(value, (numbers.Real, torch.Tensor)):
+            raise TypeError(f"{op}: {name} must be a real number, got {value!r}")
+    if isinstance(mode, bool) or not isinstance(mode, numbers.Integral):
+        raise TypeError(f"{op}: mode must be an int (0: Adam with L2, 1: AdamW), got {mode!r}")
+    if not -2**63 <= mode < 2**63:
+        raise ValueError(f"{op}: mode is {mode}, expected 0 (Adam with L2) or 1 (AdamW)")
+    for name, value in bools.items():
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{op}: {name} must be a bool, got {value!r}")
+
+
+def _check_tensors(op: str, tensors: dict) -> None:
+    """Tensor arguments the schema would take None or a number for, with torch's own message."""
+    for name, value in tensors.items():
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"{op}: {name} must be a torch.Tensor, got {type(value).__name__}")
 
 
 def _check_devices(grad, var, m, v, s, step):
@@ -72,6 +101,9 @@ def apply_fused_ema_adam_functional(grad, var, m, v, s, step, lr=1e-3, ema_decay
                                     bias_correction=True, weight_decay=0.0):
     """Out-of-place variant: returns new ``(var, m, v, s)`` and leaves the inputs unchanged."""
     _check_devices(grad, var, m, v, s, step)
+    _check_attributes("apply_fused_ema_adam_functional", dict(lr=lr, ema_decay=ema_decay,
+                      beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay), mode,
+                      dict(bias_correction=bias_correction))
     return torch.ops.ascend_ema_adam.apply_fused_ema_adam(grad, var, m, v, s, step, lr,
                                                           ema_decay, beta1, beta2, eps, mode,
                                                           bias_correction, weight_decay)
@@ -133,6 +165,10 @@ def apply_fused_ema_adam_list(grads, vars, ms, vs, ss, step, lr=1e-3, ema_decay=
     Returns:
         ``(vars, ms, vs, ss)``, the lists passed in (``ss`` None when given None).
     """
+    _check_tensors("apply_fused_ema_adam_list", dict(step=step))
+    _check_attributes("apply_fused_ema_adam_list", dict(lr=lr, ema_decay=ema_decay, beta1=beta1,
+                      beta2=beta2, eps=eps, weight_decay=weight_decay), mode,
+                      dict(bias_correction=bias_correction, maximize=maximize))
     lr_tensor = lr if isinstance(lr, torch.Tensor) else None
     decay_tensor = ema_decay if isinstance(ema_decay, torch.Tensor) else None
     _list_op(grads, vars, ms, vs, [] if ss is None else ss, step,
@@ -188,6 +224,10 @@ def apply_fused_ema_adam8bit_list(grads, vars, ms, vs, m_absmaxes, v_absmaxes, s
         ``(vars, ms, vs, m_absmaxes, v_absmaxes, ss)``, the lists passed in (``ss`` None when
         given None).
     """
+    _check_tensors("apply_fused_ema_adam8bit_list", dict(qmap_m=qmap_m, qmap_v=qmap_v, step=step))
+    _check_attributes("apply_fused_ema_adam8bit_list", dict(lr=lr, ema_decay=ema_decay,
+                      beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay), mode,
+                      dict(bias_correction=bias_correction, maximize=maximize))
     lr_tensor = lr if isinstance(lr, torch.Tensor) else None
     decay_tensor = ema_decay if isinstance(ema_decay, torch.Tensor) else None
     _list8bit_op(grads, vars, ms, vs, m_absmaxes, v_absmaxes, [] if ss is None else ss, qmap_m,

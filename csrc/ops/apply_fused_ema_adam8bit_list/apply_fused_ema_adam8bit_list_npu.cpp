@@ -65,7 +65,8 @@ std::vector<at::Tensor> Placeholders(const ApplyFusedEmaAdam8bitListCall& call, 
                                      size_t entries)
 {
     if ((list != kApplyFusedEmaAdam8bitListSs && list != kApplyFusedEmaAdam8bitListCopies) ||
-        !call.lists[list].empty() || entries == 0) {
+        !call.lists[list].empty() || entries == 0 ||
+        call.lists[kApplyFusedEmaAdam8bitListVars].empty()) {  // phase 1 refuses the lengths
         return {};
     }
     const at::Tensor& vars0 = call.lists[kApplyFusedEmaAdam8bitListVars][0];

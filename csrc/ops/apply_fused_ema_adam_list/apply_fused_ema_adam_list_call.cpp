@@ -55,10 +55,12 @@ std::vector<at::Tensor> ApplyFusedEmaAdamListPlaceholders(const ListCall& call, 
     const size_t entries = launch.second - launch.first;
     if (!kApplyFusedEmaAdamListOptional[list] || !call.lists[list].empty() || entries == 0)
         return {};
-    const at::Tensor& like = list == kApplyFusedEmaAdamListCopies
-                                 ? call.lists[kApplyFusedEmaAdamListVars][0]
-                                 : call.lists[kApplyFusedEmaAdamListMs][0];
-    return std::vector<at::Tensor>(entries, at::empty({0}, like.options()));
+    const at::TensorList like = call.lists[list == kApplyFusedEmaAdamListCopies
+                                               ? kApplyFusedEmaAdamListVars
+                                               : kApplyFusedEmaAdamListMs];
+    // An empty vars / ms beside entries of grads: phase 1 refuses the lists' lengths.
+    if (like.empty()) return {};
+    return std::vector<at::Tensor>(entries, at::empty({0}, like[0].options()));
 }
 
 void CheckApplyFusedEmaAdamListCallDevice(const char* op, const ListCall& call,
