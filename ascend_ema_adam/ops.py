@@ -72,7 +72,8 @@ def _check_attributes(op: str, floats: dict, mode, bools: dict) -> None:
 
 
 def _check_tensors(op: str, tensors: dict) -> None:
-    """Tensor arguments the schema would take None or a number for, with torch's own message."""
+    """Tensor arguments given as something else, named (torch's schema refuses qmap_v=None with
+    "tensor does not have a device", naming nothing)."""
     for name, value in tensors.items():
         if not isinstance(value, torch.Tensor):
             raise TypeError(f"{op}: {name} must be a torch.Tensor, got {type(value).__name__}")
