@@ -278,7 +278,8 @@ def compare_runs(runs, limits):
     (a fraction: 0.01 is one point). Against fp32 the limits bound how much worse ours ends: from
     one start, which of two runs ends ahead is chance, and an 8-bit run (ours and torchao's alike)
     sometimes ends well ahead of fp32. Against torchao, the same quantisation, either way.
-    runs[kind] is one run's result or a list of runs from several starts, compared by their means."""
+    runs[kind] is one run's result or a list of runs from several starts, compared by their
+    means."""
     runs = {kind: tuple(np.mean([r[i] for r in run]) for i in range(3)) if isinstance(run, list)
             else run for kind, run in runs.items()}
     print("final training loss, EMA held-out accuracy and loss:",

@@ -206,7 +206,8 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
         # the loading optimizer's EMA choice wins (its decay where the saved group has none);
         # a parameter with moments but no EMA gets its weights
         for i, model in enumerate(self.models):
-            if model.m is not None and model.s is None and self.group_of(i)["ema_decay"] is not None:
+            has_ema = self.group_of(i)["ema_decay"] is not None
+            if model.m is not None and model.s is None and has_ema:
                 model.s = model.p.copy()
 
     @rule(threads=st.integers(1, 2))
