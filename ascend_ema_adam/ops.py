@@ -83,10 +83,7 @@ def _check_devices(grad, var, m, v, s, step):
     """All six tensors on one device (the kernels cannot check what the dispatcher routed past
     them: a meta or NPU tensor among CPU tensors picks the meta or NPU kernel)."""
     named = {"grad": grad, "var": var, "m": m, "v": v, "s": s, "step": step}
-    for name, t in named.items():
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"apply_fused_ema_adam: {name} must be a torch.Tensor, "
-                            f"got {type(t).__name__}")
+    _check_tensors("apply_fused_ema_adam", named)
     for name, t in named.items():
         if t.device != grad.device:
             raise ValueError(f"apply_fused_ema_adam: {name} is on {t.device}, grad is on "

@@ -4,37 +4,20 @@ cannot alter them silently), and everything declared elsewhere is held to it: th
 JSONs, the aclnn headers of include/aclnnop/, the C++ attribute defaults, the Python functions of
 ops.py, kernels.py and _C, and the fake kernels made from the schemas."""
 
-import importlib.util
 import inspect
 import json
 import re
-import sys
 from dataclasses import fields
-from pathlib import Path
 
 import pytest
 import torch
 
 from ascend_ema_adam import _C, _kernels, golden, kernels, ops
 
-ROOT = Path(__file__).resolve().parents[3]
+from op_signatures import OPERATORS, ROOT, SPECS, gen, load_module
 
+decl_compare = load_module(ROOT / "tools" / "cann_op_build" / "aclnn_decl_compare.py")
 
-def _module(path: Path):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-gen = _module(ROOT / "cmake" / "gen_op_signature.py")
-decl_compare = _module(ROOT / "tools" / "cann_op_build" / "aclnn_decl_compare.py")
-
-OPERATORS = sorted(p.name for p in (ROOT / "op_kernel").iterdir()
-                   if p.is_dir() and p.name != "common")
-SPECS = {op: gen.load(ROOT / "op_host" / op / f"{op}_signature.json") for op in OPERATORS
-         if (ROOT / "op_host" / op / f"{op}_signature.json").exists()}
 
 #: The torch schemas as they were when the specs replaced the hand-written strings, verbatim.
 PINNED = {

@@ -7,10 +7,7 @@ by its Python name, its torch schema's name or its aclnn parameter's name (all t
 operator's signature JSON, cmake/gen_op_signature.py); an entry of a list by the list's name.
 """
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -19,19 +16,12 @@ from hypothesis import given, settings, strategies as st
 from ascend_ema_adam import golden8bit as g8, ops
 from ascend_ema_adam.optim import FusedEmaAdamW
 
-ROOT = Path(__file__).resolve().parents[3]
-_spec = importlib.util.spec_from_file_location("gen_op_signature",
-                                               ROOT / "cmake" / "gen_op_signature.py")
-gen = importlib.util.module_from_spec(_spec)
-sys.modules["gen_op_signature"] = gen  # dataclasses look their module up
-_spec.loader.exec_module(gen)
+from op_signatures import SPECS
 
-OPERATORS = {"npu_apply_fused_ema_adamw": "apply_fused_ema_adam",
+OPERATOR_OF = {"npu_apply_fused_ema_adamw": "apply_fused_ema_adam",
              "apply_fused_ema_adam_functional": "apply_fused_ema_adam",
              "apply_fused_ema_adam_list": "apply_fused_ema_adam_list",
              "apply_fused_ema_adam8bit_list": "apply_fused_ema_adam8bit_list"}
-SPECS = {op: gen.load(ROOT / "op_host" / op / f"{op}_signature.json")
-         for op in set(OPERATORS.values())}
 RAISES = (TypeError, ValueError, RuntimeError)
 FLOATS = ("lr", "ema_decay", "beta1", "beta2", "eps", "weight_decay")
 #: Values no float attribute takes, and per attribute the values out of its range.
@@ -46,7 +36,7 @@ def names_of(op: str, argument: str) -> set:
     """The names a message may give `argument` of `op`: Python's, the schema's, aclnn's (and
     those of the tensors a Python argument stands for: lr for lr_tensor)."""
     names = {argument}
-    for a in SPECS[OPERATORS[op]].arguments:
+    for a in SPECS[OPERATOR_OF[op]].arguments:
         if argument in (a.name, a.python_via):
             names |= {a.name, a.schema_name, a.aclnn_name}
     return names
@@ -112,7 +102,7 @@ def list8bit_call(gen_, sizes, step=3):
 def drawn_call(draw, op, gen_):
     """A valid call of `op` with drawn shapes (0 to 3 entries for the list ops), dtype and step."""
     step = draw(st.integers(1, 99))
-    if OPERATORS[op] == "apply_fused_ema_adam":
+    if OPERATOR_OF[op] == "apply_fused_ema_adam":
         dtype = draw(st.sampled_from((torch.float32, torch.float16, torch.bfloat16)))
         return single_call(gen_, random_shape(draw), dtype, step)
     entries = draw(st.integers(0, 3))
@@ -124,7 +114,7 @@ def drawn_call(draw, op, gen_):
 def plain_call(op, entries=2):
     """A fixed valid call of `op`."""
     gen_ = torch.Generator().manual_seed(2)
-    if OPERATORS[op] == "apply_fused_ema_adam":
+    if OPERATOR_OF[op] == "apply_fused_ema_adam":
         return single_call(gen_, (3, 4))
     if op == "apply_fused_ema_adam_list":
         return list_call(gen_, [(3, 4), (5,)][:entries])
@@ -211,7 +201,7 @@ def mutate_scalar(draw, call, name) -> None:
 
 def mutate(draw, op, call) -> set:
     """One or two arguments of `call` mutated; returns the names that may name them."""
-    spec = SPECS[OPERATORS[op]]
+    spec = SPECS[OPERATOR_OF[op]]
     written = [a.name for a in spec.arguments if a.written and a.name in call
                and op != "apply_fused_ema_adam_functional"]  # (it writes new tensors)
     choices = [name for name in call if name != "maximize"]
@@ -255,7 +245,7 @@ def mutate(draw, op, call) -> set:
 @given(data=st.data())
 def test_a_mutated_op_call_is_refused_naming_the_argument(data):
     draw = data.draw
-    op = draw(st.sampled_from(sorted(OPERATORS)))
+    op = draw(st.sampled_from(sorted(OPERATOR_OF)))
     gen_ = torch.Generator().manual_seed(draw(st.integers(0, 2**32 - 1)))
     call = drawn_call(draw, op, gen_)
     mutated = mutate(draw, op, call)
@@ -347,7 +337,7 @@ def test_empty_lists_beside_gradients_are_refused(op, ss):
     assert_refused(lambda: getattr(ops, op)(**call), {"varsRef"}, call.values())
 
 
-@pytest.mark.parametrize("op", sorted(OPERATORS))
+@pytest.mark.parametrize("op", sorted(OPERATOR_OF))
 @pytest.mark.parametrize("name, value", [("bias_correction", None), ("bias_correction", 2),
                                          ("mode", True), ("lr", True), ("mode", 2**70)])
 def test_attributes_of_the_wrong_type_are_refused(op, name, value):

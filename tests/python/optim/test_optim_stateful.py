@@ -32,6 +32,10 @@ class Model:
 
 class FusedEmaAdamWMachine(RuleBasedStateMachine):
 
+    def __init__(self):
+        super().__init__()
+        self.threads_at_start = torch.get_num_threads()  # (set_threads changes them)
+
     @initialize(config=st.fixed_dictionaries({
         "lr": st.sampled_from((1e-3, 1e-2, 0.05)),
         "betas": st.sampled_from(((0.9, 0.999), (0.8, 0.95), (0.0, 0.5))),
@@ -253,10 +257,6 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
 
     def teardown(self):
         torch.set_num_threads(self.threads_at_start)
-
-    def __init__(self):
-        super().__init__()
-        self.threads_at_start = torch.get_num_threads()
 
 
 FusedEmaAdamWMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=25,
