@@ -27,7 +27,7 @@ ASAN_BUILD := build/asan
 SAMPLE_BUILD := build/aclnn_sample
 
 .PHONY: demo test check cpp python venv clean sanitize sample third_party/torch_npu npu-check npu-prerequisites ascendc-check \
-        aarch64-check
+        aarch64-check fuzz fuzz-short
 
 # The main job: train a small model with FusedEmaAdamW through the kernel, then the C++ aclnn
 # sample, then the golden-compare sweep of the kernel on the CPU twin (short mode).
@@ -48,7 +48,16 @@ test:
 	    $(PY) -m pytest -q -n $(JOBS) --dist loadfile
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 .PHONY: test-prerequisites
-test-prerequisites: cpp sanitize npu-check $(VENV)/.engines.stamp
+test-prerequisites: cpp sanitize npu-check fuzz-short $(VENV)/.engines.stamp
+
+# The C API under libFuzzer (clang, ASan + UBSan; tests/fuzz/README.md): every target on its seed
+# corpus, then fuzzing, FUZZ_S seconds per target in all. Prints `fuzz: N targets, E executions,
+# F findings` and fails on any finding. `make test` runs the short form (about 2 minutes here).
+FUZZ_S ?= 600
+fuzz: $(VENV)/.requirements.stamp
+	FUZZ_S=$(FUZZ_S) JOBS=$(JOBS) tests/fuzz/run.sh
+fuzz-short: $(VENV)/.requirements.stamp
+	FUZZ_S=30 JOBS=$(JOBS) tests/fuzz/run.sh
 
 # The NPU-only sources compiled against the real torch_npu / op-plugin / ACL headers of the
 # torch-npu 2.13.0 wheel (downloaded and unpacked, never installed: without CANN an installed

@@ -12,6 +12,10 @@
 #include <stdexcept>
 #include <string>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 namespace ascend_ema_adam {
 
 namespace {
@@ -147,7 +151,9 @@ Isa BestIsa()
     static const Isa best = [] {
 #if defined(__x86_64__)
         __builtin_cpu_init();
-        const bool f16c = __builtin_cpu_supports("f16c");
+        // F16C by CPUID leaf 1 (ECX bit 29): clang before 16 has no "f16c" for __builtin_cpu_supports.
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        const bool f16c = __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & bit_F16C) != 0;
         if (f16c && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
             __builtin_cpu_supports("avx512vl")) {
             return Isa::kAvx512;

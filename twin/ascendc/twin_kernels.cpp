@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_THREAD__)
+#include <cpuid.h>
 #include <immintrin.h>
 // Each hot loop is also compiled for AVX2 and picked at load time (ifunc); same source, same results.
 // (Not under ThreadSanitizer: ifunc resolvers run before its runtime is up.)
@@ -81,7 +82,12 @@ inline int32_t SaturateToInt(float r) {
 #if TWIN_F16C
 // x86 F16C converts exactly like FloatToHalfRne / HalfToFloat (checked over all inputs) and is several
 // times faster; the scalar functions finish the tail.
-const bool kHasF16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+// F16C by CPUID leaf 1 (ECX bit 29): clang before 16 has no "f16c" for __builtin_cpu_supports.
+bool CpuHasF16c() {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & bit_F16C) != 0;
+}
+const bool kHasF16c = __builtin_cpu_supports("avx") && CpuHasF16c();
 
 __attribute__((target("avx,f16c"))) void FloatToHalfF16c(half* d, const float* s, size_t n) {
     size_t i = 0;
