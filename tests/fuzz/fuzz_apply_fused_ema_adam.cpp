@@ -50,6 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
     FuzzedDataProvider in(data, size);
     Stream();
+    const ExecutorPlan plan = ExecutorPlan::Draw(in);
     const Operator& op = kOperators[in.ConsumeBool() ? 1 : 0];
     Values values(in.ConsumeIntegral<uint64_t>(), in.ConsumeBool());
     const aclDataType dtype = kFloats[in.ConsumeIntegralInRange<size_t>(0, 2)];
@@ -106,6 +107,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         }
     }
     ExpectStepValue(args.singles[kStep], attrs.biasCorrection, &expect);
-    Drive(in, op, call, args, attrs, expect, values);
+    Drive(plan, op, call, args, attrs, expect, values);
     return 0;
 }

@@ -159,6 +159,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
     FuzzedDataProvider in(data, size);
     Stream();
+    const ExecutorPlan plan = ExecutorPlan::Draw(in);
     Values values(in.ConsumeIntegral<uint64_t>(), in.ConsumeBool());
     const Row row = kRows[in.ConsumeIntegralInRange<size_t>(0, std::size(kRows) - 1)];
     const aclDataType dtypes[kLists] = {row.grad,  row.param, ACL_UINT8, ACL_UINT8, ACL_FLOAT, ACL_FLOAT, ACL_FLOAT,
@@ -284,6 +285,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     ExpectScalar(args.singles[kStep], ACL_INT64, "step", &expect);
     for (int s = kScale; s < kSingles; ++s) ExpectScalar(args.singles[s], ACL_FLOAT, "a scalar tensor", &expect);
     ExpectStepValue(args.singles[kStep], attrs.biasCorrection, &expect);
-    Drive(in, k8bit, call, args, attrs, expect, values);
+    Drive(plan, k8bit, call, args, attrs, expect, values);
     return 0;
 }

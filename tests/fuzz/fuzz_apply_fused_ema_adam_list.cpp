@@ -110,6 +110,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
     FuzzedDataProvider in(data, size);
     Stream();
+    const ExecutorPlan plan = ExecutorPlan::Draw(in);
     const bool v2 = in.ConsumeBool();
     Values values(in.ConsumeIntegral<uint64_t>(), in.ConsumeBool());
     const std::vector<op::ApplyFusedEmaAdamListDtypes> rows = op::ApplyFusedEmaAdamListDtypeCombinations();
@@ -213,6 +214,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     ExpectScalar(args.singles[kStep], ACL_INT64, "step", &expect);
     for (size_t s = kScale; s < args.singles.size(); ++s) ExpectScalar(args.singles[s], ACL_FLOAT, "a scalar tensor", &expect);
     ExpectStepValue(args.singles[kStep], attrs.biasCorrection, &expect);
-    Drive(in, v2 ? kV2 : kV1, call, args, attrs, expect, values);
+    Drive(plan, v2 ? kV2 : kV1, call, args, attrs, expect, values);
     return 0;
 }

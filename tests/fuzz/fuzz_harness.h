@@ -605,7 +605,7 @@ inline void Run(const Phases& op, void* workspace, uint64_t size, aclOpExecutor*
     }
 }
 
-/** How the accepted call's executor is used (drawn). */
+/** How the accepted call's executor is used (drawn first, while the input lasts). */
 struct ExecutorPlan {
     int runs = 1;               // phase 2s (more than one: repeatable)
     bool destroyUnrun = false;  // destroyed without a phase 2: nothing may change
@@ -617,7 +617,7 @@ struct ExecutorPlan {
         ExecutorPlan p;
         switch (in.ConsumeIntegralInRange<int>(0, 7)) {
             case 7: p.destroyUnrun = true; break;
-            case 5: case 6: p.runs = in.ConsumeIntegralInRange<int>(2, 3); break;
+            case 4: case 5: case 6: p.runs = in.ConsumeIntegralInRange<int>(2, 3); break;
             default: break;
         }
         p.shortWorkspace = in.ConsumeBool();
@@ -725,7 +725,7 @@ inline bool OwnsStorage(const Call& call, const Tensor* t)
  * Runs one drawn call through phase 1 and, when accepted, the executor plan, checking the model's
  * expectation and the reference after every phase 2 (the file comment).
  */
-inline void Drive(FuzzedDataProvider& in, const Operator& op, Call& call, Args& args, const Attrs& attrs,
+inline void Drive(const ExecutorPlan& plan, const Operator& op, Call& call, Args& args, const Attrs& attrs,
                   Expect expect, Values& values)
 {
     const Phases& ph = op.phases;
@@ -756,7 +756,6 @@ inline void Drive(FuzzedDataProvider& in, const Operator& op, Call& call, Args& 
             Finding("%s refused the contiguous copies of an accepted call: %s", ph.phase1, aclGetRecentErrMsg());
         }
     }
-    const ExecutorPlan plan = ExecutorPlan::Draw(in);
     if (plan.destroyUnrun) {
         const std::vector<std::vector<uint8_t>> unrun = call.Snapshot();
         if (aclDestroyAclOpExecutor(executor) != ACLNN_SUCCESS) Finding("%s: destroying an unrun executor failed", ph.phase1);

@@ -60,7 +60,7 @@ for target in $targets; do
         "$build/bin/$target" "${common[@]}" -max_total_time="$seconds" "$work" "$seeds" > "$log" 2>&1 || ok=0
     fi
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | awk '{s += $1} END {print s + 0}')
-    cover=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | sed 's/cov: //')
+    cover=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | sed 's/cov: //' || true)
     executions=$((executions + runs))
     count=$((count + 1))
     if [ "$ok" = 0 ]; then
