@@ -21,8 +21,8 @@ template <auto Phase1>
 aclnnStatus RunPhase1(const Handles& h, const Attrs& a, uint64_t* size, aclOpExecutor** executor)
 {
     const auto& t = h.singles;
-    return Phase1(t[kGrad], t[kVar], t[kM], t[kV], t[kS], t[kStep], a.lr, a.emaDecay, a.beta1, a.beta2,
-                  a.eps, a.mode, a.biasCorrection, a.weightDecay, size, executor);
+    return Phase1(t[kGrad], t[kVar], t[kM], t[kV], t[kS], t[kStep], a.lr, a.emaDecay, a.beta1,
+                  a.beta2, a.eps, a.mode, a.biasCorrection, a.weightDecay, size, executor);
 }
 
 aclnnStatus MoveGrad(aclOpExecutor* executor, const Handles& h, size_t, void* addr)
@@ -32,15 +32,20 @@ aclnnStatus MoveGrad(aclOpExecutor* executor, const Handles& h, size_t, void* ad
 
 const Operator kOperators[] = {
     {{"aclnnApplyFusedEmaAdamGetWorkspaceSize", "aclnnApplyFusedEmaAdam", aclnnApplyFusedEmaAdam},
-     RunPhase1<aclnnApplyFusedEmaAdamGetWorkspaceSize>, false, MoveGrad},
-    {{"aclnnAeaApplyFusedEmaAdamGetWorkspaceSize", "aclnnAeaApplyFusedEmaAdam", aclnnAeaApplyFusedEmaAdam},
-     RunPhase1<aclnnAeaApplyFusedEmaAdamGetWorkspaceSize>, false, MoveGrad},
+     RunPhase1<aclnnApplyFusedEmaAdamGetWorkspaceSize>,
+     false,
+     MoveGrad},
+    {{"aclnnAeaApplyFusedEmaAdamGetWorkspaceSize", "aclnnAeaApplyFusedEmaAdam",
+      aclnnAeaApplyFusedEmaAdam},
+     RunPhase1<aclnnAeaApplyFusedEmaAdamGetWorkspaceSize>,
+     false,
+     MoveGrad},
 };
 
 Role RoleOf(int k)
 {
-    static constexpr Role kRoles[kSingles] = {Role::kGrad, Role::kParam, Role::kMoment, Role::kSecondMoment,
-                                              Role::kParam, Role::kScalar};
+    static constexpr Role kRoles[kSingles] = {Role::kGrad,         Role::kParam, Role::kMoment,
+                                              Role::kSecondMoment, Role::kParam, Role::kScalar};
     return kRoles[k];
 }
 
@@ -64,17 +69,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     args.singles.push_back(call.Make(in, values, ACL_INT64, {1}, Role::kScalar, false));
     Attrs attrs = DrawAttrs(in);
 
-    const int mutations = in.ConsumeIntegralInRange<int>(0, 3) >= 2 ? in.ConsumeIntegralInRange<int>(1, 3) : 0;
+    const int mutations =
+        in.ConsumeIntegralInRange<int>(0, 3) >= 2 ? in.ConsumeIntegralInRange<int>(1, 3) : 0;
     for (int n = 0; n < mutations; ++n) {
         const int k = in.ConsumeIntegralInRange<int>(0, kSingles - 1);
         Tensor*& t = args.singles[k];
         if (t == nullptr) continue;
         switch (in.ConsumeIntegralInRange<int>(0, 9)) {
-            case 0: t = nullptr; expect.Null(std::string(kNames[k]) + " null"); break;
-            case 1:
-                if (t->Numel() > 0) { t->nullData = true; expect.Null(std::string(kNames[k]) + " without data"); }
+            case 0:
+                t = nullptr;
+                expect.Null(std::string(kNames[k]) + " null");
                 break;
-            case 2: {  // another dtype: a float one for var/m/v/s (differs from grad's), or none of them
+            case 1:
+                if (t->Numel() > 0) {
+                    t->nullData = true;
+                    expect.Null(std::string(kNames[k]) + " without data");
+                }
+                break;
+            case 2: {  // another dtype: for var/m/v/s a float one (not grad's), else none of them
                 const bool other = k == kStep || k == kGrad || in.ConsumeBool();
                 const aclDataType d = other ? kOthers[in.ConsumeIntegralInRange<size_t>(0, 4)]
                                             : kFloats[in.ConsumeIntegralInRange<size_t>(0, 2)];
@@ -84,19 +96,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
                 break;
             }
             case 3: {  // another shape
-                std::vector<int64_t> s = k == kStep ? std::vector<int64_t>{in.ConsumeIntegralInRange<int64_t>(0, 3)}
-                                                    : DrawShape(in);
+                std::vector<int64_t> s =
+                    k == kStep ? std::vector<int64_t>{in.ConsumeIntegralInRange<int64_t>(0, 3)}
+                               : DrawShape(in);
                 if (in.ConsumeBool()) s.insert(s.begin(), 1);  // rank differs, elements the same
                 const bool differs = k == kStep ? t->Numel() != 1 || s != t->sizes : s != shape;
                 t = call.Make(in, values, t->dtype, s, RoleOf(k), t->updated);
-                if (k == kStep ? t->Numel() != 1 : differs) expect.Invalid(std::string(kNames[k]) + " of another shape");
+                if (k == kStep ? t->Numel() != 1 : differs)
+                    expect.Invalid(std::string(kNames[k]) + " of another shape");
                 break;
             }
-            case 4: t->format = DrawFormat(in, &expect); break;
-            case 5: ZeroStride(in, t); break;  // the model judges it
-            case 6: call.Alias(in, t, args.All()); break;  // in another tensor's storage: the model judges it
-            case 7: args.nullWorkspaceSize = true; break;
-            case 8: args.nullExecutor = true; break;
+            case 4:
+                t->format = DrawFormat(in, &expect);
+                break;
+            case 5:
+                ZeroStride(in, t);
+                break;  // the model judges it
+            case 6:
+                call.Alias(in, t, args.All());
+                break;  // in another tensor's storage: the model judges it
+            case 7:
+                args.nullWorkspaceSize = true;
+                break;
+            case 8:
+                args.nullExecutor = true;
+                break;
             default: {  // a step of any value
                 const Tensor* s = args.singles[kStep];
                 if (s != nullptr && s->dtype == ACL_INT64 && s->Numel() == 1) {

@@ -21,9 +21,10 @@ namespace {
 
 enum List { kGrads, kVars, kMs, kVs, kMAbs, kVAbs, kSs, kCopies, kLists };
 enum Single { kQmapM, kQmapV, kStep, kScale, kFound, kLr, kDecay, kSingles };
-constexpr const char* kListNames[kLists] = {"grads", "varsRef", "msRef", "vsRef", "mAbsmaxesRef",
-                                            "vAbsmaxesRef", "ssRef", "modelCopiesRef"};
-constexpr Role kRoles[kLists] = {Role::kGrad, Role::kParam,  Role::kCode,  Role::kCode,
+constexpr const char* kListNames[kLists] = {"grads", "varsRef",       "msRef",
+                                            "vsRef", "mAbsmaxesRef",  "vAbsmaxesRef",
+                                            "ssRef", "modelCopiesRef"};
+constexpr Role kRoles[kLists] = {Role::kGrad,   Role::kParam,  Role::kCode,  Role::kCode,
                                  Role::kAbsmax, Role::kAbsmax, Role::kParam, Role::kCopy};
 constexpr aclDataType kAll[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT32, ACL_UINT8};
 constexpr int64_t kBlock = 256;
@@ -34,11 +35,12 @@ struct Row {
     int copy;
 };
 const Row kRows[] = {
-#define AEA_ROW(key, P, G, C)                                                                  \
-    {static_cast<aclDataType>(aea::CannCodeOf(op8::kApplyFusedEmaAdam8bitListDtype_##P)),      \
-     static_cast<aclDataType>(aea::CannCodeOf(op8::kApplyFusedEmaAdam8bitListDtype_##G)),      \
-     op8::kApplyFusedEmaAdam8bitListHasCopy_##C ? aea::CannCodeOf(op8::kApplyFusedEmaAdam8bitListDtype_##C) \
-                                                : -1},
+#define AEA_ROW(key, P, G, C)                                                             \
+    {static_cast<aclDataType>(aea::CannCodeOf(op8::kApplyFusedEmaAdam8bitListDtype_##P)), \
+     static_cast<aclDataType>(aea::CannCodeOf(op8::kApplyFusedEmaAdam8bitListDtype_##G)), \
+     op8::kApplyFusedEmaAdam8bitListHasCopy_##C                                           \
+         ? aea::CannCodeOf(op8::kApplyFusedEmaAdam8bitListDtype_##C)                      \
+         : -1},
     APPLY_FUSED_EMA_ADAM8BIT_LIST_KEYS(AEA_ROW)
 #undef AEA_ROW
 };
@@ -55,9 +57,9 @@ aclnnStatus Phase1(const Handles& h, const Attrs& a, uint64_t* size, aclOpExecut
     const auto& l = h.lists;
     const auto& s = h.singles;
     return aclnnApplyFusedEmaAdam8bitListGetWorkspaceSize(
-        l[kGrads], l[kVars], l[kMs], l[kVs], l[kMAbs], l[kVAbs], l[kSs], l[kCopies], s[kQmapM], s[kQmapV],
-        s[kStep], s[kScale], s[kFound], s[kLr], s[kDecay], a.lr, a.emaDecay, a.beta1, a.beta2, a.eps, a.mode,
-        a.biasCorrection, a.weightDecay, a.maximize, size, executor);
+        l[kGrads], l[kVars], l[kMs], l[kVs], l[kMAbs], l[kVAbs], l[kSs], l[kCopies], s[kQmapM],
+        s[kQmapV], s[kStep], s[kScale], s[kFound], s[kLr], s[kDecay], a.lr, a.emaDecay, a.beta1,
+        a.beta2, a.eps, a.mode, a.biasCorrection, a.weightDecay, a.maximize, size, executor);
 }
 
 aclnnStatus MoveGrad(aclOpExecutor* executor, const Handles& h, size_t entry, void* addr)
@@ -65,9 +67,11 @@ aclnnStatus MoveGrad(aclOpExecutor* executor, const Handles& h, size_t entry, vo
     return aclSetDynamicInputTensorAddr(executor, 0, entry, h.lists[kGrads], addr);
 }
 
-const Operator k8bit = {{"aclnnApplyFusedEmaAdam8bitListGetWorkspaceSize", "aclnnApplyFusedEmaAdam8bitList",
-                         aclnnApplyFusedEmaAdam8bitList},
-                        Phase1, true, MoveGrad};
+const Operator k8bit = {{"aclnnApplyFusedEmaAdam8bitListGetWorkspaceSize",
+                         "aclnnApplyFusedEmaAdam8bitList", aclnnApplyFusedEmaAdam8bitList},
+                        Phase1,
+                        true,
+                        MoveGrad};
 
 /** A map: 256 sorted values from -1 (signed) or 0 to 1, distinct. */
 void FillMap(Tensor* map, bool isSigned, uint64_t seed)
@@ -123,7 +127,8 @@ void ExpectListRules(const Args& args, const Row& row, Expect* expect)
     const bool noCopies = IsAbsent(l[kCopies], row.param);
     const bool used[kLists] = {true, true, true, true, true, true, !noEma, !noCopies};
     for (int k = 1; k < kLists; ++k) {
-        if (used[k] && l[k].size() != n) expect->Invalid(std::string(kListNames[k]) + " of another length");
+        if (used[k] && l[k].size() != n)
+            expect->Invalid(std::string(kListNames[k]) + " of another length");
     }
     int d[kLists];
     for (int k = 0; k < kLists; ++k) {
@@ -133,7 +138,8 @@ void ExpectListRules(const Args& args, const Row& row, Expect* expect)
     if (n > 0 && !expect->Refused()) {
         bool found = false;
         for (const Row& r : kRows) {
-            found |= r.param == d[kVars] && r.grad == d[kGrads] && r.copy == (used[kCopies] ? d[kCopies] : -1);
+            found |= r.param == d[kVars] && r.grad == d[kGrads] &&
+                     r.copy == (used[kCopies] ? d[kCopies] : -1);
         }
         const bool state = d[kMs] == ACL_UINT8 && d[kVs] == ACL_UINT8 && d[kMAbs] == ACL_FLOAT &&
                            d[kVAbs] == ACL_FLOAT && (!used[kSs] || d[kSs] == ACL_FLOAT);
@@ -162,10 +168,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     const ExecutorPlan plan = ExecutorPlan::Draw(in);
     Values values(in.ConsumeIntegral<uint64_t>(), in.ConsumeBool());
     const Row row = kRows[in.ConsumeIntegralInRange<size_t>(0, std::size(kRows) - 1)];
-    const aclDataType dtypes[kLists] = {row.grad,  row.param, ACL_UINT8, ACL_UINT8, ACL_FLOAT, ACL_FLOAT, ACL_FLOAT,
-                                        row.copy >= 0 ? static_cast<aclDataType>(row.copy) : ACL_FLOAT16};
+    const aclDataType dtypes[kLists] = {
+        row.grad,  row.param,
+        ACL_UINT8, ACL_UINT8,
+        ACL_FLOAT, ACL_FLOAT,
+        ACL_FLOAT, row.copy >= 0 ? static_cast<aclDataType>(row.copy) : ACL_FLOAT16};
     size_t n = in.ConsumeIntegralInRange<size_t>(0, 5);
-    if (in.ConsumeIntegralInRange<int>(0, 15) == 15) n = in.ConsumeIntegralInRange<size_t>(200, 300);
+    if (in.ConsumeIntegralInRange<int>(0, 15) == 15)
+        n = in.ConsumeIntegralInRange<size_t>(200, 300);
     const int64_t maxNumel = n > 8 ? 16 : 700;
     const bool ema = in.ConsumeBool();
 
@@ -182,8 +192,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             continue;
         }
         for (size_t i = 0; i < n; ++i) {
-            const std::vector<int64_t> shape = k == kMAbs || k == kVAbs ? ScalesShape(shapes[i]) : shapes[i];
-            args.lists[k].push_back(call.Make(in, values, dtypes[k], shape, kRoles[k], k != kGrads));
+            const std::vector<int64_t> shape =
+                k == kMAbs || k == kVAbs ? ScalesShape(shapes[i]) : shapes[i];
+            args.lists[k].push_back(
+                call.Make(in, values, dtypes[k], shape, kRoles[k], k != kGrads));
         }
     }
     args.singles.assign(kSingles, nullptr);
@@ -192,50 +204,71 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         FillMap(args.singles[k], k == kQmapM, in.ConsumeIntegral<uint64_t>());
     }
     args.singles[kStep] = call.Make(in, values, ACL_INT64, {1}, Role::kScalar, false);
-    if (in.ConsumeBool()) args.singles[kScale] = ScalarTensor(in, call, values, ACL_FLOAT, DrawScalarValue(in, 1024.0F));
+    if (in.ConsumeBool())
+        args.singles[kScale] =
+            ScalarTensor(in, call, values, ACL_FLOAT, DrawScalarValue(in, 1024.0F));
     if (in.ConsumeBool()) {
-        args.singles[kFound] = ScalarTensor(in, call, values, ACL_FLOAT,
-                                            in.ConsumeIntegralInRange<int>(0, 3) == 3 ? DrawScalarValue(in, 1.0F) : 0.0F);
+        args.singles[kFound] = ScalarTensor(
+            in, call, values, ACL_FLOAT,
+            in.ConsumeIntegralInRange<int>(0, 3) == 3 ? DrawScalarValue(in, 1.0F) : 0.0F);
     }
-    if (in.ConsumeBool()) args.singles[kLr] = ScalarTensor(in, call, values, ACL_FLOAT, DrawScalarValue(in, 1e-3F));
-    if (in.ConsumeBool()) args.singles[kDecay] = ScalarTensor(in, call, values, ACL_FLOAT, DrawScalarValue(in, 0.99F));
+    if (in.ConsumeBool())
+        args.singles[kLr] = ScalarTensor(in, call, values, ACL_FLOAT, DrawScalarValue(in, 1e-3F));
+    if (in.ConsumeBool())
+        args.singles[kDecay] =
+            ScalarTensor(in, call, values, ACL_FLOAT, DrawScalarValue(in, 0.99F));
     const Attrs attrs = DrawAttrs(in);
 
-    const int mutations = in.ConsumeIntegralInRange<int>(0, 3) >= 2 ? in.ConsumeIntegralInRange<int>(1, 3) : 0;
+    const int mutations =
+        in.ConsumeIntegralInRange<int>(0, 3) >= 2 ? in.ConsumeIntegralInRange<int>(1, 3) : 0;
     for (int m = 0; m < mutations; ++m) {
         const int k = in.ConsumeIntegralInRange<int>(0, kLists - 1);
         std::vector<Tensor*>& list = args.lists[k];
         const size_t i = list.empty() ? 0 : in.ConsumeIntegralInRange<size_t>(0, list.size() - 1);
-        Tensor** entry = list.empty() || list[i] == nullptr || list[i]->Numel() == 0 ? nullptr : &list[i];
+        Tensor** entry =
+            list.empty() || list[i] == nullptr || list[i]->Numel() == 0 ? nullptr : &list[i];
         const size_t s = in.ConsumeIntegralInRange<size_t>(0, kSingles - 1);
         switch (in.ConsumeIntegralInRange<int>(0, 12)) {
-            case 0: args.nullLists[k] = true; expect.Null(std::string(kListNames[k]) + " null"); break;
+            case 0:
+                args.nullLists[k] = true;
+                expect.Null(std::string(kListNames[k]) + " null");
+                break;
             case 1:
-                if (!list.empty()) { list[i] = nullptr; expect.Null(std::string(kListNames[k]) + " entry null"); }
+                if (!list.empty()) {
+                    list[i] = nullptr;
+                    expect.Null(std::string(kListNames[k]) + " entry null");
+                }
                 break;
             case 2:
-                if (entry != nullptr) { (*entry)->nullData = true; expect.Null("an entry without data"); }
+                if (entry != nullptr) {
+                    (*entry)->nullData = true;
+                    expect.Null("an entry without data");
+                }
                 break;
             case 3:
-                list.push_back(call.Make(in, values, dtypes[k], {in.ConsumeIntegralInRange<int64_t>(1, 8)}, kRoles[k],
+                list.push_back(call.Make(in, values, dtypes[k],
+                                         {in.ConsumeIntegralInRange<int64_t>(1, 8)}, kRoles[k],
                                          k != kGrads));
                 break;
             case 4:
                 if (entry != nullptr) {
-                    *entry = call.Make(in, values, kAll[in.ConsumeIntegralInRange<size_t>(0, std::size(kAll) - 1)],
-                                       (*entry)->sizes, kRoles[k], k != kGrads);
+                    *entry = call.Make(
+                        in, values, kAll[in.ConsumeIntegralInRange<size_t>(0, std::size(kAll) - 1)],
+                        (*entry)->sizes, kRoles[k], k != kGrads);
                 }
                 break;
             case 5:
                 if (entry != nullptr && in.ConsumeBool()) {
-                    *entry = call.Make(in, values, (*entry)->dtype, DrawShape(in, 600), kRoles[k], k != kGrads);
+                    *entry = call.Make(in, values, (*entry)->dtype, DrawShape(in, 600), kRoles[k],
+                                       k != kGrads);
                 } else if (i < n) {  // every tensor of entry i of 9 dimensions
                     for (int j = 0; j < kLists; ++j) {
                         if (args.lists[j].size() != n) continue;
                         Tensor*& t = args.lists[j][i];
                         if (t != nullptr && t->Numel() > 0) {
-                            t = call.Make(in, values, t->dtype, j == kMAbs || j == kVAbs ? std::vector<int64_t>{1}
-                                                                                          : std::vector<int64_t>(9, 1),
+                            t = call.Make(in, values, t->dtype,
+                                          j == kMAbs || j == kVAbs ? std::vector<int64_t>{1}
+                                                                   : std::vector<int64_t>(9, 1),
                                           kRoles[j], j != kGrads);
                         }
                     }
@@ -252,12 +285,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
                 break;
             case 9:  // a single tensor of another dtype or shape
                 if (args.singles[s] == nullptr) break;
-                args.singles[s] = in.ConsumeBool()
-                                      ? call.Make(in, values, kAll[in.ConsumeIntegralInRange<size_t>(0, 5)],
-                                                  args.singles[s]->sizes, Role::kScalar, false)
-                                      : call.Make(in, values, args.singles[s]->dtype, DrawShape(in, 300), Role::kScalar, false);
+                args.singles[s] =
+                    in.ConsumeBool()
+                        ? call.Make(in, values, kAll[in.ConsumeIntegralInRange<size_t>(0, 5)],
+                                    args.singles[s]->sizes, Role::kScalar, false)
+                        : call.Make(in, values, args.singles[s]->dtype, DrawShape(in, 300),
+                                    Role::kScalar, false);
                 break;
-            case 10: {  // a map entry changed: a tie with its neighbour (valid), swapped, NaN or beyond 1
+            case 10: {  // a map entry: tied with its neighbour (valid), swapped, NaN or beyond 1
                 Tensor* map = args.singles[in.ConsumeBool() ? kQmapM : kQmapV];
                 if (map == nullptr || map->dtype != ACL_FLOAT || map->Numel() != 256) break;
                 const std::vector<size_t> at = map->ElementOffsets();
@@ -274,16 +309,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
                 }
                 break;
             }
-            case 11: SetScalar(args.singles[kStep], static_cast<double>(in.ConsumeIntegral<int32_t>())); break;
+            case 11:
+                SetScalar(args.singles[kStep], static_cast<double>(in.ConsumeIntegral<int32_t>()));
+                break;
             default:
-                if (in.ConsumeBool()) args.nullWorkspaceSize = true; else args.nullExecutor = true;
+                if (in.ConsumeBool())
+                    args.nullWorkspaceSize = true;
+                else
+                    args.nullExecutor = true;
         }
     }
     ExpectListRules(args, row, &expect);
     ExpectMap(args.singles[kQmapM], "qmapM", &expect);
     ExpectMap(args.singles[kQmapV], "qmapV", &expect);
     ExpectScalar(args.singles[kStep], ACL_INT64, "step", &expect);
-    for (int s = kScale; s < kSingles; ++s) ExpectScalar(args.singles[s], ACL_FLOAT, "a scalar tensor", &expect);
+    for (int s = kScale; s < kSingles; ++s)
+        ExpectScalar(args.singles[s], ACL_FLOAT, "a scalar tensor", &expect);
     ExpectStepValue(args.singles[kStep], attrs.biasCorrection, &expect);
     Drive(plan, k8bit, call, args, attrs, expect, values);
     return 0;

@@ -19,10 +19,11 @@ namespace {
 
 enum List { kGrads, kVars, kMs, kVs, kSs, kMaxVs, kCopies, kLists };
 enum Single { kStep, kScale, kFound, kLr, kDecay, kSingles };
-constexpr const char* kListNames[kLists] = {"grads", "varsRef", "msRef", "vsRef", "ssRef", "maxVsRef",
-                                            "modelCopiesRef"};
-constexpr Role kRoles[kLists] = {Role::kGrad, Role::kParam, Role::kMoment, Role::kSecondMoment,
-                                 Role::kParam, Role::kSecondMoment, Role::kCopy};
+constexpr const char* kListNames[kLists] = {"grads", "varsRef",  "msRef",         "vsRef",
+                                            "ssRef", "maxVsRef", "modelCopiesRef"};
+constexpr Role kRoles[kLists] = {Role::kGrad,         Role::kParam, Role::kMoment,
+                                 Role::kSecondMoment, Role::kParam, Role::kSecondMoment,
+                                 Role::kCopy};
 constexpr aclDataType kAll[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT32, ACL_UINT8};
 
 aclDataType Acl(aea::DataType d) { return static_cast<aclDataType>(aea::CannCodeOf(d)); }
@@ -32,9 +33,9 @@ aclnnStatus PhaseV1(const Handles& h, const Attrs& a, uint64_t* size, aclOpExecu
     const auto& l = h.lists;
     const auto& s = h.singles;
     return aclnnApplyFusedEmaAdamListGetWorkspaceSize(
-        l[kGrads], l[kVars], l[kMs], l[kVs], l[kSs], l[kMaxVs], l[kCopies], s[kStep], s[kScale], s[kFound],
-        a.lr, a.emaDecay, a.beta1, a.beta2, a.eps, a.mode, a.biasCorrection, a.weightDecay, a.maximize, size,
-        executor);
+        l[kGrads], l[kVars], l[kMs], l[kVs], l[kSs], l[kMaxVs], l[kCopies], s[kStep], s[kScale],
+        s[kFound], a.lr, a.emaDecay, a.beta1, a.beta2, a.eps, a.mode, a.biasCorrection,
+        a.weightDecay, a.maximize, size, executor);
 }
 
 aclnnStatus PhaseV2(const Handles& h, const Attrs& a, uint64_t* size, aclOpExecutor** executor)
@@ -42,9 +43,9 @@ aclnnStatus PhaseV2(const Handles& h, const Attrs& a, uint64_t* size, aclOpExecu
     const auto& l = h.lists;
     const auto& s = h.singles;
     return aclnnApplyFusedEmaAdamListV2GetWorkspaceSize(
-        l[kGrads], l[kVars], l[kMs], l[kVs], l[kSs], l[kMaxVs], l[kCopies], s[kStep], s[kScale], s[kFound],
-        s[kLr], s[kDecay], a.lr, a.emaDecay, a.beta1, a.beta2, a.eps, a.mode, a.biasCorrection, a.weightDecay,
-        a.maximize, size, executor);
+        l[kGrads], l[kVars], l[kMs], l[kVs], l[kSs], l[kMaxVs], l[kCopies], s[kStep], s[kScale],
+        s[kFound], s[kLr], s[kDecay], a.lr, a.emaDecay, a.beta1, a.beta2, a.eps, a.mode,
+        a.biasCorrection, a.weightDecay, a.maximize, size, executor);
 }
 
 aclnnStatus MoveGrad(aclOpExecutor* executor, const Handles& h, size_t entry, void* addr)
@@ -54,14 +55,19 @@ aclnnStatus MoveGrad(aclOpExecutor* executor, const Handles& h, size_t entry, vo
 
 const Operator kV1 = {{"aclnnApplyFusedEmaAdamListGetWorkspaceSize", "aclnnApplyFusedEmaAdamList",
                        aclnnApplyFusedEmaAdamList},
-                      PhaseV1, true, MoveGrad};
-const Operator kV2 = {{"aclnnApplyFusedEmaAdamListV2GetWorkspaceSize", "aclnnApplyFusedEmaAdamListV2",
-                       aclnnApplyFusedEmaAdamListV2},
-                      PhaseV2, true, MoveGrad};
+                      PhaseV1,
+                      true,
+                      MoveGrad};
+const Operator kV2 = {{"aclnnApplyFusedEmaAdamListV2GetWorkspaceSize",
+                       "aclnnApplyFusedEmaAdamListV2", aclnnApplyFusedEmaAdamListV2},
+                      PhaseV2,
+                      true,
+                      MoveGrad};
 
 /** The model's list rules over the final arguments (null lists and entries skipped: their
  *  refusal is expected already): lengths, one dtype per list, the dtype combination, shapes. */
-void ExpectListRules(const Args& args, bool v2, const op::ApplyFusedEmaAdamListDtypes& row, Expect* expect)
+void ExpectListRules(const Args& args, bool v2, const op::ApplyFusedEmaAdamListDtypes& row,
+                     Expect* expect)
 {
     const auto& l = args.lists;
     const size_t n = l[kGrads].size();
@@ -75,7 +81,8 @@ void ExpectListRules(const Args& args, bool v2, const op::ApplyFusedEmaAdamListD
     const bool noEma = v2 && IsAbsent(l[kSs], Acl(row.state));
     const bool used[kLists] = {true, true, true, true, !noEma, !noMaxVs, !noCopies};
     for (int k = 1; k < kLists; ++k) {
-        if (used[k] && l[k].size() != n) expect->Invalid(std::string(kListNames[k]) + " of another length");
+        if (used[k] && l[k].size() != n)
+            expect->Invalid(std::string(kListNames[k]) + " of another length");
     }
     int dtypes[kLists];
     for (int k = 0; k < kLists; ++k) {
@@ -84,11 +91,14 @@ void ExpectListRules(const Args& args, bool v2, const op::ApplyFusedEmaAdamListD
     }
     if (n > 0 && !expect->Refused()) {
         const int s = dtypes[kMs];
-        bool valid = dtypes[kVs] == s && (!used[kSs] || dtypes[kSs] == s) && (!used[kMaxVs] || dtypes[kMaxVs] == s);
+        bool valid = dtypes[kVs] == s && (!used[kSs] || dtypes[kSs] == s) &&
+                     (!used[kMaxVs] || dtypes[kMaxVs] == s);
         bool found = false;
-        for (const op::ApplyFusedEmaAdamListDtypes& c : op::ApplyFusedEmaAdamListDtypeCombinations()) {
-            found |= Acl(c.param) == dtypes[kVars] && Acl(c.state) == s && Acl(c.grad) == dtypes[kGrads] &&
-                     c.hasCopy == used[kCopies] && (!c.hasCopy || Acl(c.copy) == dtypes[kCopies]);
+        for (const op::ApplyFusedEmaAdamListDtypes& c :
+             op::ApplyFusedEmaAdamListDtypeCombinations()) {
+            found |= Acl(c.param) == dtypes[kVars] && Acl(c.state) == s &&
+                     Acl(c.grad) == dtypes[kGrads] && c.hasCopy == used[kCopies] &&
+                     (!c.hasCopy || Acl(c.copy) == dtypes[kCopies]);
         }
         if (!valid || !found) expect->Invalid("a dtype combination outside the contract");
     }
@@ -113,12 +123,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     const ExecutorPlan plan = ExecutorPlan::Draw(in);
     const bool v2 = in.ConsumeBool();
     Values values(in.ConsumeIntegral<uint64_t>(), in.ConsumeBool());
-    const std::vector<op::ApplyFusedEmaAdamListDtypes> rows = op::ApplyFusedEmaAdamListDtypeCombinations();
-    const op::ApplyFusedEmaAdamListDtypes row = rows[in.ConsumeIntegralInRange<size_t>(0, rows.size() - 1)];
-    const aclDataType dtypes[kLists] = {Acl(row.grad),  Acl(row.param), Acl(row.state), Acl(row.state),
-                                        Acl(row.state), Acl(row.state), Acl(row.copy)};
+    const std::vector<op::ApplyFusedEmaAdamListDtypes> rows =
+        op::ApplyFusedEmaAdamListDtypeCombinations();
+    const op::ApplyFusedEmaAdamListDtypes row =
+        rows[in.ConsumeIntegralInRange<size_t>(0, rows.size() - 1)];
+    const aclDataType dtypes[kLists] = {Acl(row.grad),  Acl(row.param), Acl(row.state),
+                                        Acl(row.state), Acl(row.state), Acl(row.state),
+                                        Acl(row.copy)};
     size_t n = in.ConsumeIntegralInRange<size_t>(0, 6);
-    if (in.ConsumeIntegralInRange<int>(0, 15) == 15) n = in.ConsumeIntegralInRange<size_t>(200, 300);
+    if (in.ConsumeIntegralInRange<int>(0, 15) == 15)
+        n = in.ConsumeIntegralInRange<size_t>(200, 300);
     const int64_t maxNumel = n > 8 ? 16 : 1200;
     const bool amsgrad = in.ConsumeBool();
     const bool ema = !v2 || in.ConsumeBool();
@@ -131,59 +145,84 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     std::vector<std::vector<int64_t>> shapes;
     for (size_t i = 0; i < n; ++i) shapes.push_back(DrawShape(in, maxNumel));
     for (int k = 0; k < kLists; ++k) {
-        const bool given = (k != kSs || ema) && (k != kMaxVs || amsgrad) && (k != kCopies || row.hasCopy);
+        const bool given =
+            (k != kSs || ema) && (k != kMaxVs || amsgrad) && (k != kCopies || row.hasCopy);
         if (!given) {
-            args.lists[k] = AbsentList(in, call, values, n, k == kCopies ? Acl(row.param) : Acl(row.state));
+            args.lists[k] =
+                AbsentList(in, call, values, n, k == kCopies ? Acl(row.param) : Acl(row.state));
             continue;
         }
         for (size_t i = 0; i < n; ++i) {
-            args.lists[k].push_back(call.Make(in, values, dtypes[k], shapes[i], kRoles[k], k != kGrads));
+            args.lists[k].push_back(
+                call.Make(in, values, dtypes[k], shapes[i], kRoles[k], k != kGrads));
         }
     }
     args.singles.resize(v2 ? kSingles : kLr, nullptr);
     args.singles[kStep] = call.Make(in, values, ACL_INT64, {1}, Role::kScalar, false);
-    if (in.ConsumeBool()) args.singles[kScale] = ScalarTensor(in, call, values, ACL_FLOAT, DrawScalarValue(in, 1024.0F));
+    if (in.ConsumeBool())
+        args.singles[kScale] =
+            ScalarTensor(in, call, values, ACL_FLOAT, DrawScalarValue(in, 1024.0F));
     if (in.ConsumeBool()) {
-        args.singles[kFound] = ScalarTensor(in, call, values, ACL_FLOAT, in.ConsumeIntegralInRange<int>(0, 3) == 3 ? DrawScalarValue(in, 1.0F) : 0.0F);
+        args.singles[kFound] = ScalarTensor(
+            in, call, values, ACL_FLOAT,
+            in.ConsumeIntegralInRange<int>(0, 3) == 3 ? DrawScalarValue(in, 1.0F) : 0.0F);
     }
-    if (v2 && in.ConsumeBool()) args.singles[kLr] = ScalarTensor(in, call, values, ACL_FLOAT, DrawScalarValue(in, 1e-3F));
-    if (v2 && in.ConsumeBool()) args.singles[kDecay] = ScalarTensor(in, call, values, ACL_FLOAT, DrawScalarValue(in, 0.99F));
+    if (v2 && in.ConsumeBool())
+        args.singles[kLr] = ScalarTensor(in, call, values, ACL_FLOAT, DrawScalarValue(in, 1e-3F));
+    if (v2 && in.ConsumeBool())
+        args.singles[kDecay] =
+            ScalarTensor(in, call, values, ACL_FLOAT, DrawScalarValue(in, 0.99F));
     const Attrs attrs = DrawAttrs(in);
 
-    const int mutations = in.ConsumeIntegralInRange<int>(0, 3) >= 2 ? in.ConsumeIntegralInRange<int>(1, 3) : 0;
+    const int mutations =
+        in.ConsumeIntegralInRange<int>(0, 3) >= 2 ? in.ConsumeIntegralInRange<int>(1, 3) : 0;
     for (int m = 0; m < mutations; ++m) {
         const int k = in.ConsumeIntegralInRange<int>(0, kLists - 1);
         std::vector<Tensor*>& list = args.lists[k];
         const size_t i = list.empty() ? 0 : in.ConsumeIntegralInRange<size_t>(0, list.size() - 1);
-        Tensor** entry = list.empty() || list[i] == nullptr || list[i]->Numel() == 0 ? nullptr : &list[i];
+        Tensor** entry =
+            list.empty() || list[i] == nullptr || list[i]->Numel() == 0 ? nullptr : &list[i];
         const size_t s = in.ConsumeIntegralInRange<size_t>(0, args.singles.size() - 1);
         switch (in.ConsumeIntegralInRange<int>(0, 11)) {
-            case 0: args.nullLists[k] = true; expect.Null(std::string(kListNames[k]) + " null"); break;
+            case 0:
+                args.nullLists[k] = true;
+                expect.Null(std::string(kListNames[k]) + " null");
+                break;
             case 1:
-                if (!list.empty()) { list[i] = nullptr; expect.Null(std::string(kListNames[k]) + " entry null"); }
+                if (!list.empty()) {
+                    list[i] = nullptr;
+                    expect.Null(std::string(kListNames[k]) + " entry null");
+                }
                 break;
             case 2:
-                if (entry != nullptr) { (*entry)->nullData = true; expect.Null("an entry without data"); }
+                if (entry != nullptr) {
+                    (*entry)->nullData = true;
+                    expect.Null("an entry without data");
+                }
                 break;
             case 3:  // one more entry, with elements (the model judges the lengths)
-                list.push_back(call.Make(in, values, dtypes[k], {in.ConsumeIntegralInRange<int64_t>(1, 8)}, kRoles[k],
+                list.push_back(call.Make(in, values, dtypes[k],
+                                         {in.ConsumeIntegralInRange<int64_t>(1, 8)}, kRoles[k],
                                          k != kGrads));
                 break;
             case 4:  // an entry of another dtype (the model judges the combination)
                 if (entry != nullptr) {
-                    *entry = call.Make(in, values, kAll[in.ConsumeIntegralInRange<size_t>(0, std::size(kAll) - 1)],
-                                       (*entry)->sizes, kRoles[k], k != kGrads);
+                    *entry = call.Make(
+                        in, values, kAll[in.ConsumeIntegralInRange<size_t>(0, std::size(kAll) - 1)],
+                        (*entry)->sizes, kRoles[k], k != kGrads);
                 }
                 break;
             case 5:  // an entry of another shape, or every tensor of entry i of 9 dimensions
                 if (entry != nullptr && in.ConsumeBool()) {
-                    *entry = call.Make(in, values, (*entry)->dtype, DrawShape(in, 64), kRoles[k], k != kGrads);
+                    *entry = call.Make(in, values, (*entry)->dtype, DrawShape(in, 64), kRoles[k],
+                                       k != kGrads);
                 } else if (i < n) {
                     for (int j = 0; j < kLists; ++j) {
                         if (args.lists[j].size() != n) continue;
                         Tensor*& t = args.lists[j][i];
                         if (t != nullptr && t->Numel() > 0) {
-                            t = call.Make(in, values, t->dtype, std::vector<int64_t>(9, 1), kRoles[j], j != kGrads);
+                            t = call.Make(in, values, t->dtype, std::vector<int64_t>(9, 1),
+                                          kRoles[j], j != kGrads);
                         }
                     }
                 }
@@ -200,19 +239,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             case 9:  // a one-element tensor of another dtype or shape, or NULL (the step: a null)
                 if (args.singles[s] == nullptr) break;
                 if (in.ConsumeBool()) {
-                    args.singles[s] = call.Make(in, values, kAll[in.ConsumeIntegralInRange<size_t>(0, 5)], {1}, Role::kScalar, false);
+                    args.singles[s] =
+                        call.Make(in, values, kAll[in.ConsumeIntegralInRange<size_t>(0, 5)], {1},
+                                  Role::kScalar, false);
                 } else {
-                    args.singles[s] = call.Make(in, values, args.singles[s]->dtype, DrawShape(in, 4), Role::kScalar, false);
+                    args.singles[s] = call.Make(in, values, args.singles[s]->dtype,
+                                                DrawShape(in, 4), Role::kScalar, false);
                 }
                 break;
-            case 10: SetScalar(args.singles[kStep], static_cast<double>(in.ConsumeIntegral<int32_t>())); break;
+            case 10:
+                SetScalar(args.singles[kStep], static_cast<double>(in.ConsumeIntegral<int32_t>()));
+                break;
             default:
-                if (in.ConsumeBool()) args.nullWorkspaceSize = true; else args.nullExecutor = true;
+                if (in.ConsumeBool())
+                    args.nullWorkspaceSize = true;
+                else
+                    args.nullExecutor = true;
         }
     }
     ExpectListRules(args, v2, row, &expect);
     ExpectScalar(args.singles[kStep], ACL_INT64, "step", &expect);
-    for (size_t s = kScale; s < args.singles.size(); ++s) ExpectScalar(args.singles[s], ACL_FLOAT, "a scalar tensor", &expect);
+    for (size_t s = kScale; s < args.singles.size(); ++s)
+        ExpectScalar(args.singles[s], ACL_FLOAT, "a scalar tensor", &expect);
     ExpectStepValue(args.singles[kStep], attrs.biasCorrection, &expect);
     Drive(plan, v2 ? kV2 : kV1, call, args, attrs, expect, values);
     return 0;

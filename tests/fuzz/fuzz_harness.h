@@ -59,10 +59,20 @@ namespace aea_fuzz {
 inline size_t ElemBytes(aclDataType dtype)
 {
     switch (dtype) {
-        case ACL_INT64: case ACL_DOUBLE: case ACL_UINT64: return 8;
-        case ACL_FLOAT16: case ACL_BF16: case ACL_INT16: return 2;
-        case ACL_UINT8: case ACL_INT8: case ACL_BOOL: return 1;
-        default: return 4;
+        case ACL_INT64:
+        case ACL_DOUBLE:
+        case ACL_UINT64:
+            return 8;
+        case ACL_FLOAT16:
+        case ACL_BF16:
+        case ACL_INT16:
+            return 2;
+        case ACL_UINT8:
+        case ACL_INT8:
+        case ACL_BOOL:
+            return 1;
+        default:
+            return 4;
     }
 }
 
@@ -78,7 +88,7 @@ struct Tensor {
     uint8_t* base = nullptr;   // the storage's first byte
     bool updated = false;
     aclFormat format = ACL_FORMAT_ND;
-    bool nullData = false;     // created with a null data address
+    bool nullData = false;  // created with a null data address
 
     int64_t Numel() const
     {
@@ -158,24 +168,44 @@ private:
         int lo = -4, hi = 2;
         bool positive = false;
         switch (role) {
-            case Role::kGrad: lo = -8; hi = 3; break;
-            case Role::kMoment: lo = -10; hi = -2; break;
-            case Role::kSecondMoment: lo = -14; hi = -6; positive = true; break;
-            case Role::kAbsmax: lo = -8; hi = 1; positive = true; break;
-            case Role::kScalar: lo = -3; hi = 3; positive = true; break;
-            default: break;
+            case Role::kGrad:
+                lo = -8;
+                hi = 3;
+                break;
+            case Role::kMoment:
+                lo = -10;
+                hi = -2;
+                break;
+            case Role::kSecondMoment:
+                lo = -14;
+                hi = -6;
+                positive = true;
+                break;
+            case Role::kAbsmax:
+                lo = -8;
+                hi = 1;
+                positive = true;
+                break;
+            case Role::kScalar:
+                lo = -3;
+                hi = 3;
+                positive = true;
+                break;
+            default:
+                break;
         }
         const bool special = specials_ && role == Role::kGrad && rng_() % 16 == 0;
         const uint32_t sign = positive ? 0 : static_cast<uint32_t>(rng_() & 1);
         const int e = lo + static_cast<int>(rng_() % static_cast<uint64_t>(hi - lo + 1));
         const uint64_t mant = rng_();
         if (dtype == ACL_FLOAT16) {
-            uint16_t h = static_cast<uint16_t>((sign << 15) | (uint32_t(std::clamp(e + 15, 1, 30)) << 10) |
-                                               (mant & 0x3FF));
+            uint16_t h = static_cast<uint16_t>(
+                (sign << 15) | (uint32_t(std::clamp(e + 15, 1, 30)) << 10) | (mant & 0x3FF));
             if (special) h = kHalfSpecials[mant % 4] | static_cast<uint16_t>(sign << 15);
             std::memcpy(out, &h, 2);
         } else if (dtype == ACL_BF16) {
-            uint16_t b = static_cast<uint16_t>((sign << 15) | (uint32_t(e + 127) << 7) | (mant & 0x7F));
+            uint16_t b =
+                static_cast<uint16_t>((sign << 15) | (uint32_t(e + 127) << 7) | (mant & 0x7F));
             if (special) b = kBf16Specials[mant % 4] | static_cast<uint16_t>(sign << 15);
             std::memcpy(out, &b, 2);
         } else if (dtype == ACL_DOUBLE) {
@@ -191,7 +221,8 @@ private:
     // NaN, inf, the largest finite value, a subnormal
     static constexpr uint16_t kHalfSpecials[4] = {0x7E00, 0x7C00, 0x7BFF, 0x0003};
     static constexpr uint16_t kBf16Specials[4] = {0x7FC0, 0x7F80, 0x7F7F, 0x0003};
-    static constexpr uint32_t kFloatSpecials[4] = {0x7FC00000U, 0x7F800000U, 0x7F7FFFFFU, 0x00000003U};
+    static constexpr uint32_t kFloatSpecials[4] = {0x7FC00000U, 0x7F800000U, 0x7F7FFFFFU,
+                                                   0x00000003U};
 
     std::mt19937_64 rng_;
     bool specials_;
@@ -221,19 +252,23 @@ inline bool AttrsValid(const Attrs& a)
 /** An attribute's value at or beyond its range's edges: NaN, infinities, boundaries, raw bits. */
 inline double DrawAttr(FuzzedDataProvider& in, double typical)
 {
-    static constexpr double kEdges[] = {0.0, -0.0, 1.0, -1.0, 0.9999999999, 1.0000001, 1e-45,
-                                        1e38, 3.5e38, 1e300, -1e-8, 2.0, 0.5};
+    static constexpr double kEdges[] = {0.0,  -0.0,   1.0,   -1.0,  0.9999999999, 1.0000001, 1e-45,
+                                        1e38, 3.5e38, 1e300, -1e-8, 2.0,          0.5};
     switch (in.ConsumeIntegralInRange<int>(0, 4)) {
-        case 0: return kEdges[in.ConsumeIntegralInRange<size_t>(0, std::size(kEdges) - 1)];
-        case 1: return std::nan("");
-        case 2: return in.ConsumeBool() ? INFINITY : -INFINITY;
+        case 0:
+            return kEdges[in.ConsumeIntegralInRange<size_t>(0, std::size(kEdges) - 1)];
+        case 1:
+            return std::nan("");
+        case 2:
+            return in.ConsumeBool() ? INFINITY : -INFINITY;
         case 3: {
             const uint64_t bits = in.ConsumeIntegral<uint64_t>();
             double x = 0;
             std::memcpy(&x, &bits, 8);
             return x;
         }
-        default: return -typical;
+        default:
+            return -typical;
     }
 }
 
@@ -268,8 +303,16 @@ struct Expect {
     bool invalidRefusal = false;  // another rule broken: 161002
     std::string why;              // what the harness broke, for a finding's message
 
-    void Null(const std::string& what) { nullRefusal = true; why += what + "; "; }
-    void Invalid(const std::string& what) { invalidRefusal = true; why += what + "; "; }
+    void Null(const std::string& what)
+    {
+        nullRefusal = true;
+        why += what + "; ";
+    }
+    void Invalid(const std::string& what)
+    {
+        invalidRefusal = true;
+        why += what + "; ";
+    }
     bool Refused() const { return nullRefusal || invalidRefusal; }
 };
 
@@ -291,7 +334,8 @@ public:
     void* Workspace(uint64_t bytes)
     {
         void* w = nullptr;
-        if (bytes > 0 && aclrtMalloc(&w, static_cast<size_t>(bytes), ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
+        if (bytes > 0 &&
+            aclrtMalloc(&w, static_cast<size_t>(bytes), ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
             Finding("aclrtMalloc(%llu) failed", static_cast<unsigned long long>(bytes));
         }
         if (w != nullptr) workspaces_.push_back(w);
@@ -366,7 +410,8 @@ public:
     {
         const std::vector<size_t> from = src.ElementOffsets(), to = dst.ElementOffsets();
         const size_t eb = ElemBytes(src.dtype);
-        for (size_t k = 0; k < from.size(); ++k) std::memcpy(dst.base + to[k], src.base + from[k], eb);
+        for (size_t k = 0; k < from.size(); ++k)
+            std::memcpy(dst.base + to[k], src.base + from[k], eb);
     }
 
     /** t placed inside the storage of one of `others` that can hold its view, mostly at that
@@ -387,7 +432,8 @@ public:
         const size_t room = (host->bytes - need) / eb;
         const size_t first = static_cast<size_t>(other->base - host->data) +
                              static_cast<size_t>(other->offset) * ElemBytes(other->dtype);
-        const size_t slot = in.ConsumeBool() ? std::min(first / eb, room) : in.ConsumeIntegralInRange<size_t>(0, room);
+        const size_t slot = in.ConsumeBool() ? std::min(first / eb, room)
+                                             : in.ConsumeIntegralInRange<size_t>(0, room);
         t->base = host->data + slot * eb;
         t->storageElems = static_cast<int64_t>((host->bytes - slot * eb) / eb);
         return true;
@@ -397,9 +443,11 @@ public:
     {
         if (t == nullptr) return nullptr;
         const int64_t storage = t->storageElems;
-        aclTensor* h = aclCreateTensor(t->sizes.data(), t->sizes.size(), t->dtype, t->strides.data(),
-                                       t->offset, t->format, &storage, 1, t->nullData ? nullptr : t->base);
-        if (h == nullptr) Finding("aclCreateTensor refused a valid description: %s", aclGetRecentErrMsg());
+        aclTensor* h =
+            aclCreateTensor(t->sizes.data(), t->sizes.size(), t->dtype, t->strides.data(),
+                            t->offset, t->format, &storage, 1, t->nullData ? nullptr : t->base);
+        if (h == nullptr)
+            Finding("aclCreateTensor refused a valid description: %s", aclGetRecentErrMsg());
         return h;
     }
     aclTensor* Loose(Tensor* t)
@@ -412,7 +460,8 @@ public:
     {
         std::vector<aclTensor*> handles;
         for (Tensor* t : entries) handles.push_back(Handle(t));
-        aclTensorList* list = aclCreateTensorList(handles.empty() ? nullptr : handles.data(), handles.size());
+        aclTensorList* list =
+            aclCreateTensorList(handles.empty() ? nullptr : handles.data(), handles.size());
         if (list == nullptr) Finding("aclCreateTensorList failed: %s", aclGetRecentErrMsg());
         lists_.push_back(list);
         return list;
@@ -429,7 +478,8 @@ public:
     long Changed(const std::vector<std::vector<uint8_t>>& before) const
     {
         for (size_t i = 0; i < before.size(); ++i) {
-            if (!before[i].empty() && std::memcmp(storages_[i].data, before[i].data(), before[i].size()) != 0) {
+            if (!before[i].empty() &&
+                std::memcmp(storages_[i].data, before[i].data(), before[i].size()) != 0) {
                 return long(i);
             }
         }
@@ -447,7 +497,7 @@ public:
 
 private:
     std::vector<std::unique_ptr<Tensor>> tensors_;
-    std::vector<Storage> storages_;  // aclrtMalloc'd, in allocation order
+    std::vector<Storage> storages_;        // aclrtMalloc'd, in allocation order
     std::map<uintptr_t, size_t> byStart_;  // a storage's first byte: its index
     std::vector<aclTensorList*> lists_;
     std::vector<aclTensor*> loose_;
@@ -466,10 +516,13 @@ inline void ExpectMemoryRules(const std::vector<const Tensor*>& tensors, Expect*
         const auto span = tensors[i]->Span();
         if (span.first != span.second) order.push_back(i);
     }
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return tensors[a]->Span() < tensors[b]->Span(); });
-    for (size_t x = 0; x < order.size(); ++x) {  // every later span starting before this one ends meets it
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return tensors[a]->Span() < tensors[b]->Span(); });
+    for (size_t x = 0; x < order.size();
+         ++x) {  // every later span starting before this one ends meets it
         const Tensor* a = tensors[order[x]];
-        for (size_t y = x + 1; y < order.size() && tensors[order[y]]->Span().first < a->Span().second; ++y) {
+        for (size_t y = x + 1;
+             y < order.size() && tensors[order[y]]->Span().first < a->Span().second; ++y) {
             if (a->updated || tensors[order[y]]->updated) {
                 expect->Invalid("an updated tensor overlaps another");
                 return;
@@ -514,13 +567,16 @@ inline void CompareWithReference(const Call& call, const std::vector<std::vector
         for (size_t k = 0; k < at.size(); ++k) {
             const uint8_t* got = t->base + at[k];
             const uint8_t* want = ref->base + refAt[k];
-            if (std::memcmp(got, want, eb) != 0 && !(IsNan(t->dtype, got) && IsNan(t->dtype, want))) {
+            if (std::memcmp(got, want, eb) != 0 &&
+                !(IsNan(t->dtype, got) && IsNan(t->dtype, want))) {
                 uint64_t g = 0, w = 0;
                 std::memcpy(&g, got, eb);
                 std::memcpy(&w, want, eb);
-                Finding("%s: element %zu of an updated tensor (dtype %d, %zu elements) is 0x%llx, the "
-                        "twin kernel on contiguous copies wrote 0x%llx", op, k, int(t->dtype), at.size(),
-                        static_cast<unsigned long long>(g), static_cast<unsigned long long>(w));
+                Finding(
+                    "%s: element %zu of an updated tensor (dtype %d, %zu elements) is 0x%llx, the "
+                    "twin kernel on contiguous copies wrote 0x%llx",
+                    op, k, int(t->dtype), at.size(), static_cast<unsigned long long>(g),
+                    static_cast<unsigned long long>(w));
             }
             for (size_t b = 0; b < eb; ++b) covered[index][shift + at[k] + b] = true;
         }
@@ -529,7 +585,8 @@ inline void CompareWithReference(const Call& call, const std::vector<std::vector
         const uint8_t* now = call.Storages()[i].data;
         for (size_t b = 0; b < before[i].size(); ++b) {
             if (!covered[i][b] && now[b] != before[i][b]) {
-                Finding("%s: byte %zu of storage %zu, outside every updated view, changed", op, b, i);
+                Finding("%s: byte %zu of storage %zu, outside every updated view, changed", op, b,
+                        i);
             }
         }
     }
@@ -557,8 +614,8 @@ struct Phases {
 };
 
 /** A phase 1's result checked against the model; true when the call was accepted. */
-inline bool CheckPhase1(const Phases& op, const Expect& expect, aclnnStatus status, uint64_t workspace,
-                        aclOpExecutor* executor, const Call& call,
+inline bool CheckPhase1(const Phases& op, const Expect& expect, aclnnStatus status,
+                        uint64_t workspace, aclOpExecutor* executor, const Call& call,
                         const std::vector<std::vector<uint8_t>>& before, uint64_t unsetWorkspace,
                         aclOpExecutor* unsetExecutor)
 {
@@ -599,7 +656,8 @@ public:
 inline void Run(const Phases& op, void* workspace, uint64_t size, aclOpExecutor* executor)
 {
     const aclnnStatus status = op.run(workspace, size, executor, Stream());
-    if (status != ACLNN_SUCCESS) Finding("%s failed (%d): %s", op.phase2, status, aclGetRecentErrMsg());
+    if (status != ACLNN_SUCCESS)
+        Finding("%s failed (%d): %s", op.phase2, status, aclGetRecentErrMsg());
     if (aclrtSynchronizeStream(Stream()) != ACL_SUCCESS) {
         Finding("%s: the stream failed: %s", op.phase2, aclGetRecentErrMsg());
     }
@@ -610,15 +668,22 @@ struct ExecutorPlan {
     int runs = 1;               // phase 2s (more than one: repeatable)
     bool destroyUnrun = false;  // destroyed without a phase 2: nothing may change
     bool shortWorkspace = false;
-    bool moveGrads = false;     // between runs: gradients moved to new memory, else rewritten in place
+    bool moveGrads = false;  // between runs: gradients moved to new memory, else rewritten in place
 
     static ExecutorPlan Draw(FuzzedDataProvider& in)
     {
         ExecutorPlan p;
         switch (in.ConsumeIntegralInRange<int>(0, 7)) {
-            case 7: p.destroyUnrun = true; break;
-            case 4: case 5: case 6: p.runs = in.ConsumeIntegralInRange<int>(2, 3); break;
-            default: break;
+            case 7:
+                p.destroyUnrun = true;
+                break;
+            case 4:
+            case 5:
+            case 6:
+                p.runs = in.ConsumeIntegralInRange<int>(2, 3);
+                break;
+            default:
+                break;
         }
         p.shortWorkspace = in.ConsumeBool();
         p.moveGrads = in.ConsumeBool();
@@ -633,12 +698,12 @@ inline void ExpectPhase2Refused(const Phases& op, const Call& call, void* worksp
     const std::vector<std::vector<uint8_t>> before = call.Snapshot();
     const aclnnStatus status = op.run(workspace, size, executor, Stream());
     aclrtSynchronizeStream(Stream());
-    if (status != ACLNN_ERR_PARAM_INVALID) Finding("%s: %s returned %d, expected 161002", op.phase2, what, status);
+    if (status != ACLNN_ERR_PARAM_INVALID)
+        Finding("%s: %s returned %d, expected 161002", op.phase2, what, status);
     if (const long changed = call.Changed(before); changed >= 0) {
         Finding("%s: %s changed storage %ld", op.phase2, what, changed);
     }
 }
-
 
 /** A call's arguments: lists of entries (nullptr: a null entry) and single tensors (nullptr:
  *  NULL), as the target lays them out; `nullLists` are passed as NULL lists. */
@@ -673,7 +738,8 @@ inline Handles Realize(Call& call, const Args& args)
 {
     Handles h;
     for (size_t k = 0; k < args.lists.size(); ++k) {
-        h.lists.push_back(k < args.nullLists.size() && args.nullLists[k] ? nullptr : call.List(args.lists[k]));
+        h.lists.push_back(
+            k < args.nullLists.size() && args.nullLists[k] ? nullptr : call.List(args.lists[k]));
     }
     for (Tensor* t : args.singles) h.singles.push_back(call.Loose(t));
     return h;
@@ -691,7 +757,8 @@ struct Operator {
 };
 
 /** The reference: the same arguments as contiguous copies, in their own call. */
-inline Args CopyArgs(Call& into, const Args& args, std::vector<std::pair<const Tensor*, const Tensor*>>* pairs)
+inline Args CopyArgs(Call& into, const Args& args,
+                     std::vector<std::pair<const Tensor*, const Tensor*>>* pairs)
 {
     Args copy;
     copy.nullLists = args.nullLists;
@@ -725,8 +792,8 @@ inline bool OwnsStorage(const Call& call, const Tensor* t)
  * Runs one drawn call through phase 1 and, when accepted, the executor plan, checking the model's
  * expectation and the reference after every phase 2 (the file comment).
  */
-inline void Drive(const ExecutorPlan& plan, const Operator& op, Call& call, Args& args, const Attrs& attrs,
-                  Expect expect, Values& values)
+inline void Drive(const ExecutorPlan& plan, const Operator& op, Call& call, Args& args,
+                  const Attrs& attrs, Expect expect, Values& values)
 {
     const Phases& ph = op.phases;
     ExpectMemoryRules(args.All(), &expect);
@@ -738,8 +805,9 @@ inline void Drive(const ExecutorPlan& plan, const Operator& op, Call& call, Args
     aclOpExecutor* const unsetExecutor = reinterpret_cast<aclOpExecutor*>(uintptr_t{0x10});
     uint64_t workspaceSize = kUnsetWorkspace;
     aclOpExecutor* executor = unsetExecutor;
-    const aclnnStatus status = op.phase1(h, attrs, args.nullWorkspaceSize ? nullptr : &workspaceSize,
-                                         args.nullExecutor ? nullptr : &executor);
+    const aclnnStatus status =
+        op.phase1(h, attrs, args.nullWorkspaceSize ? nullptr : &workspaceSize,
+                  args.nullExecutor ? nullptr : &executor);
     if (!CheckPhase1(ph, expect, status, workspaceSize, executor, call, before, kUnsetWorkspace,
                      unsetExecutor)) {
         return;
@@ -753,13 +821,16 @@ inline void Drive(const ExecutorPlan& plan, const Operator& op, Call& call, Args
     {
         TwinKernel twin;
         if (op.phase1(refH, attrs, &refSize, &refExecutor) != ACLNN_SUCCESS) {
-            Finding("%s refused the contiguous copies of an accepted call: %s", ph.phase1, aclGetRecentErrMsg());
+            Finding("%s refused the contiguous copies of an accepted call: %s", ph.phase1,
+                    aclGetRecentErrMsg());
         }
     }
     if (plan.destroyUnrun) {
         const std::vector<std::vector<uint8_t>> unrun = call.Snapshot();
-        if (aclDestroyAclOpExecutor(executor) != ACLNN_SUCCESS) Finding("%s: destroying an unrun executor failed", ph.phase1);
-        if (call.Changed(unrun) >= 0) Finding("%s: an executor destroyed unrun changed memory", ph.phase1);
+        if (aclDestroyAclOpExecutor(executor) != ACLNN_SUCCESS)
+            Finding("%s: destroying an unrun executor failed", ph.phase1);
+        if (call.Changed(unrun) >= 0)
+            Finding("%s: an executor destroyed unrun changed memory", ph.phase1);
         aclDestroyAclOpExecutor(refExecutor);
         return;
     }
@@ -770,25 +841,29 @@ inline void Drive(const ExecutorPlan& plan, const Operator& op, Call& call, Args
     void* workspace = call.Workspace(workspaceSize);
     void* refWorkspace = refCall.Workspace(refSize);
     if (plan.shortWorkspace && workspaceSize > 0) {
-        ExpectPhase2Refused(ph, call, workspace, workspaceSize - 1, executor, "a workspace one byte short");
+        ExpectPhase2Refused(ph, call, workspace, workspaceSize - 1, executor,
+                            "a workspace one byte short");
     }
-    std::vector<Tensor*> grads = op.gradsAreList ? args.lists[0] : std::vector<Tensor*>{args.singles[0]};
+    std::vector<Tensor*> grads =
+        op.gradsAreList ? args.lists[0] : std::vector<Tensor*>{args.singles[0]};
     std::vector<Tensor*> refGrads =
         op.gradsAreList ? refArgs.lists[0] : std::vector<Tensor*>{refArgs.singles[0]};
     for (int run = 0; run < plan.runs; ++run) {
-        for (size_t i = 0; run > 0 && i < grads.size(); ++i) {  // new gradients for a repeated launch
+        for (size_t i = 0; run > 0 && i < grads.size();
+             ++i) {  // new gradients for a repeated launch
             Tensor* g = grads[i];
             if (g->Numel() == 0) continue;
             const size_t bytes = static_cast<size_t>(g->storageElems) * ElemBytes(g->dtype);
             if (plan.moveGrads) {
                 g->base = call.Allocate(bytes);
                 values.Fill(g->dtype, Role::kGrad, g->base, static_cast<size_t>(g->storageElems));
-                refGrads[i]->base = refCall.Allocate(static_cast<size_t>(refGrads[i]->storageElems) *
-                                                     ElemBytes(g->dtype));
+                refGrads[i]->base = refCall.Allocate(
+                    static_cast<size_t>(refGrads[i]->storageElems) * ElemBytes(g->dtype));
                 Call::CopyView(*g, *refGrads[i]);
                 if (op.moveGrad(executor, h, i, g->base) != ACLNN_SUCCESS ||
                     op.moveGrad(refExecutor, refH, i, refGrads[i]->base) != ACLNN_SUCCESS) {
-                    Finding("%s: moving gradient %zu failed: %s", ph.phase1, i, aclGetRecentErrMsg());
+                    Finding("%s: moving gradient %zu failed: %s", ph.phase1, i,
+                            aclGetRecentErrMsg());
                 }
             } else if (OwnsStorage(call, g)) {
                 values.Fill(g->dtype, Role::kGrad, g->base, static_cast<size_t>(g->storageElems));
@@ -801,7 +876,8 @@ inline void Drive(const ExecutorPlan& plan, const Operator& op, Call& call, Args
         CompareWithReference(call, ran, pairs, ph.phase2);
     }
     if (plan.runs == 1) {
-        ExpectPhase2Refused(ph, call, workspace, workspaceSize, executor, "a second phase 2 of a single-use executor");
+        ExpectPhase2Refused(ph, call, workspace, workspaceSize, executor,
+                            "a second phase 2 of a single-use executor");
     } else {
         aclDestroyAclOpExecutor(executor);
         aclDestroyAclOpExecutor(refExecutor);
@@ -817,11 +893,17 @@ inline std::vector<int64_t> DrawShape(FuzzedDataProvider& in, int64_t maxNumel =
     for (size_t d = 0; d < rank; ++d) {
         int64_t size = in.ConsumeIntegralInRange<int64_t>(1, 5);
         switch (in.ConsumeIntegralInRange<int>(0, 15)) {
-            case 14: size = 0; break;
-            case 15: size = in.ConsumeIntegralInRange<int64_t>(6, 1100); break;
-            default: break;
+            case 14:
+                size = 0;
+                break;
+            case 15:
+                size = in.ConsumeIntegralInRange<int64_t>(6, 1100);
+                break;
+            default:
+                break;
         }
-        if (size > 0 && numel * size > maxNumel) size = std::max<int64_t>(1, maxNumel / std::max<int64_t>(numel, 1));
+        if (size > 0 && numel * size > maxNumel)
+            size = std::max<int64_t>(1, maxNumel / std::max<int64_t>(numel, 1));
         numel *= size;
         shape.push_back(size);
     }
@@ -831,8 +913,9 @@ inline std::vector<int64_t> DrawShape(FuzzedDataProvider& in, int64_t maxNumel =
 /** A format: ND mostly, else one ND accepts as ND or one it refuses (the model's rule). */
 inline aclFormat DrawFormat(FuzzedDataProvider& in, Expect* expect)
 {
-    static constexpr aclFormat kFormats[] = {ACL_FORMAT_NCHW, ACL_FORMAT_NCL, ACL_FORMAT_NCDHW,
-                                             ACL_FORMAT_NHWC, ACL_FORMAT_NC1HWC0, ACL_FORMAT_FRACTAL_NZ};
+    static constexpr aclFormat kFormats[] = {ACL_FORMAT_NCHW,    ACL_FORMAT_NCL,
+                                             ACL_FORMAT_NCDHW,   ACL_FORMAT_NHWC,
+                                             ACL_FORMAT_NC1HWC0, ACL_FORMAT_FRACTAL_NZ};
     const aclFormat f = kFormats[in.ConsumeIntegralInRange<size_t>(0, std::size(kFormats) - 1)];
     if (f != ACL_FORMAT_NCHW && f != ACL_FORMAT_NCL && f != ACL_FORMAT_NCDHW) {
         expect->Invalid("a format other than ND");
@@ -852,15 +935,16 @@ inline bool ZeroStride(FuzzedDataProvider& in, Tensor* t)
     return true;
 }
 
-// ---- lists ----------------------------------------------------------------------------------------
+// ---- lists ------------------------------------------------------------------------------------
 
 /** An absent optional list: empty, or one zero-element placeholder per entry of `dtype`. */
-inline std::vector<Tensor*> AbsentList(FuzzedDataProvider& in, Call& call, Values& values, size_t entries,
-                                       aclDataType dtype)
+inline std::vector<Tensor*> AbsentList(FuzzedDataProvider& in, Call& call, Values& values,
+                                       size_t entries, aclDataType dtype)
 {
     std::vector<Tensor*> list;
     if (in.ConsumeBool()) {
-        for (size_t i = 0; i < entries; ++i) list.push_back(call.Make(in, values, dtype, {0}, Role::kParam, true));
+        for (size_t i = 0; i < entries; ++i)
+            list.push_back(call.Make(in, values, dtype, {0}, Role::kParam, true));
     }
     return list;
 }
@@ -881,34 +965,41 @@ inline int ListDtype(const std::vector<Tensor*>& list, int none = -2)
     int d = none;
     for (const Tensor* t : list) {
         if (t == nullptr) continue;
-        if (d == none) d = t->dtype;
-        else if (d != t->dtype) return -1;
+        if (d == none)
+            d = t->dtype;
+        else if (d != t->dtype)
+            return -1;
     }
     return d;
 }
 
-/** A one-element tensor (shape [1], or rank 0) of `dtype` holding `value` (fp32) when it is fp32. */
-inline Tensor* ScalarTensor(FuzzedDataProvider& in, Call& call, Values& values, aclDataType dtype, float value)
+/** A one-element tensor (shape [1], or rank 0) of `dtype` holding `value` when it is fp32. */
+inline Tensor* ScalarTensor(FuzzedDataProvider& in, Call& call, Values& values, aclDataType dtype,
+                            float value)
 {
-    const std::vector<int64_t> shape = in.ConsumeBool() ? std::vector<int64_t>{1} : std::vector<int64_t>{};
+    const std::vector<int64_t> shape =
+        in.ConsumeBool() ? std::vector<int64_t>{1} : std::vector<int64_t>{};
     Tensor* t = call.Make(in, values, dtype, shape, Role::kScalar, false);
     if (dtype == ACL_FLOAT) std::memcpy(t->base + t->offset * 4, &value, 4);
     return t;
 }
 
-/** A float for a scalar tensor: typical, zero, a boundary or raw bits (values are not validated). */
+/** A float for a scalar tensor: typical, zero, NaN or raw bits (values are not validated). */
 inline float DrawScalarValue(FuzzedDataProvider& in, float typical)
 {
     switch (in.ConsumeIntegralInRange<int>(0, 7)) {
-        case 5: return 0.0F;
-        case 6: return std::nanf("");
+        case 5:
+            return 0.0F;
+        case 6:
+            return std::nanf("");
         case 7: {
             const uint32_t bits = in.ConsumeIntegral<uint32_t>();
             float x = 0;
             std::memcpy(&x, &bits, 4);
             return x;
         }
-        default: return typical;
+        default:
+            return typical;
     }
 }
 
@@ -916,7 +1007,8 @@ inline float DrawScalarValue(FuzzedDataProvider& in, float typical)
 inline void ExpectScalar(const Tensor* t, aclDataType dtype, const char* name, Expect* expect)
 {
     if (t != nullptr && (t->dtype != dtype || t->Numel() != 1)) {
-        expect->Invalid(std::string(name) + " not one " + (dtype == ACL_INT64 ? "int64" : "fp32") + " element");
+        expect->Invalid(std::string(name) + " not one " + (dtype == ACL_INT64 ? "int64" : "fp32") +
+                        " element");
     }
 }
 

@@ -27,7 +27,8 @@ if ! echo "$probe" | clang++ -x c++ -fsanitize=fuzzer -o /dev/null - 2> /dev/nul
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clang &&
         major=$(clang --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1) &&
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "libclang-rt-$major-dev"
-    } > "$repo/build/fuzz-apt.log" 2>&1 || { tail "$repo/build/fuzz-apt.log" >&2; echo "fuzz: installing clang failed" >&2; exit 1; }
+    } > "$repo/build/fuzz-apt.log" 2>&1 ||
+        { tail "$repo/build/fuzz-apt.log" >&2; echo "fuzz: installing clang failed" >&2; exit 1; }
 fi
 
 # The whole tree instrumented (the runtime's branches are the coverage), optimized enough to run
@@ -36,7 +37,8 @@ flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fn
 if [ ! -f "$build/build.ninja" ]; then
     PATH="$repo/.venv/bin:$PATH" cmake -S . -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
         -DCMAKE_BUILD_TYPE=Debug -DAEA_BUILD_TESTS=OFF -DAEA_BUILD_PYTHON=OFF -DAEA_BUILD_FUZZERS=ON \
-        -DAEA_NATIVE_ISAS=host -DAEA_OPTIMIZE=-O1 -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" > "$build.configure.log" 2>&1 ||
+        -DAEA_NATIVE_ISAS=host -DAEA_OPTIMIZE=-O1 -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
+        > "$build.configure.log" 2>&1 ||
         { tail -20 "$build.configure.log" >&2; exit 1; }
 fi
 PATH="$repo/.venv/bin:$PATH" cmake --build "$build" -j "$jobs" --target fuzzers > "$build.log" 2>&1 ||
