@@ -5,7 +5,9 @@ Layers, from the metal up:
   * ``op_host/``     host tiling (cores x unified-buffer chunks);
   * :mod:`ascend_ema_adam.kernels`    the kernel on the CPU twin for numpy arrays;
   * :mod:`ascend_ema_adam.golden`  numpy golden models (float64 and dtype-faithful fp32);
-  * :mod:`ascend_ema_adam.ops`     the torch op (CPU and NPU tensors), MindSpeed's API.
+  * :mod:`ascend_ema_adam.ops`     the torch op (CPU and NPU tensors), MindSpeed's API;
+  * :mod:`ascend_ema_adam.optim`   ``FusedEmaAdamW``; :mod:`ascend_ema_adam.checkpoint` its
+    checkpoints on disk, saved atomically and checked on load.
 
 numpy-only users never import torch: the torch API below is loaded on first use.
 """

@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import kernels
+from .._files import atomic_file
 from .._dtypes import by_name
 from .bench_common import (BENCH_OUT, HYPER, NPU_PLATFORM, TARGET_NUMEL, TIME_RATIO, Timing,
                            _cpu_name, _deepspeed, _fmt_time, measure, output_dir, print_targets,
@@ -240,7 +241,8 @@ def run(quick: bool = False, out_dir: str = BENCH_OUT, threads: list[int] | None
     env["load_average_after_steps"] = os.getloadavg()
     print(f"load average after the optimizer steps {env['load_average_after_steps'][0]:.2f}",
           file=out)
-    (path / "bench.json").write_text(json.dumps(report, indent=1, default=_json_default))
+    with atomic_file(path / "bench.json", "w") as file:
+        file.write(json.dumps(report, indent=1, default=_json_default))
     chart = _chart(report, path / "bench.png")
     print(f"\nwrote {path / 'bench.json'}" + (f" and {chart}" if chart else
                                                   " (no chart: matplotlib is not installed)"),
@@ -397,7 +399,8 @@ def _chart(report: dict, path: Path) -> Path | None:
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_file(path) as file:
+        fig.savefig(file, format="png", dpi=110)
     plt.close(fig)
     return path
 

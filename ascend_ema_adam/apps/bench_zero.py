@@ -27,6 +27,7 @@ import sys
 import time
 
 from .. import kernels
+from .._files import atomic_file
 from .bench_common import (BENCH_OUT, HYPER, _cpu_name, _fmt_time, gpt2_small_shapes, output_dir,
                            use_isa)
 
@@ -181,7 +182,8 @@ def run(repeats: int = 7, seed: int = 0, out_dir: str = BENCH_OUT, out=sys.stdou
           f"EMA {inner_ratio:.3f}; load average "
           f"{load_start[0]:.2f} -> {os.getloadavg()[0]:.2f} (other work on the CPUs "
           f"slows both alike, not equally: rerun on a quiet machine)", file=out)
-    (path / "zero_offload.json").write_text(json.dumps(report, indent=1))
+    with atomic_file(path / "zero_offload.json", "w") as file:
+        file.write(json.dumps(report, indent=1))
     print(f"wrote {path / 'zero_offload.json'}", file=out)
     return report
 

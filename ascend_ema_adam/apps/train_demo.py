@@ -19,6 +19,8 @@ import os
 import sys
 import time
 
+from .._files import atomic_file
+
 DEFAULT_OUT = os.path.join("ascend-ema-adam-demo", "train_demo.png")
 # (module, the package that installs it): the demo extra of pyproject.toml; the training needs
 # the first two, the picture the last
@@ -154,8 +156,8 @@ def _plot(histories: dict, path: str, title: str) -> None:
     ax_acc.legend(fontsize=7)
     fig.suptitle(title)
     fig.tight_layout()
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fig.savefig(path, dpi=110)
+    with atomic_file(path) as file:
+        fig.savefig(file, format="png", dpi=110)
     plt.close(fig)
 
 
@@ -171,6 +173,7 @@ def main(epochs: int = 15, out: str | None = None, seed: int = 0, batch_size: in
         raise ValueError(f"--epochs must be at least 1, got {epochs}")
     _require_demo_extra()
     out = out or DEFAULT_OUT
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)  # the plot, checkpoints
     start = time.perf_counter()
     # A model this small runs fastest on one thread: more only spin against each other (and
     # against anything else on the machine) inside every tiny conv/matmul.
@@ -186,10 +189,13 @@ def main(epochs: int = 15, out: str | None = None, seed: int = 0, batch_size: in
         print(f"FusedEmaAdamW(lr={lr}, weight_decay=0.01, ema_decay={ema_decay}, EMA warm-up "
               f"on): one fused multi-tensor kernel launch per step, on the CPU device; held-out "
               f"accuracy of the EMA weights via optimizer.swap_ema()")
-        histories, spots, states = {}, {}, {}
+        histories, spots, states, reloaded = {}, {}, {}, {}
         for label, _ in RUNS:
-            histories[label], spots[label], states[label] = _train(
-                getattr(torch, label), initial, data, epochs, seed, batch_size, lr, ema_decay)
+            checkpoint_path = os.path.join(os.path.dirname(os.path.abspath(out)),
+                                           f"train_demo_{label}.pt")
+            histories[label], spots[label], states[label], reloaded[label] = _train(
+                getattr(torch, label), initial, data, epochs, seed, batch_size, lr, ema_decay,
+                checkpoint_path)
     finally:
         torch.set_num_threads(threads)
 
@@ -200,7 +206,7 @@ def main(epochs: int = 15, out: str | None = None, seed: int = 0, batch_size: in
         print(f"plot: {os.path.abspath(out)}")
     else:
         print("plot: none (matplotlib is not installed: pip install matplotlib)")
-    ok = True
+    ok = all(reloaded.values())
     for label, _ in RUNS:
         spot = spots[label]
         if spot is None:
@@ -216,12 +222,14 @@ def main(epochs: int = 15, out: str | None = None, seed: int = 0, batch_size: in
     return 0 if ok else 1
 
 
-def _train(dtype, initial, data, epochs, seed, batch_size, lr, ema_decay):
-    """One run in `dtype` from the `initial` weights. Returns (history, spot-check result, the
-    dtype name of the optimizer state)."""
+def _train(dtype, initial, data, epochs, seed, batch_size, lr, ema_decay, checkpoint_path):
+    """One run in `dtype` from the `initial` weights, saved to `checkpoint_path` after every
+    epoch. Returns (history, spot-check result, the dtype name of the optimizer state, whether
+    the last checkpoint reloaded into a fresh model gives the same EMA accuracy)."""
     import torch
     from tqdm import tqdm
 
+    from .. import checkpoint
     from ..optim import FusedEmaAdamW
 
     label = str(dtype).removeprefix("torch.")
@@ -273,6 +281,8 @@ def _train(dtype, initial, data, epochs, seed, batch_size, lr, ema_decay):
         bar.write(f"{label:>8} epoch {epoch:2d}  train loss {total / len(x_train):.4f}  "
                   f"held-out acc: raw {100 * acc_raw:5.1f}%  EMA {100 * acc_ema:5.1f}%  "
                   f"(EMA decay now {decay:.4f})")
+        checkpoint.save_checkpoint(checkpoint_path, model, optimizer, epoch=epoch,
+                                   history=history)
     bar.close()
     best_raw = max(h["acc_raw"] for h in history)
     best_ema = max(h["acc_ema"] for h in history)
@@ -280,4 +290,14 @@ def _train(dtype, initial, data, epochs, seed, batch_size, lr, ema_decay):
     print(f"{label} final held-out accuracy ({optimizer.num_updates} steps): raw "
           f"{100 * last['acc_raw']:.1f}%, EMA {100 * last['acc_ema']:.1f}% (best: raw "
           f"{100 * best_raw:.1f}%, EMA {100 * best_ema:.1f}%)")
-    return history, spot, state_dtype
+    # What resuming or evaluating from the file gives: a fresh model and optimizer, loaded.
+    fresh_model = _model().to(dtype)
+    fresh = FusedEmaAdamW(fresh_model.parameters(), lr=lr, weight_decay=1e-2, ema_decay=ema_decay)
+    saved = checkpoint.load_checkpoint(checkpoint_path, fresh_model, fresh)
+    with fresh.swap_ema():
+        _, acc_reloaded = _evaluate(fresh_model, x_test, y_test)
+    same = saved["epoch"] == epochs and acc_reloaded == last["acc_ema"]
+    print(f"{label} checkpoint (saved after every epoch): {checkpoint_path}; reloaded into a "
+          f"fresh model: EMA {100 * acc_reloaded:.1f}% "
+          f"{'(the same), PASS' if same else 'DIFFERS, FAIL'}")
+    return history, spot, state_dtype, same

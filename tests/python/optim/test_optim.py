@@ -894,6 +894,7 @@ def test_grad_scaler_skips_inf_steps_and_leaves_the_ema_alone(rng, scope):
 
 
 def test_train_demo_cli_trains_plots_and_spot_checks(tmp_path, capsys):
+    from ascend_ema_adam import checkpoint
     from ascend_ema_adam.apps.cli import main
 
     out = tmp_path / "curves.png"
@@ -906,3 +907,8 @@ def test_train_demo_cli_trains_plots_and_spot_checks(tmp_path, capsys):
                          r".*bit-exact, PASS", text)
     # the bf16 run keeps its optimizer state in fp32 (the default state_dtype)
     assert "bfloat16 run: parameters in bfloat16, exp_avg/exp_avg_sq/ema_params in float32" in text
+    for run in ("float32", "bfloat16"):
+        assert re.search(f"{run} checkpoint \\(saved after every epoch\\): "
+                         f"{tmp_path / f'train_demo_{run}.pt'}; reloaded into a fresh model: "
+                         r"EMA \d+\.\d% \(the same\), PASS", text)
+        assert checkpoint.load(tmp_path / f"train_demo_{run}.pt")["extra"]["epoch"] == 2
