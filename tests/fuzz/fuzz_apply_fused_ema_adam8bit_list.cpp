@@ -26,7 +26,6 @@ constexpr const char* kListNames[kLists] = {"grads", "varsRef",       "msRef",
                                             "ssRef", "modelCopiesRef"};
 constexpr Role kRoles[kLists] = {Role::kGrad,   Role::kParam,  Role::kCode,  Role::kCode,
                                  Role::kAbsmax, Role::kAbsmax, Role::kParam, Role::kCopy};
-constexpr aclDataType kAll[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT32, ACL_UINT8};
 constexpr int64_t kBlock = 256;
 
 /** The contract's rows: parameters, gradients, copies (-1: none). */
@@ -159,6 +158,25 @@ void ExpectListRules(const Args& args, const Row& row, Expect* expect)
     }
 }
 
+/** A map entry tied with its neighbour (valid), swapped with it, NaN or beyond 1. */
+void MutateMap(FuzzedDataProvider& in, Args& args)
+{
+    Tensor* map = args.singles[in.ConsumeBool() ? kQmapM : kQmapV];
+    if (map == nullptr || map->dtype != ACL_FLOAT || map->Numel() != 256) return;
+    const std::vector<size_t> at = map->ElementOffsets();
+    const size_t j = in.ConsumeIntegralInRange<size_t>(0, 254);
+    float a = 0, b = 0;
+    std::memcpy(&a, map->base + at[j], 4);
+    std::memcpy(&b, map->base + at[j + 1], 4);
+    const float choices[] = {b, b, a, std::nanf(""), 1.5F};
+    const float x = choices[in.ConsumeIntegralInRange<int>(0, 4)];
+    std::memcpy(map->base + at[j], &x, 4);
+    if (x == a) {  // swapped
+        std::memcpy(map->base + at[j], &b, 4);
+        std::memcpy(map->base + at[j + 1], &a, 4);
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
@@ -219,105 +237,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             ScalarTensor(in, call, values, ACL_FLOAT, DrawScalarValue(in, 0.99F));
     const Attrs attrs = DrawAttrs(in);
 
+    const ListLayout layout{kListNames,
+                            kRoles,
+                            dtypes,
+                            kLists,
+                            kGrads,
+                            n,
+                            /*maxEntryNumel=*/600,
+                            /*maxSingleNumel=*/300,
+                            /*oneElementLists=*/(1U << kMAbs) | (1U << kVAbs),
+                            kStep};
     const int mutations =
         in.ConsumeIntegralInRange<int>(0, 3) >= 2 ? in.ConsumeIntegralInRange<int>(1, 3) : 0;
     for (int m = 0; m < mutations; ++m) {
-        const int k = in.ConsumeIntegralInRange<int>(0, kLists - 1);
-        std::vector<Tensor*>& list = args.lists[k];
-        const size_t i = list.empty() ? 0 : in.ConsumeIntegralInRange<size_t>(0, list.size() - 1);
-        Tensor** entry =
-            list.empty() || list[i] == nullptr || list[i]->Numel() == 0 ? nullptr : &list[i];
-        const size_t s = in.ConsumeIntegralInRange<size_t>(0, kSingles - 1);
-        switch (in.ConsumeIntegralInRange<int>(0, 12)) {
-            case 0:
-                args.nullLists[k] = true;
-                expect.Null(std::string(kListNames[k]) + " null");
-                break;
-            case 1:
-                if (!list.empty()) {
-                    list[i] = nullptr;
-                    expect.Null(std::string(kListNames[k]) + " entry null");
-                }
-                break;
-            case 2:
-                if (entry != nullptr) {
-                    (*entry)->nullData = true;
-                    expect.Null("an entry without data");
-                }
-                break;
-            case 3:
-                list.push_back(call.Make(in, values, dtypes[k],
-                                         {in.ConsumeIntegralInRange<int64_t>(1, 8)}, kRoles[k],
-                                         k != kGrads));
-                break;
-            case 4:
-                if (entry != nullptr) {
-                    *entry = call.Make(
-                        in, values, kAll[in.ConsumeIntegralInRange<size_t>(0, std::size(kAll) - 1)],
-                        (*entry)->sizes, kRoles[k], k != kGrads);
-                }
-                break;
-            case 5:
-                if (entry != nullptr && in.ConsumeBool()) {
-                    *entry = call.Make(in, values, (*entry)->dtype, DrawShape(in, 600), kRoles[k],
-                                       k != kGrads);
-                } else if (i < n) {  // every tensor of entry i of 9 dimensions
-                    for (int j = 0; j < kLists; ++j) {
-                        if (args.lists[j].size() != n) continue;
-                        Tensor*& t = args.lists[j][i];
-                        if (t != nullptr && t->Numel() > 0) {
-                            t = call.Make(in, values, t->dtype,
-                                          j == kMAbs || j == kVAbs ? std::vector<int64_t>{1}
-                                                                   : std::vector<int64_t>(9, 1),
-                                          kRoles[j], j != kGrads);
-                        }
-                    }
-                }
-                break;
-            case 6:
-                if (entry != nullptr) (*entry)->format = DrawFormat(in, &expect);
-                break;
-            case 7:
-                if (entry != nullptr) ZeroStride(in, *entry);
-                break;
-            case 8:
-                if (entry != nullptr) call.Alias(in, *entry, args.All());
-                break;
-            case 9:  // a single tensor of another dtype or shape
-                if (args.singles[s] == nullptr) break;
-                args.singles[s] =
-                    in.ConsumeBool()
-                        ? call.Make(in, values, kAll[in.ConsumeIntegralInRange<size_t>(0, 5)],
-                                    args.singles[s]->sizes, Role::kScalar, false)
-                        : call.Make(in, values, args.singles[s]->dtype, DrawShape(in, 300),
-                                    Role::kScalar, false);
-                break;
-            case 10: {  // a map entry: tied with its neighbour (valid), swapped, NaN or beyond 1
-                Tensor* map = args.singles[in.ConsumeBool() ? kQmapM : kQmapV];
-                if (map == nullptr || map->dtype != ACL_FLOAT || map->Numel() != 256) break;
-                const std::vector<size_t> at = map->ElementOffsets();
-                const size_t j = in.ConsumeIntegralInRange<size_t>(0, 254);
-                float a = 0, b = 0;
-                std::memcpy(&a, map->base + at[j], 4);
-                std::memcpy(&b, map->base + at[j + 1], 4);
-                const float choices[] = {b, b, a, std::nanf(""), 1.5F};
-                const float x = choices[in.ConsumeIntegralInRange<int>(0, 4)];
-                std::memcpy(map->base + at[j], &x, 4);
-                if (x == a) {  // swapped
-                    std::memcpy(map->base + at[j], &b, 4);
-                    std::memcpy(map->base + at[j + 1], &a, 4);
-                }
-                break;
-            }
-            case 11:
-                SetScalar(args.singles[kStep], static_cast<double>(in.ConsumeIntegral<int32_t>()));
-                break;
-            default:
-                if (in.ConsumeBool())
-                    args.nullWorkspaceSize = true;
-                else
-                    args.nullExecutor = true;
-        }
+        const int choice = in.ConsumeIntegralInRange<int>(0, kListMutations);
+        if (choice < kListMutations)
+            MutateList(in, call, values, args, layout, choice, &expect);
+        else
+            MutateMap(in, args);
     }
     ExpectListRules(args, row, &expect);
     ExpectMap(args.singles[kQmapM], "qmapM", &expect);

@@ -24,7 +24,6 @@ constexpr const char* kListNames[kLists] = {"grads", "varsRef",  "msRef",       
 constexpr Role kRoles[kLists] = {Role::kGrad,         Role::kParam, Role::kMoment,
                                  Role::kSecondMoment, Role::kParam, Role::kSecondMoment,
                                  Role::kCopy};
-constexpr aclDataType kAll[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT32, ACL_UINT8};
 
 aclDataType Acl(aea::DataType d) { return static_cast<aclDataType>(aea::CannCodeOf(d)); }
 
@@ -174,88 +173,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             ScalarTensor(in, call, values, ACL_FLOAT, DrawScalarValue(in, 0.99F));
     const Attrs attrs = DrawAttrs(in);
 
+    const ListLayout layout{kListNames,
+                            kRoles,
+                            dtypes,
+                            kLists,
+                            kGrads,
+                            n,
+                            /*maxEntryNumel=*/64,
+                            /*maxSingleNumel=*/4,
+                            /*oneElementLists=*/0,
+                            kStep};
     const int mutations =
         in.ConsumeIntegralInRange<int>(0, 3) >= 2 ? in.ConsumeIntegralInRange<int>(1, 3) : 0;
     for (int m = 0; m < mutations; ++m) {
-        const int k = in.ConsumeIntegralInRange<int>(0, kLists - 1);
-        std::vector<Tensor*>& list = args.lists[k];
-        const size_t i = list.empty() ? 0 : in.ConsumeIntegralInRange<size_t>(0, list.size() - 1);
-        Tensor** entry =
-            list.empty() || list[i] == nullptr || list[i]->Numel() == 0 ? nullptr : &list[i];
-        const size_t s = in.ConsumeIntegralInRange<size_t>(0, args.singles.size() - 1);
-        switch (in.ConsumeIntegralInRange<int>(0, 11)) {
-            case 0:
-                args.nullLists[k] = true;
-                expect.Null(std::string(kListNames[k]) + " null");
-                break;
-            case 1:
-                if (!list.empty()) {
-                    list[i] = nullptr;
-                    expect.Null(std::string(kListNames[k]) + " entry null");
-                }
-                break;
-            case 2:
-                if (entry != nullptr) {
-                    (*entry)->nullData = true;
-                    expect.Null("an entry without data");
-                }
-                break;
-            case 3:  // one more entry, with elements (the model judges the lengths)
-                list.push_back(call.Make(in, values, dtypes[k],
-                                         {in.ConsumeIntegralInRange<int64_t>(1, 8)}, kRoles[k],
-                                         k != kGrads));
-                break;
-            case 4:  // an entry of another dtype (the model judges the combination)
-                if (entry != nullptr) {
-                    *entry = call.Make(
-                        in, values, kAll[in.ConsumeIntegralInRange<size_t>(0, std::size(kAll) - 1)],
-                        (*entry)->sizes, kRoles[k], k != kGrads);
-                }
-                break;
-            case 5:  // an entry of another shape, or every tensor of entry i of 9 dimensions
-                if (entry != nullptr && in.ConsumeBool()) {
-                    *entry = call.Make(in, values, (*entry)->dtype, DrawShape(in, 64), kRoles[k],
-                                       k != kGrads);
-                } else if (i < n) {
-                    for (int j = 0; j < kLists; ++j) {
-                        if (args.lists[j].size() != n) continue;
-                        Tensor*& t = args.lists[j][i];
-                        if (t != nullptr && t->Numel() > 0) {
-                            t = call.Make(in, values, t->dtype, std::vector<int64_t>(9, 1),
-                                          kRoles[j], j != kGrads);
-                        }
-                    }
-                }
-                break;
-            case 6:
-                if (entry != nullptr) (*entry)->format = DrawFormat(in, &expect);
-                break;
-            case 7:
-                if (entry != nullptr) ZeroStride(in, *entry);
-                break;
-            case 8:  // inside another tensor's storage (the model judges the overlap)
-                if (entry != nullptr) call.Alias(in, *entry, args.All());
-                break;
-            case 9:  // a one-element tensor of another dtype or shape, or NULL (the step: a null)
-                if (args.singles[s] == nullptr) break;
-                if (in.ConsumeBool()) {
-                    args.singles[s] =
-                        call.Make(in, values, kAll[in.ConsumeIntegralInRange<size_t>(0, 5)], {1},
-                                  Role::kScalar, false);
-                } else {
-                    args.singles[s] = call.Make(in, values, args.singles[s]->dtype,
-                                                DrawShape(in, 4), Role::kScalar, false);
-                }
-                break;
-            case 10:
-                SetScalar(args.singles[kStep], static_cast<double>(in.ConsumeIntegral<int32_t>()));
-                break;
-            default:
-                if (in.ConsumeBool())
-                    args.nullWorkspaceSize = true;
-                else
-                    args.nullExecutor = true;
-        }
+        MutateList(in, call, values, args, layout,
+                   in.ConsumeIntegralInRange<int>(0, kListMutations - 1), &expect);
     }
     ExpectListRules(args, v2, row, &expect);
     ExpectScalar(args.singles[kStep], ACL_INT64, "step", &expect);

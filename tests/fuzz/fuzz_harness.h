@@ -1034,6 +1034,120 @@ inline void SetScalar(Tensor* t, double value)
     }
 }
 
+/** The dtypes a mutation draws from: the operators' own and some no row has. */
+constexpr aclDataType kMutationDtypes[] = {ACL_FLOAT,  ACL_FLOAT16, ACL_BF16,
+                                           ACL_DOUBLE, ACL_INT32,   ACL_UINT8};
+
+/** What the shared mutations of a list operator's call need to know of its lists. */
+struct ListLayout {
+    const char* const* names;
+    const Role* roles;
+    const aclDataType* dtypes;  // each list's dtype in the drawn row
+    int lists;
+    int grads;                 // the gradients' list (never written)
+    size_t entries;            // the drawn number of entries
+    int64_t maxEntryNumel;     // an entry's new shape holds at most this many elements
+    int64_t maxSingleNumel;    // a single tensor's new shape holds at most this many
+    uint32_t oneElementLists;  // bit k: list k's entries stay {1} when entry i goes to rank 9
+    int step;                  // the step's index among the singles
+};
+
+/** The number of mutations MutateList knows; a target numbers its own from here. */
+constexpr int kListMutations = 12;
+
+/** One of the mutations every list operator shares (`choice` below kListMutations): a null list,
+ *  entry or data pointer, one more entry, an entry of another dtype or shape, every tensor of
+ *  entry i of rank 9, a format, a zero stride, an entry inside another tensor's storage, a single
+ *  tensor of another dtype or shape, a step of any int32 value, or a null out-argument. The
+ *  model (the targets' Expect* rules) judges what each gives; only the nulls are judged here. */
+inline void MutateList(FuzzedDataProvider& in, Call& call, Values& values, Args& args,
+                       const ListLayout& layout, int choice, Expect* expect)
+{
+    const int k = in.ConsumeIntegralInRange<int>(0, layout.lists - 1);
+    std::vector<Tensor*>& list = args.lists[k];
+    const size_t i = list.empty() ? 0 : in.ConsumeIntegralInRange<size_t>(0, list.size() - 1);
+    Tensor** entry =
+        list.empty() || list[i] == nullptr || list[i]->Numel() == 0 ? nullptr : &list[i];
+    const size_t s = in.ConsumeIntegralInRange<size_t>(0, args.singles.size() - 1);
+    const bool written = k != layout.grads;
+    auto drawDtype = [&in] {
+        return kMutationDtypes[in.ConsumeIntegralInRange<size_t>(0,
+                                                                 std::size(kMutationDtypes) - 1)];
+    };
+    switch (choice) {
+        case 0:
+            args.nullLists[k] = true;
+            expect->Null(std::string(layout.names[k]) + " null");
+            break;
+        case 1:
+            if (!list.empty()) {
+                list[i] = nullptr;
+                expect->Null(std::string(layout.names[k]) + " entry null");
+            }
+            break;
+        case 2:
+            if (entry != nullptr) {
+                (*entry)->nullData = true;
+                expect->Null("an entry without data");
+            }
+            break;
+        case 3:  // one more entry, with elements
+            list.push_back(call.Make(in, values, layout.dtypes[k],
+                                     {in.ConsumeIntegralInRange<int64_t>(1, 8)}, layout.roles[k],
+                                     written));
+            break;
+        case 4:
+            if (entry != nullptr) {
+                *entry =
+                    call.Make(in, values, drawDtype(), (*entry)->sizes, layout.roles[k], written);
+            }
+            break;
+        case 5:
+            if (entry != nullptr && in.ConsumeBool()) {
+                *entry = call.Make(in, values, (*entry)->dtype, DrawShape(in, layout.maxEntryNumel),
+                                   layout.roles[k], written);
+            } else if (i < layout.entries) {
+                for (int j = 0; j < layout.lists; ++j) {
+                    if (args.lists[j].size() != layout.entries) continue;
+                    Tensor*& t = args.lists[j][i];
+                    if (t == nullptr || t->Numel() == 0) continue;
+                    const bool one = (layout.oneElementLists >> j) & 1U;
+                    t = call.Make(in, values, t->dtype,
+                                  one ? std::vector<int64_t>{1} : std::vector<int64_t>(9, 1),
+                                  layout.roles[j], j != layout.grads);
+                }
+            }
+            break;
+        case 6:
+            if (entry != nullptr) (*entry)->format = DrawFormat(in, expect);
+            break;
+        case 7:
+            if (entry != nullptr) ZeroStride(in, *entry);
+            break;
+        case 8:
+            if (entry != nullptr) call.Alias(in, *entry, args.All());
+            break;
+        case 9:
+            if (args.singles[s] == nullptr) break;
+            args.singles[s] =
+                in.ConsumeBool()
+                    ? call.Make(in, values, drawDtype(), args.singles[s]->sizes, Role::kScalar,
+                                false)
+                    : call.Make(in, values, args.singles[s]->dtype,
+                                DrawShape(in, layout.maxSingleNumel), Role::kScalar, false);
+            break;
+        case 10:
+            SetScalar(args.singles[layout.step],
+                      static_cast<double>(in.ConsumeIntegral<int32_t>()));
+            break;
+        default:
+            if (in.ConsumeBool())
+                args.nullWorkspaceSize = true;
+            else
+                args.nullExecutor = true;
+    }
+}
+
 }  // namespace aea_fuzz
 
 #endif  // ASCEND_EMA_ADAM_FUZZ_HARNESS_H
