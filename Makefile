@@ -53,9 +53,14 @@ test-prerequisites: cpp sanitize npu-check fuzz-short $(VENV)/.engines.stamp
 # The C API under libFuzzer (clang, ASan + UBSan; tests/fuzz/README.md): every target on its seed
 # corpus, then fuzzing, FUZZ_S seconds per target in all. Prints `fuzz: N targets, E executions,
 # F findings` and fails on any finding. `make test` runs the short form (about 2 minutes here).
+# `make fuzz` then runs FUZZ_EXAMPLES fresh sequences of the optimizer's state machine
+# (tests/python/optim/test_optim_stateful.py; make test runs 300, the same ones every time).
 FUZZ_S ?= 600
-fuzz: $(VENV)/.requirements.stamp
+FUZZ_EXAMPLES ?= 5000
+fuzz: python
 	FUZZ_S=$(FUZZ_S) JOBS=$(JOBS) tests/fuzz/run.sh
+	AEA_STATEFUL_EXAMPLES=$(FUZZ_EXAMPLES) HYPOTHESIS_PROFILE=dev $(PY) -m pytest -q \
+	    tests/python/optim/test_optim_stateful.py
 fuzz-short: $(VENV)/.requirements.stamp
 	FUZZ_S=30 JOBS=$(JOBS) tests/fuzz/run.sh
 

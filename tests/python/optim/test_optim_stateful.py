@@ -1,7 +1,10 @@
 """FusedEmaAdamW as a state machine (issue 52 item 2): hypothesis runs random sequences of what
 training code does to an optimizer, and after every rule the optimizer's parameters, moments and
 EMA equal a float64 model of AdamW + EMA (``golden.reference_entry`` per parameter, the decay
-schedule written out here), judged by CANN's precision standard (``golden.cann_precision``).
+schedule and the step counts written out here from docs/OPTIMIZER.md), judged by CANN's precision
+standard (``golden.cann_precision``), and the kernel's fp32 golden (``golden.emulate_entry``) bit for
+bit. ``AEA_STATEFUL_EXAMPLES`` sets how many sequences run (300;
+``make fuzz`` runs more, fresh ones).
 
 The model knows nothing of the optimizer's caches: a prepared launch, a launch-cache entry or a
 kept decay that served stale state (an old tensor after ``p.data`` is replaced, the old lr or
@@ -9,6 +12,8 @@ decay after they change, the old state after a load) shows as a mismatch.
 """
 
 import math
+import os
+import warnings
 
 import numpy as np
 import torch
@@ -16,18 +21,66 @@ from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from ascend_ema_adam import golden
-from ascend_ema_adam.optim import FusedEmaAdamW
+from ascend_ema_adam.optim import FusedEmaAdamW, to_torch_state_dict
 
 SHAPES = ((7,), (3, 5), (300,), (2, 2, 3))
 
 
+class Trajectory:
+    """One parameter's weights, moments and EMA in one dtype (None: not made yet)."""
+
+    def __init__(self, value, dtype):
+        self.dtype = dtype
+        self.p = np.asarray(value).astype(dtype)
+        self.m = self.v = self.max_v = self.s = None
+
+
 class Model:
-    """One parameter's float64 trajectory."""
+    """One parameter's float64 trajectory (``golden.reference_entry``) and, beside it, the
+    kernel's fp32 one (``golden.emulate_entry``), which the optimizer must equal bit for bit.
+    A clipped step's coefficient is computed on the device from the gradients' norm: the fp32
+    trajectory takes the optimizer's values after it (the float64 one still judges it)."""
 
     def __init__(self, value):
-        self.p = value.astype(np.float64)
-        self.m = self.v = self.max_v = self.s = None
+        self.wide = Trajectory(value, np.float64)
+        self.exact = Trajectory(value, np.float32)
         self.step = 0
+
+    @property
+    def tiers(self):
+        return (self.wide, self.exact)
+
+    def start_state(self, amsgrad: bool) -> None:
+        for t in self.tiers:
+            t.m, t.v = np.zeros_like(t.p), np.zeros_like(t.p)
+            t.max_v = np.zeros_like(t.p) if amsgrad else None
+
+    def start_ema(self) -> None:
+        for t in self.tiers:
+            t.s = t.p.copy()  # an EMA starts from the weights
+
+    def drop_ema(self) -> None:
+        for t in self.tiers:
+            t.s = None
+
+    def set_weights(self, value) -> None:
+        for t in self.tiers:
+            t.p = np.asarray(value).astype(t.dtype)
+
+    def take(self, p, state) -> None:
+        """The fp32 trajectory from the optimizer's values."""
+        t = self.exact
+        t.p, t.m, t.v = (x.detach().numpy().copy() for x in (p, state["exp_avg"],
+                                                              state["exp_avg_sq"]))
+        if t.max_v is not None:
+            t.max_v = state["max_exp_avg_sq"].numpy().copy()
+        if t.s is not None:
+            t.s = state["ema_params"].numpy().copy()
+
+    # (the float64 trajectory is the model's default view)
+    p = property(lambda self: self.wide.p)
+    m = property(lambda self: self.wide.m)
+    s = property(lambda self: self.wide.s)
 
 
 class FusedEmaAdamWMachine(RuleBasedStateMachine):
@@ -45,12 +98,21 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
         "maximize": st.booleans(), "amsgrad": st.booleans(),
         "ema_decay": st.sampled_from((0.5, 0.9, 0.999)),
         "use_num_updates": st.booleans(),
+        "step_scope": st.sampled_from(("param", "group")),
+        "ema_warmup": st.sampled_from(("num_updates", "power", None)),
+        "inv_gamma": st.sampled_from((1.0, 3.0)), "power": st.sampled_from((2.0 / 3.0, 0.75)),
+        "min_ema_decay": st.sampled_from((0.0, 0.3)),
+        "ema_update_after_step": st.sampled_from((0, 2)),
         "shapes": st.lists(st.sampled_from(SHAPES), min_size=1, max_size=3),
         "seed": st.integers(0, 2**32 - 1)}))
     def start(self, config):
         self.gen = torch.Generator().manual_seed(config.pop("seed"))
         shapes = config.pop("shapes")
+        if not config["use_num_updates"]:  # (the counter is off: no warm-up to choose)
+            config.update(ema_warmup="num_updates", ema_update_after_step=0)
         self.config = config
+        self.group_scope = config["step_scope"] == "group"
+        self.group_steps = [0]  # step_scope="group": each group's step, by position
         self.params = [torch.nn.Parameter(torch.randn(s, generator=self.gen)) for s in shapes]
         self.models = [Model(p.detach().numpy()) for p in self.params]
         self.optimizer = FusedEmaAdamW(self.params, **config)
@@ -59,34 +121,48 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
     # -- the model
 
     def decay(self, ema_decay: float) -> float:
-        """This step's decay: MindSpeed's warm-up min(d, (1+n)/(10+n)) or the constant."""
-        if not self.config["use_num_updates"]:
-            return ema_decay
-        return min(ema_decay, (1.0 + self.n) / (10.0 + self.n))
+        """This step's decay: with m = n - ema_update_after_step, 0 (a copy) while m <= 0, then
+        MindSpeed's warm-up min(d, (1+m)/(10+m)), the power warm-up min(d, 1 - (1 +
+        m/inv_gamma)^-power) or the constant; at least min_ema_decay."""
+        c = self.config
+        if not c["use_num_updates"]:
+            return max(ema_decay, c["min_ema_decay"])
+        m = self.n - c["ema_update_after_step"]
+        if m <= 0:
+            return 0.0
+        if c["ema_warmup"] is None:
+            decay = ema_decay
+        elif c["ema_warmup"] == "num_updates":
+            decay = min(ema_decay, (1.0 + m) / (10.0 + m))
+        else:
+            decay = min(ema_decay, 1.0 - (1.0 + m / c["inv_gamma"]) ** -c["power"])
+        return max(decay, c["min_ema_decay"])
+
+    def group_index(self, i) -> int:
+        return next(k for k, g in enumerate(self.optimizer.param_groups)
+                    if any(q is self.params[i] for q in g["params"]))
 
     def group_of(self, i) -> dict:
-        return next(g for g in self.optimizer.param_groups
-                    if any(q is self.params[i] for q in g["params"]))
+        return self.optimizer.param_groups[self.group_index(i)]
 
     def model_state(self, i):
         """Parameter i's state as its first step() makes it, even a step a GradScaler then
         skips: zero moments, the EMA a copy of the weights."""
         model, group = self.models[i], self.group_of(i)
         if model.m is None:
-            model.m, model.v = np.zeros_like(model.p), np.zeros_like(model.p)
-            if self.config["amsgrad"]:
-                model.max_v = np.zeros_like(model.p)
+            model.start_state(self.config["amsgrad"])
         ema_decay = group["ema_decay"]  # (the group's: set below, or a new group's default)
         if ema_decay is None:
-            model.s = None
+            model.drop_ema()
         elif model.s is None:
-            model.s = model.p.copy()  # an EMA starts from the weights
+            model.start_ema()
 
     def model_step(self, i, grad):
         self.model_state(i)
         model, group = self.models[i], self.group_of(i)
         ema_decay = group["ema_decay"]
         model.step += 1
+        step = self.group_steps[self.group_index(i)] if self.group_scope else model.step
         beta1, beta2 = group["betas"]
         decay = self.decay(ema_decay) if model.s is not None else 0.0
         h = golden.Hyper(lr=float(group["lr"]), ema_decay=decay, beta1=beta1, beta2=beta2,
@@ -94,12 +170,11 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
                          mode=1 if self.config["adam_w_mode"] else 0,
                          bias_correction=self.config["bias_correction"],
                          weight_decay=group["weight_decay"])
-        out = golden.reference_entry(grad.astype(np.float64), model.p, model.m, model.v, model.s,
-                                     np.array([model.step]), h,
-                                     golden.Extras(maximize=self.config["maximize"]),
-                                     max_v=model.max_v)
-        model.p, model.m, model.v, model.s, model.max_v = (out.var, out.m, out.v, out.s,
-                                                           out.max_v)
+        for t, entry in ((model.wide, golden.reference_entry),
+                         (model.exact, golden.emulate_entry)):
+            out = entry(grad.astype(t.dtype), t.p, t.m, t.v, t.s, np.array([step]), h,
+                        golden.Extras(maximize=self.config["maximize"]), max_v=t.max_v)
+            t.p, t.m, t.v, t.s, t.max_v = out.var, out.m, out.v, out.s, out.max_v
 
     # -- the rules
 
@@ -121,8 +196,12 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
         return grads
 
     def model_steps(self, grads):
-        if any(g is not None for g in grads):  # (without any gradient: a no-op, as torch's)
+        """Without any gradient a step is a no-op, as torch's; with step_scope="group" it counts
+        (the warm-up counter and every group's step), as MindSpeed's; so does a group without
+        gradients in a step that has some."""
+        if any(g is not None for g in grads) or self.group_scope:
             self.n += 1
+            self.group_steps = [k + 1 for k in self.group_steps]
         for i, g in enumerate(grads):
             if g is not None:
                 self.model_step(i, g)
@@ -131,8 +210,17 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
     def step(self, which, in_place):
         """A step; some parameters without a gradient (they keep their state and step)."""
         grads = self.set_grads(which, in_place)
-        self.optimizer.step()
+        self.checked_step(grads, self.optimizer.step)
         self.model_steps(grads)
+
+    def checked_step(self, grads, step):
+        """``step()``, which warns exactly when it counts a step without any gradient."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            step()
+        warned = [w for w in caught if "no parameter has a gradient" in str(w.message)]
+        assert len(warned) == (self.group_scope and all(g is None for g in grads)), [
+            str(w.message) for w in caught]
 
     @rule(which=st.lists(st.booleans(), min_size=3, max_size=3), inf=st.booleans())
     def scaled_step(self, which, inf):
@@ -161,11 +249,14 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
         at most 1."""
         grads = self.set_grads(which, False)
         self.optimizer.clip_grad_norm_(max_norm)
-        self.optimizer.step()
+        self.checked_step(grads, self.optimizer.step)
         given = [g for g in grads if g is not None]
         norm = math.sqrt(sum(float((g * g).sum()) for g in given))
         coefficient = min(1.0, max_norm / (norm + 1e-6))
         self.model_steps([None if g is None else g * coefficient for g in grads])
+        for p, model, g in zip(self.params, self.models, grads):
+            if g is not None:
+                model.take(p, self.optimizer.state[p])
 
     @rule(set_to_none=st.booleans())
     def zero_grad(self, set_to_none):
@@ -176,7 +267,7 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
         """``p.data = ...``: a new tensor under the same parameter."""
         p = self.params[i % len(self.params)]
         p.data = torch.randn(p.shape, generator=self.gen)
-        self.models[i % len(self.params)].p = p.detach().numpy().astype(np.float64)
+        self.models[i % len(self.params)].set_weights(p.detach().numpy())
 
     @rule(lr=st.sampled_from((1e-3, 3e-3, 0.02)), as_tensor=st.booleans(), group=st.integers(0, 1))
     def set_lr(self, lr, as_tensor, group):
@@ -184,11 +275,25 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
         groups = self.optimizer.param_groups
         groups[group % len(groups)]["lr"] = torch.tensor(lr) if as_tensor else lr
 
+    @rule()
+    def scheduler_step(self):
+        """A scheduler object's step (LambdaLR, 0.8 per call, from the lr it found)."""
+        # A new one for a new optimizer (a reload) or a new group (torch's schedulers keep the
+        # groups they were made with).
+        scheduled = (self.optimizer, len(self.optimizer.param_groups))
+        if getattr(self, "scheduled", None) != scheduled:
+            self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda k: 0.8**k)
+            self.scheduled = scheduled
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "Detected call of `lr_scheduler.step\\(\\)` before")
+            self.scheduler.step()
+
     @precondition(lambda self: len(self.params) < 5)
     @rule(shape=st.sampled_from(SHAPES), lr=st.sampled_from((1e-3, 0.02)))
     def add_param_group(self, shape, lr):
         p = torch.nn.Parameter(torch.randn(shape, generator=self.gen))
         self.optimizer.add_param_group({"params": [p], "lr": lr})
+        self.group_steps.append(0)
         self.params.append(p)
         self.models.append(Model(p.detach().numpy()))
 
@@ -198,7 +303,7 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
         self.optimizer.ema_decay = decay
         if decay is None:
             for model in self.models:
-                model.s = None
+                model.drop_ema()
 
     @rule()
     def reload_into_a_fresh_optimizer(self):
@@ -206,13 +311,28 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
         fresh = FusedEmaAdamW([{"params": g["params"]} for g in self.optimizer.param_groups],
                               **self.config)
         fresh.load_state_dict(state)
+        self.use_loaded(fresh)
+
+    def use_loaded(self, fresh):
+        """Go on with an optimizer that loaded this one's state. Its EMA choice wins (its decay
+        where the saved group has none): a parameter with moments but no EMA gets its weights."""
         self.optimizer = fresh
-        # the loading optimizer's EMA choice wins (its decay where the saved group has none);
-        # a parameter with moments but no EMA gets its weights
         for i, model in enumerate(self.models):
             has_ema = self.group_of(i)["ema_decay"] is not None
             if model.m is not None and model.s is None and has_ema:
-                model.s = model.p.copy()
+                model.start_ema()
+
+    @precondition(lambda self: self.config["adam_w_mode"] and not self.group_scope)
+    @rule()
+    def reload_through_torch_adamw(self):
+        """Our state dict into torch.optim.AdamW (to_torch_state_dict), torch's back into a
+        fresh FusedEmaAdamW: torch keeps the EMA and our group keys, nothing is lost."""
+        groups = [{"params": g["params"]} for g in self.optimizer.param_groups]
+        torch_adamw = torch.optim.AdamW(groups)
+        torch_adamw.load_state_dict(to_torch_state_dict(self.optimizer.state_dict()))
+        fresh = FusedEmaAdamW([{"params": g["params"]} for g in groups], **self.config)
+        fresh.load_state_dict(torch_adamw.state_dict())
+        self.use_loaded(fresh)
 
     @rule(threads=st.integers(1, 2))
     def set_threads(self, threads):
@@ -239,26 +359,36 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
             return
         for i, (p, model) in enumerate(zip(self.params, self.models)):
             state = self.optimizer.state.get(p, {})
-            pairs = [("param", p.detach().numpy(), model.p)]
+            wide, exact = model.wide, model.exact
+            pairs = [("param", p.detach().numpy(), wide.p, exact.p)]
             if model.m is not None:
-                pairs += [("exp_avg", state["exp_avg"].numpy(), model.m),
-                          ("exp_avg_sq", state["exp_avg_sq"].numpy(), model.v)]
-                if model.max_v is not None:
+                pairs += [("exp_avg", state["exp_avg"].numpy(), wide.m, exact.m),
+                          ("exp_avg_sq", state["exp_avg_sq"].numpy(), wide.v, exact.v)]
+                if wide.max_v is not None:
                     pairs.append(("max_exp_avg_sq", state["max_exp_avg_sq"].numpy(),
-                                  model.max_v))
-                assert int(state["step"]) == model.step, (i, int(state["step"]), model.step)
+                                  wide.max_v, exact.max_v))
+                if self.group_scope:
+                    assert "step" not in state, i
+                else:
+                    assert int(state["step"]) == model.step, (i, int(state["step"]), model.step)
             if model.s is not None:
-                pairs.append(("ema_params", state["ema_params"].numpy(), model.s))
+                pairs.append(("ema_params", state["ema_params"].numpy(), wide.s, exact.s))
             else:
                 assert "ema_params" not in state, i
-            for name, actual, expected in pairs:
+            for name, actual, expected, emulated in pairs:
                 precision = golden.cann_precision(actual, expected)
                 assert precision.passed, (i, name, precision)
+                assert np.array_equal(actual, emulated), (i, name, "not the fp32 golden's bits")
+        if self.group_scope:
+            for k, group in enumerate(self.optimizer.param_groups):
+                counted = int(group["step"]) if "step" in group else 0
+                assert counted == self.group_steps[k], (k, counted, self.group_steps[k])
 
     def teardown(self):
         torch.set_num_threads(self.threads_at_start)
 
 
-FusedEmaAdamWMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=25,
-                                                  deadline=None)
+FusedEmaAdamWMachine.TestCase.settings = settings(
+    max_examples=int(os.environ.get("AEA_STATEFUL_EXAMPLES", "300")), stateful_step_count=25,
+    deadline=None)
 test_fused_ema_adamw_follows_the_float64_model = FusedEmaAdamWMachine.TestCase
