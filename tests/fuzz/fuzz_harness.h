@@ -507,6 +507,31 @@ private:
 
 /** The model's memory rules over the call's tensors (null entries skipped): a stride of 0 in an
  *  updated tensor, or an updated tensor's bytes meeting another tensor's. */
+/** Every tensor with elements has a data address. Judged, as the formats below, on the call as it
+ *  is passed: a later mutation may replace a tensor an earlier one changed. */
+inline void ExpectData(const std::vector<const Tensor*>& tensors, Expect* expect)
+{
+    for (const Tensor* t : tensors) {
+        if (t->nullData && t->Numel() > 0) {
+            expect->Null("a tensor with elements but no data");
+            return;
+        }
+    }
+}
+
+/** Every tensor ND or a format the contract takes as ND (NCL, NCHW, NCDHW). */
+inline void ExpectNdFormats(const std::vector<const Tensor*>& tensors, Expect* expect)
+{
+    for (const Tensor* t : tensors) {
+        const aclFormat f = t->format;
+        if (f != ACL_FORMAT_ND && f != ACL_FORMAT_NCHW && f != ACL_FORMAT_NCL &&
+            f != ACL_FORMAT_NCDHW) {
+            expect->Invalid("a format other than ND");
+            return;
+        }
+    }
+}
+
 inline void ExpectMemoryRules(const std::vector<const Tensor*>& tensors, Expect* expect)
 {
     std::vector<size_t> order;
@@ -798,6 +823,8 @@ inline void Drive(const ExecutorPlan& plan, const Operator& op, Call& call, Args
 {
     const Phases& ph = op.phases;
     ExpectMemoryRules(args.All(), &expect);
+    ExpectNdFormats(args.All(), &expect);
+    ExpectData(args.All(), &expect);
     if (!AttrsValid(attrs)) expect.Invalid("an attribute out of range");
     if (args.nullWorkspaceSize || args.nullExecutor) expect.Null("a null out-argument");
     const Handles h = Realize(call, args);
@@ -911,16 +938,12 @@ inline std::vector<int64_t> DrawShape(FuzzedDataProvider& in, int64_t maxNumel =
 }
 
 /** A format: ND mostly, else one ND accepts as ND or one it refuses (the model's rule). */
-inline aclFormat DrawFormat(FuzzedDataProvider& in, Expect* expect)
+inline aclFormat DrawFormat(FuzzedDataProvider& in)
 {
     static constexpr aclFormat kFormats[] = {ACL_FORMAT_NCHW,    ACL_FORMAT_NCL,
                                              ACL_FORMAT_NCDHW,   ACL_FORMAT_NHWC,
                                              ACL_FORMAT_NC1HWC0, ACL_FORMAT_FRACTAL_NZ};
-    const aclFormat f = kFormats[in.ConsumeIntegralInRange<size_t>(0, std::size(kFormats) - 1)];
-    if (f != ACL_FORMAT_NCHW && f != ACL_FORMAT_NCL && f != ACL_FORMAT_NCDHW) {
-        expect->Invalid("a format other than ND");
-    }
-    return f;
+    return kFormats[in.ConsumeIntegralInRange<size_t>(0, std::size(kFormats) - 1)];
 }
 
 /** A stride of 0 on a dim of more than one element (false when t has none). */
@@ -1059,7 +1082,8 @@ constexpr int kListMutations = 12;
  *  entry or data pointer, one more entry, an entry of another dtype or shape, every tensor of
  *  entry i of rank 9, a format, a zero stride, an entry inside another tensor's storage, a single
  *  tensor of another dtype or shape, a step of any int32 value, or a null out-argument. The
- *  model (the targets' Expect* rules) judges what each gives; only the nulls are judged here. */
+ *  model (the targets' and Drive's Expect* rules) judges what each gives; the null lists and
+ *  entries are judged here (no later mutation undoes them). */
 inline void MutateList(FuzzedDataProvider& in, Call& call, Values& values, Args& args,
                        const ListLayout& layout, int choice, Expect* expect)
 {
@@ -1086,10 +1110,7 @@ inline void MutateList(FuzzedDataProvider& in, Call& call, Values& values, Args&
             }
             break;
         case 2:
-            if (entry != nullptr) {
-                (*entry)->nullData = true;
-                expect->Null("an entry without data");
-            }
+            if (entry != nullptr) (*entry)->nullData = true;
             break;
         case 3:  // one more entry, with elements
             list.push_back(call.Make(in, values, layout.dtypes[k],
@@ -1119,7 +1140,7 @@ inline void MutateList(FuzzedDataProvider& in, Call& call, Values& values, Args&
             }
             break;
         case 6:
-            if (entry != nullptr) (*entry)->format = DrawFormat(in, expect);
+            if (entry != nullptr) (*entry)->format = DrawFormat(in);
             break;
         case 7:
             if (entry != nullptr) ZeroStride(in, *entry);
