@@ -3,7 +3,7 @@ training code does to an optimizer, and after every rule the optimizer's paramet
 EMA equal a float64 model of AdamW + EMA (``golden.reference_entry`` per parameter, the decay
 schedule and the step counts written out here from docs/OPTIMIZER.md), judged by CANN's precision
 standard (``golden.cann_precision``), and the kernel's fp32 golden (``golden.emulate_entry``) bit for
-bit. ``AEA_STATEFUL_EXAMPLES`` sets how many sequences run (300;
+bit. ``AEA_STATEFUL_EXAMPLES``: how many sequences run (300;
 ``make fuzz`` runs more, fresh ones).
 
 The model knows nothing of the optimizer's caches: a prepared launch, a launch-cache entry or a
@@ -16,42 +16,67 @@ import os
 import warnings
 
 import numpy as np
+import pytest
 import torch
 from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from ascend_ema_adam import golden
+from ascend_ema_adam import golden, golden8bit
 from ascend_ema_adam.optim import FusedEmaAdamW, to_torch_state_dict
 
+# (the optimizer says when a state_bits=8 group has no parameter large enough for 8 bits)
+pytestmark = pytest.mark.filterwarnings("ignore:state_bits=8. none of:UserWarning")
+
 SHAPES = ((7,), (3, 5), (300,), (2, 2, 3))
+MIN_8BIT_SIZE = 64  # (with state_bits=8 the (300,) parameters keep 8-bit moments, the others fp32)
+QMAP_M, QMAP_V = golden8bit.dynamic_map(True), golden8bit.dynamic_map(False)
 
 
 class Trajectory:
-    """One parameter's weights, moments and EMA in one dtype (None: not made yet)."""
+    """One parameter's weights, moments and EMA in one dtype (None: not made yet); with 8-bit
+    moments, m and v are the codes and m_absmax, v_absmax the block scales."""
 
     def __init__(self, value, dtype):
         self.dtype = dtype
         self.p = np.asarray(value).astype(dtype)
-        self.m = self.v = self.max_v = self.s = None
+        self.m = self.v = self.max_v = self.s = self.m_absmax = self.v_absmax = None
+
+    def requantized(self) -> None:
+        """8-bit moments decoded to fp32 and quantized again (a load of decoded moments)."""
+        for codes, scales, qmap in (("m", "m_absmax", QMAP_M), ("v", "v_absmax", QMAP_V)):
+            decoded = golden8bit.decode(getattr(self, codes), getattr(self, scales), qmap)
+            new_codes, new_scales = golden8bit.quantize(decoded, qmap)
+            setattr(self, codes, new_codes.reshape(self.p.shape))
+            setattr(self, scales, new_scales)
 
 
 class Model:
     """One parameter's float64 trajectory (``golden.reference_entry``) and, beside it, the
     kernel's fp32 one (``golden.emulate_entry``), which the optimizer must equal bit for bit.
     A clipped step's coefficient is computed on the device from the gradients' norm: the fp32
-    trajectory takes the optimizer's values after it (the float64 one still judges it)."""
+    trajectory takes the optimizer's values after it (the float64 one still judges it). With
+    8-bit moments (``eight``) the exact trajectory is the 8-bit operator's
+    (``golden8bit.emulate_entry8``) and there is no float64 one: quantized moments leave it."""
 
-    def __init__(self, value):
-        self.wide = Trajectory(value, np.float64)
+    def __init__(self, value, eight: bool = False):
+        self.eight = eight
+        self.wide = None if eight else Trajectory(value, np.float64)
         self.exact = Trajectory(value, np.float32)
         self.step = 0
 
     @property
     def tiers(self):
-        return (self.wide, self.exact)
+        return (self.exact,) if self.eight else (self.wide, self.exact)
 
     def start_state(self, amsgrad: bool) -> None:
         for t in self.tiers:
+            if self.eight:  # (zero moments, quantized)
+                zero = np.zeros(t.p.size, np.float32)
+                for codes, scales, qmap in (("m", "m_absmax", QMAP_M), ("v", "v_absmax", QMAP_V)):
+                    new_codes, new_scales = golden8bit.quantize(zero, qmap)
+                    setattr(t, codes, new_codes.reshape(t.p.shape))
+                    setattr(t, scales, new_scales)
+                continue
             t.m, t.v = np.zeros_like(t.p), np.zeros_like(t.p)
             t.max_v = np.zeros_like(t.p) if amsgrad else None
 
@@ -70,17 +95,22 @@ class Model:
     def take(self, p, state) -> None:
         """The fp32 trajectory from the optimizer's values."""
         t = self.exact
-        t.p, t.m, t.v = (x.detach().numpy().copy() for x in (p, state["exp_avg"],
-                                                              state["exp_avg_sq"]))
+        if self.eight:
+            t.p, t.m, t.v, t.m_absmax, t.v_absmax = (x.detach().numpy().copy() for x in (
+                p, *(state[key] for key in ("exp_avg_codes", "exp_avg_sq_codes",
+                                            "exp_avg_absmax", "exp_avg_sq_absmax"))))
+        else:
+            t.p, t.m, t.v = (x.detach().numpy().copy() for x in (p, state["exp_avg"],
+                                                                  state["exp_avg_sq"]))
         if t.max_v is not None:
             t.max_v = state["max_exp_avg_sq"].numpy().copy()
         if t.s is not None:
             t.s = state["ema_params"].numpy().copy()
 
-    # (the float64 trajectory is the model's default view)
-    p = property(lambda self: self.wide.p)
-    m = property(lambda self: self.wide.m)
-    s = property(lambda self: self.wide.s)
+    # (the first trajectory is the model's default view)
+    p = property(lambda self: self.tiers[0].p)
+    m = property(lambda self: self.tiers[0].m)
+    s = property(lambda self: self.tiers[0].s)
 
 
 class FusedEmaAdamWMachine(RuleBasedStateMachine):
@@ -103,6 +133,7 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
         "inv_gamma": st.sampled_from((1.0, 3.0)), "power": st.sampled_from((2.0 / 3.0, 0.75)),
         "min_ema_decay": st.sampled_from((0.0, 0.3)),
         "ema_update_after_step": st.sampled_from((0, 2)),
+        "state_bits": st.sampled_from((32, 8)),
         "shapes": st.lists(st.sampled_from(SHAPES), min_size=1, max_size=3),
         "seed": st.integers(0, 2**32 - 1)}))
     def start(self, config):
@@ -110,15 +141,21 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
         shapes = config.pop("shapes")
         if not config["use_num_updates"]:  # (the counter is off: no warm-up to choose)
             config.update(ema_warmup="num_updates", ema_update_after_step=0)
+        if config["state_bits"] == 8:
+            config.update(amsgrad=False, min_8bit_size=MIN_8BIT_SIZE)  # (8 bits: no AMSGrad)
         self.config = config
         self.group_scope = config["step_scope"] == "group"
         self.group_steps = [0]  # step_scope="group": each group's step, by position
         self.params = [torch.nn.Parameter(torch.randn(s, generator=self.gen)) for s in shapes]
-        self.models = [Model(p.detach().numpy()) for p in self.params]
+        self.models = [self.new_model(p) for p in self.params]
         self.optimizer = FusedEmaAdamW(self.params, **config)
         self.n = 0  # the warm-up counter (num_updates)
 
     # -- the model
+
+    def new_model(self, p) -> Model:
+        return Model(p.detach().numpy(),
+                     eight=self.config["state_bits"] == 8 and p.numel() >= MIN_8BIT_SIZE)
 
     def decay(self, ema_decay: float) -> float:
         """This step's decay: with m = n - ema_update_after_step, 0 (a copy) while m <= 0, then
@@ -170,10 +207,19 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
                          mode=1 if self.config["adam_w_mode"] else 0,
                          bias_correction=self.config["bias_correction"],
                          weight_decay=group["weight_decay"])
+        extras = golden.Extras(maximize=self.config["maximize"])
+        if model.eight:
+            t = model.exact
+            out = golden8bit.emulate_entry8(grad.astype(np.float32), t.p, t.m, t.v, t.m_absmax,
+                                            t.v_absmax, t.s, np.array([step]), QMAP_M, QMAP_V,
+                                            h, extras)
+            t.p, t.m, t.v, t.m_absmax, t.v_absmax, t.s = (out.var, out.m, out.v, out.m_absmax,
+                                                          out.v_absmax, out.s)
+            return
         for t, entry in ((model.wide, golden.reference_entry),
                          (model.exact, golden.emulate_entry)):
-            out = entry(grad.astype(t.dtype), t.p, t.m, t.v, t.s, np.array([step]), h,
-                        golden.Extras(maximize=self.config["maximize"]), max_v=t.max_v)
+            out = entry(grad.astype(t.dtype), t.p, t.m, t.v, t.s, np.array([step]), h, extras,
+                        max_v=t.max_v)
             t.p, t.m, t.v, t.s, t.max_v = out.var, out.m, out.v, out.s, out.max_v
 
     # -- the rules
@@ -295,7 +341,7 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
         self.optimizer.add_param_group({"params": [p], "lr": lr})
         self.group_steps.append(0)
         self.params.append(p)
-        self.models.append(Model(p.detach().numpy()))
+        self.models.append(self.new_model(p))
 
     @rule(decay=st.sampled_from((None, 0.7, 0.95)))
     def set_ema_decay(self, decay):
@@ -333,6 +379,9 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
         fresh = FusedEmaAdamW([{"params": g["params"]} for g in groups], **self.config)
         fresh.load_state_dict(torch_adamw.state_dict())
         self.use_loaded(fresh)
+        for model in self.models:  # (torch's dict holds 8-bit moments decoded)
+            if model.eight and model.m is not None:
+                model.exact.requantized()
 
     @rule(threads=st.integers(1, 2))
     def set_threads(self, threads):
@@ -341,12 +390,13 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
     @precondition(lambda self: any(m.s is not None for m in self.models))
     @rule()
     def swap_ema(self):
-        """Inside, the parameters hold their EMA; after, their own weights, bit for bit."""
+        """Inside, the parameters hold their EMA (the fp32 golden's bits); after, their own
+        weights, bit for bit."""
         before = [p.detach().clone() for p in self.params]
         with self.optimizer.swap_ema():
             for p, model, b in zip(self.params, self.models, before):
                 if model.s is not None:
-                    assert golden.cann_precision(p.detach().numpy(), model.s).passed
+                    assert np.array_equal(p.detach().numpy(), model.exact.s)
                 else:
                     assert torch.equal(p, b)
         assert all(torch.equal(p, b) for p, b in zip(self.params, before))
@@ -359,14 +409,22 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
             return
         for i, (p, model) in enumerate(zip(self.params, self.models)):
             state = self.optimizer.state.get(p, {})
-            wide, exact = model.wide, model.exact
+            # (name, the optimizer's, the float64 model's or None, the fp32 golden's)
+            wide = model.wide if model.wide is not None else Trajectory(np.zeros(0), np.float64)
+            exact = model.exact
             pairs = [("param", p.detach().numpy(), wide.p, exact.p)]
-            if model.m is not None:
+            if model.eight and model.m is not None:
+                pairs += [(key, state[key].numpy(), None, value) for key, value in (
+                    ("exp_avg_codes", exact.m), ("exp_avg_sq_codes", exact.v),
+                    ("exp_avg_absmax", exact.m_absmax), ("exp_avg_sq_absmax", exact.v_absmax))]
+                assert "exp_avg" not in state, i
+            elif model.m is not None:
                 pairs += [("exp_avg", state["exp_avg"].numpy(), wide.m, exact.m),
                           ("exp_avg_sq", state["exp_avg_sq"].numpy(), wide.v, exact.v)]
                 if wide.max_v is not None:
                     pairs.append(("max_exp_avg_sq", state["max_exp_avg_sq"].numpy(),
                                   wide.max_v, exact.max_v))
+            if model.m is not None:
                 if self.group_scope:
                     assert "step" not in state, i
                 else:
@@ -375,10 +433,14 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
                 pairs.append(("ema_params", state["ema_params"].numpy(), wide.s, exact.s))
             else:
                 assert "ema_params" not in state, i
+            if model.eight:  # (8-bit moments leave the float64 model: the 8-bit golden alone)
+                pairs = [(name, actual, None, emulated) for name, actual, _, emulated in pairs]
             for name, actual, expected, emulated in pairs:
-                precision = golden.cann_precision(actual, expected)
-                assert precision.passed, (i, name, precision)
-                assert np.array_equal(actual, emulated), (i, name, "not the fp32 golden's bits")
+                if expected is not None:
+                    precision = golden.cann_precision(actual, expected)
+                    assert precision.passed, (i, name, precision)
+                assert actual.dtype == emulated.dtype and np.array_equal(actual, emulated), (
+                    i, name, "not the golden's bits")
         if self.group_scope:
             for k, group in enumerate(self.optimizer.param_groups):
                 counted = int(group["step"]) if "step" in group else 0
@@ -392,3 +454,4 @@ FusedEmaAdamWMachine.TestCase.settings = settings(
     max_examples=int(os.environ.get("AEA_STATEFUL_EXAMPLES", "300")), stateful_step_count=25,
     deadline=None)
 test_fused_ema_adamw_follows_the_float64_model = FusedEmaAdamWMachine.TestCase
+
