@@ -2,9 +2,9 @@
 training code does to an optimizer, and after every rule the optimizer's parameters, moments and
 EMA equal a float64 model of AdamW + EMA (``golden.reference_entry`` per parameter, the decay
 schedule and the step counts written out here from docs/OPTIMIZER.md), judged by CANN's precision
-standard (``golden.cann_precision``), and the kernel's fp32 golden (``golden.emulate_entry``) bit for
-bit. ``AEA_STATEFUL_EXAMPLES``: how many sequences run (300;
-``make fuzz`` runs more, fresh ones).
+standard (``golden.cann_precision``), and the kernel's fp32 golden (``golden.emulate_entry``; with
+8-bit moments ``golden8bit.emulate_entry8``) bit for bit. ``AEA_STATEFUL_EXAMPLES``: how many
+sequences run (300; ``make fuzz`` runs more, fresh ones).
 
 The model knows nothing of the optimizer's caches: a prepared launch, a launch-cache entry or a
 kept decay that served stale state (an old tensor after ``p.data`` is replaced, the old lr or
