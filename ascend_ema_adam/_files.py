@@ -49,11 +49,10 @@ def _fsync_directory(directory: str) -> None:
 @contextlib.contextmanager
 def atomic_file(path: str | os.PathLike, mode: str = "wb") -> Iterator[BinaryIO]:
     """Open a temporary file beside ``path`` for writing (``mode``: ``"wb"``, opened read-write,
-    or ``"w"``, UTF-8 text); when
-    the block ends without an exception it is flushed, fsynced and renamed over ``path``. An
-    exception removes it and leaves ``path`` as it was; a process killed half-way leaves ``path``
-    as it was and a hidden ``.<name>.<host>.<pid>-<n>.partial`` that the next save of ``path``
-    removes."""
+    or ``"w"``, UTF-8 text); when the block ends without an exception it is flushed, fsynced and
+    renamed over ``path``. An exception removes it and leaves ``path`` as it was; a process killed
+    half-way leaves ``path`` as it was and a hidden ``.<name>.<host>.<pid>-<n>.partial`` that the
+    next save of ``path`` removes."""
     if mode not in ("wb", "w"):
         raise ValueError(f"atomic_file: mode must be 'wb' or 'w', not {mode!r}")
     path = os.fspath(path)
