@@ -13,8 +13,10 @@ MODULE_WRITERS = {"torch": {"save"}, "np": {"save", "savez", "savez_compressed",
 
 
 def _direct_writes(source: str) -> list[tuple[int, str]]:
+    tree = ast.parse(source)
+    atomic = _atomic_names(tree)
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
         function = node.func
@@ -32,14 +34,14 @@ def _direct_writes(source: str) -> list[tuple[int, str]]:
             # the target is a name bound by a `with atomic_file(...) as name`.
             target = node.args[1] if name in ("save", "dump") and len(node.args) > 1 else (
                 node.args[0] if node.args else None)
-            if not (isinstance(target, ast.Name) and target.id in _atomic_names(source)):
+            if not (isinstance(target, ast.Name) and target.id in atomic):
                 found.append((node.lineno, name))
     return found
 
 
-def _atomic_names(source: str) -> set[str]:
+def _atomic_names(tree: ast.AST) -> set[str]:
     names = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
         if isinstance(node, ast.With):
             for item in node.items:
                 call = item.context_expr
