@@ -248,9 +248,8 @@ def run_list_case(rng: np.random.Generator, combo: ListCombo, hyper: Hyper,
             continue
         bit_exact[name] = all(golden.bit_equal(a[k], e[k]) for a, e in zip(actual, expected))
         if sum(sizes) and not skipped:
-            precision[name] = golden.cann_precision(
-                np.concatenate([a[k] for a in actual]),
-                np.concatenate([np.asarray(r[k], dtype=np.float64) for r in reference]))
+            precision[name] = golden.cann_precision_of_entries([a[k] for a in actual],
+                                                               [r[k] for r in reference])
     read, written = list_traffic_per_element(combo, amsgrad, ema)
     return ListCaseResult(
         combo=combo, hyper=hyper, extras=extras, amsgrad=amsgrad, sizes=tuple(sizes), ema=ema,
@@ -386,9 +385,8 @@ def run_list8_case(rng: np.random.Generator, row: List8bitDtypes, label: str, hy
         equal = golden.bit_equal if name not in ("m", "v") else np.array_equal  # (uint8 codes)
         bit_exact[name] = all(equal(w[name], getattr(x, name)) for w, x in zip(work, expected))
         if name in ("var", "s") and not golden.writes_nothing(extras):
-            precision[name] = golden.cann_precision(
-                np.concatenate([w[name] for w in work]),
-                np.concatenate([np.asarray(getattr(r, name), np.float64) for r in reference]))
+            precision[name] = golden.cann_precision_of_entries(
+                [w[name] for w in work], [getattr(r, name) for r in reference])
     n, blocks = sum(sizes), sum(golden8bit.blocks(k) for k in sizes)
     p, g = row.param.numpy.itemsize, row.grad.numpy.itemsize
     c, s = (0 if row.copy is None else row.copy.numpy.itemsize), (4 if ema else 0)

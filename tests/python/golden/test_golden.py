@@ -105,6 +105,23 @@ def test_precision_detects_a_real_error(rng):
     assert not golden.cann_precision(a, g).passed
 
 
+def test_list_precision_floors_each_entry_by_its_own_scale(rng):
+    """A list's entries are tensors of their own scales: an entry 1000x larger than the rest,
+    whose one element cancelled to near zero carries the one-ulp error of its terms, passes by its
+    own floor and fails by the whole list's; a real error in the small entry still fails."""
+    small = rng.normal(0, 1e-3, 10_000)
+    large = rng.normal(0, 1.0, 50)
+    large[7] = 1e-6
+    large32 = large.astype(np.float32)
+    large32[7] += np.float32(2.0**-24)  # the error of cancelling terms of size 1
+    small32 = small.astype(np.float32)
+    assert golden.cann_precision_of_entries([small32, large32], [small, large]).passed
+    joined = golden.cann_precision(np.concatenate([small32, large32]), np.concatenate([small, large]))
+    assert not joined.passed
+    wrong = (small * (1 + 2.0**-10)).astype(np.float32)
+    assert not golden.cann_precision_of_entries([wrong, large32], [small, large]).passed
+
+
 def test_precision_nan_inf_positions():
     g = np.array([1.0, np.nan, np.inf, -np.inf, 2.0])
     ok = np.array([1.0, np.nan, np.inf, -np.inf, 2.0], dtype=np.float32)
