@@ -116,7 +116,8 @@ def test_list_precision_floors_each_entry_by_its_own_scale(rng):
     large32[7] += np.float32(2.0**-24)  # the error of cancelling terms of size 1
     small32 = small.astype(np.float32)
     assert golden.cann_precision_of_entries([small32, large32], [small, large]).passed
-    joined = golden.cann_precision(np.concatenate([small32, large32]), np.concatenate([small, large]))
+    joined = golden.cann_precision(np.concatenate([small32, large32]),
+                                   np.concatenate([small, large]))
     assert not joined.passed
     wrong = (small * (1 + 2.0**-10)).astype(np.float32)
     assert not golden.cann_precision_of_entries([wrong, large32], [small, large]).passed
