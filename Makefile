@@ -25,6 +25,14 @@ TORCH_NPU := third_party/torch_npu
 TORCH_NPU_STAMP := $(TORCH_NPU)/.stamp
 ASAN_BUILD := build/asan
 SAMPLE_BUILD := build/aclnn_sample
+# The compiler cache (ccache, from requirements-dev.txt) in front of every compiler the builds of
+# `make test` run, so that a fresh clone compiles only what no earlier build on this machine has:
+# paths are hashed relative to the checkout (CCACHE_BASEDIR, and the build folder left out of the
+# hash), so clones in other folders share the cache (~/.cache/ccache).
+CCACHE := $(abspath $(VENV))/bin/ccache
+COMPILER_LAUNCHER := -DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := true
 
 .PHONY: demo test check cpp python venv clean sanitize sample third_party/torch_npu npu-check npu-prerequisites ascendc-check \
         aarch64-check fuzz fuzz-short
@@ -91,7 +99,7 @@ build/npu-check.stamp: $(TORCH_NPU_STAMP) $(VENV)/.python.stamp tools/npu_abi_ch
                        tools/npu_abi_check/abi_check.py \
                        $(wildcard csrc/ops/*/*.cpp csrc/ops/*/*.h op_host/*/*.h op_host/*/*_signature.json \
                                   tools/npu_abi_check/selftest/*)
-	tools/npu_abi_check/run.sh $(TORCH_NPU) $(PY) $(BUILD)
+	NPU_CHECK_LAUNCHER=$(CCACHE) tools/npu_abi_check/run.sh $(TORCH_NPU) $(PY) $(BUILD)
 	mkdir -p build && touch $@
 
 # The aarch64 hosts of Atlas A2/A3 (Kunpeng 920), not part of `make test` (it takes longer than
@@ -133,7 +141,8 @@ $(VENV)/.requirements.stamp: requirements-dev.txt
 python: $(VENV)/.python.stamp
 $(VENV)/.python.stamp: $(VENV)/.requirements.stamp $(TORCH_NPU_STAMP) $(NATIVE_SOURCES) $(PY_MODULES)
 	$(PY) -m pip install --quiet --no-build-isolation --no-deps --disable-pip-version-check \
-	    -Ceditable.rebuild=false -Cbuild-dir=$(BUILD) -Ccmake.define.AEA_BUILD_TESTS=ON -e .
+	    -Ceditable.rebuild=false -Cbuild-dir=$(BUILD) -Ccmake.define.AEA_BUILD_TESTS=ON \
+	    -Ccmake.define.CMAKE_C_COMPILER_LAUNCHER=$(CCACHE) -Ccmake.define.CMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE) -e .
 	touch $@
 
 $(PY_MODULES): FORCE
@@ -161,7 +170,7 @@ SANITIZE_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-om
 sanitize: $(ASAN_BUILD)/.stamp
 $(ASAN_BUILD)/.stamp: $(VENV)/.requirements.stamp $(TORCH_NPU_STAMP) $(NATIVE_SOURCES) $(TEST_SOURCES)
 	PATH=$(abspath $(VENV))/bin:$$PATH cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-	    -DAEA_BUILD_TESTS=ON -DAEA_BUILD_PYTHON=OFF -DAEA_NATIVE_ISAS=host -DAEA_OPTIMIZE=-O0 \
+	    -DAEA_BUILD_TESTS=ON -DAEA_BUILD_PYTHON=OFF -DAEA_NATIVE_ISAS=host -DAEA_OPTIMIZE=-O0 $(COMPILER_LAUNCHER) \
 	    -DCMAKE_CXX_FLAGS="$(SANITIZE_FLAGS)" -DCMAKE_C_FLAGS="$(SANITIZE_FLAGS)" > /dev/null
 	PATH=$(abspath $(VENV))/bin:$$PATH cmake --build $(ASAN_BUILD) -j $(JOBS) --target aclnn_tests
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \

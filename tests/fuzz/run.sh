@@ -34,8 +34,15 @@ fi
 # The whole tree instrumented (the runtime's branches are the coverage), optimized enough to run
 # thousands of calls a minute under the sanitizers.
 flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g"
+# through the compiler cache where .venv has it (the Makefile's COMPILER_LAUNCHER says why)
+launcher=()
+if [ -x "$repo/.venv/bin/ccache" ]; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER="$repo/.venv/bin/ccache" -DCMAKE_CXX_COMPILER_LAUNCHER="$repo/.venv/bin/ccache")
+    export CCACHE_BASEDIR="$repo" CCACHE_NOHASHDIR=true
+fi
 if [ ! -f "$build/build.ninja" ]; then
     PATH="$repo/.venv/bin:$PATH" cmake -S . -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+        "${launcher[@]}" \
         -DCMAKE_BUILD_TYPE=Debug -DAEA_BUILD_TESTS=OFF -DAEA_BUILD_PYTHON=OFF -DAEA_BUILD_FUZZERS=ON \
         -DAEA_NATIVE_ISAS=host -DAEA_OPTIMIZE=-O1 -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
         > "$build.configure.log" 2>&1 ||

@@ -30,6 +30,7 @@ torch_minor="${NPU_CHECK_TORCH_MINOR:-$(ask 'import torch; print(torch.__version
 cxx11_abi="${NPU_CHECK_CXX11_ABI:-$(ask 'import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')}"
 cxx="${NPU_CHECK_CXX:-g++}"
 export NPU_CHECK_CXX="$cxx"
+launcher="${NPU_CHECK_LAUNCHER:-}"  # a compiler cache to run the compiler through (`make test`: ccache)
 # The _C target's include order with torch_npu: csrc/common, CANN's ACL headers (the wheel's; ours
 # in include/acl/ are the same declarations, aclnn.acl_headers_match_cann), our C API headers (for
 # aclnn/ and aclnnop/), the shared host folders, the source's own operator's folders (as
@@ -63,7 +64,7 @@ compile() {  # source object
   echo "npu-check: $1"
   local own=()
   mapfile -t own < <(operator_flags "$1")
-  "$cxx" "${flags[@]}" "${own[@]}" "${system[@]}" -c "$1" -o "$2"
+  ${launcher:+"$launcher"} "$cxx" "${flags[@]}" "${own[@]}" "${system[@]}" -c "$1" -o "$2"
 }
 pids=()
 i=0
