@@ -133,6 +133,8 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
         "inv_gamma": st.sampled_from((1.0, 3.0)), "power": st.sampled_from((2.0 / 3.0, 0.75)),
         "min_ema_decay": st.sampled_from((0.0, 0.3)),
         "ema_update_after_step": st.sampled_from((0, 2)),
+        "ema_every": st.sampled_from((1, 2, 3)),
+        "ema_every_decay": st.sampled_from(("power", "once")),
         "state_bits": st.sampled_from((32, 8)),
         "shapes": st.lists(st.sampled_from(SHAPES), min_size=1, max_size=3),
         "seed": st.integers(0, 2**32 - 1)}))
@@ -146,6 +148,7 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
         self.config = config
         self.group_scope = config["step_scope"] == "group"
         self.group_steps = [0]  # step_scope="group": each group's step, by position
+        self.ema_calls = [0]  # ema_every > 1: each group's step() calls while it has an EMA
         self.params = [torch.nn.Parameter(torch.randn(s, generator=self.gen)) for s in shapes]
         self.models = [self.new_model(p) for p in self.params]
         self.optimizer = FusedEmaAdamW(self.params, **config)
@@ -202,6 +205,18 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
         step = self.group_steps[self.group_index(i)] if self.group_scope else model.step
         beta1, beta2 = group["betas"]
         decay = self.decay(ema_decay) if model.s is not None else 0.0
+        # ema_every=k: the EMA on every k-th call ("power", with the decay to the k-th power) or
+        # on calls 1, k+1, 2k+1, ... ("once"); the other steps leave it alone
+        k, calls = self.config["ema_every"], self.ema_calls[self.group_index(i)]
+        once = self.config["ema_every_decay"] == "once"
+        ema_on = k == 1 or (calls - 1 if once else calls) % k == 0
+        if k > 1 and not once:
+            decay = decay**k
+        kept_ema = None
+        if model.s is not None and not ema_on:
+            kept_ema = [t.s for t in model.tiers]
+            for t in model.tiers:
+                t.s = None
         h = golden.Hyper(lr=float(group["lr"]), ema_decay=decay, beta1=beta1, beta2=beta2,
                          eps=group["eps"],
                          mode=1 if self.config["adam_w_mode"] else 0,
@@ -215,12 +230,15 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
                                             h, extras)
             t.p, t.m, t.v, t.m_absmax, t.v_absmax, t.s = (out.var, out.m, out.v, out.m_absmax,
                                                           out.v_absmax, out.s)
-            return
-        for t, entry in ((model.wide, golden.reference_entry),
-                         (model.exact, golden.emulate_entry)):
-            out = entry(grad.astype(t.dtype), t.p, t.m, t.v, t.s, np.array([step]), h, extras,
-                        max_v=t.max_v)
-            t.p, t.m, t.v, t.s, t.max_v = out.var, out.m, out.v, out.s, out.max_v
+        else:
+            for t, entry in ((model.wide, golden.reference_entry),
+                             (model.exact, golden.emulate_entry)):
+                out = entry(grad.astype(t.dtype), t.p, t.m, t.v, t.s, np.array([step]), h, extras,
+                            max_v=t.max_v)
+                t.p, t.m, t.v, t.s, t.max_v = out.var, out.m, out.v, out.s, out.max_v
+        if kept_ema is not None:
+            for t, s in zip(model.tiers, kept_ema):
+                t.s = s
 
     # -- the rules
 
@@ -248,9 +266,17 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
         if any(g is not None for g in grads) or self.group_scope:
             self.n += 1
             self.group_steps = [k + 1 for k in self.group_steps]
+            self.count_ema_calls()
         for i, g in enumerate(grads):
             if g is not None:
                 self.model_step(i, g)
+
+    def count_ema_calls(self):
+        """ema_every's clock: each group's step() calls while it has an EMA (on the host: a step
+        a GradScaler skips counts too)."""
+        for g, group in enumerate(self.optimizer.param_groups):
+            if self.config["ema_every"] > 1 and group["ema_decay"] is not None:
+                self.ema_calls[g] += 1
 
     @rule(which=st.lists(st.booleans(), min_size=3, max_size=3), in_place=st.booleans())
     def step(self, which, in_place):
@@ -284,6 +310,7 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
         if not inf:
             self.model_steps(grads)
             return
+        self.count_ema_calls()
         for i, g in enumerate(grads):
             if g is not None:
                 self.model_state(i)
@@ -340,6 +367,7 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
         p = torch.nn.Parameter(torch.randn(shape, generator=self.gen))
         self.optimizer.add_param_group({"params": [p], "lr": lr})
         self.group_steps.append(0)
+        self.ema_calls.append(0)
         self.params.append(p)
         self.models.append(self.new_model(p))
 
