@@ -6,7 +6,7 @@
 # Prints `fuzz: N targets, E executions, F findings` and exits non-zero on any finding; a finding's
 # input lands in build/fuzz/findings/<target>/ (replay: build/fuzz/bin/<target> <file>).
 #
-#   FUZZ_S        seconds per target (default 60; 0: the seed corpus once, no fuzzing)
+#   FUZZ_S        seconds per target (default 60; 0: the seed corpus once, no fuzzing); JOBS targets run at once
 #   FUZZ_TARGETS  the targets to run (default: all three)
 #   FUZZ_MERGE=1  afterwards, merge what the run found into the seed corpus (coverage-minimal)
 set -euo pipefail
@@ -37,7 +37,8 @@ flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fn
 # through the compiler cache where .venv has it (the Makefile's COMPILER_LAUNCHER says why)
 launcher=()
 if [ -x "$repo/.venv/bin/ccache" ]; then
-    launcher=(-DCMAKE_C_COMPILER_LAUNCHER="$repo/.venv/bin/ccache" -DCMAKE_CXX_COMPILER_LAUNCHER="$repo/.venv/bin/ccache")
+    ccache="$repo/.venv/bin/ccache"
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER="$ccache" -DCMAKE_CXX_COMPILER_LAUNCHER="$ccache")
     export CCACHE_BASEDIR="$repo" CCACHE_NOHASHDIR=true
 fi
 if [ ! -f "$build/build.ninja" ]; then
@@ -53,34 +54,49 @@ PATH="$repo/.venv/bin:$PATH" cmake --build "$build" -j "$jobs" --target fuzzers 
 
 export ASAN_OPTIONS="abort_on_error=1:detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"  # the runtime's pools grow
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-count=0 executions=0 findings=0
-for target in $targets; do
-    seeds="$repo/tests/fuzz/corpus/$target"
-    work="$build/corpus/$target"
-    found="$build/findings/$target"
-    log="$build/$target.log"
+# One target: its corpus, then fuzzing; its exit status in $build/$target.status (0: no finding).
+run_target() {
+    local target="$1"
+    local seeds="$repo/tests/fuzz/corpus/$target" work="$build/corpus/$target" found="$build/findings/$target"
+    local log="$build/$target.log" ok=0
     mkdir -p "$seeds" "$work" "$found"
-    common=(-len_control=0 -max_len=4096 -print_final_stats=1 -artifact_prefix="$found/" -timeout=60 -rss_limit_mb=4096)
-    ok=1
+    local common=(-len_control=0 -max_len=4096 -print_final_stats=1 -artifact_prefix="$found/" -timeout=60
+                  -rss_limit_mb=4096)
     # every seed and the inputs earlier runs found, then fuzzing (new inputs go to the working copy)
     if [ "$seconds" = 0 ]; then
-        "$build/bin/$target" "${common[@]}" -runs=0 "$seeds" > "$log" 2>&1 || ok=0
+        "$build/bin/$target" "${common[@]}" -runs=0 "$seeds" > "$log" 2>&1 || ok=1
     else
-        "$build/bin/$target" "${common[@]}" -max_total_time="$seconds" "$work" "$seeds" > "$log" 2>&1 || ok=0
+        "$build/bin/$target" "${common[@]}" -max_total_time="$seconds" "$work" "$seeds" > "$log" 2>&1 || ok=1
     fi
+    if [ "${FUZZ_MERGE:-0}" = 1 ] && [ "$ok" = 0 ]; then
+        "$build/bin/$target" -merge=1 -len_control=0 -max_len=4096 "$seeds" "$work" >> "$log" 2>&1
+    fi
+    echo "$ok" > "$build/$target.status"
+}
+
+# JOBS targets at a time (each one process: the 8-bit corpus alone takes about 40 s to replay here),
+# reported in the order given.
+pids=()
+for target in $targets; do
+    rm -f "$build/$target.status"
+    run_target "$target" &
+    pids+=($!)
+    if (( ${#pids[@]} >= jobs )); then wait "${pids[0]}" || true; pids=("${pids[@]:1}"); fi
+done
+for pid in "${pids[@]}"; do wait "$pid" || true; done
+count=0 executions=0 findings=0
+for target in $targets; do
+    log="$build/$target.log"
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | awk '{s += $1} END {print s + 0}')
     cover=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | sed 's/cov: //' || true)
     executions=$((executions + runs))
     count=$((count + 1))
-    if [ "$ok" = 0 ]; then
+    if [ "$(cat "$build/$target.status" 2> /dev/null || echo 1)" != 0 ]; then
         findings=$((findings + 1))
         grep -m3 -e 'fuzz finding' -e 'ERROR: ' -e 'runtime error' "$log" >&2 || tail -20 "$log" >&2
-        echo "fuzz: $target: a finding (log: ${log#"$repo"/}, input: ${found#"$repo"/}/)" >&2
+        echo "fuzz: $target: a finding (log: ${log#"$repo"/}, input: ${build#"$repo"/}/findings/$target/)" >&2
     else
         echo "fuzz: $target: $runs executions, coverage ${cover:-?} edges, no finding"
-    fi
-    if [ "${FUZZ_MERGE:-0}" = 1 ] && [ "$ok" = 1 ]; then
-        "$build/bin/$target" -merge=1 -len_control=0 -max_len=4096 "$seeds" "$work" >> "$log" 2>&1
     fi
 done
 echo "fuzz: $count targets, $executions executions, $findings findings"
