@@ -59,8 +59,9 @@ test:
 test-prerequisites: cpp sanitize npu-check fuzz-short $(VENV)/.engines.stamp
 
 # The C API under libFuzzer (clang, ASan + UBSan; tests/fuzz/README.md): every target on its seed
-# corpus, then fuzzing, FUZZ_S seconds per target in all. Prints `fuzz: N targets, E executions,
-# F findings` and fails on any finding. `make test` runs the short form (about a minute and a half here, JOBS targets at a time).
+# corpus, then fuzzing, FUZZ_S seconds per target in all, JOBS targets at a time. Prints `fuzz: N
+# targets, E executions, F findings` and fails on any finding. `make test` runs the short form
+# (about a minute here).
 # `make fuzz` then runs FUZZ_EXAMPLES fresh sequences of the optimizer's state machine
 # (tests/python/optim/test_optim_stateful.py; make test runs 300, the same ones every time).
 FUZZ_S ?= 600
