@@ -58,24 +58,23 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 run_target() {
     local target="$1"
     local seeds="$repo/tests/fuzz/corpus/$target" work="$build/corpus/$target" found="$build/findings/$target"
-    local log="$build/$target.log" ok=0
+    local log="$build/$target.log" status=0
     mkdir -p "$seeds" "$work" "$found"
     local common=(-len_control=0 -max_len=4096 -print_final_stats=1 -artifact_prefix="$found/" -timeout=60
                   -rss_limit_mb=4096)
     # every seed and the inputs earlier runs found, then fuzzing (new inputs go to the working copy)
     if [ "$seconds" = 0 ]; then
-        "$build/bin/$target" "${common[@]}" -runs=0 "$seeds" > "$log" 2>&1 || ok=1
+        "$build/bin/$target" "${common[@]}" -runs=0 "$seeds" > "$log" 2>&1 || status=1
     else
-        "$build/bin/$target" "${common[@]}" -max_total_time="$seconds" "$work" "$seeds" > "$log" 2>&1 || ok=1
+        "$build/bin/$target" "${common[@]}" -max_total_time="$seconds" "$work" "$seeds" > "$log" 2>&1 || status=1
     fi
-    if [ "${FUZZ_MERGE:-0}" = 1 ] && [ "$ok" = 0 ]; then
+    if [ "${FUZZ_MERGE:-0}" = 1 ] && [ "$status" = 0 ]; then
         "$build/bin/$target" -merge=1 -len_control=0 -max_len=4096 "$seeds" "$work" >> "$log" 2>&1
     fi
-    echo "$ok" > "$build/$target.status"
+    echo "$status" > "$build/$target.status"
 }
 
-# JOBS targets at a time (each one process: the 8-bit corpus alone takes about 40 s to replay here),
-# reported in the order given.
+# JOBS targets at a time (libFuzzer runs each in one process), reported in the order given.
 pids=()
 for target in $targets; do
     rm -f "$build/$target.status"
