@@ -139,8 +139,8 @@ class Extras:
 @dataclass(frozen=True)
 class Outputs:
     """New values of one entry's outputs. ``max_v`` and ``copy`` are None when the entry has no
-    AMSGrad state / no model copy, ``s`` when the launch has no EMA (``s=None``). When nothing is written (``found_inf``) every field is the
-    corresponding input itself, unchanged."""
+    AMSGrad state / no model copy, ``s`` when the launch has no EMA (``s=None``). When nothing is
+    written (``found_inf``) every field is the corresponding input itself, unchanged."""
 
     var: np.ndarray
     m: np.ndarray
@@ -243,7 +243,8 @@ def emulate_entry(grad, var, m, v, s, step, h: Hyper = Hyper(), extras: Extras =
     The EMA follows the unrounded fp32 var' (the master's, with a model copy). ``s=None`` is a
     launch without the EMA (its ``Outputs.s`` is None; nothing else changes). lr and the EMA
     decay given as one-element fp32 tensors need no variant: ``h`` takes their values.
-    ``overflow_mode``: the device's float-overflow mode the stored values follow (:func:`narrow`)."""
+    ``overflow_mode``: the device's float-overflow mode the stored values follow
+    (:func:`narrow`)."""
     check_entry_dtypes(grad, var, m, v, s, max_v, copy)
     if writes_nothing(extras):
         return Outputs(var, m, v, s, max_v, copy)

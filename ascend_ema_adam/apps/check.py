@@ -223,7 +223,8 @@ def run_list_case(rng: np.random.Generator, combo: ListCombo, hyper: Hyper,
     expected, reference = [], []
     launch_hyper, scalars = hyper, {}
     if tensor_scalars:
-        scalars = {"lr_tensor": np.float32(hyper.lr), "ema_decay_tensor": np.float32(hyper.ema_decay)}
+        scalars = {"lr_tensor": np.float32(hyper.lr),
+                   "ema_decay_tensor": np.float32(hyper.ema_decay)}
         launch_hyper = dataclasses.replace(hyper, lr=hyper.lr * 3.0 + 1.0, ema_decay=0.5)
     for e in entries:
         args = (e["grads"], e["vars"], e["ms"], e["vs"], e["ss"], step_arr, hyper, extras)
