@@ -212,11 +212,6 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
         ema_on = k == 1 or (calls - 1 if once else calls) % k == 0
         if k > 1 and not once:
             decay = decay**k
-        kept_ema = None
-        if model.s is not None and not ema_on:
-            kept_ema = [t.s for t in model.tiers]
-            for t in model.tiers:
-                t.s = None
         h = golden.Hyper(lr=float(group["lr"]), ema_decay=decay, beta1=beta1, beta2=beta2,
                          eps=group["eps"],
                          mode=1 if self.config["adam_w_mode"] else 0,
@@ -226,19 +221,18 @@ class FusedEmaAdamWMachine(RuleBasedStateMachine):
         if model.eight:
             t = model.exact
             out = golden8bit.emulate_entry8(grad.astype(np.float32), t.p, t.m, t.v, t.m_absmax,
-                                            t.v_absmax, t.s, np.array([step]), QMAP_M, QMAP_V,
-                                            h, extras)
-            t.p, t.m, t.v, t.m_absmax, t.v_absmax, t.s = (out.var, out.m, out.v, out.m_absmax,
-                                                          out.v_absmax, out.s)
-        else:
-            for t, entry in ((model.wide, golden.reference_entry),
-                             (model.exact, golden.emulate_entry)):
-                out = entry(grad.astype(t.dtype), t.p, t.m, t.v, t.s, np.array([step]), h, extras,
-                            max_v=t.max_v)
-                t.p, t.m, t.v, t.s, t.max_v = out.var, out.m, out.v, out.s, out.max_v
-        if kept_ema is not None:
-            for t, s in zip(model.tiers, kept_ema):
-                t.s = s
+                                            t.v_absmax, t.s if ema_on else None,
+                                            np.array([step]), QMAP_M, QMAP_V, h, extras)
+            t.p, t.m, t.v, t.m_absmax, t.v_absmax = (out.var, out.m, out.v, out.m_absmax,
+                                                     out.v_absmax)
+            t.s = out.s if ema_on else t.s
+            return
+        for t, entry in ((model.wide, golden.reference_entry),
+                         (model.exact, golden.emulate_entry)):
+            out = entry(grad.astype(t.dtype), t.p, t.m, t.v, t.s if ema_on else None,
+                        np.array([step]), h, extras, max_v=t.max_v)
+            t.p, t.m, t.v, t.max_v = out.var, out.m, out.v, out.max_v
+            t.s = out.s if ema_on else t.s
 
     # -- the rules
 
