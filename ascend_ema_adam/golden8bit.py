@@ -23,7 +23,8 @@ One launch, per entry (tier 2, :func:`emulate_entry8`; the kernels are held to i
        (the maximum of the magnitudes' bit patterns: NaN > inf > any finite)
     4. encode:  x = m' / (absmax' > 0 ? absmax' : 1)  (one IEEE division; an all-zero block
        divides by 1), code = the exactly nearest code to x, a tie to the larger code, NaN to
-       code 0 (:func:`encode`); the same for v'
+       code 0 (:func:`encode`); the same for v', whose x > 0 is first raised to the map's
+       :func:`positive_floor` (so a positive v' never decodes to 0 or less)
     5. var stored as var' rounded to var's dtype (RNE), a model copy likewise, s' stays fp32
 
 Non-finite values follow the fp32 op: a NaN or inf gradient makes that element's var' and s'
@@ -34,6 +35,14 @@ is NaN already either way; GradScaler's found_inf skips such steps without touch
 
 AMSGrad is refused: keeping max(v) in 8 bits would re-quantize a running maximum every step,
 and no 8-bit optimizer we compare with (bitsandbytes' blockwise kernels) offers it.
+
+Why v's floor: rounded to the nearest code, a v' below half the map's smallest positive value
+times its block's scale decodes to 0 on the next step while its m' (whose codes reach the square
+root of v's range) keeps a code, and that step divides m by eps alone. Weights whose gradients are
+nearly always 0 (inputs that are nearly always 0) then move by thousands of learning rates: the
+drift torchao's AdamW8bit shows too. Raised, v decodes to at least the v' it stood for, and the
+element's step is smaller than the fp32 op's instead of larger (tests/python/optim/
+test_optim_8bit_drift.py trains such a model against fp32 and bitsandbytes).
 
 Differences from the references, on purpose: bitsandbytes encodes by a binary search followed by
 a one-code "sign fix"; torchao by a branchless binary search whose tie test
@@ -131,6 +140,24 @@ def encode_thresholds(qmap) -> np.ndarray:
     return up * np.float32(0.5)
 
 
+def positive_floor(qmap) -> np.float32:
+    """The map's positive floor F (the codebook header's ApplyFusedEmaAdam8bitListPositiveFloor):
+    T[k - 1] for the first k >= 1 with q[k] > 0, the smallest quotient whose code is at least k;
+    0 where q[0] is above 0 already or no entry is (then nothing is raised)."""
+    q = check_map(qmap)
+    positive = np.flatnonzero(q > 0)
+    if positive.size == 0 or positive[0] == 0:
+        return np.float32(0.0)
+    return encode_thresholds(q)[positive[0] - 1]
+
+
+def raise_positive(x, floor) -> np.ndarray:
+    """v's quotients before their encode: each x > 0 raised to max(x, F) (NaN stays)."""
+    x = np.asarray(x, np.float32)
+    with np.errstate(invalid="ignore"):
+        return np.where(x > 0, np.maximum(x, np.float32(floor)), x).astype(np.float32)
+
+
 def encode(x, thresholds) -> np.ndarray:
     """uint8 codes of fp32 values: the count of thresholds <= x (the nearest code, ties up); NaN
     gives code 0 (it compares false with every threshold, as in the kernels' binary search)."""
@@ -162,13 +189,16 @@ def block_absmax(x) -> np.ndarray:
     return padded.max(axis=1).astype(np.uint32).view(np.float32)
 
 
-def quantize(x, qmap) -> tuple[np.ndarray, np.ndarray]:
-    """Blockwise (codes, absmax) of fp32 values: steps 3 and 4 of the update."""
+def quantize(x, qmap, *, second_moment: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Blockwise (codes, absmax) of fp32 values: steps 3 and 4 of the update (``second_moment``:
+    the quotients above 0 raised to the map's positive floor first, as v's)."""
     x = np.asarray(x, np.float32).reshape(-1)
     absmax = block_absmax(x)
     divisor = np.where(absmax > 0, absmax, np.float32(1.0))
     with np.errstate(all="ignore"):
         scaled = x / np.repeat(divisor, BLOCK)[:x.size]
+    if second_moment:
+        scaled = raise_positive(scaled, positive_floor(qmap))
     return encode(scaled, encode_thresholds(qmap)), absmax
 
 
@@ -238,7 +268,7 @@ def emulate_entry8(grad, var, m, v, m_absmax, v_absmax, s, step, qmap_m, qmap_v,
                                copy=None if copy is None else np.asarray(copy).reshape(-1),
                                overflow_mode=overflow_mode)
     m_codes, m_scale = quantize(out.m, qmap_m)
-    v_codes, v_scale = quantize(out.v, qmap_v)
+    v_codes, v_scale = quantize(out.v, qmap_v, second_moment=True)
     return Outputs8(
         var=out.var.reshape(shape), m=m_codes.reshape(np.shape(m)),
         v=v_codes.reshape(np.shape(v)), m_absmax=m_scale, v_absmax=v_scale,

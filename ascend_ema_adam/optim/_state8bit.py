@@ -126,10 +126,11 @@ def _host(t: Tensor) -> np.ndarray:
     return t.detach().to("cpu").contiguous().numpy()
 
 
-def quantized(x: Tensor, qmap: Tensor) -> tuple[Tensor, Tensor]:
+def quantized(x: Tensor, qmap: Tensor, *, second_moment: bool) -> tuple[Tensor, Tensor]:
     """``golden8bit.quantize`` of a moment (any float dtype, widened exactly to fp32): its uint8
     codes (``x``'s shape) and fp32 block scales, on ``x``'s device."""
-    codes, absmax = golden8bit.quantize(_host(x.to(torch.float32)).reshape(-1), _host(qmap))
+    codes, absmax = golden8bit.quantize(_host(x.to(torch.float32)).reshape(-1), _host(qmap),
+                                        second_moment=second_moment)
     return (torch.from_numpy(codes).reshape(x.shape).to(x.device),
             torch.from_numpy(absmax).to(x.device))
 
@@ -144,7 +145,8 @@ def to_8bit(state: dict, qmaps: tuple[Tensor, Tensor]) -> None:
     """fp32 (or 16-bit) moments of ``state`` replaced by their 8-bit state (AMSGrad's maximum,
     which the 8-bit state has not, is dropped by the caller's checks before)."""
     for (wide, codes, absmax, _), q in zip(MOMENTS, qmaps):
-        state[codes], state[absmax] = quantized(state.pop(wide), q)
+        state[codes], state[absmax] = quantized(state.pop(wide), q,
+                                                second_moment=wide == "exp_avg_sq")
 
 
 def to_wide(state: dict, qmaps: tuple[Tensor, Tensor], dtype: torch.dtype) -> None:

@@ -15,7 +15,8 @@
  *            the partial last block of a tensor: lanes past its end zeroed (Compare with the lane
  *            index, Select); the new scales: |m'| as int32 bits, a halving tree of int32 Max per
  *            block down to 8 lanes, the last 8 on the scalar unit (NaN's bits are the largest);
- *            encode: x = m' / divisor per block, then the binary search of 8 steps (threshold
+ *            encode: x = m' / divisor per block (v's x > 0 raised to the map's positive floor:
+ *            Compare GT 0, Maxs, Select), then the binary search of 8 steps (threshold
  *            Gather at index + s - 1, Compare GE, Select index + s), index -> half -> uint8
  *   CopyOut: P', the codes, the new scales, S', the copy       VECOUT buffer -> GM
  * The op order is golden8bit.emulate_entry8's, bit for bit. Single-buffered queues (the work area
@@ -69,6 +70,7 @@ struct MomentSlots {
     LocalTensor<float> thresholds;  // 256: 255 encode thresholds (Gather source of the search)
     LocalTensor<float> decoded;     // chunk: qmap[code] * old scale
     LocalTensor<float> updated;     // chunk: m' or v'
+    float positiveFloor;            // the map's (the codebook header's), raising v's quotients
 };
 
 template <typename P, typename G, typename C>
@@ -214,17 +216,23 @@ private:
     }
 
     /** The map from GM (scalar reads) and its thresholds (the codebook's fp32 code), into UB. */
-    __aicore__ inline void LoadTable(const MomentSlots& moment, GM_ADDR map)
+    __aicore__ inline void LoadTable(MomentSlots& moment, GM_ADDR map)
     {
         GlobalTensor<float> gm;
         gm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(map), kApplyFusedEmaAdam8bitListMapSize);
         float previous = gm.GetValue(0);
         moment.map.SetValue(0, previous);
+        moment.positiveFloor = 0.0f;
+        bool positive = previous > 0.0f;  // past the first positive entry
         for (uint32_t k = 1; k < kApplyFusedEmaAdam8bitListMapSize; ++k) {
             const float value = gm.GetValue(k);
+            const float threshold = ApplyFusedEmaAdam8bitListEncodeThreshold(previous, value);
             moment.map.SetValue(k, value);
-            moment.thresholds.SetValue(k - 1U,
-                                       ApplyFusedEmaAdam8bitListEncodeThreshold(previous, value));
+            moment.thresholds.SetValue(k - 1U, threshold);
+            if (!positive && value > 0.0f) {
+                positive = true;
+                moment.positiveFloor = ApplyFusedEmaAdam8bitListPositiveFloorAt(previous, threshold);
+            }
             previous = value;
         }
         moment.thresholds.SetValue(kApplyFusedEmaAdam8bitListThresholds,
@@ -411,8 +419,8 @@ private:
         }
         const LocalTensor<float> mScales = Slot<float>(out, outScaleM_);
         const LocalTensor<float> vScales = Slot<float>(out, outScaleV_);
-        NewScalesAndEncode(m_, mScales, Slot<uint8_t>(out, outM_), blocks);
-        NewScalesAndEncode(v_, vScales, Slot<uint8_t>(out, outV_), blocks);
+        NewScalesAndEncode(m_, mScales, Slot<uint8_t>(out, outM_), blocks, false);
+        NewScalesAndEncode(v_, vScales, Slot<uint8_t>(out, outV_), blocks, true);
         outQueue_.EnQue(out);
         inQueue_.FreeTensor(in);
     }
@@ -420,7 +428,8 @@ private:
     /** The blocks' new scales (into the output slot), then x = m' / divisor and the codes. */
     __aicore__ inline void NewScalesAndEncode(const MomentSlots& moment,
                                               const LocalTensor<float>& scales,
-                                              const LocalTensor<uint8_t>& codes, uint32_t blocks)
+                                              const LocalTensor<uint8_t>& codes, uint32_t blocks,
+                                              bool raisePositive)
     {
         BlockMaxima(moment.updated, blocks);
         SyncVectorToScalar();
@@ -437,7 +446,24 @@ private:
                 moment.updated[b * kApplyFusedEmaAdam8bitListBlock], divisor_,
                 static_cast<int32_t>(kApplyFusedEmaAdam8bitListBlock));
         }
+        if (raisePositive && moment.positiveFloor > 0.0f) {
+            RaisePositive(moment.positiveFloor, blocks);
+        }
         Encode(moment, codes, blocks * kApplyFusedEmaAdam8bitListBlock);
+    }
+
+    /** v's quotients x > 0 raised to the floor F (the codebook header): per block, Select of
+     *  Maxs(x, F) where x > 0 (a NaN compares false and stays). */
+    __aicore__ inline void RaisePositive(float floor, uint32_t blocks)
+    {
+        for (uint32_t b = 0; b < blocks; ++b) {
+            const LocalTensor<float> lane = x_[b * kApplyFusedEmaAdam8bitListBlock];
+            const LocalTensor<float> raised = candidate_[b * kApplyFusedEmaAdam8bitListBlock];
+            Compare(mask_, lane, zeros_, CMPMODE::GT, kApplyFusedEmaAdam8bitListBlock);
+            Maxs(raised, lane, floor, static_cast<int32_t>(kApplyFusedEmaAdam8bitListBlock));
+            Select(lane, mask_, raised, lane, SELMODE::VSEL_TENSOR_TENSOR_MODE,
+                   kApplyFusedEmaAdam8bitListBlock);
+        }
     }
 
     __aicore__ inline void CopyOut(uint64_t begin, uint64_t block, uint32_t blocks, uint32_t count)

@@ -8,6 +8,14 @@
  * T[k] is the smallest fp32 value >= (q[k] + q[k+1]) / 2: an fp32 x is at least as near to
  * q[k+1] as to q[k] exactly when x >= T[k], so the count of thresholds <= x is the exactly
  * nearest code, a tie going to the larger code (and a NaN, which compares false, to code 0).
+ *
+ * The second moment's quotients x > 0 are first raised to the map's positive floor F (below): a
+ * positive v' never takes a code whose value is <= 0. Rounded to the nearest code, a v' under
+ * half the smallest positive code of its block's scale would decode to 0 while its m' keeps a
+ * code (m's codes reach the square root of v's range), and the next steps would divide m by eps
+ * alone: rarely-active weights drifting by thousands of learning rates. Raised, such a v decodes
+ * to that smallest code, never less than the v it stands for, so the step is never larger than
+ * the fp32 one by the 8-bit error.
  */
 #ifndef APPLY_FUSED_EMA_ADAM8BIT_LIST_CODEBOOK_H
 #define APPLY_FUSED_EMA_ADAM8BIT_LIST_CODEBOOK_H
@@ -91,6 +99,28 @@ __aicore__ inline float ApplyFusedEmaAdam8bitListEncodeThreshold(float lo, float
         up.u = s > 0.0f ? up.u + 1U : up.u - 1U;
     }
     return up.f * 0.5f;
+}
+
+/**
+ * The positive floor F of a map with its thresholds: T[k - 1] for the first k >= 1 with
+ * map[k] > 0 (the smallest quotient whose code is at least k), else 0 (no code to raise to: map[0]
+ * is already above 0, or no entry is). x > 0 raised to max(x, F) then has a code >= k; F = 0
+ * leaves every x > 0 as it is.
+ */
+__aicore__ inline float ApplyFusedEmaAdam8bitListPositiveFloorAt(float previous, float threshold)
+{
+    return previous > 0.0f ? 0.0f : threshold;  // F where map[k] is the first positive entry
+}
+
+__aicore__ inline float ApplyFusedEmaAdam8bitListPositiveFloor(const float* map,
+                                                               const float* thresholds)
+{
+    for (uint32_t k = 1; k < kApplyFusedEmaAdam8bitListMapSize; ++k) {
+        if (map[k] > 0.0f) {
+            return ApplyFusedEmaAdam8bitListPositiveFloorAt(map[k - 1U], thresholds[k - 1U]);
+        }
+    }
+    return 0.0f;
 }
 
 /** thresholds[k] = ApplyFusedEmaAdam8bitListEncodeThreshold(map[k], map[k + 1]) for k < 255. */

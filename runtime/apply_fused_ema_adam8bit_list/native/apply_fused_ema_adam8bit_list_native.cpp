@@ -216,6 +216,7 @@ native::ApplyFusedEmaAdam8bitListCodebook CodebookOf(const float* map)
         }
     }
     BuildApplyFusedEmaAdam8bitListEncodeThresholds(book.map, book.thresholds);
+    book.positiveFloor = ApplyFusedEmaAdam8bitListPositiveFloor(book.map, book.thresholds);
     native::ApplyFusedEmaAdam8bitListSearchLevels& l = book.levels;
     float* const levels[] = {l.l128, l.l64, l.l32, l.l16, l.l8, l.l4, l.l2, l.l1};
     uint32_t s = 128;

@@ -87,6 +87,8 @@ struct Codes<Scalar> {
     static I Load(const uint8_t* c) { return *c; }
     static void Store(uint8_t* c, I i) { *c = static_cast<uint8_t>(i); }
     static float Decode(const float* map, I i) { return map[i]; }
+    /** v's quotient before its encode: x > 0 raised to max(x, floor) (the codebook header). */
+    static float RaisePositive(float x, float floor) { return x > 0.0f && x < floor ? floor : x; }
     static I Encode(const ApplyFusedEmaAdam8bitListCodebook& book, float x)
     {
         I i = 0;
@@ -167,6 +169,11 @@ struct Codes<Avx512> {
      *  permutes and seven blends (4.3 against 4.8 cycles per element of the whole loop, in cache,
      *  one thread; interleaved runs). */
     static __m512 Decode(const float* map, I i) { return _mm512_i32gather_ps(i, map, 4); }
+    static __m512 RaisePositive(__m512 x, __m512 floor)
+    {
+        return _mm512_mask_max_ps(x, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), x,
+                                  floor);
+    }
     __attribute__((always_inline)) static void Step(__m512 x, __m512 t, int s, I& i)
     {
         const __mmask16 ge = _mm512_cmp_ps_mask(x, t, _CMP_GE_OQ);
@@ -435,6 +442,11 @@ struct Codes<Avx2> {
         _mm_storel_epi64(reinterpret_cast<__m128i*>(c), _mm_packus_epi16(words, words));
     }
     static __m256 Decode(const float* map, I i) { return _mm256_i32gather_ps(map, i, 4); }
+    static __m256 RaisePositive(__m256 x, __m256 floor)
+    {
+        const __m256 positive = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ);
+        return _mm256_blendv_ps(x, _mm256_max_ps(x, floor), positive);
+    }
     __attribute__((always_inline)) static I Encode(const ApplyFusedEmaAdam8bitListCodebook& book,
                                                    __m256 x)
     {
@@ -535,6 +547,11 @@ struct Codes<Neon> {
         return vld1q_lane_f32(table + vgetq_lane_u32(i, 3), x, 3);
     }
     static float32x4_t Decode(const float* map, I i) { return Gather(map, i); }
+    static float32x4_t RaisePositive(float32x4_t x, float32x4_t floor)
+    {
+        const uint32x4_t raise = vandq_u32(vcgtq_f32(x, vdupq_n_f32(0.0f)), vcltq_f32(x, floor));
+        return vbslq_f32(raise, floor, x);
+    }
     static I Encode(const ApplyFusedEmaAdam8bitListCodebook& book, float32x4_t x)
     {
         I i = Zero();
@@ -757,13 +774,17 @@ inline bool ReciprocalAbsmax(float absmax)
  *  whose absmax is finite and above 0 (`unitBlock`: every x in [-1, 1] and none NaN). */
 template <class B>
 struct SearchEncoder {
-    explicit SearchEncoder(const ApplyFusedEmaAdam8bitListCodebook& b) : book(&b) {}
+    explicit SearchEncoder(const ApplyFusedEmaAdam8bitListCodebook& b)
+        : book(&b), positiveFloor(B::Set1(b.positiveFloor))
+    {
+    }
     __attribute__((always_inline)) typename Codes<B>::I operator()(typename B::V x,
                                                                    bool /* unitBlock */) const
     {
         return Codes<B>::Encode(*book, x);
     }
     const ApplyFusedEmaAdam8bitListCodebook* book;
+    typename B::V positiveFloor;  // the map's, broadcast (v's quotients: Codes<B>::RaisePositive)
 };
 
 /** The encode tables where both maps have one and the launch encodes by tables (a unit block's
@@ -778,6 +799,7 @@ struct Encoder {
     Encoder(const ApplyFusedEmaAdam8bitListCodebook& b, bool useTable, bool useTablePlanes)
         : table(b.table),
           search(b),
+          positiveFloor(B::Set1(b.positiveFloor)),
           useTable(useTable),
           unitTable(useTable && b.table.unit),
           reciprocal((useTable ? unitTable : b.table.fast) &&
@@ -803,6 +825,7 @@ struct Encoder {
     }
     typename Codes<B>::Table table;
     SearchEncoder<B> search;
+    typename B::V positiveFloor;  // the map's, broadcast (v's quotients: Codes<B>::RaisePositive)
     bool useTable;
     bool unitTable;
     /** Quotients of a reciprocal block (ReciprocalAbsmax) encode exactly: by the unit table, or
@@ -815,7 +838,7 @@ struct Encoder {
 };
 
 /** Pass 2 of one vector of backend B at element i of a pending block: both moments' codes of
- *  m' / mDivisor and v' / vDivisor. */
+ *  m' / mDivisor and v' / vDivisor, v's raised to its map's positive floor. */
 template <class B, class E>
 __attribute__((always_inline)) inline void EncodeAt(const E& m, const E& v,
                                                     const PendingEncode& block,
@@ -826,13 +849,15 @@ __attribute__((always_inline)) inline void EncodeAt(const E& m, const E& v,
     const typename B::V mNew = B::template Ordered<float>::Load(block.mNew + i).v[0];
     const typename B::V vNew = B::template Ordered<float>::Load(block.vNew + i).v[0];
     Q::Store(block.m + i, m(B::Div(mNew, mDivisor), block.mUnit));
-    Q::Store(block.v + i, v(B::Div(vNew, vDivisor), block.vUnit));
+    Q::Store(block.v + i, v(Q::RaisePositive(B::Div(vNew, vDivisor), v.positiveFloor),
+                            block.vUnit));
 }
 
-/** A reciprocal block's divisors and their reciprocals (PendingEncode's), broadcast. */
+/** A reciprocal block's divisors and their reciprocals (PendingEncode's), broadcast, and v's
+ *  positive floor. */
 template <class B>
 struct ReciprocalDivisors {
-    typename B::V m, v, mReciprocal, vReciprocal;
+    typename B::V m, v, mReciprocal, vReciprocal, vFloor;
 };
 
 /** Both moments' quotients at element i of a reciprocal block on a backend with
@@ -848,7 +873,7 @@ __attribute__((always_inline)) inline void QuotientsByReciprocalAt(const Pending
     const typename B::V mNew = B::template Ordered<float>::Load(block.mNew + i).v[0];
     const typename B::V vNew = B::template Ordered<float>::Load(block.vNew + i).v[0];
     mQuotient = Q::QuotientByReciprocal(mNew, d.m, d.mReciprocal);
-    vQuotient = Q::QuotientByReciprocal(vNew, d.v, d.vReciprocal);
+    vQuotient = Q::RaisePositive(Q::QuotientByReciprocal(vNew, d.v, d.vReciprocal), d.vFloor);
 }
 
 /** Both moments' Table::UnitSum at element i of a reciprocal block (both encoders'
@@ -992,7 +1017,8 @@ inline void UpdateEncodingPrevious(const Consts<A>& c, const ApplyFusedEmaAdam8b
                               m.reciprocal && v.reciprocal;
     const ReciprocalDivisors<A> rd{md, vd,  // the reciprocals are set only then (Scales)
                                    A::Set1(byReciprocal ? previous.mReciprocal : 1.0f),
-                                   A::Set1(byReciprocal ? previous.vReciprocal : 1.0f)};
+                                   A::Set1(byReciprocal ? previous.vReciprocal : 1.0f),
+                                   v.positiveFloor};
     Tops<A> top;
     const auto step = [&](uint32_t i, V mMap, V vMap) __attribute__((always_inline)) {
         UpdateVector<A, K>(c, t, mMap, vMap, mScale, vScale, i, out, top);

@@ -262,9 +262,9 @@ def test_update_is_the_fp32_ops_on_the_decoded_state(rng):
     v32 = g8.decode(ins["v"], ins["v_absmax"], MAPS["qmap_v"])
     fp32 = golden.emulate_entry(ins["grad"], ins["var"], m32, v32, ins["s"], np.array([3]), h, ex)
     assert golden.bit_equal(out.var, fp32.var) and golden.bit_equal(out.s, fp32.s)
-    for got, scale, x, q in ((out.m, out.m_absmax, fp32.m, MAPS["qmap_m"]),
-                             (out.v, out.v_absmax, fp32.v, MAPS["qmap_v"])):
-        codes, absmax = g8.quantize(x, q)
+    for got, scale, x, q, second in ((out.m, out.m_absmax, fp32.m, MAPS["qmap_m"], False),
+                                     (out.v, out.v_absmax, fp32.v, MAPS["qmap_v"], True)):
+        codes, absmax = g8.quantize(x, q, second_moment=second)
         assert np.array_equal(got, codes) and golden.bit_equal(scale, absmax)
 
 

@@ -45,7 +45,7 @@ class Trajectory:
         """8-bit moments decoded to fp32 and quantized again (a load of decoded moments)."""
         for codes, scales, qmap in (("m", "m_absmax", QMAP_M), ("v", "v_absmax", QMAP_V)):
             decoded = golden8bit.decode(getattr(self, codes), getattr(self, scales), qmap)
-            new_codes, new_scales = golden8bit.quantize(decoded, qmap)
+            new_codes, new_scales = golden8bit.quantize(decoded, qmap, second_moment=codes == "v")
             setattr(self, codes, new_codes.reshape(self.p.shape))
             setattr(self, scales, new_scales)
 
