@@ -125,5 +125,46 @@ def tie_entries(rng, row, qmap, thresholds):
     return entry
 
 
+def floor_entries(rng, row, qmap_v, exponents=(0, -20, 15)):
+    """One entry whose v' quotients straddle v's positive floor F (golden8bit.positive_floor): with
+    TIE_HYPER v' = g * g; each block holds a gradient of 2^e (its v scale is 2^2e, a power of two,
+    so x = v' / 2^2e is the square of the unscaled value), and the others are 2^e times the
+    square roots of F (each a few ulps either way, so the squares land on both sides of F), of
+    the thresholds around it, of tiny positives down to subnormal squares, and zeros (also 1e-30,
+    whose square underflows to 0), for each e of `exponents`."""
+    floor = np.float32(g8.positive_floor(qmap_v))
+    t = g8.encode_thresholds(qmap_v)
+    roots = [np.sqrt(np.float32(x)) for x in (floor, *t[:4], 1e-12, 1e-20, 2e-45) if x > 0]
+    values = []
+    for r in roots:
+        r = np.float32(r)
+        for _ in range(4):
+            r = np.nextafter(r, np.float32(0))
+        for _ in range(9):
+            values += [r, -r]
+            r = np.nextafter(r, np.float32(1))
+    values = np.array(values + [0.0, 1e-30, -1e-30], np.float32)
+    per = -(-values.size // (g8.BLOCK - 1))
+    grad = np.zeros(len(exponents) * per * g8.BLOCK, np.float32)
+    for k, e in enumerate(exponents):
+        for b in range(per):
+            at = (k * per + b) * g8.BLOCK
+            part = values[b * (g8.BLOCK - 1):(b + 1) * (g8.BLOCK - 1)] * np.float32(2.0**e)
+            grad[at] = np.float32(2.0**e)
+            grad[at + 1:at + 1 + part.size] = part
+    [entry] = make_entries(rng, [grad.size], row)
+    entry["grad"] = grad.astype(row.grad.numpy)
+    return entry
+
+
+def raised_codes(entry, qmap_v) -> int:
+    """How many of floor_entries' v codes the positive floor raised (the nearest code is <= 0's)."""
+    g = entry["grad"].astype(np.float32)
+    scale = np.repeat(g8.block_absmax(g * g), g8.BLOCK)[:g.size]
+    x = (g * g) / np.where(scale > 0, scale, np.float32(1))
+    nearest = g8.encode(x, g8.encode_thresholds(qmap_v))
+    return int(np.sum((x > 0) & (qmap_v[nearest] <= 0)))
+
+
 #: beta1 = 0 and beta2 = 0 (m' = g, v' = g*g), no bias correction: m' is the gradient exactly.
 TIE_HYPER = Hyper(beta1=0.0, beta2=0.0, bias_correction=False)

@@ -175,6 +175,75 @@ def test_quantize_blocks_and_specials():
     assert np.all(back[:BLOCK] == 0) and np.isnan(back[2 * BLOCK])
 
 
+def test_positive_floor_of_maps():
+    """F is the threshold below the first positive entry (the smallest quotient whose nearest code
+    is that entry's), 0 where nothing is to be raised: a map starting above 0, or none above 0."""
+    unsigned, signed = g8.dynamic_map(False), g8.dynamic_map(True)
+    assert g8.positive_floor(unsigned) == g8.encode_thresholds(unsigned)[0]
+    assert unsigned[0] == 0 and np.float32(0) < g8.positive_floor(unsigned) < unsigned[1]
+    first = int(np.flatnonzero(signed > 0)[0])
+    assert signed[first - 1] == 0 and g8.positive_floor(signed) == signed[first] / 2
+    assert g8.positive_floor(np.linspace(0.5, 1, 256).astype(np.float32)) == 0
+    assert g8.positive_floor(np.linspace(-1, 0, 256).astype(np.float32)) == 0
+    around = np.concatenate([np.linspace(-1, -0.5, 128), np.linspace(0.25, 1, 128)])
+    assert g8.positive_floor(around.astype(np.float32)) == -0.125  # every x > 0 is above it
+
+
+def test_second_moment_quotients_above_0_take_a_positive_code():
+    """quantize(..., second_moment=True): every v' > 0 of a block gets a code whose value is above
+    0 (the smallest for quotients below the floor F, a quotient at F too), zeros and NaN as
+    before; every quotient at or above F the nearest code; m's quantize unchanged (nearest)."""
+    q = g8.dynamic_map(False)
+    floor = g8.positive_floor(q)
+    tiny = np.array([1e-45, 1e-30, 1e-12, floor / 2, np.nextafter(floor, np.float32(0)), floor,
+                     np.nextafter(floor, np.float32(1)), 2 * floor, q[1], 1e-3], np.float32)
+    x = np.zeros(2 * BLOCK, np.float32)
+    x[0] = 1.0  # the block's scale: the quotients are the values
+    x[1:1 + tiny.size] = tiny
+    x[BLOCK + 1] = np.nan  # a NaN block: its own nearest codes, NaN's code 0
+    x[BLOCK + 2] = 1e-9
+    codes, absmax = g8.quantize(x, q, second_moment=True)
+    nearest, same_absmax = g8.quantize(x, q)
+    assert golden.bit_equal(absmax, same_absmax)
+    at_least_floor = tiny >= floor
+    assert np.all(codes[1:1 + tiny.size][~at_least_floor] == 1)
+    assert np.array_equal(codes[1:1 + tiny.size][at_least_floor],
+                          nearest[1:1 + tiny.size][at_least_floor])
+    assert np.all(nearest[1:6] == 0)  # what the nearest code made of them: 0, the drift's cause
+    assert np.all(codes[1 + tiny.size:BLOCK] == 0)  # zeros stay 0
+    assert codes[BLOCK + 1] == 0 and codes[BLOCK + 2] == 1  # NaN's code; 1e-9 / 1 raised
+    raised = g8.decode(codes, absmax, q)[1:1 + tiny.size][~at_least_floor]
+    assert np.all(raised >= tiny[~at_least_floor])  # never below the v' it stands for
+    signed = g8.dynamic_map(True)
+    m_codes, _ = g8.quantize(x[:BLOCK], signed)
+    assert np.array_equal(m_codes, g8.encode(x[:BLOCK], g8.encode_thresholds(signed)))
+
+
+def test_a_tiny_second_moment_does_not_make_a_giant_step(rng):
+    """The drift's mechanism on one block, through emulate_entry8: one element's gradient 3e-4 of
+    the block's largest, then 0. Nearest codes decode its v to 0 while its m keeps a code, and the
+    second step moves it by lr * m / eps (3e4 lr here); raised, every step stays within
+    Adam's bound (at most about lr)."""
+    row = LIST8BIT_DTYPES[0]
+    ins = entry8_inputs(rng, BLOCK, row)
+    zero_m, zero_m_absmax = g8.quantize(np.zeros(BLOCK, np.float32), MAPS["qmap_m"])
+    zero_v, zero_v_absmax = g8.quantize(np.zeros(BLOCK, np.float32), MAPS["qmap_v"])
+    ins.update(m=zero_m, v=zero_v, m_absmax=zero_m_absmax, v_absmax=zero_v_absmax)
+    grad = rng.standard_normal(BLOCK).astype(np.float32)
+    grad[7] = np.abs(grad).max() * np.float32(3e-4)
+    h = Hyper(lr=1e-3, weight_decay=0.0)
+    first = run8({**ins, "grad": grad}, step=1, h=h)
+    assert g8.decode(first.m, first.m_absmax, MAPS["qmap_m"])[7] != 0
+    assert g8.decode(first.v, first.v_absmax, MAPS["qmap_v"])[7] > 0
+    grad2 = grad * np.float32(0.5)
+    grad2[7] = 0
+    second = run8({**ins, "grad": grad2, "var": first.var, "m": first.m, "v": first.v,
+                   "m_absmax": first.m_absmax, "v_absmax": first.v_absmax, "s": first.s},
+                  step=2, h=h)
+    moved = np.abs(second.var.astype(np.float64) - first.var)
+    assert moved.max() <= 2 * h.lr, moved.max()
+
+
 # ---------------------------------------------------------------------------------------------
 # The update
 
@@ -213,15 +282,19 @@ def run8(ins, step=7, h=Hyper(), extras=Extras(), **kw):
                              copy=copy, **kw)
 
 
-def decoded_gap(codes, absmax, qmap):
+def decoded_gap(codes, absmax, qmap, second_moment=False):
     """The rounding bound of each decoded value: half the distance to its neighbouring codes, and
     at the ends of the map the distance to the ends of the encoded range ([-1, 1] signed,
-    [0, 1] unsigned: the signed map holds no -1)."""
+    [0, 1] unsigned: the signed map holds no -1). v's first positive code stands for every
+    positive quotient below it (the positive floor): the bound there is its whole value."""
     q = qmap.astype(np.float64)
     lowest = -1.0 if q[0] < 0 else 0.0
     up = np.where(codes == 255, 0.0, (q[np.minimum(codes.astype(int) + 1, 255)] - q[codes]) / 2)
     down = np.where(codes == 0, q[0] - lowest,
                     (q[codes] - q[np.maximum(codes.astype(int) - 1, 0)]) / 2)
+    if second_moment:
+        first = int(np.flatnonzero(q > 0)[0])
+        down = np.where(codes == first, q[first], down)
     return np.maximum(up, down) * np.repeat(absmax.astype(np.float64), BLOCK)[:codes.size]
 
 
@@ -238,8 +311,9 @@ def test_update_meets_the_precision_standard_and_the_quantization_bound(rng, row
     if ins["copy"] is not None:
         assert golden.bit_equal(out.copy, golden.narrow(out.var.astype(np.float32),
                                                         ins["copy"].dtype))
-    for codes, absmax, qmap, exact in ((out.m, out.m_absmax, MAPS["qmap_m"], ref.m),
-                                       (out.v, out.v_absmax, MAPS["qmap_v"], ref.v)):
+    for codes, absmax, qmap, exact, second in (
+            (out.m, out.m_absmax, MAPS["qmap_m"], ref.m, False),
+            (out.v, out.v_absmax, MAPS["qmap_v"], ref.v, True)):
         # the new scale is the block maximum, and each code within half a code gap of m' / v'
         assert np.allclose(absmax, np.maximum.reduceat(np.abs(exact), np.arange(0, exact.size,
                                                                                   BLOCK)),
@@ -247,7 +321,8 @@ def test_update_meets_the_precision_standard_and_the_quantization_bound(rng, row
         # (plus the fp32 roundings of m', of x = m' / absmax' and of the decode's product)
         scale = np.repeat(absmax.astype(np.float64), BLOCK)[:exact.size]
         err = np.abs(g8.decode(codes, absmax, qmap).astype(np.float64) - exact)
-        assert np.all(err <= decoded_gap(codes, absmax, qmap) + 2**-22 * (np.abs(exact) + scale))
+        assert np.all(err <= decoded_gap(codes, absmax, qmap, second)
+                      + 2**-22 * (np.abs(exact) + scale))
 
 
 def test_update_is_the_fp32_ops_on_the_decoded_state(rng):

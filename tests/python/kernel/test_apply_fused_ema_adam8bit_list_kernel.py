@@ -9,8 +9,9 @@ import functools
 import numpy as np
 import pytest
 
-from adam8bit_cases import (OPTIONS, QMAP_M, ROW_IDS, TIE_HYPER, assert_entries_equal, copied,
-                            expected, make_entries, run, tie_entries)
+from adam8bit_cases import (OPTIONS, QMAP_M, QMAP_V, ROW_IDS, TIE_HYPER, assert_entries_equal,
+                            copied, expected, floor_entries, make_entries, raised_codes, run,
+                            tie_entries)
 from ascend_ema_adam import _kernels, golden8bit as g8
 from ascend_ema_adam._dtypes import LIST8BIT_DTYPES
 from ascend_ema_adam.golden import Extras, Hyper
@@ -123,6 +124,24 @@ def test_exact_ties_encode_to_the_larger_code(rng):
     run_twin(entries, row, 1, TIE_HYPER)
     assert_entries_equal(entries, want)
     assert np.array_equal(entries[0]["m"], g8.encode(entries[0]["grad"], g8.encode_thresholds(QMAP_M)))
+
+
+@pytest.mark.parametrize("maps", ["dynamic", "all-positive"])
+def test_second_moment_below_its_floor_takes_the_first_positive_code(rng, maps):
+    """v' quotients at, above and below v's positive floor (adam8bit_cases.floor_entries): the
+    kernel's Compare / Maxs / Select before the search raises each positive one below the floor
+    to the first positive code, as the golden; a map whose entries are all above 0 has no floor
+    (its nearest codes are already positive)."""
+    row = LIST8BIT_DTYPES[0]
+    qmap_v = QMAP_V if maps == "dynamic" else np.linspace(1e-3, 1, 256).astype(np.float32)
+    entries = [floor_entries(rng, row, qmap_v)]
+    if maps == "dynamic":
+        assert raised_codes(entries[0], qmap_v) >= 50
+    want = expected(entries, 1, TIE_HYPER, maps=(QMAP_M, qmap_v))
+    run_twin(entries, row, 1, TIE_HYPER, maps=(QMAP_M, qmap_v))
+    assert_entries_equal(entries, want)
+    g = entries[0]["grad"]
+    assert np.all((qmap_v[entries[0]["v"]] > 0) == (g * g > 0) | (maps != "dynamic"))
 
 
 @pytest.mark.parametrize("platform", ["cpu", "Ascend910B2"])

@@ -11,7 +11,7 @@ import pytest
 
 from adam8bit_cases import (OPTIONS, QMAP_M, QMAP_V, ROW_IDS, SIZES, TIE_HYPER,
                             assert_entries_equal, attrs_of, buffer_of, copied, expected,
-                            make_entries, run, same, tie_entries)
+                            floor_entries, make_entries, raised_codes, run, same, tie_entries)
 from ascend_ema_adam import _kernels, golden8bit as g8
 from ascend_ema_adam._dtypes import LIST8BIT_DTYPES
 from ascend_ema_adam.golden import Extras, Hyper
@@ -344,13 +344,15 @@ def test_which_maps_have_encode_tables_and_planes():
                                          for encode in _encodes(isa, True)])
 def test_every_map_kind_encodes_exactly(rng, maps, isa, encode):
     """Each map kind, on every instruction set: m' on the map's thresholds and their fp32
-    neighbours (adam8bit_cases.tie_entries: ties go to the larger code), beside ordinary entries
-    and a block holding a NaN gradient, equal to the golden with the same maps."""
+    neighbours (adam8bit_cases.tie_entries: ties go to the larger code), beside ordinary entries,
+    a block holding a NaN gradient and v' around the v map's positive floor
+    (adam8bit_cases.floor_entries), equal to the golden with the same maps."""
     qmap_m, qmap_v = MAPS[maps]
     row = LIST8BIT_DTYPES[0]
     entries = [tie_entries(rng, row, qmap_m, g8.encode_thresholds(qmap_m))]
     entries += make_entries(rng, [3 * BLOCK + 5, 40], row)
     entries[1]["grad"][BLOCK + 7] = np.nan
+    entries.append(floor_entries(rng, row, qmap_v))
     want = [g8.emulate_entry8(e["grad"], e["var"], e["m"], e["v"], e["m_absmax"], e["v_absmax"],
                               e["s"], np.array([1]), qmap_m, qmap_v, TIE_HYPER, Extras())
             for e in entries]
@@ -426,6 +428,32 @@ def test_scaled_blocks_encode_exactly(rng, isa, byte_planes, encode, threads):
     assert_entries_equal(entries, want)
     scales = entries[0]["m_absmax"]
     assert np.all(np.frexp(scales[:-1])[1] - 1 == exponents[:-1])  # the blocks kept their scales
+
+
+def short_copy(entry, n):
+    """The first n elements of an entry (its first block's), as an entry of its own."""
+    out = {k: None if x is None else x[:n].copy() for k, x in entry.items()}
+    out["m_absmax"], out["v_absmax"] = entry["m_absmax"][:1].copy(), entry["v_absmax"][:1].copy()
+    return out
+
+
+@RUNS
+@LOOPS
+def test_second_moment_below_its_floor_takes_the_first_positive_code(rng, isa, byte_planes,
+                                                                     encode, threads):
+    """v' quotients at, above and below v's positive floor (adam8bit_cases.floor_entries), in
+    blocks whose scales are 1, 2^-40 and 2^30, and in a 37-element entry (the scalar tail): equal
+    to the golden, which raises each positive one below the floor to the first positive code."""
+    row = LIST8BIT_DTYPES[0]
+    entry = floor_entries(rng, row, QMAP_V)
+    entries = [entry, short_copy(entry, 37)]
+    assert raised_codes(entries[0], QMAP_V) >= 50 and raised_codes(entries[1], QMAP_V) >= 10
+    want = expected(entries, 1, TIE_HYPER)
+    run_native(entries, row, 1, TIE_HYPER, isa=isa, threads=threads, min_elems_per_thread=1,
+               byte_planes=byte_planes, encode=encode)
+    assert_entries_equal(entries, want)
+    g = entry["grad"]
+    assert np.all((QMAP_V[entry["v"]] > 0) == (g * g > 0))  # v' > 0: a positive code
 
 
 def _neighbours(x, ulps):

@@ -462,7 +462,7 @@ def test_state_bits_changed_between_steps_converts_at_the_step(rng):
     grad = to_numpy(params[0].grad)
     opt.step()
     m_codes, m_absmax = g8.quantize(m, QMAP_M)
-    v_codes, v_absmax = g8.quantize(v, QMAP_V)
+    v_codes, v_absmax = g8.quantize(v, QMAP_V, second_moment=True)
     h = Hyper(lr=HYPER["lr"], ema_decay=0.99, beta1=0.9, beta2=0.99, weight_decay=0.02)
     out = g8.emulate_entry8(grad, var, m_codes, v_codes, m_absmax, v_absmax, s, np.array([2]),
                             QMAP_M, QMAP_V, h)

@@ -4,7 +4,8 @@
 // seeded inputs, on the host's tilings (op_host ComputeApplyFusedEmaAdam8bitListTiling), the lists in CANN's
 // launcher layout:
 //   - 48 cores (Ascend910B2): entries of 1 element, shorter than a block, a block, a block and a partial second one
-//     (6 blocks: the host uses 6 cores, one block each); the EMA, a grad scale, found_inf given and clear;
+//     (6 blocks: the host uses 6 cores, one block each); the EMA, a grad scale, found_inf given and clear, every 7th
+//     element's v' below the v map's positive floor;
 //   - 4 cores with 1 to 3 chunks per core (entries across core boundaries, partial last blocks), without the EMA,
 //     maximize, Adam + L2 without bias correction, lr and the EMA decay as tensors;
 //   - 4 cores with 6 chunks and more per core, the EMA, a grad scale, non-finite gradients (+-inf, NaN: their
@@ -71,6 +72,7 @@ struct Case {
     int64_t mode = 1;
     bool biasCorrection = true;
     bool nonFinite = false;        // some gradients +-inf and NaN
+    bool tinyV = false;            // v' below the v map's positive floor: TinySecondMoments
     bool overflow = false;         // 16-bit parameters near their maximum, an update past it
     bool saturation = false;       // the device in saturation mode
 };
@@ -110,6 +112,16 @@ std::vector<float> Map(Bits& bits, bool isSigned)
     const uint32_t twin = 60 + static_cast<uint32_t>(bits.Next() % 120);
     q[twin + 1] = q[twin];
     return q;
+}
+
+/** Every 7th element of an entry: v's code 0 (the maps' q[0] = 0) and a gradient of +-1e-6, so its v' quotient is
+ *  about 1e-12 / 1e-3, below the v map's positive floor: the kernel raises it (Compare, Maxs, Select). */
+void TinySecondMoments(uint8_t* grad, uint8_t* v, uint64_t n, Dt dt)
+{
+    for (uint64_t i = 0; i < n; i += 7) {
+        v[i] = 0;
+        PutFloat(grad, i, dt, i % 2 == 0 ? 1e-6f : -1e-6f);
+    }
 }
 
 /** +-inf and NaN gradients at a few places of an entry (the first elements and every 97th). */
@@ -189,6 +201,7 @@ int RunCase(const std::string& out, uint64_t seed, const Row& row, const Case& c
         }
         if (options.ema) in.Fill(lists.Entry("ss", i), n, Dt::kF32, 0.1f, 2.0f, true);
         if (d.hasCopy) in.Fill(lists.Entry("model_copies", i), n, DtOf(d.copy), 0.1f, 2.0f, true);
+        if (c.tinyV) TinySecondMoments(lists.Entry("grads", i), lists.Entry("vs", i), n, g);
         if (c.nonFinite) NonFinite(lists.Entry("grads", i), n, g);
         if (c.overflow) Overflow(lists.Entry("vars", i), n, p);
     }
@@ -264,8 +277,11 @@ int main(int argc, char** argv)
     manyChunks.gradScale = true;
     int failed = 0, index = 0;
     for (const Row& row : Rows()) {
-        // 48 cores: 1 element, shorter than a block, a block, a block and a partial one (6 blocks: 6 cores).
-        failed += RunCase(args.out, args.seed, row, {48, {1, 37, 256, 300, 17}, small, 0.0f, 1, true}, index++);
+        // 48 cores: 1 element, shorter than a block, a block, a block and a partial one (6 blocks: 6 cores),
+        // tiny second moments.
+        Case smallCase{48, {1, 37, 256, 300, 17}, small, 0.0f, 1, true};
+        smallCase.tinyV = true;
+        failed += RunCase(args.out, args.seed, row, smallCase, index++);
         // 4 cores: 1 + 3 chunks and tails (1 to 3 chunks per core), Adam + L2 without bias correction.
         failed += RunCase(args.out, args.seed, row,
                           {4, {1000013, 1, 3000000, 200, 5}, chunked, kNoValue, 0, false}, index++);
