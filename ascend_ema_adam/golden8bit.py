@@ -23,8 +23,8 @@ One launch, per entry (tier 2, :func:`emulate_entry8`; the kernels are held to i
        (the maximum of the magnitudes' bit patterns: NaN > inf > any finite)
     4. encode:  x = m' / (absmax' > 0 ? absmax' : 1)  (one IEEE division; an all-zero block
        divides by 1), code = the exactly nearest code to x, a tie to the larger code, NaN to
-       code 0 (:func:`encode`); the same for v', whose x > 0 is first raised to the map's
-       :func:`positive_floor` (so a positive v' never decodes to 0 or less)
+       code 0 (:func:`encode`); the same for v', where the x of a v' > 0 below the map's
+       :func:`positive_floor` F is first taken as F (so a positive v' never decodes to 0 or less)
     5. var stored as var' rounded to var's dtype (RNE), a model copy likewise, s' stays fp32
 
 Non-finite values follow the fp32 op: a NaN or inf gradient makes that element's var' and s'
@@ -143,19 +143,22 @@ def encode_thresholds(qmap) -> np.ndarray:
 def positive_floor(qmap) -> np.float32:
     """The map's positive floor F (the codebook header's ApplyFusedEmaAdam8bitListPositiveFloor):
     T[k - 1] for the first k >= 1 with q[k] > 0, the smallest quotient whose code is at least k;
-    0 where q[0] is above 0 already or no entry is (then nothing is raised)."""
+    0 where nothing is to be raised: q[0] is above 0 already, no entry is, or T[k - 1] <= 0."""
     q = check_map(qmap)
     positive = np.flatnonzero(q > 0)
     if positive.size == 0 or positive[0] == 0:
         return np.float32(0.0)
-    return encode_thresholds(q)[positive[0] - 1]
+    floor = encode_thresholds(q)[positive[0] - 1]
+    return floor if floor > 0 else np.float32(0.0)
 
 
-def raise_positive(x, floor) -> np.ndarray:
-    """v's quotients before their encode: each x > 0 raised to max(x, F) (NaN stays)."""
-    x = np.asarray(x, np.float32)
+def raise_positive(x, value, floor) -> np.ndarray:
+    """v's quotients x = value / divisor before their encode: where value > 0 and x < F, F (the
+    kernels' compare-and-select: a NaN x compares false and stays; an x that underflowed to 0
+    is raised, as its v' is above 0)."""
+    x, value = np.asarray(x, np.float32), np.asarray(value, np.float32)
     with np.errstate(invalid="ignore"):
-        return np.where(x > 0, np.maximum(x, np.float32(floor)), x).astype(np.float32)
+        return np.where((value > 0) & (x < floor), np.float32(floor), x).astype(np.float32)
 
 
 def encode(x, thresholds) -> np.ndarray:
@@ -191,14 +194,14 @@ def block_absmax(x) -> np.ndarray:
 
 def quantize(x, qmap, *, second_moment: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Blockwise (codes, absmax) of fp32 values: steps 3 and 4 of the update (``second_moment``:
-    the quotients above 0 raised to the map's positive floor first, as v's)."""
+    the quotients of values above 0 raised to the map's positive floor first, as v's)."""
     x = np.asarray(x, np.float32).reshape(-1)
     absmax = block_absmax(x)
     divisor = np.where(absmax > 0, absmax, np.float32(1.0))
     with np.errstate(all="ignore"):
         scaled = x / np.repeat(divisor, BLOCK)[:x.size]
     if second_moment:
-        scaled = raise_positive(scaled, positive_floor(qmap))
+        scaled = raise_positive(scaled, x, positive_floor(qmap))
     return encode(scaled, encode_thresholds(qmap)), absmax
 
 

@@ -15,9 +15,10 @@
  *            the partial last block of a tensor: lanes past its end zeroed (Compare with the lane
  *            index, Select); the new scales: |m'| as int32 bits, a halving tree of int32 Max per
  *            block down to 8 lanes, the last 8 on the scalar unit (NaN's bits are the largest);
- *            encode: x = m' / divisor per block (v's x > 0 raised to the map's positive floor:
- *            Compare GT 0, Maxs, Select), then the binary search of 8 steps (threshold
- *            Gather at index + s - 1, Compare GE, Select index + s), index -> half -> uint8
+ *            encode: x = m' / divisor per block (v's x of a v' > 0 below the map's positive
+ *            floor taken as the floor: Compare, Select, twice), then the binary search of 8 steps
+ *            (threshold Gather at index + s - 1, Compare GE, Select index + s), index -> half ->
+ *            uint8
  *   CopyOut: P', the codes, the new scales, S', the copy       VECOUT buffer -> GM
  * The op order is golden8bit.emulate_entry8's, bit for bit. Single-buffered queues (the work area
  * holds most of the UB); UB per core: ApplyFusedEmaAdam8bitListUbBytes (the codebook header), below
@@ -447,22 +448,24 @@ private:
                 static_cast<int32_t>(kApplyFusedEmaAdam8bitListBlock));
         }
         if (raisePositive && moment.positiveFloor > 0.0f) {
-            RaisePositive(moment.positiveFloor, blocks);
+            RaisePositive(moment, blocks);
         }
         Encode(moment, codes, blocks * kApplyFusedEmaAdam8bitListBlock);
     }
 
-    /** v's quotients x > 0 raised to the floor F (the codebook header): per block, Select of
-     *  Maxs(x, F) where x > 0 (a NaN compares false and stays). */
-    __aicore__ inline void RaisePositive(float floor, uint32_t blocks)
+    /** v's quotients x below the map's positive floor F taken as F where v' > 0 (the codebook
+     *  header), per block: x < F ? F : x, then v' > 0 ? that : x (a NaN x compares false). */
+    __aicore__ inline void RaisePositive(const MomentSlots& moment, uint32_t blocks)
     {
+        constexpr uint32_t kBlock = kApplyFusedEmaAdam8bitListBlock;
+        Duplicate(divisor_, moment.positiveFloor, static_cast<int32_t>(kBlock));  // divisions done
         for (uint32_t b = 0; b < blocks; ++b) {
-            const LocalTensor<float> lane = x_[b * kApplyFusedEmaAdam8bitListBlock];
-            const LocalTensor<float> raised = candidate_[b * kApplyFusedEmaAdam8bitListBlock];
-            Compare(mask_, lane, zeros_, CMPMODE::GT, kApplyFusedEmaAdam8bitListBlock);
-            Maxs(raised, lane, floor, static_cast<int32_t>(kApplyFusedEmaAdam8bitListBlock));
-            Select(lane, mask_, raised, lane, SELMODE::VSEL_TENSOR_TENSOR_MODE,
-                   kApplyFusedEmaAdam8bitListBlock);
+            const LocalTensor<float> lane = x_[b * kBlock];
+            const LocalTensor<float> raised = candidate_[b * kBlock];
+            Compare(mask_, lane, divisor_, CMPMODE::LT, kBlock);
+            Select(raised, mask_, divisor_, lane, SELMODE::VSEL_TENSOR_TENSOR_MODE, kBlock);
+            Compare(mask_, moment.updated[b * kBlock], zeros_, CMPMODE::GT, kBlock);
+            Select(lane, mask_, raised, lane, SELMODE::VSEL_TENSOR_TENSOR_MODE, kBlock);
         }
     }
 

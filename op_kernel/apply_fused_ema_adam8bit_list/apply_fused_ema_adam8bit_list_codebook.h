@@ -9,8 +9,8 @@
  * q[k+1] as to q[k] exactly when x >= T[k], so the count of thresholds <= x is the exactly
  * nearest code, a tie going to the larger code (and a NaN, which compares false, to code 0).
  *
- * The second moment's quotients x > 0 are first raised to the map's positive floor F (below): a
- * positive v' never takes a code whose value is <= 0. Rounded to the nearest code, a v' under
+ * The second moment's quotients x = v' / divisor of a v' > 0 below the map's positive floor F
+ * (below) are first raised to F: a positive v' never takes a code whose value is <= 0. Rounded to the nearest code, a v' under
  * half the smallest positive code of its block's scale would decode to 0 while its m' keeps a
  * code (m's codes reach the square root of v's range), and the next steps would divide m by eps
  * alone: rarely-active weights drifting by thousands of learning rates. Raised, such a v decodes
@@ -103,13 +103,14 @@ __aicore__ inline float ApplyFusedEmaAdam8bitListEncodeThreshold(float lo, float
 
 /**
  * The positive floor F of a map with its thresholds: T[k - 1] for the first k >= 1 with
- * map[k] > 0 (the smallest quotient whose code is at least k), else 0 (no code to raise to: map[0]
- * is already above 0, or no entry is). x > 0 raised to max(x, F) then has a code >= k; F = 0
- * leaves every x > 0 as it is.
+ * map[k] > 0 (the smallest quotient whose code is at least k), else 0: nothing to raise (map[0]
+ * is above 0 already, no entry is, or T[k - 1] <= 0, below every quotient of a v' > 0). A
+ * quotient x < F of a v' > 0 taken as F (a NaN x, of an infinite v' over an infinite scale, stays:
+ * it compares false) has a code >= k.
  */
 __aicore__ inline float ApplyFusedEmaAdam8bitListPositiveFloorAt(float previous, float threshold)
 {
-    return previous > 0.0f ? 0.0f : threshold;  // F where map[k] is the first positive entry
+    return previous > 0.0f || threshold <= 0.0f ? 0.0f : threshold;  // map[k]: the first > 0
 }
 
 __aicore__ inline float ApplyFusedEmaAdam8bitListPositiveFloor(const float* map,

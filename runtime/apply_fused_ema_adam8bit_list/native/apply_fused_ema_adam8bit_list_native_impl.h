@@ -87,8 +87,12 @@ struct Codes<Scalar> {
     static I Load(const uint8_t* c) { return *c; }
     static void Store(uint8_t* c, I i) { *c = static_cast<uint8_t>(i); }
     static float Decode(const float* map, I i) { return map[i]; }
-    /** v's quotient before its encode: x > 0 raised to max(x, floor) (the codebook header). */
-    static float RaisePositive(float x, float floor) { return x > 0.0f && x < floor ? floor : x; }
+    /** v's quotient x = value / divisor before its encode: floor where value > 0 and x < floor
+     *  (the codebook header; a NaN x compares false and stays). */
+    static float RaisePositive(float x, float value, float floor)
+    {
+        return value > 0.0f && x < floor ? floor : x;
+    }
     static I Encode(const ApplyFusedEmaAdam8bitListCodebook& book, float x)
     {
         I i = 0;
@@ -169,9 +173,10 @@ struct Codes<Avx512> {
      *  permutes and seven blends (4.3 against 4.8 cycles per element of the whole loop, in cache,
      *  one thread; interleaved runs). */
     static __m512 Decode(const float* map, I i) { return _mm512_i32gather_ps(i, map, 4); }
-    static __m512 RaisePositive(__m512 x, __m512 floor)
+    static __m512 RaisePositive(__m512 x, __m512 value, __m512 floor)
     {
-        return _mm512_mask_max_ps(x, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), x,
+        const __mmask16 positive = _mm512_cmp_ps_mask(value, _mm512_setzero_ps(), _CMP_GT_OQ);
+        return _mm512_mask_mov_ps(x, _mm512_mask_cmp_ps_mask(positive, x, floor, _CMP_LT_OQ),
                                   floor);
     }
     __attribute__((always_inline)) static void Step(__m512 x, __m512 t, int s, I& i)
@@ -442,10 +447,11 @@ struct Codes<Avx2> {
         _mm_storel_epi64(reinterpret_cast<__m128i*>(c), _mm_packus_epi16(words, words));
     }
     static __m256 Decode(const float* map, I i) { return _mm256_i32gather_ps(map, i, 4); }
-    static __m256 RaisePositive(__m256 x, __m256 floor)
+    static __m256 RaisePositive(__m256 x, __m256 value, __m256 floor)
     {
-        const __m256 positive = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ);
-        return _mm256_blendv_ps(x, _mm256_max_ps(x, floor), positive);
+        const __m256 raise = _mm256_and_ps(_mm256_cmp_ps(value, _mm256_setzero_ps(), _CMP_GT_OQ),
+                                           _mm256_cmp_ps(x, floor, _CMP_LT_OQ));
+        return _mm256_blendv_ps(x, floor, raise);
     }
     __attribute__((always_inline)) static I Encode(const ApplyFusedEmaAdam8bitListCodebook& book,
                                                    __m256 x)
@@ -547,9 +553,10 @@ struct Codes<Neon> {
         return vld1q_lane_f32(table + vgetq_lane_u32(i, 3), x, 3);
     }
     static float32x4_t Decode(const float* map, I i) { return Gather(map, i); }
-    static float32x4_t RaisePositive(float32x4_t x, float32x4_t floor)
+    static float32x4_t RaisePositive(float32x4_t x, float32x4_t value, float32x4_t floor)
     {
-        const uint32x4_t raise = vandq_u32(vcgtq_f32(x, vdupq_n_f32(0.0f)), vcltq_f32(x, floor));
+        const uint32x4_t raise =
+            vandq_u32(vcgtq_f32(value, vdupq_n_f32(0.0f)), vcltq_f32(x, floor));
         return vbslq_f32(raise, floor, x);
     }
     static I Encode(const ApplyFusedEmaAdam8bitListCodebook& book, float32x4_t x)
@@ -849,7 +856,7 @@ __attribute__((always_inline)) inline void EncodeAt(const E& m, const E& v,
     const typename B::V mNew = B::template Ordered<float>::Load(block.mNew + i).v[0];
     const typename B::V vNew = B::template Ordered<float>::Load(block.vNew + i).v[0];
     Q::Store(block.m + i, m(B::Div(mNew, mDivisor), block.mUnit));
-    Q::Store(block.v + i, v(Q::RaisePositive(B::Div(vNew, vDivisor), v.positiveFloor),
+    Q::Store(block.v + i, v(Q::RaisePositive(B::Div(vNew, vDivisor), vNew, v.positiveFloor),
                             block.vUnit));
 }
 
@@ -873,7 +880,8 @@ __attribute__((always_inline)) inline void QuotientsByReciprocalAt(const Pending
     const typename B::V mNew = B::template Ordered<float>::Load(block.mNew + i).v[0];
     const typename B::V vNew = B::template Ordered<float>::Load(block.vNew + i).v[0];
     mQuotient = Q::QuotientByReciprocal(mNew, d.m, d.mReciprocal);
-    vQuotient = Q::RaisePositive(Q::QuotientByReciprocal(vNew, d.v, d.vReciprocal), d.vFloor);
+    vQuotient =
+        Q::RaisePositive(Q::QuotientByReciprocal(vNew, d.v, d.vReciprocal), vNew, d.vFloor);
 }
 
 /** Both moments' Table::UnitSum at element i of a reciprocal block (both encoders'

@@ -186,22 +186,25 @@ def test_positive_floor_of_maps():
     assert g8.positive_floor(np.linspace(0.5, 1, 256).astype(np.float32)) == 0
     assert g8.positive_floor(np.linspace(-1, 0, 256).astype(np.float32)) == 0
     around = np.concatenate([np.linspace(-1, -0.5, 128), np.linspace(0.25, 1, 128)])
-    assert g8.positive_floor(around.astype(np.float32)) == -0.125  # every x > 0 is above it
+    assert g8.positive_floor(around.astype(np.float32)) == 0  # T = -0.125: no quotient below
 
 
 def test_second_moment_quotients_above_0_take_a_positive_code():
     """quantize(..., second_moment=True): every v' > 0 of a block gets a code whose value is above
-    0 (the smallest for quotients below the floor F, a quotient at F too), zeros and NaN as
-    before; every quotient at or above F the nearest code; m's quantize unchanged (nearest)."""
+    0 (the smallest for quotients below the floor F, a quotient at F too; also a quotient that
+    underflowed to 0), zeros and NaN as before; every quotient at or above F the nearest code;
+    m's quantize unchanged (nearest)."""
     q = g8.dynamic_map(False)
     floor = g8.positive_floor(q)
     tiny = np.array([1e-45, 1e-30, 1e-12, floor / 2, np.nextafter(floor, np.float32(0)), floor,
                      np.nextafter(floor, np.float32(1)), 2 * floor, q[1], 1e-3], np.float32)
-    x = np.zeros(2 * BLOCK, np.float32)
+    x = np.zeros(3 * BLOCK, np.float32)
     x[0] = 1.0  # the block's scale: the quotients are the values
     x[1:1 + tiny.size] = tiny
     x[BLOCK + 1] = np.nan  # a NaN block: its own nearest codes, NaN's code 0
     x[BLOCK + 2] = 1e-9
+    x[2 * BLOCK + 1] = np.inf  # an infinite v': the block's scale is inf, its quotient NaN
+    x[2 * BLOCK + 2] = 1e-9  # 1e-9 / inf is 0, of a v' above 0: raised
     codes, absmax = g8.quantize(x, q, second_moment=True)
     nearest, same_absmax = g8.quantize(x, q)
     assert golden.bit_equal(absmax, same_absmax)
@@ -211,11 +214,15 @@ def test_second_moment_quotients_above_0_take_a_positive_code():
                           nearest[1:1 + tiny.size][at_least_floor])
     assert np.all(nearest[1:6] == 0)  # what the nearest code made of them: 0, the drift's cause
     assert np.all(codes[1 + tiny.size:BLOCK] == 0)  # zeros stay 0
-    assert codes[BLOCK + 1] == 0 and codes[BLOCK + 2] == 1  # NaN's code; 1e-9 / 1 raised
+    assert codes[BLOCK + 1] == 0 and codes[BLOCK + 2] == 1  # NaN's code; 1e-9 raised
+    assert codes[2 * BLOCK + 1] == 0 and codes[2 * BLOCK + 2] == 1  # NaN's code; raised
+    under = np.zeros(BLOCK, np.float32)
+    under[:2] = 3e38, 1e-38  # 1e-38 / 3e38 underflows to 0: its v' is above 0, so raised
+    assert np.array_equal(g8.quantize(under, q, second_moment=True)[0][:3], [255, 1, 0])
     raised = g8.decode(codes, absmax, q)[1:1 + tiny.size][~at_least_floor]
     assert np.all(raised >= tiny[~at_least_floor])  # never below the v' it stands for
     signed = g8.dynamic_map(True)
-    m_codes, _ = g8.quantize(x[:BLOCK], signed)
+    m_codes, _ = g8.quantize(x[:BLOCK], signed)  # (the first block: no NaN, no inf)
     assert np.array_equal(m_codes, g8.encode(x[:BLOCK], g8.encode_thresholds(signed)))
 
 
