@@ -4,10 +4,12 @@
   list op, our 8-bit operator (its native kernel, on the parameters of at least 4096 elements; the
   others keep fp32 state, as in FusedEmaAdamW, torchao and bitsandbytes) and torchao's AdamW8bit +
   lerp EMA: the final training loss and the EMA model's test accuracy agree within noise
-  (measured over sixty seeds: losses within 0.954-1.027x of fp32's and 0.994-1.011x of torchao's,
-  EMA accuracies within 0.5 and 0.3 points). With every parameter on 8 bits, the 10-element bias
-  and the 1,280-element output layer too, 5 of those 60 seeds ended on a late loss spike, 1.13 to
-  9.1x fp32's loss, where torchao stayed within 0.95-1.03x: the reason for the size rule;
+  (measured over sixty seeds: losses within 0.965-1.023x of fp32's and 0.974-1.049x of torchao's,
+  EMA accuracies within 0.5 points of both; torchao's own losses 0.954-1.028x of fp32's: since
+  v's positive floor, golden8bit.positive_floor, ours no longer shares torchao's drift of weights
+  whose gradients are nearly always 0: it is as near fp32 as torchao is, no nearer torchao). With every parameter on 8 bits, the 10-element bias and the 1,280-element output
+  layer too: 0.962-1.023x fp32's loss on those seeds (before the floor, 5 of the 60 ended on a
+  late loss spike, 1.13 to 9.1x, the reason the size rule was measured for);
 * through the optimizer as users run it, ``FusedEmaAdamW(state_bits=8)`` against
   ``FusedEmaAdamW()`` and torchao's AdamW8bit + lerp, with a linearly decaying learning rate: the
   demo's CNN (``train-demo``'s model and data, 4 epochs, the means of three starts) and a tiny
@@ -157,7 +159,7 @@ def test_8bit_trains_like_fp32_and_torchao(rng, monkeypatch):
     print(f"final loss / EMA test accuracy: fp32 {fp32}, 8-bit {ours}, torchao {theirs}")
     assert eight_bit[0].eight_bit_elements == 64 * 128  # the first layer's weight
     # about twice the largest gaps of sixty seeds (the module docstring)
-    for reference, loss, points in ((fp32, 0.1, 0.01), (theirs, 0.03, 0.006)):
+    for reference, loss, points in ((fp32, 0.1, 0.01), (theirs, 0.1, 0.01)):
         assert abs(ours[0] / reference[0] - 1) <= loss, (ours, reference)
         assert abs(ours[1] - reference[1]) <= points, (ours, reference)
     assert ours[1] > 0.9  # it learned: ten classes, 10 % by chance
@@ -299,11 +301,12 @@ def compare_runs(runs, limits):
 def test_8bit_trains_the_demo_cnn_like_fp32_and_torchao(rng, monkeypatch):
     """The demo's CNN on its digits split, 4 epochs of batch 32 at lr 3e-3, EMA decay 0.99, from
     three starts (each its own split, initialisation and batch order), compared by the means.
-    From one start the runs' trajectories part by chance: over 42 starts, 8-bit against torchao,
-    the largest gaps were training loss (the last 50 batches) 5.4 %, EMA accuracy 1.1 points,
-    held-out loss 3.4 % (2 of the 42 beyond this test's limits, both from ours ending behind;
-    the median gap 0.1 %, ours behind in 20 of 42). Means over three starts, every one of the
-    11,480 triples of those 42: at most 3.4 %, 0.74 points, 2.4 % against torchao. (At the
+    From one start the runs' trajectories part by chance: over 24 starts the largest gaps were
+    training loss (the last 50 batches) 3.1 %, EMA accuracy 0.22 points, held-out loss 2.3 %
+    against fp32, 6.8 %, 0.67 points, 8.4 % against torchao (which keeps the drift v's positive
+    floor removed; before the floor, over 42 starts: 5.4 %, 1.1 points, 3.4 %). Means over three
+    starts, every one of the 2,024 triples of those 24: ours worse than fp32 by at most 1.8 %,
+    0.22 points, 1.4 %; against torchao at most 5.9 %, 0.52 points, 5.3 %. (At the
     demo's own lr of 1e-2 both 8-bit optimizers sometimes end well behind fp32, e.g. held-out
     loss 0.244 (ours) and 0.203 (torchao) against 0.119: too noisy a rate to compare at.)"""
     monkeypatch.setattr(torch, "compile", lambda fn, **kwargs: fn)  # torchao's step, eagerly
@@ -329,16 +332,17 @@ def test_8bit_trains_the_demo_cnn_like_fp32_and_torchao(rng, monkeypatch):
         assert runs[8][-1][3] == 16 * 32 * 9 + 32 * 4 * 4 * 64 and runs[32][-1][3] == 0
         assert runs[8][-1][1] > 0.9  # 10 % by chance; over 42 starts 93-98 %, as fp32
     compare_runs(runs, {32: {"train_loss": 0.25, "accuracy": 0.02, "held_out_loss": 0.13},
-                        "torchao": {"train_loss": 0.05, "accuracy": 0.01, "held_out_loss": 0.03}})
+                        "torchao": {"train_loss": 0.12, "accuracy": 0.012, "held_out_loss": 0.11}})
 
 
 @pytest.mark.slow
 def test_8bit_trains_a_tiny_transformer_like_fp32_and_torchao(rng, monkeypatch):
-    """TinySorter, 200 steps of 64 fresh sequences at lr 3e-3, EMA decay 0.99. Over 101 seeds,
-    ours worse than fp32 by at most: training loss (the last 50 batches) 4.4 %, EMA per-digit
-    accuracy 0.36 points, held-out loss 1.4 % (ahead of it by up to 9.7 %, 0.36 points, 5.5 %:
-    seed 2434507064024614681, where torchao is as far ahead); against torchao, either way, at
-    most 7.5 %, 0.29 points, 1.4 %."""
+    """TinySorter, 200 steps of 64 fresh sequences at lr 3e-3, EMA decay 0.99. Over 24 seeds,
+    ours worse than fp32 by at most: training loss (the last 50 batches) 8.5 %, EMA per-digit
+    accuracy 0.30 points, held-out loss 1.6 % (the build before v's positive floor on the same
+    seeds: 6.9 %, 0.29 points, 0.98 %; the mean gaps 0.4 % and -0.1 %, 0.12 % and 0.03 %: the
+    same within noise); against torchao, either way, at most 13.5 %, 0.21 points, 2.0 % (before
+    the floor 3.4 %, 0.22 points, 0.84 %: torchao keeps the drift the floor removed)."""
     monkeypatch.setattr(torch, "compile", lambda fn, **kwargs: fn)
     seed = int(rng.integers(0, 2**31))
     x_test, y_test = sorting_batch(torch.Generator().manual_seed(seed + 2), 1000)
@@ -354,5 +358,5 @@ def test_8bit_trains_a_tiny_transformer_like_fp32_and_torchao(rng, monkeypatch):
     # every attention and feed-forward weight (12,288, 4,096, 8,192 and 8,192 per layer) is 8-bit
     assert runs[8][3] == 2 * (3 * 64 * 64 + 64 * 64 + 2 * 128 * 64)
     compare_runs(runs, {32: {"train_loss": 0.2, "accuracy": 0.007, "held_out_loss": 0.035},
-                        "torchao": {"train_loss": 0.15, "accuracy": 0.005, "held_out_loss": 0.03}})
+                        "torchao": {"train_loss": 0.27, "accuracy": 0.005, "held_out_loss": 0.04}})
     assert runs[8][1] > 0.6  # 10 % by chance
