@@ -232,7 +232,8 @@ private:
             moment.thresholds.SetValue(k - 1U, threshold);
             if (!positive && value > 0.0f) {
                 positive = true;
-                moment.positiveFloor = ApplyFusedEmaAdam8bitListPositiveFloorAt(previous, threshold);
+                moment.positiveFloor =
+                    ApplyFusedEmaAdam8bitListPositiveFloorAt(previous, threshold);
             }
             previous = value;
         }

@@ -10,12 +10,12 @@
  * nearest code, a tie going to the larger code (and a NaN, which compares false, to code 0).
  *
  * The second moment's quotients x = v' / divisor of a v' > 0 below the map's positive floor F
- * (below) are first raised to F: a positive v' never takes a code whose value is <= 0. Rounded to the nearest code, a v' under
- * half the smallest positive code of its block's scale would decode to 0 while its m' keeps a
- * code (m's codes reach the square root of v's range), and the next steps would divide m by eps
- * alone: rarely-active weights drifting by thousands of learning rates. Raised, such a v decodes
- * to that smallest code, never less than the v it stands for, so the step is never larger than
- * the fp32 one by the 8-bit error.
+ * (ApplyFusedEmaAdam8bitListPositiveFloor) are first taken as F: a positive v' never takes a code
+ * whose value is <= 0. By the nearest code alone, a v' under half the smallest positive code of
+ * its block's scale decodes to 0 while its m' keeps a code (m's codes reach the square root of
+ * v's range), and the next steps divide m by eps alone: rarely-active weights drift by thousands
+ * of learning rates. Raised, such a v decodes to that smallest code, at least the v' it stands
+ * for, so its element steps less than in fp32, not more.
  */
 #ifndef APPLY_FUSED_EMA_ADAM8BIT_LIST_CODEBOOK_H
 #define APPLY_FUSED_EMA_ADAM8BIT_LIST_CODEBOOK_H
@@ -101,18 +101,19 @@ __aicore__ inline float ApplyFusedEmaAdam8bitListEncodeThreshold(float lo, float
     return up.f * 0.5f;
 }
 
+/** F from the entry before a map's first positive one and the threshold between the two. */
+__aicore__ inline float ApplyFusedEmaAdam8bitListPositiveFloorAt(float previous, float threshold)
+{
+    return previous > 0.0f || threshold <= 0.0f ? 0.0f : threshold;
+}
+
 /**
  * The positive floor F of a map with its thresholds: T[k - 1] for the first k >= 1 with
  * map[k] > 0 (the smallest quotient whose code is at least k), else 0: nothing to raise (map[0]
  * is above 0 already, no entry is, or T[k - 1] <= 0, below every quotient of a v' > 0). A
- * quotient x < F of a v' > 0 taken as F (a NaN x, of an infinite v' over an infinite scale, stays:
- * it compares false) has a code >= k.
+ * quotient x < F of a v' > 0 taken as F has a code >= k; a NaN x (an infinite v' over an infinite
+ * scale) compares false and stays.
  */
-__aicore__ inline float ApplyFusedEmaAdam8bitListPositiveFloorAt(float previous, float threshold)
-{
-    return previous > 0.0f || threshold <= 0.0f ? 0.0f : threshold;  // map[k]: the first > 0
-}
-
 __aicore__ inline float ApplyFusedEmaAdam8bitListPositiveFloor(const float* map,
                                                                const float* thresholds)
 {

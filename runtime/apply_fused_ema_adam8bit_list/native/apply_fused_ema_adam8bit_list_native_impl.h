@@ -856,8 +856,8 @@ __attribute__((always_inline)) inline void EncodeAt(const E& m, const E& v,
     const typename B::V mNew = B::template Ordered<float>::Load(block.mNew + i).v[0];
     const typename B::V vNew = B::template Ordered<float>::Load(block.vNew + i).v[0];
     Q::Store(block.m + i, m(B::Div(mNew, mDivisor), block.mUnit));
-    Q::Store(block.v + i, v(Q::RaisePositive(B::Div(vNew, vDivisor), vNew, v.positiveFloor),
-                            block.vUnit));
+    Q::Store(block.v + i,
+             v(Q::RaisePositive(B::Div(vNew, vDivisor), vNew, v.positiveFloor), block.vUnit));
 }
 
 /** A reciprocal block's divisors and their reciprocals (PendingEncode's), broadcast, and v's
@@ -880,8 +880,7 @@ __attribute__((always_inline)) inline void QuotientsByReciprocalAt(const Pending
     const typename B::V mNew = B::template Ordered<float>::Load(block.mNew + i).v[0];
     const typename B::V vNew = B::template Ordered<float>::Load(block.vNew + i).v[0];
     mQuotient = Q::QuotientByReciprocal(mNew, d.m, d.mReciprocal);
-    vQuotient =
-        Q::RaisePositive(Q::QuotientByReciprocal(vNew, d.v, d.vReciprocal), vNew, d.vFloor);
+    vQuotient = Q::RaisePositive(Q::QuotientByReciprocal(vNew, d.v, d.vReciprocal), vNew, d.vFloor);
 }
 
 /** Both moments' Table::UnitSum at element i of a reciprocal block (both encoders'

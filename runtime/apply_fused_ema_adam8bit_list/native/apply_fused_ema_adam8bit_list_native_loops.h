@@ -96,7 +96,7 @@ struct ApplyFusedEmaAdam8bitListCodebook {
     alignas(64) uint8_t planes[4][256];  // planes[k][j]: byte k of map[j] (the VBMI decode's)
     alignas(64) float thresholds[256];   // 255 used: ApplyFusedEmaAdam8bitListEncodeThreshold of
                                          // neighbours
-    float positiveFloor;  // ApplyFusedEmaAdam8bitListPositiveFloor: v's quotients x > 0 raised to it
+    float positiveFloor;  // ApplyFusedEmaAdam8bitListPositiveFloor (v's quotients raised to it)
     ApplyFusedEmaAdam8bitListSearchLevels levels;
     ApplyFusedEmaAdam8bitListEncodeTable table;
     ApplyFusedEmaAdam8bitListEncodePlanes tablePlanes;  // the table's byte planes, if `unit`
